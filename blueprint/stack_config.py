@@ -1,0 +1,147 @@
+"""The blueprint program's stack configuration: one typed reader, one section per pattern.
+
+Stack files (stacks/Pulumi.<stack>.yaml) hold one object per section, for example
+
+    blueprint:fifoBilling:
+      enabled: true
+      batchSize: 10
+
+Every value is checked here, before any resource is declared: a wrong or missing value fails the
+preview with the full key, what it got and what is allowed, and unknown keys (typos) are refused.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable, Optional
+
+import pulumi
+
+from components import defaults
+
+NAMESPACE = "blueprint"
+_MISSING = object()
+
+
+class StackConfigError(pulumi.RunError):
+    """A stack config value is missing or wrong. Printed without a traceback by the Pulumi CLI."""
+
+
+class Section:
+    """One config object (e.g. `blueprint:fifoBilling`) with typed, range-checked getters."""
+
+    def __init__(self, name: str, values: Optional[dict], source: str = "stacks/Pulumi.<stack>.yaml"):
+        self.name = name
+        self.values = dict(values or {})
+        self.source = source
+        self.read: set[str] = set()
+
+    @classmethod
+    def from_pulumi(cls, name: str) -> "Section":
+        config = pulumi.Config(NAMESPACE)
+        raw = config.get(name)
+        if raw is None:
+            return cls(name, {})
+        try:
+            values = json.loads(raw)
+        except json.JSONDecodeError:
+            values = raw
+        if not isinstance(values, dict):
+            raise StackConfigError(f"{NAMESPACE}:{name} must be an object of settings, got {raw!r}")
+        return cls(name, values)
+
+    def key(self, key: str) -> str:
+        return f"{NAMESPACE}:{self.name}.{key}"
+
+    def _fail(self, key: str, got: Any, allowed: str) -> StackConfigError:
+        return StackConfigError(f"{self.key(key)} = {got!r} is not allowed: {allowed}. "
+                                f"Fix it in {self.source}.")
+
+    def _get(self, key: str, default: Any) -> Any:
+        self.read.add(key)
+        value = self.values.get(key, _MISSING)
+        if value is _MISSING or value is None:
+            if default is _MISSING:
+                raise StackConfigError(f"{self.key(key)} is required but not set. Set it in {self.source}.")
+            return default
+        return value
+
+    def integer(self, key: str, default: Any = _MISSING, *, minimum: Optional[int] = None,
+                maximum: Optional[int] = None, why: str = "") -> Optional[int]:
+        value = self._get(key, default)
+        if value is None:
+            return None
+        allowed = "a whole number" + (f" from {minimum}" if minimum is not None else "") + \
+                  (f" to {maximum}" if maximum is not None else "") + (f" ({why})" if why else "")
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
+                value = int(value)
+            else:
+                raise self._fail(key, value, allowed)
+        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+            raise self._fail(key, value, allowed)
+        return value
+
+    def boolean(self, key: str, default: Any = _MISSING) -> bool:
+        value = self._get(key, default)
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        if not isinstance(value, bool):
+            raise self._fail(key, value, "true or false")
+        return value
+
+    def string(self, key: str, default: Any = _MISSING, *, choices: Optional[Iterable[str]] = None,
+               pattern: Optional[str] = None, describe: str = "") -> Optional[str]:
+        value = self._get(key, default)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value:
+            raise self._fail(key, value, describe or "a non-empty string")
+        if choices is not None and value not in choices:
+            raise self._fail(key, value, "one of " + ", ".join(sorted(choices)))
+        if pattern is not None and not re.fullmatch(pattern, value):
+            raise self._fail(key, value, describe or f"a string matching {pattern}")
+        return value
+
+    def string_list(self, key: str, default: Any = _MISSING, *, pattern: Optional[str] = None,
+                    describe: str = "") -> list[str]:
+        value = self._get(key, default)
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise self._fail(key, value, describe or "a list of strings")
+        if pattern is not None:
+            for item in value:
+                if not re.fullmatch(pattern, item):
+                    raise self._fail(key, item, describe or f"strings matching {pattern}")
+        return list(value)
+
+    def finish(self) -> None:
+        """Refuse keys nobody read: they are typos or settings this blueprint does not have."""
+        unknown = sorted(set(self.values) - self.read)
+        if unknown:
+            raise StackConfigError(
+                f"{NAMESPACE}:{self.name} has unknown keys {', '.join(unknown)}; allowed keys are "
+                f"{', '.join(sorted(self.read))}. Fix it in {self.source}.")
+
+
+ARN_PATTERN = r"arn:aws[a-z-]*:[a-z0-9-]+:[a-z0-9-]*:\d{12}:.+"
+
+
+def platform_settings() -> dict:
+    """`blueprint:platform`: what every pattern of the stack shares."""
+    section = Section.from_pulumi("platform")
+    result = {
+        "alarm_actions": section.string_list("alarmActions", [], pattern=ARN_PATTERN,
+                                             describe="a list of SNS topic ARNs"),
+        "log_retention_days": section.integer("logRetentionDays", defaults.LOG_RETENTION_DEFAULT_DAYS,
+                                              minimum=1),
+        "powertools_layer_version": section.integer("powertoolsLayerVersion",
+                                                    defaults.POWERTOOLS_LAYER_VERSION_DEFAULT, minimum=1),
+        "protect_data": section.boolean("protectData", True),
+    }
+    if result["log_retention_days"] not in defaults.LOG_RETENTION_ALLOWED_DAYS:
+        raise StackConfigError(
+            f"{section.key('logRetentionDays')} = {result['log_retention_days']} is not a retention "
+            f"CloudWatch Logs accepts; use one of {', '.join(map(str, defaults.LOG_RETENTION_ALLOWED_DAYS))}.")
+    section.finish()
+    return result

@@ -1,0 +1,1 @@
+"""Pulumi components for the integration blueprint; import a pattern from here."""

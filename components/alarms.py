@@ -1,0 +1,73 @@
+"""CloudWatch alarms the patterns share. Each says in its description what to do when it fires."""
+
+from typing import Mapping, Optional, Sequence
+
+import pulumi
+import pulumi_aws as aws
+
+from components import defaults
+
+AlarmActions = Optional[pulumi.Input[Sequence[pulumi.Input[str]]]]
+
+
+def metric_alarm(name: str, *, parent: pulumi.Resource, namespace: str, metric_name: str,
+                 dimensions: Mapping[str, pulumi.Input[str]], statistic: str, threshold: float,
+                 description: str, alarm_actions: AlarmActions = None,
+                 comparison: str = "GreaterThanOrEqualToThreshold",
+                 period: int = defaults.ALARM_PERIOD_SECONDS,
+                 evaluation_periods: int = 1) -> aws.cloudwatch.MetricAlarm:
+    return aws.cloudwatch.MetricAlarm(
+        name,
+        namespace=namespace,
+        metric_name=metric_name,
+        dimensions=dict(dimensions),
+        statistic=statistic,
+        threshold=threshold,
+        comparison_operator=comparison,
+        period=period,
+        evaluation_periods=evaluation_periods,
+        treat_missing_data="notBreaching",
+        alarm_description=description,
+        alarm_actions=alarm_actions,
+        ok_actions=alarm_actions,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def queue_depth_alarm(name: str, *, queue: aws.sqs.Queue, parent: pulumi.Resource, description: str,
+                      alarm_actions: AlarmActions = None,
+                      threshold: float = defaults.DLQ_DEPTH_ALARM_THRESHOLD) -> aws.cloudwatch.MetricAlarm:
+    return metric_alarm(name, parent=parent, namespace="AWS/SQS",
+                        metric_name="ApproximateNumberOfMessagesVisible",
+                        dimensions={"QueueName": queue.name}, statistic="Maximum",
+                        threshold=threshold, description=description, alarm_actions=alarm_actions)
+
+
+def oldest_message_age_alarm(name: str, *, queue: aws.sqs.Queue, parent: pulumi.Resource,
+                             threshold_seconds: int, alarm_actions: AlarmActions = None,
+                             ) -> aws.cloudwatch.MetricAlarm:
+    return metric_alarm(
+        name, parent=parent, namespace="AWS/SQS", metric_name="ApproximateAgeOfOldestMessage",
+        dimensions={"QueueName": queue.name}, statistic="Maximum", threshold=threshold_seconds,
+        evaluation_periods=5, alarm_actions=alarm_actions,
+        description=(f"{name}: the oldest message has waited over {threshold_seconds}s; the consumer "
+                     "is stuck or failing (check its errors and the DLQ)."))
+
+
+def function_errors_alarm(name: str, *, function: aws.lambda_.Function, parent: pulumi.Resource,
+                          alarm_actions: AlarmActions = None) -> aws.cloudwatch.MetricAlarm:
+    return metric_alarm(
+        name, parent=parent, namespace="AWS/Lambda", metric_name="Errors",
+        dimensions={"FunctionName": function.name}, statistic="Sum", threshold=1, period=300,
+        alarm_actions=alarm_actions,
+        description=f"{name}: the function raised errors; read its log group for the failing records.")
+
+
+def iterator_age_alarm(name: str, *, function: aws.lambda_.Function, parent: pulumi.Resource,
+                       threshold_ms: int, alarm_actions: AlarmActions = None) -> aws.cloudwatch.MetricAlarm:
+    return metric_alarm(
+        name, parent=parent, namespace="AWS/Lambda", metric_name="IteratorAge",
+        dimensions={"FunctionName": function.name}, statistic="Maximum", threshold=threshold_ms,
+        evaluation_periods=5, alarm_actions=alarm_actions,
+        description=(f"{name}: records wait {threshold_ms} ms before processing; the consumer lags "
+                     "and records risk expiring from the stream. Add shards/parallelization or fix failures."))

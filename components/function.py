@@ -1,0 +1,123 @@
+"""Lambda packaging with a least-privilege role, written once for every pattern.
+
+The code archive holds the `handlers` package (only its .py files, so the zip is reproducible),
+imported in Lambda as `handlers.<module>.<function>`. Powertools comes from its public Lambda layer
+for the function's runtime, architecture and region, so the deployed function can import everything
+the handlers import (boto3 is in the runtime). Logs go to a log group the component owns, with a
+retention, instead of the never-expiring group Lambda would create.
+"""
+
+import importlib.util
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Optional, Sequence
+
+import pulumi
+import pulumi_aws as aws
+
+from components import defaults
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One IAM allow statement. Actions are always named: no wildcard actions anywhere."""
+
+    actions: Sequence[str]
+    resources: Sequence[pulumi.Input[str]]
+
+    def __post_init__(self):
+        for action in self.actions:
+            if "*" in action:
+                raise ValueError(f"IAM action {action!r} has a wildcard; name the exact actions")
+
+
+@dataclass
+class RuntimeSettings:
+    """Deployment settings every function of a stack shares."""
+
+    log_retention_days: int = defaults.LOG_RETENTION_DEFAULT_DAYS
+    powertools_layer_version: int = defaults.POWERTOOLS_LAYER_VERSION_DEFAULT
+    runtime: str = defaults.LAMBDA_RUNTIME
+    architecture: str = defaults.LAMBDA_ARCHITECTURE
+    region: Optional[str] = None  # None: the stack's aws:region
+
+
+@dataclass
+class PackagedFunction:
+    function: aws.lambda_.Function
+    role: aws.iam.Role
+    log_group: aws.cloudwatch.LogGroup
+    extra: dict = field(default_factory=dict)
+
+
+def handlers_archive() -> pulumi.AssetArchive:
+    """The reference `handlers` package as a Lambda code archive."""
+    spec = importlib.util.find_spec("handlers")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the 'handlers' package is not importable; install this blueprint package")
+    root = Path(list(spec.submodule_search_locations)[0])
+    files = sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+    return pulumi.AssetArchive({f"handlers/{p.relative_to(root).as_posix()}": pulumi.FileAsset(str(p))
+                                for p in files})
+
+
+def powertools_layer_arn(region: str, settings: RuntimeSettings) -> str:
+    runtime = settings.runtime.replace(".", "")  # python3.12 -> python312
+    layer = defaults.POWERTOOLS_LAYER_NAME_FORMAT.format(runtime=runtime, architecture=settings.architecture)
+    return f"arn:aws:lambda:{region}:{defaults.POWERTOOLS_LAYER_ACCOUNT}:layer:{layer}:{settings.powertools_layer_version}"
+
+
+def stack_region(settings: RuntimeSettings) -> str:
+    region = settings.region or pulumi.Config("aws").get("region")
+    if not region:
+        raise ValueError("aws:region is not set; run `pulumi config set aws:region <region>` "
+                         "or set it in stacks/Pulumi.<stack>.yaml")
+    return region
+
+
+def _policy_document(statements: Sequence[Statement]) -> pulumi.Output[str]:
+    resolved = [pulumi.Output.all(*s.resources).apply(
+        lambda resources, actions=list(s.actions): {"Effect": "Allow", "Action": sorted(actions),
+                                                    "Resource": list(resources)})
+        for s in statements]
+    return pulumi.Output.all(*resolved).apply(
+        lambda docs: json.dumps({"Version": "2012-10-17", "Statement": list(docs)}))
+
+
+def packaged_function(name: str, *, parent: pulumi.Resource, handler: str,
+                      statements: Sequence[Statement], settings: RuntimeSettings,
+                      timeout: int, memory_size: int = defaults.LAMBDA_MEMORY_DEFAULT_MB,
+                      environment: Optional[Mapping[str, pulumi.Input[str]]] = None,
+                      code: Optional[pulumi.Archive] = None,
+                      reserved_concurrency: Optional[int] = None) -> PackagedFunction:
+    """A function running `handler` (default code: this package's handlers) with a role that may
+    do exactly `statements` plus write its own logs."""
+    opts = pulumi.ResourceOptions(parent=parent)
+    log_group = aws.cloudwatch.LogGroup(f"{name}-logs", retention_in_days=settings.log_retention_days, opts=opts)
+    role = aws.iam.Role(
+        f"{name}-role",
+        assume_role_policy=json.dumps({"Version": "2012-10-17", "Statement": [{
+            "Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]}),
+        opts=opts,
+    )
+    logs = Statement(["logs:CreateLogStream", "logs:PutLogEvents"], [log_group.arn.apply(lambda a: f"{a}:*")])
+    policy = aws.iam.RolePolicy(f"{name}-policy", role=role.id,
+                                policy=_policy_document([logs, *statements]), opts=opts)
+    function = aws.lambda_.Function(
+        name,
+        role=role.arn,
+        runtime=settings.runtime,
+        architectures=[settings.architecture],
+        handler=handler,
+        code=code or handlers_archive(),
+        timeout=timeout,
+        memory_size=memory_size,
+        layers=[powertools_layer_arn(stack_region(settings), settings)],
+        environment={"variables": dict(environment)} if environment else None,
+        reserved_concurrent_executions=reserved_concurrency,
+        logging_config={"log_format": "JSON", "log_group": log_group.name},
+        # The role's policy must exist before the function can poll its event sources.
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[policy]),
+    )
+    return PackagedFunction(function=function, role=role, log_group=log_group)

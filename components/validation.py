@@ -1,0 +1,31 @@
+"""Refusals shared by every component: a bad argument fails the preview with a message that names
+the argument, what it got and what is allowed. Values that are still Outputs cannot be checked at
+construction time and pass through; the policy pack checks them once they are known."""
+
+from typing import Any
+
+
+class ComponentArgumentError(ValueError):
+    """A component argument outside what AWS or this blueprint allows."""
+
+
+def is_known(value: Any) -> bool:
+    """True for a plain value the component can check now (not an Output/awaitable)."""
+    return value is not None and not hasattr(value, "apply") and not hasattr(value, "__await__")
+
+
+def require_range(component: str, arg: str, value: Any, minimum: float, maximum: float | None = None,
+                  why: str = "") -> None:
+    if not is_known(value):
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ComponentArgumentError(f"{component}: {arg} must be a number, got {value!r}")
+    if value < minimum or (maximum is not None and value > maximum):
+        allowed = f"{minimum}-{maximum}" if maximum is not None else f">= {minimum}"
+        suffix = f" ({why})" if why else ""
+        raise ComponentArgumentError(f"{component}: {arg}={value} is not allowed; use {allowed}{suffix}")
+
+
+def require(component: str, condition: bool, message: str) -> None:
+    if not condition:
+        raise ComponentArgumentError(f"{component}: {message}")
