@@ -1,0 +1,20 @@
+"""Shared test setup: fake AWS credentials (moto only; nothing leaves the machine)."""
+
+import os
+
+import pytest
+
+REGION = "eu-west-1"
+
+
+@pytest.fixture(autouse=True)
+def fake_aws_environment(monkeypatch):
+    for key in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    monkeypatch.setenv("AWS_REGION", REGION)
+    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "blueprint-tests")
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "blueprint-tests")
+    yield
