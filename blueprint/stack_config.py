@@ -145,3 +145,56 @@ def platform_settings() -> dict:
             f"CloudWatch Logs accepts; use one of {', '.join(map(str, defaults.LOG_RETENTION_ALLOWED_DAYS))}.")
     section.finish()
     return result
+
+
+def fifo_billing_args(platform: dict) -> Optional[dict]:
+    """`blueprint:fifoBilling` -> FifoBillingQueueArgs, or None when the stack disables it."""
+    from components.fifo_billing_queue import FifoBillingQueueArgs
+
+    section = Section.from_pulumi("fifoBilling")
+    if not section.boolean("enabled", False):
+        section.values = {k: v for k, v in section.values.items() if k == "enabled"}
+        return None
+    timeout = section.integer("consumerTimeoutSeconds", 30, minimum=1, maximum=defaults.LAMBDA_TIMEOUT_MAX_SECONDS)
+    args = FifoBillingQueueArgs(
+        consumer_timeout_seconds=timeout,
+        batch_size=section.integer("batchSize", defaults.SQS_ESM_BATCH_SIZE_DEFAULT, minimum=1,
+                                   maximum=defaults.SQS_FIFO_ESM_BATCH_SIZE_MAX, why="FIFO batch limit"),
+        max_receive_count=section.integer("maxReceiveCount", defaults.DEFAULT_MAX_RECEIVE_COUNT,
+                                          minimum=defaults.MIN_SAFE_MAX_RECEIVE_COUNT,
+                                          maximum=defaults.SQS_MAX_RECEIVE_COUNT_MAX),
+        visibility_timeout_seconds=section.integer(
+            "visibilityTimeoutSeconds", timeout * defaults.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR,
+            minimum=timeout, maximum=defaults.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS,
+            why="at least the consumer timeout"),
+        message_retention_seconds=section.integer(
+            "messageRetentionSeconds", defaults.SQS_RETENTION_DEFAULT_SECONDS,
+            minimum=defaults.SQS_RETENTION_MIN_SECONDS, maximum=defaults.DLQ_RETENTION_SECONDS - 1,
+            why="shorter than the DLQ's 14 days"),
+        maximum_concurrency=section.integer("maximumConcurrency", None,
+                                            minimum=defaults.SQS_ESM_MAXIMUM_CONCURRENCY_MIN,
+                                            maximum=defaults.SQS_ESM_MAXIMUM_CONCURRENCY_MAX),
+        reserved_concurrency=section.integer("reservedConcurrency", None, minimum=1),
+        oldest_message_alarm_seconds=section.integer("oldestMessageAlarmSeconds", 900, minimum=60),
+        schedule_expression=section.string("schedule", "cron(0 3 1 * ? *)",
+                                           pattern=r"(cron\(\S+( \S+){5}\)|rate\(\d+ \w+\)|at\(\S+\))",
+                                           describe="a Scheduler expression: cron(min hour dom month dow year), rate(...) or at(...)"),
+        schedule_timezone=section.string("scheduleTimezone", "UTC"),
+        schedule_enabled=section.boolean("scheduleEnabled", True),
+        scheduler_retry_attempts=section.integer("schedulerRetryAttempts", defaults.SCHEDULER_RETRY_ATTEMPTS_DEFAULT,
+                                                 minimum=0, maximum=defaults.SCHEDULER_RETRY_ATTEMPTS_MAX),
+        scheduler_max_event_age_seconds=section.integer(
+            "schedulerMaxEventAgeSeconds", defaults.SCHEDULER_EVENT_AGE_DEFAULT_SECONDS,
+            minimum=defaults.SCHEDULER_EVENT_AGE_MIN_SECONDS, maximum=defaults.SCHEDULER_EVENT_AGE_MAX_SECONDS),
+        ledger_ttl_days=section.integer("ledgerTtlDays", defaults.BILLING_LEDGER_TTL_DEFAULT_DAYS, minimum=1),
+        alarm_actions=platform["alarm_actions"],
+        log_retention_days=platform["log_retention_days"],
+        powertools_layer_version=platform["powertools_layer_version"],
+        protect_data=platform["protect_data"],
+    )
+    accounts = section.string("accountsTableArn", None, pattern=ARN_PATTERN, describe="a DynamoDB table ARN")
+    if accounts:
+        args["accounts_table_arn"] = accounts
+        args["accounts_table_name"] = accounts.rsplit("/", 1)[-1]
+    section.finish()
+    return args

@@ -1,7 +1,9 @@
 """Lambda packaging with a least-privilege role, written once for every pattern.
 
 The code archive holds the `handlers` package (only its .py files, so the zip is reproducible),
-imported in Lambda as `handlers.<module>.<function>`. Powertools comes from its public Lambda layer
+imported in Lambda as `handlers.<module>.<function>`, plus `components/defaults.py` (the AWS limits
+handlers share with components; it imports nothing) under an empty `components/__init__.py`, so
+the components' Pulumi code never reaches the function. Powertools comes from its public Lambda layer
 for the function's runtime, architecture and region, so the deployed function can import everything
 the handlers import (boto3 is in the runtime). Logs go to a log group the component owns, with a
 retention, instead of the never-expiring group Lambda would create.
@@ -58,8 +60,10 @@ def handlers_archive() -> pulumi.AssetArchive:
         raise RuntimeError("the 'handlers' package is not importable; install this blueprint package")
     root = Path(list(spec.submodule_search_locations)[0])
     files = sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
-    return pulumi.AssetArchive({f"handlers/{p.relative_to(root).as_posix()}": pulumi.FileAsset(str(p))
-                                for p in files})
+    assets = {f"handlers/{p.relative_to(root).as_posix()}": pulumi.FileAsset(str(p)) for p in files}
+    assets["components/__init__.py"] = pulumi.StringAsset("")
+    assets["components/defaults.py"] = pulumi.FileAsset(str(Path(defaults.__file__)))
+    return pulumi.AssetArchive(assets)
 
 
 def powertools_layer_arn(region: str, settings: RuntimeSettings) -> str:

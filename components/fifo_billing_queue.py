@@ -1,0 +1,297 @@
+"""FifoBillingQueue: monthly billing through an SQS FIFO queue, charged exactly once.
+
+    Scheduler (cron, retry policy, standard DLQ)
+        -> dispatcher Lambda (enumerates the accounts store, enqueues one charge per employee)
+        -> FIFO queue (group tenant#month, dedup id = idempotency key, high-throughput mode)
+        -> consumer Lambda (ReportBatchItemFailures, conditional ledger write)
+        -> FIFO DLQ after maxReceiveCount receives
+
+The same component serves the coordinator/worker shape of long overnight jobs: batch size 1 and a
+reserved concurrency on the consumer.
+"""
+
+import json
+from typing import Optional, Sequence, TypedDict
+
+import pulumi
+import pulumi_aws as aws
+
+from components import defaults
+from components.alarms import function_errors_alarm, oldest_message_age_alarm
+from components.function import PackagedFunction, RuntimeSettings, Statement, packaged_function
+from components.queues import dead_letter_queue, redrive_policy
+from components.tables import idempotency_table
+from components.validation import ComponentArgumentError, is_known, require, require_range
+
+TYPE = "blueprint:index:FifoBillingQueue"
+
+DEFAULT_CONSUMER_TIMEOUT_SECONDS = 30
+DEFAULT_DISPATCHER_TIMEOUT_SECONDS = 300
+DEFAULT_SCHEDULE = "cron(0 3 1 * ? *)"  # 03:00 on the 1st of every month
+DEFAULT_OLDEST_MESSAGE_ALARM_SECONDS = 900
+
+
+class FifoBillingQueueArgs(TypedDict, total=False):
+    consumer_timeout_seconds: pulumi.Input[int]
+    """Consumer function timeout (default 30 s)."""
+    visibility_timeout_seconds: pulumi.Input[int]
+    """Queue visibility timeout; default 6x the consumer timeout, never less than the timeout."""
+    batch_size: pulumi.Input[int]
+    """Records per consumer invocation, 1-10 (FIFO limit); 1 for the coordinator/worker shape."""
+    max_receive_count: pulumi.Input[int]
+    """Receives before a message moves to the DLQ; default 5, must be > 3."""
+    message_retention_seconds: pulumi.Input[int]
+    """Source queue retention (default 4 days); the DLQ keeps 14 days."""
+    maximum_concurrency: pulumi.Input[int]
+    """Event source mapping maximum concurrency (2-1000); unset: as many as the groups allow."""
+    reserved_concurrency: pulumi.Input[int]
+    """Reserved concurrency of the consumer function."""
+    consumer_memory_mb: pulumi.Input[int]
+    dispatcher_timeout_seconds: pulumi.Input[int]
+    schedule_expression: pulumi.Input[str]
+    """EventBridge Scheduler expression, default monthly on the 1st at 03:00."""
+    schedule_timezone: pulumi.Input[str]
+    schedule_enabled: pulumi.Input[bool]
+    scheduler_retry_attempts: pulumi.Input[int]
+    scheduler_max_event_age_seconds: pulumi.Input[int]
+    ledger_ttl_days: pulumi.Input[int]
+    """How long charge rows (and so the duplicate protection) are kept; default 90 days."""
+    accounts_table_name: pulumi.Input[str]
+    """An existing accounts store (pk `tenant`, sk `sk`); unset: the component provisions one."""
+    accounts_table_arn: pulumi.Input[str]
+    consumer_code: pulumi.Archive
+    """Your own consumer code; default: this package's handlers."""
+    consumer_handler: pulumi.Input[str]
+    dispatcher_code: pulumi.Archive
+    dispatcher_handler: pulumi.Input[str]
+    alarm_actions: pulumi.Input[Sequence[pulumi.Input[str]]]
+    oldest_message_alarm_seconds: pulumi.Input[int]
+    log_retention_days: pulumi.Input[int]
+    powertools_layer_version: pulumi.Input[int]
+    protect_data: pulumi.Input[bool]
+    """Point-in-time recovery and deletion protection on the tables (production data)."""
+
+
+def _settings(args: FifoBillingQueueArgs) -> RuntimeSettings:
+    settings = RuntimeSettings()
+    if args.get("log_retention_days") is not None:
+        settings.log_retention_days = args["log_retention_days"]
+    if args.get("powertools_layer_version") is not None:
+        settings.powertools_layer_version = args["powertools_layer_version"]
+    return settings
+
+
+def validate(args: FifoBillingQueueArgs) -> dict:
+    """The effective numbers, or a ComponentArgumentError that names the argument and the fix."""
+    name = "FifoBillingQueue"
+    timeout = args.get("consumer_timeout_seconds", DEFAULT_CONSUMER_TIMEOUT_SECONDS)
+    require_range(name, "consumer_timeout_seconds", timeout, 1, defaults.LAMBDA_TIMEOUT_MAX_SECONDS)
+    batch = args.get("batch_size", defaults.SQS_ESM_BATCH_SIZE_DEFAULT)
+    require_range(name, "batch_size", batch, 1, defaults.SQS_FIFO_ESM_BATCH_SIZE_MAX,
+                  why="Lambda reads at most 10 messages per batch from a FIFO queue")
+    receives = args.get("max_receive_count", defaults.DEFAULT_MAX_RECEIVE_COUNT)
+    require_range(name, "max_receive_count", receives, defaults.MIN_SAFE_MAX_RECEIVE_COUNT,
+                  defaults.SQS_MAX_RECEIVE_COUNT_MAX,
+                  why="3 or fewer receives sends messages that hit one transient error to the DLQ")
+    visibility = args.get("visibility_timeout_seconds")
+    if visibility is None and is_known(timeout):
+        visibility = timeout * defaults.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR
+    require_range(name, "visibility_timeout_seconds", visibility, 0, defaults.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS)
+    if is_known(visibility) and is_known(timeout) and visibility < timeout:
+        raise ComponentArgumentError(
+            f"{name}: visibility_timeout_seconds={visibility} is less than consumer_timeout_seconds={timeout}; "
+            f"a message would reappear while still being charged. Use at least {timeout} "
+            f"(AWS recommends {timeout * defaults.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}).")
+    retention = args.get("message_retention_seconds", defaults.SQS_RETENTION_DEFAULT_SECONDS)
+    require_range(name, "message_retention_seconds", retention, defaults.SQS_RETENTION_MIN_SECONDS,
+                  defaults.DLQ_RETENTION_SECONDS - 1, why="the DLQ must keep messages longer than the source")
+    require_range(name, "maximum_concurrency", args.get("maximum_concurrency"),
+                  defaults.SQS_ESM_MAXIMUM_CONCURRENCY_MIN, defaults.SQS_ESM_MAXIMUM_CONCURRENCY_MAX)
+    require_range(name, "reserved_concurrency", args.get("reserved_concurrency"), 1)
+    require_range(name, "scheduler_retry_attempts", args.get("scheduler_retry_attempts"), 0,
+                  defaults.SCHEDULER_RETRY_ATTEMPTS_MAX)
+    require_range(name, "scheduler_max_event_age_seconds", args.get("scheduler_max_event_age_seconds"),
+                  defaults.SCHEDULER_EVENT_AGE_MIN_SECONDS, defaults.SCHEDULER_EVENT_AGE_MAX_SECONDS)
+    require_range(name, "ledger_ttl_days", args.get("ledger_ttl_days"), 1)
+    given_name, given_arn = args.get("accounts_table_name"), args.get("accounts_table_arn")
+    require(name, (given_name is None) == (given_arn is None),
+            "give both accounts_table_name and accounts_table_arn (the role is scoped to the ARN), or neither")
+    for code_arg, handler_arg in (("consumer_code", "consumer_handler"), ("dispatcher_code", "dispatcher_handler")):
+        require(name, args.get(code_arg) is None or args.get(handler_arg) is not None,
+                f"{code_arg} is given without {handler_arg}; name the handler in your code (module.function)")
+    return {"timeout": timeout, "batch": batch, "receives": receives, "visibility": visibility,
+            "retention": retention}
+
+
+class FifoBillingQueue(pulumi.ComponentResource):
+    queue_url: pulumi.Output[str]
+    queue_arn: pulumi.Output[str]
+    dlq_url: pulumi.Output[str]
+    dlq_arn: pulumi.Output[str]
+    consumer_function_name: pulumi.Output[str]
+    consumer_function_arn: pulumi.Output[str]
+    dispatcher_function_name: pulumi.Output[str]
+    dispatcher_function_arn: pulumi.Output[str]
+    schedule_arn: pulumi.Output[str]
+    scheduler_dlq_url: pulumi.Output[str]
+    ledger_table_name: pulumi.Output[str]
+    accounts_table_name: pulumi.Output[str]
+
+    def __init__(self, name: str, args: Optional[FifoBillingQueueArgs] = None,
+                 opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__(TYPE, name, None, opts)
+        args = dict(args or {})
+        numbers = validate(args)
+        settings = _settings(args)
+        alarm_actions = args.get("alarm_actions")
+        protect = args.get("protect_data", True)
+        child = pulumi.ResourceOptions(parent=self)
+
+        dlq = dead_letter_queue(f"{name}-dlq", parent=self, fifo=True, alarm_actions=alarm_actions,
+                                description=f"{name}: a charge failed {numbers['receives']} times and is parked "
+                                            "in the billing DLQ; fix the cause, then redrive it.")
+        queue = aws.sqs.Queue(
+            f"{name}-charges",
+            fifo_queue=True,
+            content_based_deduplication=False,  # the dispatcher sends explicit deduplication ids
+            deduplication_scope="messageGroup",  # high-throughput FIFO
+            fifo_throughput_limit="perMessageGroupId",
+            visibility_timeout_seconds=numbers["visibility"],
+            message_retention_seconds=numbers["retention"],
+            sqs_managed_sse_enabled=True,
+            redrive_policy=redrive_policy(dlq.queue.arn, numbers["receives"]),
+            opts=child,
+        )
+
+        if args.get("accounts_table_name") is not None:
+            accounts_name, accounts_arn = args["accounts_table_name"], args["accounts_table_arn"]
+        else:
+            accounts = idempotency_table(f"{name}-accounts", parent=self, hash_key="tenant", range_key="sk",
+                                         ttl_attribute="ttl", protect=protect)
+            accounts_name, accounts_arn = accounts.name, accounts.arn
+        ledger = idempotency_table(f"{name}-ledger", parent=self, hash_key="pk", range_key="sk",
+                                   ttl_attribute="ttl", protect=protect)
+
+        consumer = packaged_function(
+            f"{name}-consumer", parent=self, settings=settings,
+            handler=args.get("consumer_handler", "handlers.billing_consumer.lambda_handler"),
+            code=args.get("consumer_code"),
+            timeout=numbers["timeout"],
+            memory_size=args.get("consumer_memory_mb", defaults.LAMBDA_MEMORY_DEFAULT_MB),
+            reserved_concurrency=args.get("reserved_concurrency"),
+            environment={
+                "LEDGER_TABLE": ledger.name,
+                "ACCOUNTS_TABLE": accounts_name,
+                "LEDGER_TTL_DAYS": pulumi.Output.from_input(
+                    args.get("ledger_ttl_days", defaults.BILLING_LEDGER_TTL_DEFAULT_DAYS)).apply(str),
+                "POWERTOOLS_SERVICE_NAME": f"{name}-consumer",
+            },
+            statements=[
+                Statement(["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
+                           "sqs:ChangeMessageVisibility"], [queue.arn]),
+                Statement(["dynamodb:PutItem"], [ledger.arn]),
+                Statement(["dynamodb:GetItem"], [accounts_arn]),
+            ],
+        )
+        aws.lambda_.EventSourceMapping(
+            f"{name}-consumer-mapping",
+            event_source_arn=queue.arn,
+            function_name=consumer.function.arn,
+            batch_size=numbers["batch"],
+            function_response_types=["ReportBatchItemFailures"],
+            scaling_config=({"maximum_concurrency": args["maximum_concurrency"]}
+                            if args.get("maximum_concurrency") is not None else None),
+            opts=child,
+        )
+
+        dispatcher = packaged_function(
+            f"{name}-dispatcher", parent=self, settings=settings,
+            handler=args.get("dispatcher_handler", "handlers.billing_dispatcher.lambda_handler"),
+            code=args.get("dispatcher_code"),
+            timeout=args.get("dispatcher_timeout_seconds", DEFAULT_DISPATCHER_TIMEOUT_SECONDS),
+            environment={"ACCOUNTS_TABLE": accounts_name, "CHARGE_QUEUE_URL": queue.url,
+                         "POWERTOOLS_SERVICE_NAME": f"{name}-dispatcher"},
+            statements=[
+                Statement(["dynamodb:Scan"], [accounts_arn]),
+                Statement(["sqs:SendMessage"], [queue.arn]),
+            ],
+        )
+        schedule, scheduler_dlq = self._schedule(name, args, dispatcher, alarm_actions)
+
+        oldest_message_age_alarm(
+            f"{name}-charges-oldest-message", queue=queue, parent=self, alarm_actions=alarm_actions,
+            threshold_seconds=args.get("oldest_message_alarm_seconds", DEFAULT_OLDEST_MESSAGE_ALARM_SECONDS))
+        function_errors_alarm(f"{name}-consumer-errors", function=consumer.function, parent=self,
+                              alarm_actions=alarm_actions)
+        function_errors_alarm(f"{name}-dispatcher-errors", function=dispatcher.function, parent=self,
+                              alarm_actions=alarm_actions)
+
+        self.queue_url = queue.url
+        self.queue_arn = queue.arn
+        self.dlq_url = dlq.queue.url
+        self.dlq_arn = dlq.queue.arn
+        self.consumer_function_name = consumer.function.name
+        self.consumer_function_arn = consumer.function.arn
+        self.dispatcher_function_name = dispatcher.function.name
+        self.dispatcher_function_arn = dispatcher.function.arn
+        self.schedule_arn = schedule.arn
+        self.scheduler_dlq_url = scheduler_dlq.queue.url
+        self.ledger_table_name = ledger.name
+        self.accounts_table_name = pulumi.Output.from_input(accounts_name)
+        self.register_outputs({
+            "queue_url": self.queue_url, "queue_arn": self.queue_arn,
+            "dlq_url": self.dlq_url, "dlq_arn": self.dlq_arn,
+            "consumer_function_name": self.consumer_function_name,
+            "consumer_function_arn": self.consumer_function_arn,
+            "dispatcher_function_name": self.dispatcher_function_name,
+            "dispatcher_function_arn": self.dispatcher_function_arn,
+            "schedule_arn": self.schedule_arn, "scheduler_dlq_url": self.scheduler_dlq_url,
+            "ledger_table_name": self.ledger_table_name, "accounts_table_name": self.accounts_table_name,
+        })
+
+    def _schedule(self, name: str, args: FifoBillingQueueArgs, dispatcher: PackagedFunction, alarm_actions):
+        """The cron that starts the dispatcher. Scheduler only accepts a standard-queue DLQ."""
+        child = pulumi.ResourceOptions(parent=self)
+        scheduler_dlq = dead_letter_queue(
+            f"{name}-schedule-dlq", parent=self, fifo=False, alarm_actions=alarm_actions,
+            description=f"{name}: the billing run could not be started after all retries; start the "
+                        "dispatcher by hand with {\"month\": \"YYYY-MM\"} (safe to repeat).")
+        role = aws.iam.Role(
+            f"{name}-scheduler-role",
+            assume_role_policy=json.dumps({"Version": "2012-10-17", "Statement": [{
+                "Effect": "Allow", "Principal": {"Service": "scheduler.amazonaws.com"},
+                "Action": "sts:AssumeRole"}]}),
+            opts=child,
+        )
+        policy = aws.iam.RolePolicy(
+            f"{name}-scheduler-policy", role=role.id,
+            policy=pulumi.Output.all(dispatcher.function.arn, scheduler_dlq.queue.arn).apply(
+                lambda arns: json.dumps({"Version": "2012-10-17", "Statement": [
+                    {"Effect": "Allow", "Action": ["lambda:InvokeFunction"], "Resource": [arns[0]]},
+                    {"Effect": "Allow", "Action": ["sqs:SendMessage"], "Resource": [arns[1]]},
+                ]})),
+            opts=child,
+        )
+        schedule = aws.scheduler.Schedule(
+            f"{name}-schedule",
+            schedule_expression=args.get("schedule_expression", DEFAULT_SCHEDULE),
+            schedule_expression_timezone=args.get("schedule_timezone", "UTC"),
+            state="ENABLED" if args.get("schedule_enabled", True) else "DISABLED",
+            flexible_time_window={"mode": "OFF"},
+            target={
+                "arn": dispatcher.function.arn,
+                "role_arn": role.arn,
+                # The scheduled time, not the clock, decides the billing month: a retried run
+                # bills the same month.
+                "input": json.dumps({"scheduled_time": "<aws.scheduler.scheduled-time>"}),
+                "retry_policy": {
+                    "maximum_retry_attempts": args.get("scheduler_retry_attempts",
+                                                       defaults.SCHEDULER_RETRY_ATTEMPTS_DEFAULT),
+                    "maximum_event_age_in_seconds": args.get("scheduler_max_event_age_seconds",
+                                                             defaults.SCHEDULER_EVENT_AGE_DEFAULT_SECONDS),
+                },
+                "dead_letter_config": {"arn": scheduler_dlq.queue.arn},
+            },
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
+        )
+        return schedule, scheduler_dlq

@@ -1,0 +1,122 @@
+"""Monthly billing dispatcher, started by an EventBridge Scheduler cron.
+
+It only enumerates and enqueues: one FIFO message per billable employee, grouped per tenant and
+month, deduplicated on the deterministic idempotency key. Charging is the consumer's job. Running
+it twice for a month is safe: within SQS's 5-minute window FIFO deduplication drops the resends,
+and after it the consumer's conditional ledger write refuses to charge a key twice.
+"""
+
+import os
+import time
+from datetime import datetime, timezone
+from typing import Iterable, Iterator, Optional
+
+import boto3
+from aws_lambda_powertools import Logger
+
+from components.defaults import SQS_SEND_BATCH_MAX_ENTRIES
+from handlers.billing import (ACCOUNTS_SK, EMPLOYEE_SK_PREFIX, MONTH_PATTERN, Charge, InvalidCharge)
+from handlers.retry import call_with_retries, full_jitter_delay
+
+logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "billing-dispatcher"))
+
+SEND_ATTEMPTS = 5
+
+
+class DispatchIncomplete(RuntimeError):
+    """Some charges could not be enqueued. Raised so Scheduler retries the run (safe: see above)."""
+
+
+def billing_month(event: dict, now: Optional[datetime] = None) -> str:
+    """The month to bill: `event["month"]` if given, else the month before the schedule's
+    scheduled time (a run on 1 July bills June). Using the scheduled time, not the clock, keeps a
+    retried or late run on the same month."""
+    if event.get("month"):
+        month = event["month"]
+        if not isinstance(month, str) or not MONTH_PATTERN.fullmatch(month):
+            raise ValueError(f"event month {month!r} is not YYYY-MM")
+        return month
+    scheduled = event.get("scheduled_time")
+    when = (datetime.fromisoformat(scheduled.replace("Z", "+00:00")) if scheduled
+            else (now or datetime.now(timezone.utc)))
+    year, month = (when.year, when.month - 1) if when.month > 1 else (when.year - 1, 12)
+    return f"{year:04d}-{month:02d}"
+
+
+def billable_charges(table, month: str) -> Iterator[Charge]:
+    """Every billable employee row of the accounts store, as that month's charge."""
+    kwargs = {}
+    while True:
+        page = call_with_retries(lambda: table.scan(**kwargs))
+        for item in page.get("Items", []):
+            if not str(item.get(ACCOUNTS_SK, "")).startswith(EMPLOYEE_SK_PREFIX) or not item.get("billable", True):
+                continue
+            try:
+                yield Charge(tenant=item["tenant"], employee=item["employee"], month=month,
+                             amount=int(item["monthly_amount"]), currency=item["currency"])
+            except (KeyError, ValueError, TypeError) as exc:
+                # One broken account row must not stop everyone else's billing; it is logged with
+                # its keys so it can be fixed and billed by a re-run.
+                logger.error("skipping malformed account row", extra={
+                    "tenant": item.get("tenant"), "sk": item.get(ACCOUNTS_SK), "error": str(exc)})
+        if "LastEvaluatedKey" not in page:
+            return
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def enqueue(sqs, queue_url: str, charges: Iterable[Charge], sleep=time.sleep) -> dict:
+    """Send in batches of 10; entries SQS rejects as its own fault are resent with backoff."""
+    sent = failed = 0
+    batch: list[Charge] = []
+
+    def flush():
+        nonlocal sent, failed
+        pending = {str(i): c for i, c in enumerate(batch)}
+        for attempt in range(SEND_ATTEMPTS):
+            entries = [{"Id": i, "MessageBody": c.to_message(), "MessageGroupId": c.message_group_id,
+                        "MessageDeduplicationId": c.deduplication_id} for i, c in pending.items()]
+            response = call_with_retries(lambda: sqs.send_message_batch(QueueUrl=queue_url, Entries=entries))
+            sent += len(response.get("Successful", []))
+            retry = {}
+            for failure in response.get("Failed", []):
+                charge = pending[failure["Id"]]
+                if failure.get("SenderFault"):
+                    failed += 1
+                    logger.error("charge rejected by SQS", extra={
+                        "idempotency_key": charge.idempotency_key, "code": failure.get("Code"),
+                        "reason": failure.get("Message")})
+                else:
+                    retry[failure["Id"]] = charge
+            if not retry:
+                break
+            pending = retry
+            sleep(full_jitter_delay(attempt))
+        else:
+            failed += len(pending)
+            for charge in pending.values():
+                logger.error("charge not enqueued after retries", extra={"idempotency_key": charge.idempotency_key})
+        batch.clear()
+
+    for charge in charges:
+        batch.append(charge)
+        if len(batch) == SQS_SEND_BATCH_MAX_ENTRIES:
+            flush()
+    if batch:
+        flush()
+    return {"sent": sent, "failed": failed}
+
+
+@logger.inject_lambda_context
+def lambda_handler(event, context):
+    month = billing_month(event or {})
+    table = boto3.resource("dynamodb").Table(os.environ["ACCOUNTS_TABLE"])
+    sqs = boto3.client("sqs")
+    result = enqueue(sqs, os.environ["CHARGE_QUEUE_URL"], billable_charges(table, month))
+    logger.info("dispatch finished", extra={"month": month, **result})
+    if result["failed"]:
+        raise DispatchIncomplete(f"{result['failed']} charges for {month} were not enqueued; "
+                                 "the run is retried and already-sent charges are deduplicated")
+    return {"month": month, **result}
+
+
+__all__ = ["lambda_handler", "billing_month", "billable_charges", "enqueue", "InvalidCharge"]
