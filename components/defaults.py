@@ -90,6 +90,40 @@ SCHEDULER_EVENT_AGE_DEFAULT_SECONDS = 3600
 # https://docs.aws.amazon.com/step-functions/latest/dg/state-map-distributed.html
 DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX = 10_000
 DISTRIBUTED_MAP_TOLERATED_FAILURE_ERROR = "States.ExceedToleratedFailureThreshold"
+# --- Step Functions: Distributed Map batch (issue 4) ---
+# https://docs.aws.amazon.com/step-functions/latest/dg/state-map-distributed.html
+DISTRIBUTED_MAP_TOLERATED_FAILURE_PERCENTAGE_MAX = 100
+# https://docs.aws.amazon.com/step-functions/latest/dg/input-output-itembatcher.html
+DISTRIBUTED_MAP_ITEM_BATCHER_MAX_INPUT_BYTES = 262_144  # 256 KiB per child batch input
+# https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html#error-handling-retrying-after-an-error
+# AWS defaults are IntervalSeconds 1, MaxAttempts 3, BackoffRate 2.0, JitterStrategy NONE; this
+# blueprint always uses FULL jitter so retries of thousands of children do not arrive in lockstep.
+SFN_RETRY_INTERVAL_MIN_SECONDS = 1
+SFN_RETRY_INTERVAL_MAX_SECONDS = 99_999_999
+SFN_RETRY_MAX_ATTEMPTS_MAX = 99_999_999
+SFN_RETRY_BACKOFF_RATE_MIN = 1.0
+SFN_RETRY_MAX_DELAY_MIN_SECONDS = 1
+SFN_RETRY_MAX_DELAY_MAX_SECONDS = 31_622_400
+SFN_RETRY_JITTER_STRATEGIES = ("FULL", "NONE")
+SFN_RETRY_INTERVAL_DEFAULT_SECONDS = 2
+SFN_RETRY_BACKOFF_RATE_DEFAULT = 2.0
+SFN_RETRY_MAX_ATTEMPTS_DEFAULT = 4
+SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS = 30
+# https://docs.aws.amazon.com/step-functions/latest/dg/connect-lambda.html (recommended retry errors)
+SFN_LAMBDA_TRANSIENT_ERRORS = ("Lambda.ServiceException", "Lambda.AWSLambdaException",
+                               "Lambda.SdkClientException", "Lambda.TooManyRequestsException")
+# https://docs.aws.amazon.com/step-functions/latest/dg/sfn-stuck-execution.html: a Task without
+# TimeoutSeconds can wait forever; the item task waits the function timeout plus this margin.
+SFN_TASK_TIMEOUT_MARGIN_SECONDS = 10
+# https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html (vended-logs prefix keeps the
+# CloudWatch Logs resource policy small)
+SFN_LOG_GROUP_PREFIX = "/aws/vendedlogs/states/"
+# https://docs.aws.amazon.com/step-functions/latest/apireference/API_CreateStateMachine.html
+SFN_STATE_MACHINE_NAME_MAX_LENGTH = 80
+# Invoice idempotency records outlive the Step Functions retries (minutes) and a manual re-run of
+# a failed night within a week; after that a re-run of the same file would count again.
+INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS = 7 * 24 * 3600
+# --- end Distributed Map batch ---
 
 # --- Amazon CloudWatch -------------------------------------------------------------------------
 # A DLQ alarm fires on the first message: one poison message is already an incident.

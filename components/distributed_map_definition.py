@@ -1,0 +1,220 @@
+"""The Distributed Map batch state machine definition, built as data by one pure function.
+
+No Pulumi and no AWS calls here: `build_definition` takes plain values (ARNs, URLs, numbers) and
+returns the Amazon States Language document as a dict, so tests can check its shape, feed it to a
+Step Functions interpreter, and the component only has to `json.dumps` it inside an `apply`.
+
+Shape (states):
+
+    ProcessInvoices  Map, DISTRIBUTED, STANDARD children, reads the CSV named by the execution
+                     input `{"inputKey": "<key>"}` from the input bucket, MaxConcurrency from
+                     downstream capacity, ToleratedFailurePercentage/Count, optional ItemBatcher and
+                     ResultWriter. Each child runs EnrichInvoice (lambda:invoke with bounded,
+                     jittered retries). Catch States.ExceedToleratedFailureThreshold -> NotifyOps.
+    NotifyOps        sqs:sendMessage of the failure context (execution, input key, error, cause)
+                     to the ops queue, then
+    RunFailed        Fail, so the execution still counts in ExecutionsFailed and pages.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+from components import defaults
+from components.validation import ComponentArgumentError, require, require_range
+
+COMPONENT = "DistributedMapBatch"
+
+MAP_STATE = "ProcessInvoices"
+ITEM_STATE = "EnrichInvoice"
+NOTIFY_STATE = "NotifyOps"
+FAIL_STATE = "RunFailed"
+# The execution input names the CSV object: {"inputKey": "incoming/2026-11-22.csv"}.
+INPUT_KEY_FIELD = "inputKey"
+# The handler raises this (Powertools) when a duplicate row is still being processed by another
+# child; it is transient, so the child retries and then gets the stored result.
+IN_PROGRESS_ERROR = "IdempotencyAlreadyInProgressError"
+
+
+@dataclass(frozen=True)
+class RetrySettings:
+    """The item task's retry policy for transient Lambda errors and task timeouts."""
+
+    interval_seconds: int = defaults.SFN_RETRY_INTERVAL_DEFAULT_SECONDS
+    backoff_rate: float = defaults.SFN_RETRY_BACKOFF_RATE_DEFAULT
+    max_attempts: int = defaults.SFN_RETRY_MAX_ATTEMPTS_DEFAULT
+    max_delay_seconds: int = defaults.SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS
+    jitter_strategy: str = "FULL"
+
+    def __post_init__(self):
+        require_range(COMPONENT, "retry_interval_seconds", self.interval_seconds,
+                      defaults.SFN_RETRY_INTERVAL_MIN_SECONDS, defaults.SFN_RETRY_INTERVAL_MAX_SECONDS)
+        require_range(COMPONENT, "retry_backoff_rate", self.backoff_rate, defaults.SFN_RETRY_BACKOFF_RATE_MIN)
+        require_range(COMPONENT, "retry_max_attempts", self.max_attempts, 1, defaults.SFN_RETRY_MAX_ATTEMPTS_MAX,
+                      why="0 turns retries off; transient Lambda errors would fail items")
+        require_range(COMPONENT, "retry_max_delay_seconds", self.max_delay_seconds,
+                      max(self.interval_seconds, defaults.SFN_RETRY_MAX_DELAY_MIN_SECONDS),
+                      defaults.SFN_RETRY_MAX_DELAY_MAX_SECONDS, why="at least the retry interval")
+        require(COMPONENT, self.jitter_strategy == "FULL",
+                f"retry_jitter_strategy={self.jitter_strategy!r} is not allowed; use 'FULL' (without "
+                "jitter, thousands of children retry in lockstep and stampede the downstream)")
+
+    def retrier(self, errors: Sequence[str]) -> dict:
+        return {
+            "ErrorEquals": list(errors),
+            "IntervalSeconds": int(self.interval_seconds),
+            # A float: AWS accepts either, and some ASL parsers (moto/LocalStack) only a decimal.
+            "BackoffRate": float(self.backoff_rate),
+            "MaxAttempts": int(self.max_attempts),
+            "MaxDelaySeconds": int(self.max_delay_seconds),
+            "JitterStrategy": self.jitter_strategy,
+        }
+
+
+@dataclass(frozen=True)
+class MapSettings:
+    """What a stack chooses; every value is checked on construction."""
+
+    max_concurrency: int
+    tolerated_failure_percentage: Optional[float] = 0.0
+    tolerated_failure_count: Optional[int] = None
+    retry: RetrySettings = field(default_factory=RetrySettings)
+    csv_headers: Optional[Sequence[str]] = None  # None: the CSV's first row holds the headers
+    max_items_per_batch: Optional[int] = None  # None: one row per child (no ItemBatcher)
+    task_timeout_seconds: int = defaults.LAMBDA_TIMEOUT_DEFAULT_SECONDS + defaults.SFN_TASK_TIMEOUT_MARGIN_SECONDS
+
+    def __post_init__(self):
+        # 0 (or leaving MaxConcurrency out) means "up to 10,000 children at once": never what a
+        # downstream database or API can take, so it must be set from its capacity.
+        require_range(COMPONENT, "max_concurrency", self.max_concurrency, 1,
+                      defaults.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX,
+                      why="derive it from the downstream capacity; 0 means unbounded")
+        require(COMPONENT, self.tolerated_failure_percentage is not None or self.tolerated_failure_count is not None,
+                "set tolerated_failure_percentage or tolerated_failure_count (0 = no failed item tolerated)")
+        if self.tolerated_failure_percentage is not None:
+            require_range(COMPONENT, "tolerated_failure_percentage", self.tolerated_failure_percentage,
+                          0, defaults.DISTRIBUTED_MAP_TOLERATED_FAILURE_PERCENTAGE_MAX)
+        if self.tolerated_failure_count is not None:
+            require_range(COMPONENT, "tolerated_failure_count", self.tolerated_failure_count, 0)
+            require(COMPONENT, float(self.tolerated_failure_count).is_integer(),
+                    f"tolerated_failure_count={self.tolerated_failure_count!r} must be a whole number")
+        if self.csv_headers is not None:
+            require(COMPONENT, len(self.csv_headers) > 0 and all(isinstance(h, str) and h for h in self.csv_headers),
+                    f"csv_headers={self.csv_headers!r} must be a non-empty list of column names, "
+                    "or left out when the CSV's first row holds them")
+        if self.max_items_per_batch is not None:
+            require_range(COMPONENT, "max_items_per_batch", self.max_items_per_batch, 1)
+        require_range(COMPONENT, "task_timeout_seconds", self.task_timeout_seconds, 1)
+        if not isinstance(self.retry, RetrySettings):
+            raise ComponentArgumentError(f"{COMPONENT}: retry must be RetrySettings, got {self.retry!r}")
+
+
+def _reader_config(settings: MapSettings) -> dict:
+    if settings.csv_headers is None:
+        return {"InputType": "CSV", "CSVHeaderLocation": "FIRST_ROW"}
+    return {"InputType": "CSV", "CSVHeaderLocation": "GIVEN", "CSVHeaders": list(settings.csv_headers)}
+
+
+def _item_task(function_arn: str, settings: MapSettings) -> dict:
+    return {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke",
+        "Parameters": {"FunctionName": function_arn, "Payload.$": "$"},
+        "OutputPath": "$.Payload",
+        "TimeoutSeconds": int(settings.task_timeout_seconds),
+        "Retry": [
+            settings.retry.retrier([*defaults.SFN_LAMBDA_TRANSIENT_ERRORS, "States.Timeout"]),
+            settings.retry.retrier([IN_PROGRESS_ERROR]),
+        ],
+        # No Catch: a validation error fails the child, which counts toward the tolerated failures.
+        "End": True,
+    }
+
+
+def build_definition(*, function_arn: str, input_bucket: str, ops_queue_url: str,
+                     settings: MapSettings, result_bucket: Optional[str] = None,
+                     result_prefix: Optional[str] = None,
+                     comment: str = "Invoice enrichment over an S3 CSV (Distributed Map)") -> dict[str, Any]:
+    """The ASL document (a dict). `result_prefix` turns on the ResultWriter (in `result_bucket`,
+    default the input bucket) so failed items can be found after the run."""
+    for arg, value in (("function_arn", function_arn), ("input_bucket", input_bucket),
+                       ("ops_queue_url", ops_queue_url)):
+        require(COMPONENT, isinstance(value, str) and bool(value), f"{arg} must be a non-empty string, got {value!r}")
+    if not isinstance(settings, MapSettings):
+        raise ComponentArgumentError(f"{COMPONENT}: settings must be MapSettings, got {settings!r}")
+
+    map_state: dict[str, Any] = {
+        "Type": "Map",
+        "Label": "InvoiceMap",
+        "ItemReader": {
+            "Resource": "arn:aws:states:::s3:getObject",
+            "ReaderConfig": _reader_config(settings),
+            "Parameters": {"Bucket": input_bucket, "Key.$": f"$.{INPUT_KEY_FIELD}"},
+        },
+        "ItemProcessor": {
+            "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+            "StartAt": ITEM_STATE,
+            "States": {ITEM_STATE: _item_task(function_arn, settings)},
+        },
+        "MaxConcurrency": int(settings.max_concurrency),
+        "Catch": [{
+            "ErrorEquals": [defaults.DISTRIBUTED_MAP_TOLERATED_FAILURE_ERROR],
+            # Keep the execution input (the CSV key) next to the error for the ops message.
+            "ResultPath": "$.failure",
+            "Next": NOTIFY_STATE,
+        }],
+        "End": True,
+    }
+    if settings.tolerated_failure_percentage is not None:
+        # Always a decimal (2 -> 2.0): AWS accepts both, moto's (LocalStack's) ASL grammar only
+        # parses ToleratedFailurePercentage as a decimal NUMBER and rejects a bare integer.
+        map_state["ToleratedFailurePercentage"] = float(settings.tolerated_failure_percentage)
+    if settings.tolerated_failure_count is not None:
+        map_state["ToleratedFailureCount"] = int(settings.tolerated_failure_count)
+    if settings.max_items_per_batch is not None:
+        map_state["ItemBatcher"] = {"MaxItemsPerBatch": int(settings.max_items_per_batch),
+                                    "MaxInputBytesPerBatch": defaults.DISTRIBUTED_MAP_ITEM_BATCHER_MAX_INPUT_BYTES}
+    if result_prefix is not None:
+        require(COMPONENT, isinstance(result_prefix, str) and bool(result_prefix),
+                f"result_prefix={result_prefix!r} must be a non-empty S3 prefix, or None for no ResultWriter")
+        map_state["ResultWriter"] = {
+            "Resource": "arn:aws:states:::s3:putObject",
+            "Parameters": {"Bucket": result_bucket or input_bucket, "Prefix": result_prefix},
+        }
+        # The results live in S3; the state output only carries the manifest location, which
+        # keeps the execution far below the 256 KiB payload limit however large the CSV.
+
+    return {
+        "Comment": comment,
+        "StartAt": MAP_STATE,
+        "States": {
+            MAP_STATE: map_state,
+            NOTIFY_STATE: {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::sqs:sendMessage",
+                "Parameters": {
+                    "QueueUrl": ops_queue_url,
+                    "MessageBody": {
+                        "execution.$": "$$.Execution.Id",
+                        "inputKey.$": f"$.{INPUT_KEY_FIELD}",
+                        "error.$": "$.failure.Error",
+                        "cause.$": "$.failure.Cause",
+                    },
+                },
+                "ResultPath": None,
+                "Next": FAIL_STATE,
+            },
+            FAIL_STATE: {
+                "Type": "Fail",
+                "Error": defaults.DISTRIBUTED_MAP_TOLERATED_FAILURE_ERROR,
+                "Cause": "More items failed than the run tolerates; the ops queue has the details.",
+            },
+        },
+    }
+
+
+def to_json(definition: dict) -> str:
+    """Stable JSON (sorted keys) so an unchanged definition never shows a diff."""
+    return json.dumps(definition, sort_keys=True)

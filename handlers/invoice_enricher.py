@@ -1,0 +1,143 @@
+"""Item handler of the Distributed Map batch: enrich one invoice row and add it to its customer's
+running total, once per invoice however often Step Functions delivers the row.
+
+Input: one CSV row as the Map's ItemReader produces it (every value a string), e.g.
+    {"invoice_id": "INV-1", "customer_id": "C-7", "region": "eu", "billing_date": "2026-11-01",
+     "amount": "12.50"}
+or, with an ItemBatcher, {"Items": [row, ...], "BatchInput": {...}}.
+
+Idempotency: Powertools' idempotency utility on DynamoDB, keyed on the immutable business key
+`invoice_id|region|billing_date` (never on a timestamp or the execution id, which differ between a
+re-run and the original). A retried or duplicated row returns the stored result instead of adding
+to the total again; a row with the same key but a different customer or amount is refused
+(IdempotencyValidationError) rather than silently ignored. Records expire after
+IDEMPOTENCY_EXPIRY_SECONDS (DynamoDB TTL).
+
+Known window: the total is updated before Powertools marks the record COMPLETED. If the function
+dies between those two writes, the record stays INPROGRESS until the invocation's timeout, and a
+retry after that adds again. The window is two DynamoDB calls wide; closing it would need the
+total and the idempotency record in one transaction.
+
+Failures: a row that cannot be an invoice raises InvalidInvoiceError. The item task does not retry
+it, so it fails that child and counts toward the Map's tolerated failures.
+
+Environment (set by the DistributedMapBatch component): IDEMPOTENCY_TABLE, CUSTOMER_TOTALS_TABLE,
+IDEMPOTENCY_EXPIRY_SECONDS (optional).
+"""
+
+import os
+from datetime import date
+from decimal import Decimal, InvalidOperation
+
+import boto3
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+
+from components.defaults import INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS
+
+REQUIRED_FIELDS = ("invoice_id", "customer_id", "region", "billing_date", "amount")
+KEY_SEPARATOR = "|"
+# Attributes of the customer totals table (pk customer_id).
+TOTALS_KEY = "customer_id"
+TOTAL_CENTS = "total_cents"
+INVOICE_COUNT = "invoice_count"
+
+
+class InvalidInvoiceError(ValueError):
+    """The row is not a valid invoice. Retrying cannot fix it: the item fails and counts toward
+    the run's tolerated failures."""
+
+
+def _env(name: str) -> str:
+    value = os.environ.get(name)
+    if not value:
+        raise RuntimeError(f"environment variable {name} is not set; the DistributedMapBatch "
+                           "component sets it on the function (set it yourself when running elsewhere)")
+    return value
+
+
+logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "invoice-enricher"))
+persistence = DynamoDBPersistenceLayer(table_name=_env("IDEMPOTENCY_TABLE"))
+idempotency_config = IdempotencyConfig(
+    event_key_jmespath="idempotency_key",
+    # Same key, different money: a data error upstream, not a duplicate. Refuse it loudly.
+    payload_validation_jmespath="[customer_id, amount_cents]",
+    raise_on_no_idempotency_key=True,
+    expires_after_seconds=int(os.environ.get("IDEMPOTENCY_EXPIRY_SECONDS",
+                                             INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS)),
+)
+totals_table = _env("CUSTOMER_TOTALS_TABLE")
+dynamodb = boto3.client("dynamodb")
+
+
+def idempotency_key(invoice_id: str, region: str, billing_date: str) -> str:
+    return KEY_SEPARATOR.join((invoice_id, region, billing_date))
+
+
+def parse_invoice(row: dict) -> dict:
+    """The validated invoice (plain JSON types) with its idempotency key, or InvalidInvoiceError."""
+    if not isinstance(row, dict):
+        raise InvalidInvoiceError(f"an invoice row must be an object, got {type(row).__name__}")
+    values = {f: str(row.get(f) or "").strip() for f in REQUIRED_FIELDS}
+    missing = [f for f, v in values.items() if not v]
+    if missing:
+        raise InvalidInvoiceError(f"invoice row is missing {', '.join(missing)}: {row!r}")
+    for f in ("invoice_id", "region", "billing_date"):
+        if KEY_SEPARATOR in values[f]:
+            raise InvalidInvoiceError(f"{f}={values[f]!r} must not contain {KEY_SEPARATOR!r} (key separator)")
+    try:
+        date.fromisoformat(values["billing_date"])
+    except ValueError:
+        raise InvalidInvoiceError(f"billing_date={values['billing_date']!r} is not a YYYY-MM-DD date") from None
+    try:
+        amount = Decimal(values["amount"])
+    except InvalidOperation:
+        raise InvalidInvoiceError(f"amount={values['amount']!r} is not a number") from None
+    if not amount.is_finite() or amount < 0 or amount != amount.quantize(Decimal("0.01")):
+        raise InvalidInvoiceError(f"amount={values['amount']!r} must be >= 0 with at most 2 decimals")
+    return {
+        "idempotency_key": idempotency_key(values["invoice_id"], values["region"], values["billing_date"]),
+        "invoice_id": values["invoice_id"],
+        "customer_id": values["customer_id"],
+        "region": values["region"],
+        "billing_date": values["billing_date"],
+        "amount_cents": int(amount * 100),
+    }
+
+
+@idempotent_function(data_keyword_argument="invoice", config=idempotency_config, persistence_store=persistence)
+def record_invoice(invoice: dict) -> dict:
+    """The side effect, done once per key: add the invoice to its customer's running total."""
+    dynamodb.update_item(
+        TableName=totals_table,
+        Key={TOTALS_KEY: {"S": invoice["customer_id"]}},
+        UpdateExpression="ADD #total :amount, #count :one",
+        ExpressionAttributeNames={"#total": TOTAL_CENTS, "#count": INVOICE_COUNT},
+        ExpressionAttributeValues={":amount": {"N": str(invoice["amount_cents"])}, ":one": {"N": "1"}},
+    )
+    logger.info("invoice added to customer total", extra={"customer_id": invoice["customer_id"],
+                                                          "amount_cents": invoice["amount_cents"]})
+    return {**invoice, "status": "enriched"}
+
+
+def process_row(row: dict) -> dict:
+    invoice = parse_invoice(row)
+    logger.append_keys(idempotency_key=invoice["idempotency_key"])
+    try:
+        return record_invoice(invoice=invoice)
+    finally:
+        logger.remove_keys(["idempotency_key"])
+
+
+def handler(event, context):
+    if context is not None:
+        # Lets Powertools expire an INPROGRESS record when this invocation times out.
+        idempotency_config.register_lambda_context(context)
+    if isinstance(event, dict) and "Items" in event:
+        # ItemBatcher: one invalid row fails the whole batch (all its rows count as failed).
+        return {"results": [process_row(row) for row in event["Items"]]}
+    return process_row(event)

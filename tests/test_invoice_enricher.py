@@ -1,0 +1,81 @@
+"""The Distributed Map item handler against moto DynamoDB: duplicates do the work once and
+return the same result; invalid rows fail with the named error."""
+
+import pytest
+from moto import mock_aws
+
+from tests.conftest import REGION
+from tests.invoice_fixtures import FakeLambdaContext, create_tables, customer_total, load_handler
+
+ROW = {"invoice_id": "INV-1", "customer_id": "C-7", "region": "eu", "billing_date": "2026-11-01",
+       "amount": "12.50"}
+CONTEXT = FakeLambdaContext()
+
+
+@pytest.fixture
+def enricher(monkeypatch):
+    with mock_aws():
+        create_tables(REGION)
+        yield load_handler(monkeypatch)
+
+
+def test_duplicate_row_does_the_work_once_and_returns_the_same_result(enricher):
+    first = enricher.handler(dict(ROW), CONTEXT)
+    second = enricher.handler(dict(ROW), CONTEXT)
+
+    assert first == second
+    assert first["idempotency_key"] == "INV-1|eu|2026-11-01"
+    assert first["amount_cents"] == 1250 and first["status"] == "enriched"
+    assert customer_total(REGION, "C-7") == (1250, 1)
+
+
+def test_same_invoice_in_another_region_or_date_is_a_different_invoice(enricher):
+    enricher.handler(dict(ROW), CONTEXT)
+    enricher.handler({**ROW, "region": "us"}, CONTEXT)
+    enricher.handler({**ROW, "billing_date": "2026-12-01"}, CONTEXT)
+
+    assert customer_total(REGION, "C-7") == (3750, 3)
+
+
+def test_key_ignores_formatting_noise_but_a_changed_amount_is_refused(enricher):
+    enricher.handler(dict(ROW), CONTEXT)
+    # Whitespace around values is not a different invoice.
+    enricher.handler({k: f" {v} " for k, v in ROW.items()}, CONTEXT)
+    assert customer_total(REGION, "C-7") == (1250, 1)
+
+    with pytest.raises(Exception) as refused:
+        enricher.handler({**ROW, "amount": "99.00"}, CONTEXT)
+    assert type(refused.value).__name__ == "IdempotencyValidationError"
+    assert customer_total(REGION, "C-7") == (1250, 1)
+
+
+def test_item_batch_records_each_row_once(enricher):
+    other = {**ROW, "invoice_id": "INV-2", "amount": "1.05"}
+    result = enricher.handler({"Items": [dict(ROW), other, dict(ROW)], "BatchInput": {}}, CONTEXT)
+
+    assert [r["invoice_id"] for r in result["results"]] == ["INV-1", "INV-2", "INV-1"]
+    assert customer_total(REGION, "C-7") == (1355, 2)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"invoice_id": ""}, "missing invoice_id"),
+    ({"amount": None}, "missing amount"),
+    ({"amount": "ten"}, "not a number"),
+    ({"amount": "-1.00"}, "must be >= 0"),
+    ({"amount": "1.005"}, "at most 2 decimals"),
+    ({"amount": "NaN"}, "must be >= 0"),
+    ({"billing_date": "01/11/2026"}, "not a YYYY-MM-DD date"),
+    ({"region": "eu|us"}, "must not contain"),
+])
+def test_invalid_rows_fail_with_the_named_error_and_change_nothing(enricher, change, message):
+    with pytest.raises(enricher.InvalidInvoiceError, match=message):
+        enricher.handler({**ROW, **change}, CONTEXT)
+    assert customer_total(REGION, "C-7") == (0, 0)
+
+
+def test_a_failed_row_can_be_retried_once_fixed(enricher):
+    """A failure leaves no idempotency record behind, so the corrected row is processed."""
+    with pytest.raises(enricher.InvalidInvoiceError):
+        enricher.handler({**ROW, "amount": "oops"}, CONTEXT)
+    assert enricher.handler(dict(ROW), CONTEXT)["status"] == "enriched"
+    assert customer_total(REGION, "C-7") == (1250, 1)
