@@ -74,6 +74,24 @@ POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS = 3600
 KINESIS_RETENTION_DEFAULT_HOURS = 24
 KINESIS_RETENTION_MAX_HOURS = 8760
 
+# --- Kinesis stream consumers (issue 3: IdempotentStreamConsumer / NonIdempotentStreamConsumer) ---
+# https://docs.aws.amazon.com/streams/latest/dev/kinesis-extended-retention.html
+KINESIS_RETENTION_MIN_HOURS = 24
+# https://docs.aws.amazon.com/kinesis/latest/APIReference/API_GetRecords.html (Limit: 1-10000)
+KINESIS_GET_RECORDS_LIMIT_MAX = 10_000
+# https://docs.aws.amazon.com/streams/latest/dev/server-side-encryption.html (AWS managed key:
+# consumers need no kms: permission; a customer managed key needs kms:Decrypt for readers)
+KINESIS_MANAGED_KMS_KEY = "alias/aws/kinesis"
+# https://docs.aws.amazon.com/streams/latest/dev/enhanced-consumers.html: shared-throughput readers
+# split 2 MB/s and 5 GetRecords/s per shard; the whitepaper moves to enhanced fan-out above 2 consumers.
+KINESIS_SHARED_THROUGHPUT_CONSUMERS_MAX = 2
+# https://docs.aws.amazon.com/lambda/latest/api/API_CreateEventSourceMapping.html
+KINESIS_ESM_PARALLELIZATION_MIN = 1
+KINESIS_ESM_STARTING_POSITIONS = ("LATEST", "TRIM_HORIZON")
+# https://docs.aws.amazon.com/lambda/latest/dg/kinesis-on-failure-destination.html: the record Lambda
+# sends for a stream batch holds KinesisBatchInfo (metadata only) under this key.
+KINESIS_ON_FAILURE_BATCH_INFO_KEY = "KinesisBatchInfo"
+
 # --- Amazon DynamoDB ---------------------------------------------------------------------------
 # Billing ledger rows live 90 days, the window the billing article keeps idempotency keys for.
 BILLING_LEDGER_TTL_DEFAULT_DAYS = 90
