@@ -119,7 +119,11 @@ def apply_charge(record: SQSRecord) -> None:
 
 
 def make_processor() -> SqsFifoPartialProcessor:
-    return SqsFifoPartialProcessor(skip_group_on_error=True)
+    processor = SqsFifoPartialProcessor(skip_group_on_error=True)
+    # A batch whose every record failed is reported record by record, like any partial failure,
+    # instead of raising: the outcome in SQS is the same, and the Errors metric stays for crashes.
+    processor.raise_on_entire_batch_failure = False
+    return processor
 
 
 @logger.inject_lambda_context

@@ -52,8 +52,11 @@ def billable_charges(table, month: str) -> Iterator[Charge]:
             if not str(item.get(ACCOUNTS_SK, "")).startswith(EMPLOYEE_SK_PREFIX) or not item.get("billable", True):
                 continue
             try:
-                yield Charge(tenant=item["tenant"], employee=item["employee"], month=month,
-                             amount=int(item["monthly_amount"]), currency=item["currency"])
+                charge = Charge(tenant=item["tenant"], employee=item["employee"], month=month,
+                                amount=int(item["monthly_amount"]), currency=item["currency"])
+                # Validate exactly as the consumer will: a charge it would reject must not
+                # become a poison message that holds its tenant's group back.
+                yield Charge.from_message(charge.to_message())
             except (KeyError, ValueError, TypeError) as exc:
                 # One broken account row must not stop everyone else's billing; it is logged with
                 # its keys so it can be fixed and billed by a re-run.

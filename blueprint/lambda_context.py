@@ -1,0 +1,43 @@
+"""A Lambda context object for running handlers in-process (tests, benchmarks, local sandbox)."""
+
+import itertools
+import time
+import uuid
+from dataclasses import dataclass, field
+
+_counter = itertools.count(1)
+
+
+@dataclass
+class LocalLambdaContext:
+    function_name: str = "local-function"
+    timeout_seconds: int = 30
+    memory_limit_in_mb: int = 256
+    region: str = "us-east-1"
+    account: str = "123456789012"
+    aws_request_id: str = field(default_factory=lambda: str(uuid.UUID(int=next(_counter))))
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def invoked_function_arn(self) -> str:
+        return f"arn:aws:lambda:{self.region}:{self.account}:function:{self.function_name}"
+
+    @property
+    def function_version(self) -> str:
+        return "$LATEST"
+
+    @property
+    def log_group_name(self) -> str:
+        return f"/aws/lambda/{self.function_name}"
+
+    @property
+    def log_stream_name(self) -> str:
+        return "local"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self.timeout_seconds - (time.monotonic() - self.started)) * 1000))
+
+    def fresh(self) -> "LocalLambdaContext":
+        """A context for the next invocation of the same function."""
+        return LocalLambdaContext(self.function_name, self.timeout_seconds, self.memory_limit_in_mb,
+                                  self.region, self.account)
