@@ -1,5 +1,6 @@
 """CloudWatch alarms the patterns share. Each says in its description what to do when it fires."""
 
+import re
 from typing import Mapping, Optional, Sequence
 
 import pulumi
@@ -71,3 +72,25 @@ def iterator_age_alarm(name: str, *, function: aws.lambda_.Function, parent: pul
         evaluation_periods=5, alarm_actions=alarm_actions,
         description=(f"{name}: records wait {threshold_ms} ms before processing; the consumer lags "
                      "and records risk expiring from the stream. Add shards/parallelization or fix failures."))
+
+
+# Step Functions execution metrics (AWS/States, dimension StateMachineArn), each alarmed at the
+# first occurrence: a failed, aborted or throttled batch run is an incident.
+# https://docs.aws.amazon.com/step-functions/latest/dg/procedure-cw-metrics.html
+STATE_MACHINE_ALARMS = {
+    "ExecutionsFailed": "a run failed (tolerated item failures exceeded, or the input could not be "
+                        "read); read the ops queue message and the execution's failed map run items.",
+    "ExecutionsAborted": "a run was stopped before it finished; check who stopped it and re-run the "
+                         "input (items already done are skipped by idempotency).",
+    "ExecutionThrottled": "Step Functions throttled state transitions; lower MaxConcurrency or ask "
+                          "for a quota increase.",
+}
+
+
+def state_machine_alarms(name: str, *, state_machine_arn: pulumi.Input[str], parent: pulumi.Resource,
+                         alarm_actions: AlarmActions = None) -> list[aws.cloudwatch.MetricAlarm]:
+    return [metric_alarm(f"{name}-{re.sub(r'(?<!^)(?=[A-Z])', '-', metric).lower()}", parent=parent, namespace="AWS/States",
+                         metric_name=metric, dimensions={"StateMachineArn": state_machine_arn},
+                         statistic="Sum", threshold=1, alarm_actions=alarm_actions,
+                         description=f"{name}: {what}")
+            for metric, what in STATE_MACHINE_ALARMS.items()]

@@ -1,0 +1,416 @@
+"""DistributedMapBatch: a nightly batch over an S3 CSV, one idempotent Lambda call per row.
+
+    Scheduler (optional; retry policy, standard DLQ)
+        -> Step Functions STANDARD state machine (definition: components/distributed_map_definition.py)
+             Map, DISTRIBUTED: reads s3://<input bucket>/<inputKey> (CSV), MaxConcurrency from the
+             downstream capacity, tolerated failures, results written to S3
+             -> item Lambda (handlers/invoice_enricher.py), Powertools idempotency on DynamoDB
+             on States.ExceedToleratedFailureThreshold -> ops queue (standard SQS, own DLQ, alarms)
+
+Start a run with the input {"inputKey": "<input prefix>invoices.csv"}.
+
+The state machine's name is fixed (project-stack-name unless given), so its role can name the
+machine's own ARN (child executions need states:StartExecution on it) without depending on the
+machine: no dependency cycle.
+"""
+
+import json
+import re
+from typing import Optional, Sequence, TypedDict
+
+import pulumi
+import pulumi_aws as aws
+
+from components import defaults
+from components.alarms import queue_depth_alarm, state_machine_alarms
+from components.distributed_map_definition import (
+    INPUT_KEY_FIELD,
+    MapSettings,
+    RetrySettings,
+    build_definition,
+    to_json,
+)
+from components.function import RuntimeSettings, Statement, _policy_document, packaged_function
+from components.queues import dead_letter_queue, redrive_policy
+from components.tables import idempotency_table
+from components.validation import ComponentArgumentError, is_known, require, require_range
+
+TYPE = "blueprint:index:DistributedMapBatch"
+COMPONENT = "DistributedMapBatch"
+
+DEFAULT_INPUT_PREFIX = "incoming/"
+DEFAULT_RESULT_PREFIX = "results/"
+DEFAULT_ITEM_TIMEOUT_SECONDS = 30
+DEFAULT_SCHEDULE = "cron(0 2 * * ? *)"  # 02:00 every night
+DEFAULT_SCHEDULE_INPUT_KEY = "incoming/invoices.csv"
+_NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]+")
+
+
+class DistributedMapBatchArgs(TypedDict, total=False):
+    max_concurrency: pulumi.Input[int]
+    """Required. Children running at once (1-10000): what the downstream (DynamoDB, an API, the
+    item function's reserved concurrency) can take. Never the unbounded default."""
+    tolerated_failure_percentage: pulumi.Input[float]
+    """Share of items that may fail before the run fails (0-100, default 0)."""
+    tolerated_failure_count: pulumi.Input[int]
+    """Number of items that may fail before the run fails (alternative or addition to the %)."""
+    retry_interval_seconds: pulumi.Input[int]
+    retry_backoff_rate: pulumi.Input[float]
+    retry_max_attempts: pulumi.Input[int]
+    retry_max_delay_seconds: pulumi.Input[int]
+    retry_jitter_strategy: pulumi.Input[str]
+    """Only FULL is accepted: retries without jitter stampede the downstream."""
+    csv_headers: pulumi.Input[Sequence[str]]
+    """Column names when the CSV has no header row; unset: the first row holds them."""
+    max_items_per_batch: pulumi.Input[int]
+    """Turns on the ItemBatcher: rows per child invocation. Unset: one row per child."""
+    input_bucket_name: pulumi.Input[str]
+    """An existing input bucket; unset: the component creates one (versioned, encrypted, private)."""
+    input_prefix: pulumi.Input[str]
+    """Prefix the state machine may read input CSVs from (default `incoming/`)."""
+    write_results: pulumi.Input[bool]
+    """Write per-item results (failed items included) to S3 under result_prefix (default true)."""
+    result_prefix: pulumi.Input[str]
+    item_timeout_seconds: pulumi.Input[int]
+    item_memory_mb: pulumi.Input[int]
+    item_reserved_concurrency: pulumi.Input[int]
+    """Reserved concurrency of the item function; must be >= max_concurrency."""
+    item_code: pulumi.Archive
+    """Your own item code; default: this package's handlers."""
+    item_handler: pulumi.Input[str]
+    idempotency_expiry_seconds: pulumi.Input[int]
+    """How long a processed invoice is remembered (default 7 days)."""
+    state_machine_name: pulumi.Input[str]
+    """Fixed state machine name; default `<project>-<stack>-<resource name>`."""
+    schedule_expression: pulumi.Input[str]
+    """EventBridge Scheduler expression; unset: no schedule (runs are started by hand or by you)."""
+    schedule_timezone: pulumi.Input[str]
+    schedule_enabled: pulumi.Input[bool]
+    schedule_input_key: pulumi.Input[str]
+    """The CSV key a scheduled run reads (must be under input_prefix)."""
+    scheduler_retry_attempts: pulumi.Input[int]
+    scheduler_max_event_age_seconds: pulumi.Input[int]
+    alarm_actions: pulumi.Input[Sequence[pulumi.Input[str]]]
+    log_retention_days: pulumi.Input[int]
+    powertools_layer_version: pulumi.Input[int]
+    protect_data: pulumi.Input[bool]
+    """Point-in-time recovery and deletion protection on the tables."""
+
+
+def _map_settings(max_concurrency, tolerated_pct, tolerated_count, retry_values: dict,
+                  csv_headers, batch, item_timeout) -> MapSettings:
+    return MapSettings(
+        max_concurrency=max_concurrency,
+        tolerated_failure_percentage=tolerated_pct,
+        tolerated_failure_count=tolerated_count,
+        retry=RetrySettings(**retry_values),
+        csv_headers=csv_headers,
+        max_items_per_batch=batch,
+        task_timeout_seconds=item_timeout + defaults.SFN_TASK_TIMEOUT_MARGIN_SECONDS,
+    )
+
+
+def _prefix(arg: str, value) -> None:
+    if is_known(value):
+        require(COMPONENT, isinstance(value, str) and bool(value) and not value.startswith("/"),
+                f"{arg}={value!r} must be a non-empty S3 key prefix without a leading '/', e.g. 'incoming/'")
+
+
+def default_state_machine_name(resource_name: str) -> str:
+    raw = f"{pulumi.get_project()}-{pulumi.get_stack()}-{resource_name}"
+    return re.sub(r"[^A-Za-z0-9_-]", "-", raw)[:defaults.SFN_STATE_MACHINE_NAME_MAX_LENGTH]
+
+
+def validate(args: DistributedMapBatchArgs) -> dict:
+    """The effective values, or a ComponentArgumentError that names the argument and the fix."""
+    require(COMPONENT, args.get("max_concurrency") is not None,
+            "max_concurrency is required: set it from the downstream capacity (e.g. the item "
+            f"function's reserved concurrency); leaving it out means up to "
+            f"{defaults.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX} children at once")
+    item_timeout = args.get("item_timeout_seconds", DEFAULT_ITEM_TIMEOUT_SECONDS)
+    require_range(COMPONENT, "item_timeout_seconds", item_timeout, 1, defaults.LAMBDA_TIMEOUT_MAX_SECONDS)
+    values = {
+        "max_concurrency": args["max_concurrency"],
+        "tolerated_pct": args.get("tolerated_failure_percentage",
+                                  None if args.get("tolerated_failure_count") is not None else 0.0),
+        "tolerated_count": args.get("tolerated_failure_count"),
+        "retry_values": {
+            "interval_seconds": args.get("retry_interval_seconds", defaults.SFN_RETRY_INTERVAL_DEFAULT_SECONDS),
+            "backoff_rate": args.get("retry_backoff_rate", defaults.SFN_RETRY_BACKOFF_RATE_DEFAULT),
+            "max_attempts": args.get("retry_max_attempts", defaults.SFN_RETRY_MAX_ATTEMPTS_DEFAULT),
+            "max_delay_seconds": args.get("retry_max_delay_seconds", defaults.SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS),
+            "jitter_strategy": args.get("retry_jitter_strategy", "FULL"),
+        },
+        "csv_headers": args.get("csv_headers"),
+        "batch": args.get("max_items_per_batch"),
+        "item_timeout": item_timeout,
+    }
+    plain = [values["max_concurrency"], values["tolerated_pct"], values["tolerated_count"],
+             *values["retry_values"].values(), values["batch"], item_timeout]
+    if all(v is None or is_known(v) for v in plain) and not hasattr(values["csv_headers"], "apply"):
+        _map_settings(**values)  # raises ComponentArgumentError now, before any resource
+    reserved = args.get("item_reserved_concurrency")
+    require_range(COMPONENT, "item_reserved_concurrency", reserved, 1)
+    if is_known(reserved) and is_known(values["max_concurrency"]) and values["max_concurrency"] > reserved:
+        raise ComponentArgumentError(
+            f"{COMPONENT}: max_concurrency={values['max_concurrency']} is above "
+            f"item_reserved_concurrency={reserved}; the extra children would be throttled and burn "
+            f"their retries. Use max_concurrency <= {reserved} or raise the reserved concurrency.")
+    require_range(COMPONENT, "idempotency_expiry_seconds", args.get("idempotency_expiry_seconds"), 60)
+    input_prefix = args.get("input_prefix", DEFAULT_INPUT_PREFIX)
+    result_prefix = args.get("result_prefix", DEFAULT_RESULT_PREFIX)
+    _prefix("input_prefix", input_prefix)
+    _prefix("result_prefix", result_prefix)
+    sm_name = args.get("state_machine_name")
+    if is_known(sm_name):
+        require(COMPONENT, len(sm_name) <= defaults.SFN_STATE_MACHINE_NAME_MAX_LENGTH
+                and _NAME_PATTERN.fullmatch(sm_name) is not None,
+                f"state_machine_name={sm_name!r} must be 1-{defaults.SFN_STATE_MACHINE_NAME_MAX_LENGTH} "
+                "letters, digits, '-' or '_'")
+    if args.get("schedule_expression") is not None:
+        key = args.get("schedule_input_key", DEFAULT_SCHEDULE_INPUT_KEY)
+        if is_known(key) and is_known(input_prefix):
+            require(COMPONENT, isinstance(key, str) and key.startswith(input_prefix),
+                    f"schedule_input_key={key!r} is outside input_prefix={input_prefix!r}; the state "
+                    "machine may only read under the input prefix")
+        require_range(COMPONENT, "scheduler_retry_attempts", args.get("scheduler_retry_attempts"), 0,
+                      defaults.SCHEDULER_RETRY_ATTEMPTS_MAX)
+        require_range(COMPONENT, "scheduler_max_event_age_seconds", args.get("scheduler_max_event_age_seconds"),
+                      defaults.SCHEDULER_EVENT_AGE_MIN_SECONDS, defaults.SCHEDULER_EVENT_AGE_MAX_SECONDS)
+    require(COMPONENT, args.get("item_code") is None or args.get("item_handler") is not None,
+            "item_code is given without item_handler; name the handler in your code (module.function)")
+    return {**values, "input_prefix": input_prefix, "result_prefix": result_prefix}
+
+
+class DistributedMapBatch(pulumi.ComponentResource):
+    state_machine_arn: pulumi.Output[str]
+    state_machine_name: pulumi.Output[str]
+    input_bucket_name: pulumi.Output[str]
+    ops_queue_url: pulumi.Output[str]
+    ops_queue_arn: pulumi.Output[str]
+    ops_dlq_url: pulumi.Output[str]
+    item_function_name: pulumi.Output[str]
+    item_function_arn: pulumi.Output[str]
+    idempotency_table_name: pulumi.Output[str]
+    customer_totals_table_name: pulumi.Output[str]
+    log_group_name: pulumi.Output[str]
+    schedule_arn: pulumi.Output[Optional[str]]
+
+    def __init__(self, name: str, args: DistributedMapBatchArgs,
+                 opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__(TYPE, name, None, opts)
+        args = dict(args or {})
+        values = validate(args)
+        settings = RuntimeSettings()
+        if args.get("log_retention_days") is not None:
+            settings.log_retention_days = args["log_retention_days"]
+        if args.get("powertools_layer_version") is not None:
+            settings.powertools_layer_version = args["powertools_layer_version"]
+        alarm_actions = args.get("alarm_actions")
+        protect = args.get("protect_data", True)
+        write_results = args.get("write_results", True)
+        child = pulumi.ResourceOptions(parent=self)
+
+        sm_name = args.get("state_machine_name") or default_state_machine_name(name)
+        partition = aws.get_partition_output().partition
+        region = aws.get_region_output().region
+        account = aws.get_caller_identity_output().account_id
+        sm_arn = pulumi.Output.format("arn:{0}:states:{1}:{2}:stateMachine:{3}", partition, region, account, sm_name)
+        executions_arn = pulumi.Output.format("arn:{0}:states:{1}:{2}:execution:{3}:*",
+                                              partition, region, account, sm_name)
+
+        # --- input bucket ---
+        if args.get("input_bucket_name") is not None:
+            bucket_name = pulumi.Output.from_input(args["input_bucket_name"])
+        else:
+            bucket_name = self._input_bucket(name).bucket
+        bucket_arn = pulumi.Output.format("arn:{0}:s3:::{1}", partition, bucket_name)
+
+        # --- ops queue: one message per run that exceeded its tolerated failures ---
+        ops_dlq = dead_letter_queue(
+            f"{name}-ops-dlq", parent=self, alarm_actions=alarm_actions,
+            description=f"{name}: an ops notification was received {defaults.DEFAULT_MAX_RECEIVE_COUNT} "
+                        "times without being handled; read it and redrive it to the ops queue.")
+        ops_queue = aws.sqs.Queue(
+            f"{name}-ops",
+            message_retention_seconds=defaults.DLQ_RETENTION_SECONDS - 1,  # DLQ keeps longer
+            sqs_managed_sse_enabled=True,
+            redrive_policy=redrive_policy(ops_dlq.queue.arn, defaults.DEFAULT_MAX_RECEIVE_COUNT),
+            opts=child,
+        )
+        queue_depth_alarm(
+            f"{name}-ops-depth", queue=ops_queue, parent=self, alarm_actions=alarm_actions,
+            description=f"{name}: a batch run exceeded its tolerated item failures; the message names the "
+                        "execution and input. Inspect the failed items in the results prefix, fix, re-run.")
+
+        # --- item function and its tables ---
+        idempotency = idempotency_table(f"{name}-idempotency", parent=self, protect=protect)
+        # Running totals never expire; the TTL attribute is simply never set on them.
+        totals = idempotency_table(f"{name}-customer-totals", parent=self, hash_key="customer_id",
+                                   ttl_attribute="expires_at", protect=protect)
+        expiry = args.get("idempotency_expiry_seconds", defaults.INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS)
+        item = packaged_function(
+            f"{name}-enricher", parent=self, settings=settings,
+            handler=args.get("item_handler", "handlers.invoice_enricher.handler"),
+            code=args.get("item_code"),
+            timeout=values["item_timeout"],
+            memory_size=args.get("item_memory_mb", defaults.LAMBDA_MEMORY_DEFAULT_MB),
+            reserved_concurrency=args.get("item_reserved_concurrency"),
+            environment={
+                "IDEMPOTENCY_TABLE": idempotency.name,
+                "CUSTOMER_TOTALS_TABLE": totals.name,
+                "IDEMPOTENCY_EXPIRY_SECONDS": pulumi.Output.from_input(expiry).apply(str),
+                "POWERTOOLS_SERVICE_NAME": f"{name}-enricher",
+            },
+            statements=[
+                # What Powertools' DynamoDBPersistenceLayer calls.
+                Statement(["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"],
+                          [idempotency.arn]),
+                Statement(["dynamodb:UpdateItem"], [totals.arn]),
+            ],
+        )
+
+        # --- state machine ---
+        log_group = aws.cloudwatch.LogGroup(
+            f"{name}-logs", name=f"{defaults.SFN_LOG_GROUP_PREFIX}{sm_name}",
+            retention_in_days=settings.log_retention_days, opts=child)
+        role = aws.iam.Role(
+            f"{name}-role",
+            assume_role_policy=json.dumps({"Version": "2012-10-17", "Statement": [{
+                "Effect": "Allow", "Principal": {"Service": "states.amazonaws.com"}, "Action": "sts:AssumeRole"}]}),
+            opts=child,
+        )
+        statements = [
+            # Distributed Map children are executions of this same machine.
+            Statement(["states:StartExecution"], [sm_arn]),
+            Statement(["states:DescribeExecution", "states:StopExecution"], [executions_arn]),
+            Statement(["s3:GetObject"], [pulumi.Output.format("{0}/{1}*", bucket_arn, values["input_prefix"])]),
+            Statement(["lambda:InvokeFunction"], [item.function.arn, item.function.arn.apply(lambda a: f"{a}:*")]),
+            Statement(["sqs:SendMessage"], [ops_queue.arn]),
+            # CloudWatch Logs delivery and X-Ray do not support resource-level permissions:
+            # https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html#cloudwatch-iam-policy
+            Statement(["logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery",
+                       "logs:DeleteLogDelivery", "logs:ListLogDeliveries", "logs:PutResourcePolicy",
+                       "logs:DescribeResourcePolicies", "logs:DescribeLogGroups"], ["*"]),
+            Statement(["xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules",
+                       "xray:GetSamplingTargets"], ["*"]),
+        ]
+        if write_results:
+            statements.append(Statement(
+                ["s3:PutObject", "s3:GetObject", "s3:ListMultipartUploadParts", "s3:AbortMultipartUpload"],
+                [pulumi.Output.format("{0}/{1}*", bucket_arn, values["result_prefix"])]))
+        policy = aws.iam.RolePolicy(f"{name}-policy", role=role.id, policy=_policy_document(statements),
+                                    opts=child)
+
+        definition = pulumi.Output.all(
+            function_arn=item.function.arn, bucket=bucket_name, queue_url=ops_queue.url,
+            max_concurrency=values["max_concurrency"], tolerated_pct=values["tolerated_pct"],
+            tolerated_count=values["tolerated_count"], retry_values=values["retry_values"],
+            csv_headers=values["csv_headers"], batch=values["batch"], item_timeout=values["item_timeout"],
+            result_prefix=values["result_prefix"], write_results=write_results,
+        ).apply(lambda v: to_json(build_definition(
+            function_arn=v["function_arn"], input_bucket=v["bucket"], ops_queue_url=v["queue_url"],
+            settings=_map_settings(v["max_concurrency"], v["tolerated_pct"], v["tolerated_count"],
+                                   v["retry_values"], v["csv_headers"], v["batch"], v["item_timeout"]),
+            result_prefix=v["result_prefix"] if v["write_results"] else None)))
+        machine = aws.sfn.StateMachine(
+            f"{name}-machine",
+            name=sm_name,
+            type="STANDARD",
+            role_arn=role.arn,
+            definition=definition,
+            logging_configuration={
+                "level": "ERROR",
+                "log_destination": log_group.arn.apply(lambda a: f"{a}:*"),
+                # Execution data holds invoice rows (customer data); failed items are found in
+                # the results prefix instead.
+                "include_execution_data": False,
+            },
+            tracing_configuration={"enabled": True},
+            # Step Functions checks the role can deliver logs when the machine is created.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
+        )
+        state_machine_alarms(name, state_machine_arn=machine.arn, parent=self, alarm_actions=alarm_actions)
+
+        schedule_arn: pulumi.Output[Optional[str]] = pulumi.Output.from_input(None)
+        if args.get("schedule_expression") is not None:
+            schedule_arn = self._schedule(name, args, machine, alarm_actions).arn
+
+        self.state_machine_arn = machine.arn
+        self.state_machine_name = machine.name
+        self.input_bucket_name = bucket_name
+        self.ops_queue_url = ops_queue.url
+        self.ops_queue_arn = ops_queue.arn
+        self.ops_dlq_url = ops_dlq.queue.url
+        self.item_function_name = item.function.name
+        self.item_function_arn = item.function.arn
+        self.idempotency_table_name = idempotency.name
+        self.customer_totals_table_name = totals.name
+        self.log_group_name = log_group.name
+        self.schedule_arn = schedule_arn
+        self.register_outputs({
+            "state_machine_arn": self.state_machine_arn, "state_machine_name": self.state_machine_name,
+            "input_bucket_name": self.input_bucket_name, "ops_queue_url": self.ops_queue_url,
+            "ops_queue_arn": self.ops_queue_arn, "ops_dlq_url": self.ops_dlq_url,
+            "item_function_name": self.item_function_name, "item_function_arn": self.item_function_arn,
+            "idempotency_table_name": self.idempotency_table_name,
+            "customer_totals_table_name": self.customer_totals_table_name,
+            "log_group_name": self.log_group_name, "schedule_arn": self.schedule_arn,
+        })
+
+    def _input_bucket(self, name: str) -> aws.s3.Bucket:
+        """Versioned (an overwritten nightly file can be recovered), encrypted, never public."""
+        child = pulumi.ResourceOptions(parent=self)
+        bucket = aws.s3.Bucket(f"{name}-input", opts=child)
+        aws.s3.BucketVersioning(f"{name}-input-versioning", bucket=bucket.id,
+                                versioning_configuration={"status": "Enabled"}, opts=child)
+        aws.s3.BucketServerSideEncryptionConfiguration(
+            f"{name}-input-encryption", bucket=bucket.id,
+            rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}], opts=child)
+        aws.s3.BucketPublicAccessBlock(
+            f"{name}-input-public-access", bucket=bucket.id, block_public_acls=True, block_public_policy=True,
+            ignore_public_acls=True, restrict_public_buckets=True, opts=child)
+        return bucket
+
+    def _schedule(self, name: str, args: DistributedMapBatchArgs, machine: aws.sfn.StateMachine,
+                  alarm_actions) -> aws.scheduler.Schedule:
+        """The nightly start. Scheduler only accepts a standard-queue DLQ."""
+        child = pulumi.ResourceOptions(parent=self)
+        scheduler_dlq = dead_letter_queue(
+            f"{name}-schedule-dlq", parent=self, alarm_actions=alarm_actions,
+            description=f"{name}: the nightly run could not be started after all retries; start the "
+                        "state machine by hand with the input in this message (safe to repeat).")
+        role = aws.iam.Role(
+            f"{name}-scheduler-role",
+            assume_role_policy=json.dumps({"Version": "2012-10-17", "Statement": [{
+                "Effect": "Allow", "Principal": {"Service": "scheduler.amazonaws.com"},
+                "Action": "sts:AssumeRole"}]}),
+            opts=child,
+        )
+        policy = aws.iam.RolePolicy(
+            f"{name}-scheduler-policy", role=role.id,
+            policy=_policy_document([Statement(["states:StartExecution"], [machine.arn]),
+                                     Statement(["sqs:SendMessage"], [scheduler_dlq.queue.arn])]),
+            opts=child,
+        )
+        key = args.get("schedule_input_key", DEFAULT_SCHEDULE_INPUT_KEY)
+        return aws.scheduler.Schedule(
+            f"{name}-schedule",
+            schedule_expression=args.get("schedule_expression", DEFAULT_SCHEDULE),
+            schedule_expression_timezone=args.get("schedule_timezone", "UTC"),
+            state="ENABLED" if args.get("schedule_enabled", True) else "DISABLED",
+            flexible_time_window={"mode": "OFF"},
+            target={
+                "arn": machine.arn,
+                "role_arn": role.arn,
+                "input": pulumi.Output.from_input(key).apply(lambda k: json.dumps({INPUT_KEY_FIELD: k})),
+                "retry_policy": {
+                    "maximum_retry_attempts": args.get("scheduler_retry_attempts",
+                                                       defaults.SCHEDULER_RETRY_ATTEMPTS_DEFAULT),
+                    "maximum_event_age_in_seconds": args.get("scheduler_max_event_age_seconds",
+                                                             defaults.SCHEDULER_EVENT_AGE_DEFAULT_SECONDS),
+                },
+                "dead_letter_config": {"arn": scheduler_dlq.queue.arn},
+            },
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
+        )
