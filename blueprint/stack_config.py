@@ -91,6 +91,25 @@ class Section:
             raise self._fail(key, value, "true or false")
         return value
 
+    def number(self, key: str, default: Any = _MISSING, *, minimum: Optional[float] = None,
+               maximum: Optional[float] = None, why: str = "") -> Optional[float]:
+        """A whole or decimal number (e.g. a percentage or a backoff rate), returned as float."""
+        value = self._get(key, default)
+        if value is None:
+            return None
+        allowed = "a number" + (f" from {minimum}" if minimum is not None else "") + \
+                  (f" to {maximum}" if maximum is not None else "") + (f" ({why})" if why else "")
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                raise self._fail(key, value, allowed) from None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            raise self._fail(key, value, allowed)
+        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+            raise self._fail(key, value, allowed)
+        return float(value)
+
     def string(self, key: str, default: Any = _MISSING, *, choices: Optional[Iterable[str]] = None,
                pattern: Optional[str] = None, describe: str = "") -> Optional[str]:
         value = self._get(key, default)
@@ -196,5 +215,79 @@ def fifo_billing_args(platform: dict) -> Optional[dict]:
     if accounts:
         args["accounts_table_arn"] = accounts
         args["accounts_table_name"] = accounts.rsplit("/", 1)[-1]
+    section.finish()
+    return args
+
+
+def distributed_map_args(platform: dict) -> Optional[dict]:
+    """`blueprint:distributedMap` -> DistributedMapBatchArgs, or None when the stack disables it."""
+    from components.distributed_map_batch import (
+        DEFAULT_INPUT_PREFIX, DEFAULT_ITEM_TIMEOUT_SECONDS, DEFAULT_RESULT_PREFIX,
+        DEFAULT_SCHEDULE_INPUT_KEY, DistributedMapBatchArgs)
+
+    section = Section.from_pulumi("distributedMap")
+    if not section.boolean("enabled", False):
+        section.values = {k: v for k, v in section.values.items() if k == "enabled"}
+        return None
+    args = DistributedMapBatchArgs(
+        # Required on purpose: the only right value comes from the downstream's capacity.
+        max_concurrency=section.integer("maxConcurrency", minimum=1,
+                                        maximum=defaults.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX,
+                                        why="children at once; derive it from the downstream capacity"),
+        tolerated_failure_percentage=section.number(
+            "toleratedFailurePercentage", 0, minimum=0,
+            maximum=defaults.DISTRIBUTED_MAP_TOLERATED_FAILURE_PERCENTAGE_MAX),
+        retry_interval_seconds=section.integer(
+            "retryIntervalSeconds", defaults.SFN_RETRY_INTERVAL_DEFAULT_SECONDS,
+            minimum=defaults.SFN_RETRY_INTERVAL_MIN_SECONDS, maximum=defaults.SFN_RETRY_INTERVAL_MAX_SECONDS),
+        retry_backoff_rate=section.number("retryBackoffRate", defaults.SFN_RETRY_BACKOFF_RATE_DEFAULT,
+                                          minimum=defaults.SFN_RETRY_BACKOFF_RATE_MIN),
+        retry_max_attempts=section.integer("retryMaxAttempts", defaults.SFN_RETRY_MAX_ATTEMPTS_DEFAULT,
+                                           minimum=1, maximum=defaults.SFN_RETRY_MAX_ATTEMPTS_MAX),
+        retry_max_delay_seconds=section.integer(
+            "retryMaxDelaySeconds", defaults.SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS,
+            minimum=defaults.SFN_RETRY_MAX_DELAY_MIN_SECONDS, maximum=defaults.SFN_RETRY_MAX_DELAY_MAX_SECONDS),
+        item_timeout_seconds=section.integer("itemTimeoutSeconds", DEFAULT_ITEM_TIMEOUT_SECONDS, minimum=1,
+                                             maximum=defaults.LAMBDA_TIMEOUT_MAX_SECONDS),
+        item_memory_mb=section.integer("itemMemoryMb", defaults.LAMBDA_MEMORY_DEFAULT_MB, minimum=128,
+                                       maximum=10_240),
+        input_prefix=section.string("inputPrefix", DEFAULT_INPUT_PREFIX),
+        write_results=section.boolean("writeResults", True),
+        result_prefix=section.string("resultPrefix", DEFAULT_RESULT_PREFIX),
+        idempotency_expiry_seconds=section.integer(
+            "idempotencyExpirySeconds", defaults.INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS, minimum=60),
+        alarm_actions=platform["alarm_actions"],
+        log_retention_days=platform["log_retention_days"],
+        powertools_layer_version=platform["powertools_layer_version"],
+        protect_data=platform["protect_data"],
+    )
+    optional = {
+        "tolerated_failure_count": section.integer("toleratedFailureCount", None, minimum=0),
+        "item_reserved_concurrency": section.integer("itemReservedConcurrency", None, minimum=1),
+        "max_items_per_batch": section.integer("maxItemsPerBatch", None, minimum=1),
+        # Empty: the CSV's first row holds the column names.
+        "csv_headers": section.string_list("csvHeaders", []) or None,
+        "input_bucket_name": section.string("inputBucketName", None,
+                                            pattern=r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]",
+                                            describe="an S3 bucket name"),
+    }
+    args.update({k: v for k, v in optional.items() if v is not None})
+    # No `schedule`: runs are started by hand (or by the team's own trigger).
+    schedule = dict(
+        schedule_expression=section.string("schedule", None,
+                                           pattern=r"(cron\(\S+( \S+){5}\)|rate\(\d+ \w+\)|at\(\S+\))",
+                                           describe="a Scheduler expression: cron(min hour dom month dow year), rate(...) or at(...)"),
+        schedule_timezone=section.string("scheduleTimezone", "UTC"),
+        schedule_enabled=section.boolean("scheduleEnabled", True),
+        schedule_input_key=section.string("scheduleInputKey", DEFAULT_SCHEDULE_INPUT_KEY),
+        scheduler_retry_attempts=section.integer(
+            "schedulerRetryAttempts", defaults.SCHEDULER_RETRY_ATTEMPTS_DEFAULT, minimum=0,
+            maximum=defaults.SCHEDULER_RETRY_ATTEMPTS_MAX),
+        scheduler_max_event_age_seconds=section.integer(
+            "schedulerMaxEventAgeSeconds", defaults.SCHEDULER_EVENT_AGE_DEFAULT_SECONDS,
+            minimum=defaults.SCHEDULER_EVENT_AGE_MIN_SECONDS, maximum=defaults.SCHEDULER_EVENT_AGE_MAX_SECONDS),
+    )
+    if schedule["schedule_expression"] is not None:
+        args.update(schedule)
     section.finish()
     return args
