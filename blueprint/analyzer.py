@@ -1,0 +1,186 @@
+"""The policy pack, started the way the Pulumi CLI starts it and asked over its gRPC interface.
+
+The CLI runs a Python pack as `python -u -m pulumi.policy <engine-address> <pack-dir>`; the pack's
+`PolicyPack(...)` starts a gRPC Analyzer server on a free loopback port and prints the port as the
+first line of stdout. The CLI then calls GetAnalyzerInfo, Configure (the resolved policy config),
+Analyze once per resource with its inputs, and AnalyzeStack once with every resource's outputs,
+parent, dependencies and property dependencies. This module does the same.
+
+One started pack serves many analyses (Configure may be called again between them), which keeps
+the tests and the benchmark from paying the start-up cost each time.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import grpc
+from google.protobuf import empty_pb2, struct_pb2
+from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc, plugin_pb2
+
+from blueprint import policy_config
+from blueprint.engine import RecordedStack
+
+DEFAULT_PACK_DIR = Path(__file__).resolve().parent.parent / "policies"
+START_TIMEOUT_SECONDS = 60
+# The pack never calls back into an engine offline; pulumi.policy only requires the argument.
+NO_ENGINE = "127.0.0.1:0"
+_LEVEL_NAMES = {
+    analyzer_pb2.ADVISORY: "advisory",
+    analyzer_pb2.MANDATORY: "mandatory",
+    analyzer_pb2.REMEDIATE: "remediate",
+    analyzer_pb2.DISABLED: "disabled",
+}
+_LEVELS = {name: value for value, name in _LEVEL_NAMES.items()}
+_MAX_MESSAGE = 400 * 1024 * 1024  # the pack's own limit (pulumi_policy._MAX_RPC_MESSAGE_SIZE)
+
+
+class AnalyzerError(Exception):
+    """The policy pack could not be started or failed while analysing."""
+
+
+@dataclass(frozen=True)
+class Violation:
+    policy: str
+    level: str  # "advisory" or "mandatory"
+    urn: str  # "" for the stack as a whole
+    message: str
+
+    def to_json(self) -> dict:
+        return {"policy": self.policy, "level": self.level, "urn": self.urn, "message": self.message}
+
+
+class PolicyAnalyzer:
+    def __init__(self, pack_dir: Path = DEFAULT_PACK_DIR, *, project: str = "blueprint",
+                 stack: str = "dev"):
+        self.pack_dir = Path(pack_dir).resolve()
+        if not (self.pack_dir / "PulumiPolicy.yaml").exists():
+            raise AnalyzerError(f"{self.pack_dir} is not a policy pack (no PulumiPolicy.yaml); "
+                                "point --policy-pack at the directory that holds it")
+        self._stderr = tempfile.TemporaryFile()
+        env = dict(os.environ, PULUMI_PROJECT=project, PULUMI_STACK=stack, PULUMI_DRY_RUN="true")
+        self._process = subprocess.Popen(
+            [sys.executable, "-u", "-m", "pulumi.policy", NO_ENGINE, str(self.pack_dir)],
+            cwd=self.pack_dir, stdout=subprocess.PIPE, stderr=self._stderr, env=env)
+        try:
+            port = self._read_port()
+            self._channel = grpc.insecure_channel(
+                f"127.0.0.1:{port}", options=[("grpc.max_receive_message_length", _MAX_MESSAGE),
+                                              ("grpc.max_send_message_length", _MAX_MESSAGE)])
+            grpc.channel_ready_future(self._channel).result(timeout=START_TIMEOUT_SECONDS)
+            self._stub = analyzer_pb2_grpc.AnalyzerStub(self._channel)
+            self.info = self._call(self._stub.GetAnalyzerInfo, empty_pb2.Empty())
+        except BaseException:
+            self.close()
+            raise
+
+    # ---- process ---------------------------------------------------------------------------
+
+    def _read_port(self) -> int:
+        ready, _, _ = select.select([self._process.stdout], [], [], START_TIMEOUT_SECONDS)
+        line = self._process.stdout.readline() if ready else b""
+        try:
+            port = int(line.strip())
+        except ValueError:
+            self._process.kill()
+            self._process.wait()
+            raise AnalyzerError(f"the policy pack in {self.pack_dir} did not start "
+                                f"(it printed {line[:200]!r}):\n{self._stderr_tail()}") from None
+        # Keep reading stdout so a rule that prints cannot fill the pipe and stall the server.
+        threading.Thread(target=self._process.stdout.read, daemon=True).start()
+        return port
+
+    def _stderr_tail(self, lines: int = 25) -> str:
+        self._stderr.seek(0)
+        text = self._stderr.read().decode(errors="replace").strip().splitlines()
+        return "\n".join(text[-lines:]) or "(no output on stderr)"
+
+    def _call(self, method, request):
+        try:
+            return method(request)
+        except grpc.RpcError as exc:
+            raise AnalyzerError(f"the policy pack failed: {exc.details()}\n{self._stderr_tail()}") from None
+
+    def close(self) -> None:
+        if getattr(self, "_channel", None) is not None:
+            self._channel.close()
+        if self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        self._stderr.close()
+
+    def __enter__(self) -> "PolicyAnalyzer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ---- protocol ------------------------------------------------------------------------
+
+    @property
+    def policy_names(self) -> list[str]:
+        return [p.name for p in self.info.policies]
+
+    def configure(self, document: Optional[dict[str, Any]] = None,
+                  source: str = "policy config") -> dict[str, policy_config.ResolvedPolicyConfig]:
+        """Configure the pack from a policy config document (None: the pack's own defaults)."""
+        resolved = policy_config.resolve(list(self.info.policies), document or {}, source, _LEVEL_NAMES)
+        request = analyzer_pb2.ConfigureAnalyzerRequest()
+        for name, entry in resolved.items():
+            config = request.policyConfig[name]
+            config.enforcementLevel = _LEVELS[entry.enforcement_level]
+            config.properties.update(entry.properties)
+        self._call(self._stub.Configure, request)
+        return resolved
+
+    def analyze(self, recorded: RecordedStack) -> list[Violation]:
+        """Analyze per resource (inputs), then AnalyzeStack once (outputs and the links)."""
+        self._call(self._stub.ConfigureStack, analyzer_pb2.AnalyzerStackConfigureRequest(
+            stack=recorded.stack, project=recorded.project, dry_run=True, config=recorded.config))
+        violations = []
+        for resource in recorded.resources:
+            response = self._call(self._stub.Analyze, analyzer_pb2.AnalyzeRequest(
+                type=resource.type, properties=resource.raw_inputs, urn=resource.urn,
+                name=resource.name, options=analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent)))
+            violations += _violations(response, default_urn=resource.urn)
+        stack_request = analyzer_pb2.AnalyzeStackRequest()
+        for resource in recorded.resources:
+            entry = stack_request.resources.add(
+                type=resource.type, urn=resource.urn, name=resource.name, parent=resource.parent,
+                dependencies=resource.dependencies,
+                options=analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent))
+            entry.properties.CopyFrom(_struct(resource.outputs))
+            for key, urns in resource.property_dependencies.items():
+                entry.propertyDependencies[key].urns.extend(urns)
+        violations += _violations(self._call(self._stub.AnalyzeStack, stack_request), default_urn="")
+        return violations
+
+
+def _struct(values: dict) -> struct_pb2.Struct:
+    struct = struct_pb2.Struct()
+    struct.update(values)
+    return struct
+
+
+def _violations(response, default_urn: str) -> list[Violation]:
+    found = []
+    for diagnostic in response.diagnostics:
+        level = _LEVEL_NAMES.get(diagnostic.enforcementLevel, "advisory")
+        if level == "disabled":
+            continue
+        found.append(Violation(policy=diagnostic.policyName,
+                               level="mandatory" if level == "remediate" else level,
+                               urn=diagnostic.urn or default_urn, message=diagnostic.message))
+    return found

@@ -1,0 +1,101 @@
+"""Policy pack configuration, resolved the way the Pulumi CLI resolves it before `Configure`.
+
+The file is the one `pulumi preview --policy-pack-config <file>` reads: a JSON object whose keys
+are policy names (or `all`) and whose values are an enforcement level or an object with an
+optional `enforcementLevel` and the policy's config properties:
+
+    {"all": "mandatory", "sqs-dlq-max-receive-count": {"enforcementLevel": "advisory", "minimum": 5}}
+
+Resolution: each policy starts at its own enforcement level with its schema's defaults, then
+`all`, then its own entry; the properties are then checked against the policy's config schema.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import jsonschema
+from google.protobuf import json_format
+
+LEVELS = ("advisory", "mandatory", "remediate", "disabled")
+
+
+class PolicyConfigError(Exception):
+    """The policy config file cannot be read or does not fit the pack's schemas."""
+
+
+@dataclass
+class ResolvedPolicyConfig:
+    enforcement_level: str
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+def load(path: Path) -> dict[str, Any]:
+    try:
+        document = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise PolicyConfigError(f"policy config {path} does not exist") from None
+    except json.JSONDecodeError as exc:
+        raise PolicyConfigError(f"policy config {path} is not valid JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise PolicyConfigError(f"policy config {path} must be a JSON object of policy name -> "
+                                "enforcement level or settings")
+    return document
+
+
+def _level(value: Any, where: str) -> str:
+    if value not in LEVELS:
+        raise PolicyConfigError(f"{where}: enforcement level {value!r} is not one of {', '.join(LEVELS)}")
+    return value
+
+
+def resolve(policies: list, document: dict[str, Any], source: str = "policy config",
+            level_names: Optional[dict[int, str]] = None) -> dict[str, ResolvedPolicyConfig]:
+    """`policies` are the analyzer's PolicyInfo messages (name, enforcementLevel, configSchema)."""
+    level_names = level_names or {}
+    resolved: dict[str, ResolvedPolicyConfig] = {}
+    schemas: dict[str, dict] = {}
+    for policy in policies:
+        schema = json_format.MessageToDict(policy.configSchema) if policy.HasField("configSchema") else {}
+        schemas[policy.name] = schema
+        defaults = {k: v["default"] for k, v in (schema.get("properties") or {}).items()
+                    if isinstance(v, dict) and "default" in v}
+        resolved[policy.name] = ResolvedPolicyConfig(level_names.get(policy.enforcementLevel, "advisory"), defaults)
+
+    unknown = sorted(set(document) - set(resolved) - {"all"})
+    if unknown:
+        raise PolicyConfigError(f"{source}: no policy named {', '.join(unknown)} in the pack; its "
+                                f"policies are: {', '.join(sorted(resolved))}")
+    if "all" in document:
+        value = document["all"]
+        level = value.get("enforcementLevel") if isinstance(value, dict) else value
+        for entry in resolved.values():
+            entry.enforcement_level = _level(level, f"{source}: all")
+    for name, value in document.items():
+        if name == "all":
+            continue
+        entry = resolved[name]
+        if isinstance(value, str):
+            entry.enforcement_level = _level(value, f"{source}: {name}")
+        elif isinstance(value, dict):
+            settings = dict(value)
+            if "enforcementLevel" in settings:
+                entry.enforcement_level = _level(settings.pop("enforcementLevel"), f"{source}: {name}")
+            entry.properties.update(settings)
+        else:
+            raise PolicyConfigError(f"{source}: {name} must be an enforcement level or an object, got {value!r}")
+
+    for name, entry in resolved.items():
+        schema = schemas[name]
+        if not schema and entry.properties:
+            raise PolicyConfigError(f"{source}: policy {name} takes no settings, got {sorted(entry.properties)}")
+        if schema:
+            try:
+                jsonschema.validate(entry.properties, {"type": "object", **schema})
+            except jsonschema.ValidationError as exc:
+                where = ".".join(str(p) for p in exc.absolute_path) or "(settings)"
+                raise PolicyConfigError(f"{source}: {name}.{where}: {exc.message}") from None
+    return resolved

@@ -1,0 +1,2 @@
+"""The blueprint's CrossGuard policy pack (run by `pulumi preview --policy-pack policies` or by
+`python -m blueprint preview`)."""

@@ -1,0 +1,145 @@
+"""Reading resource properties the way the rules need to: AWS defaults, unknowns, malformed values.
+
+Props reach a rule behind pulumi-policy's unknown-checking proxy: reading a value that is unknown
+during preview raises `UnknownValueError`. The rules let that exception travel: in a resource
+policy the SDK turns it into an advisory "can't run during preview" note; in a stack policy
+`each()` catches it per item, so one unknown queue does not hide the verdict on every other one.
+
+A value of the wrong shape (a redrive policy that is not JSON, a timeout that is a word) raises
+`Malformed`; `each()` and `resource_rule()` turn it into a violation that says what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Callable, Iterable, Optional
+
+from pulumi_policy import ReportViolation, ResourceValidationArgs
+from pulumi_policy.proxy import UnknownValueError
+
+ABSENT = object()
+
+
+class Malformed(Exception):
+    """A property is present but not of a shape AWS accepts; the message names the fix."""
+
+
+def is_set(props: Mapping, key: str) -> bool:
+    """Whether `key` is given at all. An unknown value is given (it just is not known yet), so this
+    never raises: iterating the proxy yields keys without checking their values."""
+    return any(k == key for k in props)
+
+
+def get(props: Mapping, *path: str, default: Any = None) -> Any:
+    """props[path[0]][path[1]]..., or `default` where a step is absent. Unknowns raise."""
+    value: Any = props
+    for key in path:
+        if not isinstance(value, Mapping) or not is_set(value, key):
+            return default
+        value = value[key]
+        if value is None:
+            return default
+    return value
+
+
+def number(props: Mapping, key: str, default: Optional[float]) -> Optional[float]:
+    """A numeric property, or the AWS default when it is absent. Pulumi sends numbers as floats;
+    numeric strings are what a hand-written program sometimes passes and AWS accepts."""
+    return to_number(get(props, key, default=default), key)
+
+
+def to_number(value: Any, what: str) -> Optional[float]:
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return value
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            pass
+    raise Malformed(f"{what} must be a number, got {value!r}")
+
+
+def boolean(props: Mapping, key: str, default: bool) -> bool:
+    value = get(props, key, default=default)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise Malformed(f"{key} must be true or false, got {value!r}")
+
+
+def json_document(props: Mapping, key: str) -> Optional[dict]:
+    """A property that AWS takes as a JSON string (redrive policies, IAM policies, state machine
+    definitions), parsed; None when absent."""
+    raw = get(props, key)
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        raise Malformed(f"{key} must be a JSON string (json.dumps it), got {type(raw).__name__} {raw!r}")
+    try:
+        document = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise Malformed(f"{key} is not valid JSON ({exc.msg} at character {exc.pos}): {raw[:80]!r}") from None
+    if not isinstance(document, dict):
+        raise Malformed(f"{key} must be a JSON object, got {raw[:80]!r}")
+    return document
+
+
+def plain(value: Any) -> Any:
+    """A proxied value as plain dicts and lists (unknowns still raise), for walking documents."""
+    if isinstance(value, Mapping):
+        return {k: plain(value[k]) for k in value}
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        return [plain(value[i]) for i in range(len(value))]
+    return value
+
+
+def each(items: Iterable, check: Callable[[Any], None], report: ReportViolation,
+         urn_of: Callable[[Any], str]) -> None:
+    """Run `check` on every item of a stack policy. A malformed item is a violation on its URN; an
+    unknown one is skipped, and once every other item is checked the first unknown is raised so
+    the SDK says (as an advisory note) that part of the rule could not run during preview."""
+    first_unknown: Optional[UnknownValueError] = None
+    for item in items:
+        try:
+            check(item)
+        except Malformed as exc:
+            report(str(exc), urn_of(item))
+        except UnknownValueError as exc:
+            first_unknown = first_unknown or exc
+    if first_unknown is not None:
+        raise first_unknown
+
+
+def resource_rule(check: Callable[[ResourceValidationArgs, ReportViolation], None],
+                  *types: str) -> Callable[[ResourceValidationArgs, ReportViolation], None]:
+    """Wrap a per-resource check: only `types` are checked, and a malformed value is a violation."""
+    def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
+        if args.resource_type not in types:
+            return
+        try:
+            check(args, report)
+        except Malformed as exc:
+            report(str(exc), None)
+    return validate
+
+
+def config_value(config: Mapping, key: str, default: Any) -> Any:
+    """The SDK does not apply config schema defaults (the CLI does), so every read has one."""
+    value = config.get(key) if config else None
+    return default if value is None else value
+
+
+def gather(items: Iterable, collect: Callable[[Any], None]) -> list[UnknownValueError]:
+    """Run `collect` on every item for what it records, returning the unknowns met on the way.
+    A malformed item is passed over here: the rule that owns that property reports it."""
+    unknowns: list[UnknownValueError] = []
+    for item in items:
+        try:
+            collect(item)
+        except UnknownValueError as exc:
+            unknowns.append(exc)
+        except Malformed:
+            pass
+    return unknowns

@@ -1,0 +1,77 @@
+"""CloudWatch rule: every dead-letter queue alarms on its first message."""
+
+from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
+
+from components import defaults
+
+from ._links import (ALARM, MAPPING, QUEUE, SCHEDULE, RedrivesBySource, StackIndex, label)
+from ._values import each, gather, get, number
+
+DEPTH_METRIC = "ApproximateNumberOfMessagesVisible"
+
+
+def _fires_at_one(alarm) -> bool:
+    threshold = number(alarm.props, "threshold", None)
+    operator = get(alarm.props, "comparisonOperator")
+    if threshold is None:
+        return False
+    target = defaults.DLQ_DEPTH_ALARM_THRESHOLD
+    return ((operator == "GreaterThanOrEqualToThreshold" and threshold <= target)
+            or (operator == "GreaterThanThreshold" and threshold < target))
+
+
+def _watched_queue(index: StackIndex, alarm):
+    if get(alarm.props, "namespace") != "AWS/SQS" or get(alarm.props, "metricName") != DEPTH_METRIC:
+        return None
+    if not _fires_at_one(alarm):
+        return None
+    return index.follow(alarm, "dimensions", lambda: get(alarm.props, "dimensions", "QueueName"), [QUEUE])
+
+
+def _dead_letter_queues(index: StackIndex):
+    """Queues used as DLQs (redrive targets, stream on-failure destinations, Scheduler DLQs), and
+    the unknowns met finding them."""
+    found = {}
+
+    def add(queue):
+        if queue is not None:
+            found[queue.urn] = queue
+
+    unknowns = gather(RedrivesBySource(index).by_source.values(), lambda link: add(link.dlq(index)))
+    unknowns += gather(index.of_type(MAPPING), lambda m: add(index.follow(
+        m, "destinationConfig", lambda: get(m.props, "destinationConfig", "onFailure", "destinationArn"), [QUEUE])))
+    unknowns += gather(index.of_type(SCHEDULE), lambda s: add(
+        index.lookup(get(s.props, "target", "deadLetterConfig", "arn") or "", [QUEUE])))
+    return list(found.values()), unknowns
+
+
+def _check(args: StackValidationArgs, report: ReportViolation) -> None:
+    index = StackIndex(args.resources)
+    covered = set()
+    unknown_alarms = gather(index.of_type(ALARM), lambda a: covered.add(getattr(_watched_queue(index, a), "urn", None)))
+    dlqs, unknown_dlqs = _dead_letter_queues(index)
+
+    def check(dlq):
+        if dlq.urn in covered:
+            return
+        if unknown_alarms:
+            raise unknown_alarms[0]  # an alarm we cannot read yet may watch this queue
+        report(f"dead-letter queue {label(dlq)} has no CloudWatch alarm on {DEPTH_METRIC} >= "
+               f"{defaults.DLQ_DEPTH_ALARM_THRESHOLD}: messages would sit there unnoticed until they "
+               "expire. Add a MetricAlarm (namespace AWS/SQS, dimension QueueName) with threshold 1 "
+               "and GreaterThanOrEqualToThreshold (components.alarms.queue_depth_alarm).", dlq.urn)
+
+    each(dlqs, check, report, lambda q: q.urn)
+    if unknown_dlqs:
+        raise unknown_dlqs[0]
+
+
+dlq_has_depth_alarm = StackValidationPolicy(
+    name="dlq-has-depth-alarm",
+    description=("Every queue used as a dead-letter queue needs a CloudWatch alarm on "
+                 f"{DEPTH_METRIC} that fires at {defaults.DLQ_DEPTH_ALARM_THRESHOLD} message."),
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_check,
+)
+
+POLICIES = [dlq_has_depth_alarm]

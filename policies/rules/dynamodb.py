@@ -1,0 +1,54 @@
+"""DynamoDB rule: an idempotency store must expire its records (TTL), or it grows forever."""
+
+import re
+
+from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, StackValidationArgs,
+                           StackValidationPolicy)
+
+from ._links import FUNCTION, TABLE, StackIndex, label
+from ._values import Malformed, config_value, each, get
+
+# Which environment variables name an idempotency store: the Powertools convention
+# (IDEMPOTENCY_TABLE) and the billing pattern's ledger (LEDGER_TABLE), which is one.
+DEFAULT_KEY_PATTERN = "IDEMPOTENCY|LEDGER"
+
+
+def _check_ttl(args: StackValidationArgs, report: ReportViolation) -> None:
+    pattern = config_value(args.get_config(), "environmentKeyPattern", DEFAULT_KEY_PATTERN)
+    matches_key = re.compile(pattern, re.IGNORECASE).search
+    index = StackIndex(args.resources)
+    reported = set()
+
+    def check(function):
+        variables = get(function.props, "environment", "variables", default={})
+        for key in [k for k in variables if matches_key(k)]:
+            table = index.follow(function, "environment", lambda key=key: variables[key], [TABLE])
+            if table is None or table.urn in reported:
+                continue
+            enabled = get(table.props, "ttl", "enabled", default=False)
+            attribute = get(table.props, "ttl", "attributeName")
+            if not isinstance(enabled, bool):
+                raise Malformed(f"table {label(table)}: ttl.enabled must be true or false, got {enabled!r}")
+            if not (enabled and attribute):
+                reported.add(table.urn)
+                report(f"table {label(table)} is function {label(function)}'s idempotency store "
+                       f"(environment {key}) but has no TTL: its records never expire. Set ttl "
+                       "{attributeName: 'expiration', enabled: true} (the Powertools attribute).",
+                       table.urn)
+
+    each(index.of_type(FUNCTION), check, report, lambda f: f.urn)
+
+
+dynamodb_idempotency_table_ttl = StackValidationPolicy(
+    name="dynamodb-idempotency-table-ttl",
+    description=("A DynamoDB table a function uses as its idempotency store (an environment variable "
+                 "matching environmentKeyPattern names it) must have TTL enabled on its expiry attribute."),
+    enforcement_level=EnforcementLevel.MANDATORY,
+    config_schema=PolicyConfigSchema(properties={"environmentKeyPattern": {
+        "type": "string", "default": DEFAULT_KEY_PATTERN,
+        "description": "regular expression (case-insensitive) for the environment variable names "
+                       "that name an idempotency store"}}),
+    validate=_check_ttl,
+)
+
+POLICIES = [dynamodb_idempotency_table_ttl]

@@ -1,0 +1,82 @@
+"""Kinesis rule: a replayed on-failure queue must finish before the stream forgets the records.
+
+The on-failure record Lambda sends for a stream holds only the batch's metadata (shard, sequence
+numbers), not the data; the consumer of that queue reads the records back from the stream. So
+every redelivery of that message must happen while the stream still has the records.
+"""
+
+from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
+
+from components import defaults
+
+from ._links import (MAPPING, QUEUE, STREAM, STREAM_CONSUMER, RedrivesBySource, StackIndex, label,
+                     mapping_source)
+from ._values import each, gather, get, number
+
+
+def _stream_of(index: StackIndex, source):
+    if source is not None and source.resource_type == STREAM_CONSUMER:
+        return index.follow(source, "streamArn", lambda: get(source.props, "streamArn"), [STREAM])
+    return source if source is not None and source.resource_type == STREAM else None
+
+
+def _check_replay_window(args: StackValidationArgs, report: ReportViolation) -> None:
+    index = StackIndex(args.resources)
+    mappings = index.of_type(MAPPING)
+    redrives = RedrivesBySource(index)
+    consumed = set()  # queues a Lambda function reads: those are the replayed ones
+
+    def note_consumed(mapping):
+        source = mapping_source(index, mapping)
+        if source is not None and source.resource_type == QUEUE:
+            consumed.add(source.urn)
+    unknown_sources = gather(mappings, note_consumed)
+
+    def check(mapping):
+        stream = _stream_of(index, mapping_source(index, mapping))
+        if stream is None:
+            return
+        queue = index.follow(mapping, "destinationConfig",
+                             lambda: get(mapping.props, "destinationConfig", "onFailure", "destinationArn"),
+                             [QUEUE])
+        if queue is None:
+            return
+        if queue.urn not in consumed:
+            if unknown_sources:
+                raise unknown_sources[0]  # a mapping we cannot resolve may consume this queue
+            return
+        retention = number(stream.props, "retentionPeriod", defaults.KINESIS_RETENTION_DEFAULT_HOURS) * 3600
+        age = number(mapping.props, "maximumRecordAgeInSeconds", defaults.KINESIS_ESM_RECORD_AGE_DEFAULT)
+        age = max(age, 0)  # -1 (no limit) is the bounded-retries rule's concern
+        delay = number(queue.props, "delaySeconds", 0)
+        visibility = number(queue.props, "visibilityTimeoutSeconds", defaults.SQS_VISIBILITY_TIMEOUT_DEFAULT_SECONDS)
+        link = redrives.of(queue)
+        receives = link.max_receive_count() if link is not None else None
+        if receives is None:  # no DLQ: SQS redelivers until the message expires
+            window = number(queue.props, "messageRetentionSeconds", defaults.SQS_RETENTION_DEFAULT_SECONDS)
+            how = "the queue has no redrive policy, so it is redelivered for its whole retention"
+        else:
+            window = delay + receives * visibility
+            how = f"delay {delay:g} s + {receives:g} receives x {visibility:g} s visibility"
+        if age + window > retention:
+            report(f"on-failure queue {label(queue)} of mapping '{mapping.name}' replays records of "
+                   f"stream {label(stream)} for up to {age + window:g} s (record age limit {age:g} s, "
+                   f"{how}) but the stream keeps records {retention:g} s: the last replays would find "
+                   "the records gone. Raise the stream's retentionPeriod or lower the queue's "
+                   "delay, visibility timeout or maxReceiveCount (or maximumRecordAgeInSeconds).",
+                   mapping.urn)
+
+    each(mappings, check, report, lambda m: m.urn)
+
+
+kinesis_replay_window_within_retention = StackValidationPolicy(
+    name="kinesis-replay-window-within-retention",
+    description=("Where a Kinesis mapping's on-failure queue is consumed to replay records from the "
+                 "stream, maximumRecordAgeInSeconds + delay + maxReceiveCount x visibility timeout must "
+                 "end inside the stream's retention (default 24 h): raise retentionPeriod or shorten "
+                 "the replay window."),
+    enforcement_level=EnforcementLevel.MANDATORY,
+    validate=_check_replay_window,
+)
+
+POLICIES = [kinesis_replay_window_within_retention]
