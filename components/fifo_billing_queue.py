@@ -18,8 +18,9 @@ import pulumi_aws as aws
 
 from components import defaults
 from components.alarms import function_errors_alarm, oldest_message_age_alarm
-from components.function import PackagedFunction, RuntimeSettings, Statement, packaged_function
+from components.function import RuntimeSettings, Statement, packaged_function
 from components.queues import dead_letter_queue, redrive_policy
+from components.schedules import scheduled_start
 from components.tables import idempotency_table
 from components.validation import ComponentArgumentError, is_known, require, require_range
 
@@ -216,7 +217,18 @@ class FifoBillingQueue(pulumi.ComponentResource):
                 Statement(["sqs:SendMessage"], [queue.arn]),
             ],
         )
-        schedule, scheduler_dlq = self._schedule(name, args, dispatcher, alarm_actions)
+        scheduled = scheduled_start(
+            f"{name}-schedule", parent=self, target_arn=dispatcher.function.arn,
+            start_action="lambda:InvokeFunction",
+            # The scheduled time, not the clock, decides the billing month: a retried run bills
+            # the same month.
+            input=json.dumps({"scheduled_time": "<aws.scheduler.scheduled-time>"}),
+            expression=args.get("schedule_expression", DEFAULT_SCHEDULE),
+            timezone=args.get("schedule_timezone", "UTC"), enabled=args.get("schedule_enabled", True),
+            retry_attempts=args.get("scheduler_retry_attempts"),
+            max_event_age_seconds=args.get("scheduler_max_event_age_seconds"), alarm_actions=alarm_actions,
+            dlq_description=f"{name}: the billing run could not be started after all retries; start the "
+                            "dispatcher by hand with {\"month\": \"YYYY-MM\"} (safe to repeat).")
 
         oldest_message_age_alarm(
             f"{name}-charges-oldest-message", queue=queue, parent=self, alarm_actions=alarm_actions,
@@ -234,8 +246,8 @@ class FifoBillingQueue(pulumi.ComponentResource):
         self.consumer_function_arn = consumer.function.arn
         self.dispatcher_function_name = dispatcher.function.name
         self.dispatcher_function_arn = dispatcher.function.arn
-        self.schedule_arn = schedule.arn
-        self.scheduler_dlq_url = scheduler_dlq.queue.url
+        self.schedule_arn = scheduled.schedule.arn
+        self.scheduler_dlq_url = scheduled.dlq.queue.url
         self.ledger_table_name = ledger.name
         self.accounts_table_name = pulumi.Output.from_input(accounts_name)
         self.register_outputs({
@@ -248,50 +260,3 @@ class FifoBillingQueue(pulumi.ComponentResource):
             "schedule_arn": self.schedule_arn, "scheduler_dlq_url": self.scheduler_dlq_url,
             "ledger_table_name": self.ledger_table_name, "accounts_table_name": self.accounts_table_name,
         })
-
-    def _schedule(self, name: str, args: FifoBillingQueueArgs, dispatcher: PackagedFunction, alarm_actions):
-        """The cron that starts the dispatcher. Scheduler only accepts a standard-queue DLQ."""
-        child = pulumi.ResourceOptions(parent=self)
-        scheduler_dlq = dead_letter_queue(
-            f"{name}-schedule-dlq", parent=self, fifo=False, alarm_actions=alarm_actions,
-            description=f"{name}: the billing run could not be started after all retries; start the "
-                        "dispatcher by hand with {\"month\": \"YYYY-MM\"} (safe to repeat).")
-        role = aws.iam.Role(
-            f"{name}-scheduler-role",
-            assume_role_policy=json.dumps({"Version": "2012-10-17", "Statement": [{
-                "Effect": "Allow", "Principal": {"Service": "scheduler.amazonaws.com"},
-                "Action": "sts:AssumeRole"}]}),
-            opts=child,
-        )
-        policy = aws.iam.RolePolicy(
-            f"{name}-scheduler-policy", role=role.id,
-            policy=pulumi.Output.all(dispatcher.function.arn, scheduler_dlq.queue.arn).apply(
-                lambda arns: json.dumps({"Version": "2012-10-17", "Statement": [
-                    {"Effect": "Allow", "Action": ["lambda:InvokeFunction"], "Resource": [arns[0]]},
-                    {"Effect": "Allow", "Action": ["sqs:SendMessage"], "Resource": [arns[1]]},
-                ]})),
-            opts=child,
-        )
-        schedule = aws.scheduler.Schedule(
-            f"{name}-schedule",
-            schedule_expression=args.get("schedule_expression", DEFAULT_SCHEDULE),
-            schedule_expression_timezone=args.get("schedule_timezone", "UTC"),
-            state="ENABLED" if args.get("schedule_enabled", True) else "DISABLED",
-            flexible_time_window={"mode": "OFF"},
-            target={
-                "arn": dispatcher.function.arn,
-                "role_arn": role.arn,
-                # The scheduled time, not the clock, decides the billing month: a retried run
-                # bills the same month.
-                "input": json.dumps({"scheduled_time": "<aws.scheduler.scheduled-time>"}),
-                "retry_policy": {
-                    "maximum_retry_attempts": args.get("scheduler_retry_attempts",
-                                                       defaults.SCHEDULER_RETRY_ATTEMPTS_DEFAULT),
-                    "maximum_event_age_in_seconds": args.get("scheduler_max_event_age_seconds",
-                                                             defaults.SCHEDULER_EVENT_AGE_DEFAULT_SECONDS),
-                },
-                "dead_letter_config": {"arn": scheduler_dlq.queue.arn},
-            },
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
-        )
-        return schedule, scheduler_dlq

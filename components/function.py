@@ -80,7 +80,7 @@ def stack_region(settings: RuntimeSettings) -> str:
     return region
 
 
-def _policy_document(statements: Sequence[Statement]) -> pulumi.Output[str]:
+def policy_document(statements: Sequence[Statement]) -> pulumi.Output[str]:
     resolved = [pulumi.Output.all(*s.resources).apply(
         lambda resources, actions=list(s.actions): {"Effect": "Allow", "Action": sorted(actions),
                                                     "Resource": list(resources)})
@@ -107,7 +107,7 @@ def packaged_function(name: str, *, parent: pulumi.Resource, handler: str,
     )
     logs = Statement(["logs:CreateLogStream", "logs:PutLogEvents"], [log_group.arn.apply(lambda a: f"{a}:*")])
     policy = aws.iam.RolePolicy(f"{name}-policy", role=role.id,
-                                policy=_policy_document([logs, *statements]), opts=opts)
+                                policy=policy_document([logs, *statements]), opts=opts)
     function = aws.lambda_.Function(
         name,
         role=role.arn,
@@ -125,3 +125,7 @@ def packaged_function(name: str, *, parent: pulumi.Resource, handler: str,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[policy]),
     )
     return PackagedFunction(function=function, role=role, log_group=log_group)
+
+
+# Kept for callers written before the name was made public.
+_policy_document = policy_document

@@ -18,8 +18,10 @@ def stack_file(stack):
     return yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
 
 
-def only(recorded, type_token, name_suffix):
-    matches = [r for r in recorded.of_type(type_token) if r.name.endswith(name_suffix)]
+def only(recorded, type_token, name_suffix, component=None):
+    """The one resource of `type_token` whose name ends with `name_suffix` (within `component`)."""
+    matches = [r for r in recorded.of_type(type_token) if r.name.endswith(name_suffix)
+               and (component is None or r.name == component or r.name.startswith(f"{component}-"))]
     assert len(matches) == 1, [r.name for r in recorded.of_type(type_token)]
     return matches[0]
 
@@ -29,6 +31,7 @@ def test_each_stack_deploys_the_fifo_billing_pattern_as_configured(stack):
     settings = stack_file(stack)["blueprint:fifoBilling"]
     platform = stack_file(stack)["blueprint:platform"]
     recorded = record_program(REPO, stack=stack)
+    recorded.resources = [r for r in recorded.resources if r.name == "billing" or r.name.startswith("billing-")]
     component = only(recorded, "blueprint:index:FifoBillingQueue", "billing")
 
     # Every child hangs under the component.
@@ -108,9 +111,10 @@ def test_each_stack_deploys_the_fifo_billing_pattern_as_configured(stack):
                                      "maximumEventAgeInSeconds": settings["schedulerMaxEventAgeSeconds"]}
     assert target["deadLetterConfig"] == {"arn": schedule_dlq.outputs["arn"]}
     assert "fifoQueue" not in schedule_dlq.inputs  # Scheduler refuses FIFO dead-letter queues
-    scheduler_policy = json.loads(only(recorded, "aws:iam/rolePolicy:RolePolicy", "-scheduler-policy").inputs["policy"])
+    scheduler_policy = json.loads(only(recorded, "aws:iam/rolePolicy:RolePolicy", "-schedule-policy").inputs["policy"])
     assert [(s["Action"], s["Resource"]) for s in scheduler_policy["Statement"]] == [
         (["lambda:InvokeFunction"], [dispatcher.outputs["arn"]]), (["sqs:SendMessage"], [schedule_dlq.outputs["arn"]])]
+    assert only(recorded, "aws:cloudwatch/metricAlarm:MetricAlarm", "-schedule-dlq-depth").inputs["threshold"] == 1
 
 
 def test_a_team_can_bring_its_own_accounts_store_and_consumer_code():

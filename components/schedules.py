@@ -1,0 +1,65 @@
+"""An EventBridge Scheduler schedule that starts a target, with the retry policy and dead-letter
+queue every schedule in this blueprint must have, and a role that may start only that target."""
+
+import json
+from dataclasses import dataclass
+from typing import Optional
+
+import pulumi
+import pulumi_aws as aws
+
+from components import defaults
+from components.alarms import AlarmActions
+from components.function import Statement, policy_document
+from components.queues import DeadLetterQueue, dead_letter_queue
+
+
+@dataclass
+class ScheduledStart:
+    schedule: aws.scheduler.Schedule
+    dlq: DeadLetterQueue
+
+
+def scheduled_start(name: str, *, parent: pulumi.Resource, target_arn: pulumi.Input[str], start_action: str,
+                    input: pulumi.Input[str], expression: pulumi.Input[str], timezone: pulumi.Input[str],
+                    enabled: pulumi.Input[bool] = True, retry_attempts: Optional[pulumi.Input[int]] = None,
+                    max_event_age_seconds: Optional[pulumi.Input[int]] = None,
+                    alarm_actions: AlarmActions = None, dlq_description: str = "") -> ScheduledStart:
+    """`start_action` is the one IAM action the schedule needs on the target, e.g.
+    `lambda:InvokeFunction` or `states:StartExecution`. Scheduler only accepts a standard-queue DLQ."""
+    child = pulumi.ResourceOptions(parent=parent)
+    dlq = dead_letter_queue(f"{name}-dlq", parent=parent, fifo=False, alarm_actions=alarm_actions,
+                            description=dlq_description)
+    role = aws.iam.Role(
+        f"{name}-role",
+        assume_role_policy=json.dumps({"Version": "2012-10-17", "Statement": [{
+            "Effect": "Allow", "Principal": {"Service": "scheduler.amazonaws.com"}, "Action": "sts:AssumeRole"}]}),
+        opts=child,
+    )
+    policy = aws.iam.RolePolicy(
+        f"{name}-policy", role=role.id,
+        policy=policy_document([Statement([start_action], [target_arn]),
+                                Statement(["sqs:SendMessage"], [dlq.queue.arn])]),
+        opts=child,
+    )
+    schedule = aws.scheduler.Schedule(
+        name,
+        schedule_expression=expression,
+        schedule_expression_timezone=timezone,
+        state=pulumi.Output.from_input(enabled).apply(lambda on: "ENABLED" if on else "DISABLED"),
+        flexible_time_window={"mode": "OFF"},
+        target={
+            "arn": target_arn,
+            "role_arn": role.arn,
+            "input": input,
+            "retry_policy": {
+                "maximum_retry_attempts": defaults.SCHEDULER_RETRY_ATTEMPTS_DEFAULT
+                if retry_attempts is None else retry_attempts,
+                "maximum_event_age_in_seconds": defaults.SCHEDULER_EVENT_AGE_DEFAULT_SECONDS
+                if max_event_age_seconds is None else max_event_age_seconds,
+            },
+            "dead_letter_config": {"arn": dlq.queue.arn},
+        },
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[policy]),
+    )
+    return ScheduledStart(schedule=schedule, dlq=dlq)
