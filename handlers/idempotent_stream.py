@@ -1,0 +1,206 @@
+"""Runtime for the IdempotentStreamConsumer: one handler for the stream and for its Retry-DLQ.
+
+    handler = make_handler(process_record=my_function)   # my_function(record: StreamRecord) -> None
+
+Event shapes:
+1. Kinesis records (stream mapping with BisectBatchOnFunctionError): records are processed in order,
+   each at most once through Powertools idempotency; the first failure raises, so Lambda bisects
+   the batch and retries the halves. Records of a retried half that already succeeded are skipped
+   by the idempotency store, so every effect happens once.
+2. SQS messages holding Lambda's on-failure record (`KinesisBatchInfo`, metadata only): the range
+   is read back from the stream and processed with the same idempotency. Records already trimmed
+   from the stream are reported to the Unrecoverable-DLQ with the reason (never dropped).
+3. Any other SQS message: failed with a clear message; the Retry-DLQ's redrive parks it in the
+   Unrecoverable-DLQ.
+SQS shapes answer with partial batch failures (Powertools BatchProcessor).
+
+The idempotency key is a business key taken from the decoded JSON payload by a JMESPath expression
+(IDEMPOTENCY_KEY_JMESPATH), falling back to shard + sequence number when the expression finds
+nothing. The fallback only protects replays of the same stream record; a producer that sends the
+same business event twice needs the business key.
+
+Environment (set by the component): IDEMPOTENCY_TABLE_NAME, UNRECOVERABLE_DLQ_URL, and optionally
+IDEMPOTENCY_KEY_JMESPATH, IDEMPOTENCY_EXPIRY_SECONDS.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable, Optional
+
+import boto3
+import jmespath
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function)
+
+from components.defaults import KINESIS_GET_RECORDS_LIMIT_MAX, POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS
+from handlers.retry import call_with_retries
+from handlers.stream_records import StreamRecord, batch_info, is_kinesis_event, is_sqs_event, sqs_body
+from handlers.stream_refetch import read_batch
+
+ProcessRecord = Callable[[StreamRecord], Any]
+
+# Prefix of every idempotency key in the table; stable across deployments and handler modules so a
+# renamed handler still recognises what it already did.
+IDEMPOTENCY_KEY_PREFIX = "stream-record"
+UNREPLAYABLE_KIND = "blueprint.unreplayable-stream-range/v1"
+
+
+class RecordFailed(Exception):
+    """A record could not be processed; the message names its shard and sequence number."""
+
+
+class UnrecognizedRetryMessage(Exception):
+    """A Retry-DLQ message that is not Lambda's on-failure record for a stream."""
+
+
+def _required_env(name: str) -> str:
+    value = os.environ.get(name)
+    if not value:
+        raise RuntimeError(f"environment variable {name} is not set; the IdempotentStreamConsumer "
+                           "component sets it, set it yourself when you deploy this handler another way")
+    return value
+
+
+@dataclass
+class IdempotentStreamSettings:
+    idempotency_table: str
+    unrecoverable_dlq_url: str
+    key_jmespath: Optional[str] = None
+    expiry_seconds: int = POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS
+    get_records_page_limit: int = KINESIS_GET_RECORDS_LIMIT_MAX
+
+    @classmethod
+    def from_environment(cls) -> "IdempotentStreamSettings":
+        return cls(
+            idempotency_table=_required_env("IDEMPOTENCY_TABLE_NAME"),
+            unrecoverable_dlq_url=_required_env("UNRECOVERABLE_DLQ_URL"),
+            key_jmespath=os.environ.get("IDEMPOTENCY_KEY_JMESPATH") or None,
+            expiry_seconds=int(os.environ.get("IDEMPOTENCY_EXPIRY_SECONDS",
+                                              POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS)),
+        )
+
+
+def idempotency_key(record: StreamRecord, key_jmespath: Optional[str]) -> str:
+    """`business:<value>` from the payload, else `sequence:<shard>:<sequence number>`."""
+    if key_jmespath:
+        try:
+            value = jmespath.search(key_jmespath, record.json())
+        except ValueError:  # not JSON (NotJson) or a bad expression on this payload
+            value = None
+        if value not in (None, "", [], {}):
+            return f"business:{json.dumps(value, sort_keys=True, default=str)}"
+    return f"sequence:{record.shard_id}:{record.sequence_number}"
+
+
+class IdempotentStreamRuntime:
+    """Clients, idempotency store and the three event shapes. Built once per container."""
+
+    def __init__(self, process_record: ProcessRecord, settings: IdempotentStreamSettings, *,
+                 logger: Logger, kinesis=None, sqs=None, dynamodb=None):
+        self.process_record = process_record
+        self.settings = settings
+        self.logger = logger
+        self.kinesis = kinesis or boto3.client("kinesis")
+        self.sqs = sqs or boto3.client("sqs")
+        self.config = IdempotencyConfig(event_key_jmespath="key", raise_on_no_idempotency_key=True,
+                                        expires_after_seconds=settings.expiry_seconds)
+        persistence = DynamoDBPersistenceLayer(table_name=settings.idempotency_table,
+                                               boto3_client=dynamodb or boto3.client("dynamodb"))
+
+        @idempotent_function(data_keyword_argument="claim", persistence_store=persistence,
+                             config=self.config, key_prefix=IDEMPOTENCY_KEY_PREFIX)
+        def process_once(*, claim: dict, record: StreamRecord) -> dict:
+            self.process_record(record)
+            return {"sequenceNumber": record.sequence_number}
+
+        self._process_once = process_once
+
+    # --- one record ----------------------------------------------------------------------------
+    def process(self, record: StreamRecord) -> None:
+        key = idempotency_key(record, self.settings.key_jmespath)
+        self.logger.info("processing stream record", extra={**record.log_fields(), "idempotency_key": key})
+        try:
+            self._process_once(claim={"key": key}, record=record)
+        except Exception as exc:
+            self.logger.exception("stream record failed", extra={**record.log_fields(), "idempotency_key": key})
+            raise RecordFailed(f"record {record.shard_id}/{record.sequence_number} failed: "
+                               f"{type(exc).__name__}: {exc}") from exc
+
+    # --- shape 1 ---------------------------------------------------------------------------------
+    def handle_stream(self, event: dict) -> dict:
+        # Raise at the first failure: Lambda's bisect isolates it, idempotency skips the rest.
+        for raw in event["Records"]:
+            self.process(StreamRecord.from_kinesis_event(raw))
+        return {}
+
+    # --- shapes 2 and 3 ----------------------------------------------------------------------------
+    def handle_retry_message(self, record: SQSRecord) -> None:
+        body = sqs_body(record.body)
+        info = batch_info(body)
+        if info is None:
+            raise UnrecognizedRetryMessage(
+                f"message {record.message_id} on the Retry-DLQ is not Lambda's on-failure record for a "
+                "stream (no KinesisBatchInfo); it cannot be replayed and will move to the "
+                "Unrecoverable-DLQ after maxReceiveCount receives")
+        self.logger.info("replaying stream range", extra={"batch_info": info, "message_id": record.message_id})
+        read = read_batch(self.kinesis, info, page_limit=self.settings.get_records_page_limit)
+        if read.missing_reason:
+            self._park_unreplayable(info, body, read.missing_reason, read.missing_count)
+        # Unlike the stream shape, keep going after a failure: these records were isolated
+        # already, one failing must not hold back the others (done ones are skipped next time).
+        failures = []
+        for stream_record in read.records:
+            try:
+                self.process(stream_record)
+            except RecordFailed as exc:
+                failures.append(str(exc))
+        if failures:
+            raise RecordFailed(f"{len(failures)} of {len(read.records)} replayed records failed: "
+                               + "; ".join(failures))
+
+    def _park_unreplayable(self, info: dict, original: dict, reason: str, missing: int) -> None:
+        self.logger.error("stream range cannot be replayed; parking it in the Unrecoverable-DLQ",
+                          extra={"batch_info": info, "reason": reason, "missing_records": missing})
+        body = json.dumps({"kind": UNREPLAYABLE_KIND, "reason": reason, "missingRecords": missing,
+                           "KinesisBatchInfo": info, "onFailureRecord": original,
+                           "parkedAt": datetime.now(timezone.utc).isoformat()})
+        # If this send fails the exception fails the SQS message, which then comes back: not lost.
+        call_with_retries(lambda: self.sqs.send_message(QueueUrl=self.settings.unrecoverable_dlq_url,
+                                                        MessageBody=body))
+
+    def handle(self, event: dict, context: Any) -> dict:
+        if context is not None:
+            self.config.register_lambda_context(context)  # INPROGRESS expires with the invocation
+        if is_kinesis_event(event):
+            return self.handle_stream(event)
+        if is_sqs_event(event):
+            return process_partial_response(event=event, record_handler=self.handle_retry_message,
+                                            processor=BatchProcessor(event_type=EventType.SQS), context=context)
+        raise ValueError("unsupported event: expected Kinesis records (stream mapping) or SQS records "
+                         "(Retry-DLQ mapping)")
+
+
+def make_handler(process_record: ProcessRecord, *, settings: Optional[IdempotentStreamSettings] = None,
+                 logger: Optional[Logger] = None, kinesis=None, sqs=None, dynamodb=None):
+    """A Lambda handler that runs `process_record(record)` at most once per record.
+
+    `process_record` raises to report a failure. Settings default to the environment, read at the
+    first invocation (so importing the module never needs AWS or the variables)."""
+    runtime: list[IdempotentStreamRuntime] = []
+
+    def handler(event: dict, context: Any = None) -> dict:
+        if not runtime:
+            runtime.append(IdempotentStreamRuntime(
+                process_record, settings or IdempotentStreamSettings.from_environment(),
+                logger=logger or Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "stream-consumer")),
+                kinesis=kinesis, sqs=sqs, dynamodb=dynamodb))
+        return runtime[0].handle(event, context)
+
+    return handler

@@ -1,0 +1,9 @@
+"""Reference handler deployed by NonIdempotentStreamConsumer: the account ledger, failures parked in
+the Retry-DLQ by the handler itself.
+
+Teams write the same three lines with their own `process_record`."""
+
+from handlers.app_dlq_stream import make_handler
+from handlers.reference_ledger import AccountLedger
+
+lambda_handler = make_handler(process_record=AccountLedger())

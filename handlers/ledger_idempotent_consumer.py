@@ -1,0 +1,8 @@
+"""Reference handler deployed by IdempotentStreamConsumer: the account ledger, each event once.
+
+Teams write the same three lines with their own `process_record`."""
+
+from handlers.idempotent_stream import make_handler
+from handlers.reference_ledger import AccountLedger
+
+lambda_handler = make_handler(process_record=AccountLedger())

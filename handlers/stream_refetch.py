@@ -1,0 +1,113 @@
+"""Read back the records of Lambda's on-failure record for a stream batch.
+
+Lambda's on-failure record for Kinesis holds only metadata (`KinesisBatchInfo`: shardId,
+startSequenceNumber, endSequenceNumber, batchSize, streamArn), never the data. To replay the batch
+the consumer reads the records again: GetShardIterator AT_SEQUENCE_NUMBER start, then GetRecords
+(following NextShardIterator) until endSequenceNumber. This only works while the records are inside
+the stream's retention: whatever has been trimmed is reported as missing, with the reason, so the
+caller can park its metadata in the Unrecoverable-DLQ instead of dropping it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from botocore.exceptions import ClientError
+
+from components.defaults import KINESIS_GET_RECORDS_LIMIT_MAX
+from handlers.retry import call_with_retries
+from handlers.stream_records import StreamRecord
+
+# GetRecords allows 5 calls/s per shard, shared with every other reader: throughput errors are
+# expected under load, so retry them longer than a single DynamoDB call would be.
+READ_ATTEMPTS = 8
+# A shard can return empty pages while behind the tip (sparse data); stop after this many in a row.
+MAX_EMPTY_PAGES = 20
+# Errors meaning the range cannot be read at all: the stream or (expired, closed) shard is gone, or
+# the sequence number is no longer valid for it.
+UNREADABLE_ERRORS = frozenset({"ResourceNotFoundException", "InvalidArgumentException"})
+
+
+@dataclass
+class RangeRead:
+    records: list[StreamRecord] = field(default_factory=list)
+    expected: int = 0
+    missing_reason: Optional[str] = None  # set when some or all records could not be read
+
+    @property
+    def missing_count(self) -> int:
+        return max(self.expected - len(self.records), 0) if self.missing_reason else 0
+
+
+def read_batch(kinesis, info: dict, *, page_limit: int = KINESIS_GET_RECORDS_LIMIT_MAX,
+               sleep: Callable[[float], None] = time.sleep) -> RangeRead:
+    """Every record from info.startSequenceNumber to info.endSequenceNumber still in the stream."""
+    stream_arn, shard_id = info["streamArn"], info["shardId"]
+    start, end = int(info["startSequenceNumber"]), int(info["endSequenceNumber"])
+    result = RangeRead(expected=int(info.get("batchSize") or 0))
+
+    def iterator(kind: str, sequence: int) -> str:
+        return call_with_retries(lambda: kinesis.get_shard_iterator(
+            StreamARN=stream_arn, ShardId=shard_id, ShardIteratorType=kind,
+            StartingSequenceNumber=str(sequence)), attempts=READ_ATTEMPTS, sleep=sleep)["ShardIterator"]
+
+    try:
+        shard_iterator: Optional[str] = iterator("AT_SEQUENCE_NUMBER", start)
+    except ClientError as exc:
+        code = exc.response.get("Error", {}).get("Code", "")
+        if code not in UNREADABLE_ERRORS:
+            raise
+        result.missing_reason = (f"the range cannot be read from the stream any more ({code}: "
+                                 f"{exc.response.get('Error', {}).get('Message', '')}); the records "
+                                 "expired from the stream's retention or the stream/shard was deleted")
+        return result
+
+    empty_pages = 0
+    while shard_iterator:
+        remaining = max(result.expected - len(result.records), 1)
+        try:
+            page = call_with_retries(lambda: kinesis.get_records(
+                ShardIterator=shard_iterator, StreamARN=stream_arn,
+                Limit=min(page_limit, remaining, KINESIS_GET_RECORDS_LIMIT_MAX)),
+                attempts=READ_ATTEMPTS, sleep=sleep)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ExpiredIteratorException":
+                raise
+            # Iterators live 5 minutes: continue right after the last record read.
+            last = int(result.records[-1].sequence_number) if result.records else start - 1
+            shard_iterator = iterator("AFTER_SEQUENCE_NUMBER", last) if result.records else \
+                iterator("AT_SEQUENCE_NUMBER", start)
+            continue
+        done = False
+        for raw in page.get("Records", []):
+            sequence = int(raw["SequenceNumber"])
+            if sequence > end:
+                done = True
+                break
+            if sequence >= start:
+                result.records.append(StreamRecord.from_get_records(raw, stream_arn=stream_arn, shard_id=shard_id))
+        if done or (result.records and int(result.records[-1].sequence_number) >= end):
+            break
+        if page.get("Records"):
+            empty_pages = 0
+        else:
+            empty_pages += 1
+            if not page.get("MillisBehindLatest") or empty_pages >= MAX_EMPTY_PAGES:
+                break  # at the tip of the shard: nothing more will come
+        shard_iterator = page.get("NextShardIterator")  # None once a closed shard is exhausted
+
+    first = int(result.records[0].sequence_number) if result.records else None
+    last = int(result.records[-1].sequence_number) if result.records else None
+    if first != start:
+        # Retention trims the oldest records first, so what is missing is the start of the range.
+        result.missing_reason = (
+            f"records from sequence number {start} up to {first - 1 if first else end} are no longer in "
+            "the stream (trimmed by its retention period); they cannot be replayed")
+    elif last != end:
+        result.missing_reason = (f"records after sequence number {last} up to {end} could not be read "
+                                 "(the shard ended or the stream was resharded)")
+    if result.missing_reason and not result.expected:
+        result.expected = len(result.records) + 1
+    return result
