@@ -1,0 +1,300 @@
+"""DistributedMapBatch: the definition builder, the component's resources, and a real execution of
+the definition in moto's Step Functions interpreter with the real item handler."""
+
+import importlib
+import io
+import json
+import os
+import time
+import zipfile
+from pathlib import Path
+
+import boto3
+import pytest
+from moto import mock_aws
+from moto.awslambda.models import LambdaFunction
+from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+
+from blueprint.engine import ProgramError, record_program
+from components import defaults
+from components.distributed_map_batch import DistributedMapBatch
+from components.distributed_map_definition import (
+    FAIL_STATE,
+    IN_PROGRESS_ERROR,
+    ITEM_STATE,
+    MAP_STATE,
+    NOTIFY_STATE,
+    MapSettings,
+    RetrySettings,
+    build_definition,
+    to_json,
+)
+from components.validation import ComponentArgumentError
+from tests.conftest import REGION
+from tests.invoice_fixtures import ENVIRONMENT, FakeLambdaContext, create_tables, customer_total, load_handler
+
+REPO = Path(__file__).resolve().parents[1]
+STACKS = ("dev", "staging", "prod")
+FUNCTION_ARN = "arn:aws:lambda:eu-west-1:123456789012:function:enricher"
+QUEUE_URL = "https://sqs.eu-west-1.amazonaws.com/123456789012/ops"
+
+
+def definition(**settings) -> dict:
+    settings.setdefault("max_concurrency", 10)
+    return build_definition(function_arn=FUNCTION_ARN, input_bucket="invoice-input", ops_queue_url=QUEUE_URL,
+                            settings=MapSettings(**settings), result_prefix="results/")
+
+
+def moto_accepts(document: dict) -> None:
+    """moto's ASL parser (ported from LocalStack) raises on anything its grammar rejects."""
+    AmazonStateLanguageParser.parse(to_json(document))
+
+
+# ---- the definition builder ----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def stacks():
+    """Each stack of the blueprint program, recorded with its own stack file."""
+    return {stack: record_program(REPO, stack=stack) for stack in STACKS}
+
+
+def stack_section(stack: str) -> dict:
+    import yaml
+    doc = yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())
+    return doc["config"]["blueprint:distributedMap"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_each_stack_gets_the_documented_shape(stacks, stack):
+    config = stack_section(stack)
+    recorded = stacks[stack]
+    [machine] = recorded.of_type("aws:sfn/stateMachine:StateMachine")
+    document = json.loads(machine.inputs["definition"])
+    [ops_queue] = [q for q in recorded.of_type("aws:sqs/queue:Queue") if q.name == "invoices-ops"]
+    [function] = [f for f in recorded.of_type("aws:lambda/function:Function") if f.name == "invoices-enricher"]
+
+    assert machine.inputs["type"] == "STANDARD"
+    assert document["StartAt"] == MAP_STATE
+    state = document["States"][MAP_STATE]
+    assert state["Type"] == "Map"
+    assert state["ItemProcessor"]["ProcessorConfig"] == {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
+    assert state["ItemReader"]["Resource"] == "arn:aws:states:::s3:getObject"
+    assert state["ItemReader"]["ReaderConfig"] == {"InputType": "CSV", "CSVHeaderLocation": "FIRST_ROW"}
+    assert state["ItemReader"]["Parameters"]["Key.$"] == "$.inputKey"
+    assert state["MaxConcurrency"] == config["maxConcurrency"] > 0
+    assert state["ToleratedFailurePercentage"] == float(config["toleratedFailurePercentage"])
+    assert isinstance(state["ToleratedFailurePercentage"], float)
+    assert state["ResultWriter"]["Parameters"]["Prefix"] == "results/"
+
+    task = state["ItemProcessor"]["States"][ITEM_STATE]
+    assert task["Resource"] == "arn:aws:states:::lambda:invoke"
+    assert task["Parameters"]["FunctionName"] == function.outputs["arn"]
+    assert task["TimeoutSeconds"] == config["itemTimeoutSeconds"] + defaults.SFN_TASK_TIMEOUT_MARGIN_SECONDS
+    transient, in_progress = task["Retry"]
+    assert set(defaults.SFN_LAMBDA_TRANSIENT_ERRORS) | {"States.Timeout"} == set(transient["ErrorEquals"])
+    assert in_progress["ErrorEquals"] == [IN_PROGRESS_ERROR]
+    for retrier in task["Retry"]:
+        assert retrier["JitterStrategy"] == "FULL"
+        assert retrier["IntervalSeconds"] == config["retryIntervalSeconds"]
+        assert retrier["BackoffRate"] == config["retryBackoffRate"]
+        assert retrier["MaxAttempts"] == config["retryMaxAttempts"]
+        assert retrier["MaxDelaySeconds"] == config["retryMaxDelaySeconds"]
+    assert "Catch" not in task  # a validation error fails the item and counts toward the threshold
+
+    [catch] = state["Catch"]
+    assert catch["ErrorEquals"] == ["States.ExceedToleratedFailureThreshold"]
+    assert catch["Next"] == NOTIFY_STATE
+    notify = document["States"][NOTIFY_STATE]
+    assert notify["Resource"] == "arn:aws:states:::sqs:sendMessage"
+    assert notify["Parameters"]["QueueUrl"] == ops_queue.outputs["url"]
+    assert set(notify["Parameters"]["MessageBody"]) == {"execution.$", "inputKey.$", "error.$", "cause.$"}
+    assert document["States"][FAIL_STATE]["Type"] == "Fail"
+
+    moto_accepts(document)
+
+
+def test_given_headers_batching_and_no_result_writer():
+    document = build_definition(function_arn=FUNCTION_ARN, input_bucket="b", ops_queue_url=QUEUE_URL,
+                                settings=MapSettings(max_concurrency=3, tolerated_failure_count=5,
+                                                     tolerated_failure_percentage=None,
+                                                     csv_headers=["invoice_id", "amount"], max_items_per_batch=25))
+    state = document["States"][MAP_STATE]
+    assert state["ItemReader"]["ReaderConfig"] == {"InputType": "CSV", "CSVHeaderLocation": "GIVEN",
+                                                   "CSVHeaders": ["invoice_id", "amount"]}
+    assert state["ItemBatcher"]["MaxItemsPerBatch"] == 25
+    assert state["ToleratedFailureCount"] == 5 and "ToleratedFailurePercentage" not in state
+    assert "ResultWriter" not in state
+    # moto's grammar has no ItemBatcher; without it the rest parses.
+    del state["ItemBatcher"]
+    moto_accepts(document)
+
+
+def test_tolerated_percentage_is_emitted_in_the_form_aws_and_moto_both_accept():
+    document = definition(tolerated_failure_percentage=2)
+    assert document["States"][MAP_STATE]["ToleratedFailurePercentage"] == 2.0
+    assert '"ToleratedFailurePercentage": 2.0' in to_json(document)
+    moto_accepts(document)
+    # Why: the bare integer (valid for AWS) is refused by moto's parser.
+    document["States"][MAP_STATE]["ToleratedFailurePercentage"] = 2
+    with pytest.raises(Exception, match="ToleratedFailurePercentage"):
+        moto_accepts(document)
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"max_concurrency": 0}, "max_concurrency=0 is not allowed; use 1-10000"),
+    ({"max_concurrency": 10_001}, "max_concurrency=10001 is not allowed"),
+    ({"max_concurrency": 5, "tolerated_failure_percentage": -1}, "tolerated_failure_percentage=-1 is not allowed; use 0-100"),
+    ({"max_concurrency": 5, "tolerated_failure_percentage": 100.5}, "tolerated_failure_percentage=100.5"),
+    ({"max_concurrency": 5, "tolerated_failure_percentage": None}, "set tolerated_failure_percentage or"),
+    ({"max_concurrency": 5, "csv_headers": []}, "csv_headers"),
+])
+def test_builder_refuses_unsafe_map_settings(settings, message):
+    with pytest.raises(ComponentArgumentError, match=message):
+        MapSettings(**settings)
+
+
+@pytest.mark.parametrize("retry, message", [
+    ({"jitter_strategy": "NONE"}, "retry_jitter_strategy='NONE' is not allowed; use 'FULL'"),
+    ({"max_attempts": 0}, "retry_max_attempts=0"),
+    ({"backoff_rate": 0.5}, "retry_backoff_rate=0.5"),
+    ({"interval_seconds": 10, "max_delay_seconds": 5}, "retry_max_delay_seconds=5"),
+])
+def test_builder_refuses_retries_without_jitter_or_bounds(retry, message):
+    with pytest.raises(ComponentArgumentError, match=message):
+        RetrySettings(**retry)
+
+
+# ---- the component ---------------------------------------------------------------------------------
+
+def record_component(**args):
+    args.setdefault("max_concurrency", 5)
+    return record_program(lambda: DistributedMapBatch("invoices", args), config={"aws:region": REGION})
+
+
+def role_policy(recorded, name: str) -> list[dict]:
+    return json.loads(recorded.named(name).inputs["policy"])["Statement"]
+
+
+def test_state_machine_role_is_least_privilege_without_a_cycle():
+    recorded = record_component()
+    [machine] = recorded.of_type("aws:sfn/stateMachine:StateMachine")
+    name = machine.inputs["name"]
+    assert name == "blueprint-dev-invoices"  # fixed: project-stack-resource
+    statements = {tuple(s["Action"]): s["Resource"] for s in role_policy(recorded, "invoices-policy")}
+
+    # The role names the machine's own ARN, built from the fixed name, and equals what AWS returns.
+    assert statements[("states:StartExecution",)] == [machine.outputs["arn"]]
+    assert statements[("states:DescribeExecution", "states:StopExecution")] == [
+        f"arn:aws:states:{REGION}:123456789012:execution:{name}:*"]
+    # ...and the policy does not depend on the machine (no cycle).
+    policy = recorded.named("invoices-policy")
+    assert machine.urn not in policy.dependencies
+    assert policy.urn in machine.dependencies  # log delivery allowed before the machine exists
+
+    bucket = recorded.named("invoices-input").outputs["bucket"]
+    assert statements[("s3:GetObject",)] == [f"arn:aws:s3:::{bucket}/incoming/*"]
+    function_arn = recorded.named("invoices-enricher").outputs["arn"]
+    assert statements[("lambda:InvokeFunction",)] == [function_arn, f"{function_arn}:*"]
+    assert statements[("sqs:SendMessage",)] == [recorded.named("invoices-ops").outputs["arn"]]
+    assert statements[("s3:AbortMultipartUpload", "s3:GetObject", "s3:ListMultipartUploadParts",
+                       "s3:PutObject")] == [f"arn:aws:s3:::{bucket}/results/*"]
+    for policy_name in ("invoices-policy", "invoices-enricher-policy"):
+        for statement in role_policy(recorded, policy_name):
+            assert all("*" not in action for action in statement["Action"])
+            if statement["Resource"] == ["*"]:  # only services without resource-level permissions
+                assert all(a.startswith(("logs:", "xray:")) for a in statement["Action"])
+
+
+def test_logging_tracing_alarms_bucket_and_ops_queue():
+    recorded = record_component(alarm_actions=["arn:aws:sns:eu-west-1:123456789012:pager"])
+    [machine] = recorded.of_type("aws:sfn/stateMachine:StateMachine")
+    log_group = recorded.named("invoices-logs")
+    assert machine.inputs["loggingConfiguration"]["level"] == "ERROR"
+    assert machine.inputs["loggingConfiguration"]["logDestination"] == f"{log_group.outputs['arn']}:*"
+    assert log_group.inputs["name"] == "/aws/vendedlogs/states/blueprint-dev-invoices"
+    assert log_group.inputs["retentionInDays"] == defaults.LOG_RETENTION_DEFAULT_DAYS
+    assert machine.inputs["tracingConfiguration"] == {"enabled": True}
+
+    alarms = {a.inputs["metricName"]: a for a in recorded.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")
+              if a.inputs["namespace"] == "AWS/States"}
+    assert set(alarms) == {"ExecutionsFailed", "ExecutionsAborted", "ExecutionThrottled"}
+    for alarm in alarms.values():
+        assert alarm.inputs["dimensions"] == {"StateMachineArn": machine.outputs["arn"]}
+        assert alarm.inputs["threshold"] == 1
+        assert alarm.inputs["alarmActions"] == ["arn:aws:sns:eu-west-1:123456789012:pager"]
+
+    bucket = recorded.named("invoices-input")
+    assert recorded.named("invoices-input-versioning").inputs["versioningConfiguration"] == {"status": "Enabled"}
+    assert recorded.named("invoices-input-encryption").inputs["rules"]
+    block = recorded.named("invoices-input-public-access").inputs
+    assert all(block[k] for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets"))
+    assert bucket.urn in recorded.named("invoices-input-versioning").dependencies
+
+    ops = recorded.named("invoices-ops")
+    redrive = json.loads(ops.inputs["redrivePolicy"])
+    assert redrive["deadLetterTargetArn"] == recorded.named("invoices-ops-dlq").outputs["arn"]
+    depth_alarms = {a.name for a in recorded.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")
+                    if a.inputs["namespace"] == "AWS/SQS"}
+    assert {"invoices-ops-depth", "invoices-ops-dlq-depth"} <= depth_alarms
+
+    component = recorded.of_type("blueprint:index:DistributedMapBatch")[0]
+    assert all(r.parent == component.urn for r in recorded.resources if r is not component)
+
+
+def test_item_function_gets_its_tables_from_the_component():
+    recorded = record_component(idempotency_expiry_seconds=3600)
+    variables = recorded.named("invoices-enricher").inputs["environment"]["variables"]
+    assert variables["IDEMPOTENCY_TABLE"] == recorded.named("invoices-idempotency").outputs["name"]
+    assert variables["CUSTOMER_TOTALS_TABLE"] == recorded.named("invoices-customer-totals").outputs["name"]
+    assert variables["IDEMPOTENCY_EXPIRY_SECONDS"] == "3600"
+    assert set(ENVIRONMENT) <= set(variables)  # the tests run the handler with the same variables
+    assert recorded.named("invoices-enricher").inputs["handler"] == "handlers.invoice_enricher.handler"
+    idempotency = recorded.named("invoices-idempotency").inputs
+    assert idempotency["hashKey"] == "id" and idempotency["ttl"]["attributeName"] == "expiration"
+
+
+def test_given_bucket_no_schedule_by_default_and_a_scheduled_nightly_run():
+    recorded = record_component(input_bucket_name="team-invoices")
+    assert not recorded.of_type("aws:s3/bucket:Bucket")
+    assert not recorded.of_type("aws:scheduler/schedule:Schedule")
+    statements = {tuple(s["Action"]): s["Resource"] for s in role_policy(recorded, "invoices-policy")}
+    assert statements[("s3:GetObject",)] == ["arn:aws:s3:::team-invoices/incoming/*"]
+
+    recorded = record_component(schedule_expression="cron(0 2 * * ? *)", schedule_input_key="incoming/x.csv",
+                                scheduler_retry_attempts=7)
+    [schedule] = recorded.of_type("aws:scheduler/schedule:Schedule")
+    target = schedule.inputs["target"]
+    assert target["arn"] == recorded.of_type("aws:sfn/stateMachine:StateMachine")[0].outputs["arn"]
+    assert json.loads(target["input"]) == {"inputKey": "incoming/x.csv"}
+    assert target["retryPolicy"]["maximumRetryAttempts"] == 7
+    assert target["deadLetterConfig"]["arn"] == recorded.named("invoices-schedule-dlq").outputs["arn"]
+    statements = {tuple(s["Action"]): s["Resource"] for s in role_policy(recorded, "invoices-scheduler-policy")}
+    assert set(statements) == {("states:StartExecution",), ("sqs:SendMessage",)}
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"max_concurrency": None}, "max_concurrency is required"),
+    ({"max_concurrency": 0}, "max_concurrency=0 is not allowed"),
+    ({"tolerated_failure_percentage": 101}, "tolerated_failure_percentage=101"),
+    ({"retry_jitter_strategy": "NONE"}, "retry_jitter_strategy='NONE'"),
+    ({"max_concurrency": 50, "item_reserved_concurrency": 10}, "max_concurrency=50 is above item_reserved_concurrency=10"),
+    ({"schedule_expression": "cron(0 2 * * ? *)", "schedule_input_key": "other/x.csv"}, "outside input_prefix"),
+    ({"state_machine_name": "has spaces"}, "state_machine_name='has spaces'"),
+])
+def test_component_refuses_before_declaring_anything(args, message):
+    if args.get("max_concurrency", 1) is None:
+        args = {k: v for k, v in args.items() if k != "max_concurrency"}
+        program = lambda: DistributedMapBatch("invoices", args)  # noqa: E731
+    else:
+        program = lambda: DistributedMapBatch("invoices", {"max_concurrency": 5, **args})  # noqa: E731
+    with pytest.raises(ProgramError, match=message):
+        record_program(program, config={"aws:region": REGION})
+
+
+def test_stack_config_requires_max_concurrency():
+    config = {"aws:region": REGION, "blueprint:distributedMap": json.dumps({"enabled": True})}
+    with pytest.raises(ProgramError, match="blueprint:distributedMap.maxConcurrency is required"):
+        record_program(REPO, stack="dev", config=config)
+    config["blueprint:distributedMap"] = json.dumps({"enabled": True, "maxConcurrency": 5, "maxConcurency": 5})
+    with pytest.raises(ProgramError, match="unknown keys maxConcurency"):
+        record_program(REPO, stack="dev", config=config)
