@@ -5,7 +5,9 @@ from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 from components import defaults
 
 from ._links import (ALARM, MAPPING, QUEUE, SCHEDULE, RedrivesBySource, StackIndex, label)
-from ._values import each, gather, get, number
+from pulumi_policy.proxy import UnknownValueError
+
+from ._values import each, gather, get, is_set, number
 
 DEPTH_METRIC = "ApproximateNumberOfMessagesVisible"
 
@@ -28,6 +30,18 @@ def _watched_queue(index: StackIndex, alarm):
     return index.follow(alarm, "dimensions", lambda: get(alarm.props, "dimensions", "QueueName"), [QUEUE])
 
 
+def _schedule_dlq(index: StackIndex, schedule):
+    dead_letter = get(schedule.props, "target", "deadLetterConfig", default={})
+    if not is_set(dead_letter, "arn"):
+        return None
+    try:
+        return index.lookup(dead_letter["arn"], [QUEUE])
+    except UnknownValueError:
+        # `target` also holds the target's ARN, which may be a queue too: the dependencies
+        # identify the DLQ only when exactly one queue fed `target`.
+        return index.follow(schedule, "target", lambda: dead_letter["arn"], [QUEUE])
+
+
 def _dead_letter_queues(index: StackIndex):
     """Queues used as DLQs (redrive targets, stream on-failure destinations, Scheduler DLQs), and
     the unknowns met finding them."""
@@ -40,8 +54,7 @@ def _dead_letter_queues(index: StackIndex):
     unknowns = gather(RedrivesBySource(index).by_source.values(), lambda link: add(link.dlq(index)))
     unknowns += gather(index.of_type(MAPPING), lambda m: add(index.follow(
         m, "destinationConfig", lambda: get(m.props, "destinationConfig", "onFailure", "destinationArn"), [QUEUE])))
-    unknowns += gather(index.of_type(SCHEDULE), lambda s: add(
-        index.lookup(get(s.props, "target", "deadLetterConfig", "arn") or "", [QUEUE])))
+    unknowns += gather(index.of_type(SCHEDULE), lambda s: add(_schedule_dlq(index, s)))
     return list(found.values()), unknowns
 
 

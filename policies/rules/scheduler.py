@@ -3,18 +3,26 @@
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
 from ._links import SCHEDULE
-from ._values import get, resource_rule
+from pulumi_policy.proxy import UnknownValueError
+
+from ._values import get, is_set, resource_rule
 
 
 def _check(args: ResourceValidationArgs, report: ReportViolation) -> None:
     missing = []
-    if get(args.props, "target", "retryPolicy") is None:
+    target = get(args.props, "target", default={})
+    if not is_set(target, "retryPolicy"):
         missing.append("target.retryPolicy (maximumRetryAttempts, maximumEventAgeInSeconds)")
-    dlq = get(args.props, "target", "deadLetterConfig", "arn")
-    if not dlq:
+    dead_letter = get(target, "deadLetterConfig", default={})
+    if not is_set(dead_letter, "arn"):
         missing.append("target.deadLetterConfig.arn (a standard SQS queue)")
-    elif isinstance(dlq, str) and dlq.endswith(".fifo"):
-        report(f"the dead-letter queue {dlq} is FIFO; Scheduler needs a standard queue.", None)
+    else:
+        try:
+            arn = dead_letter["arn"]
+        except UnknownValueError:
+            arn = None  # set, but its ARN (to tell FIFO from standard) comes later
+        if isinstance(arn, str) and arn.endswith(".fifo"):
+            report(f"the dead-letter queue {arn} is FIFO; Scheduler needs a standard queue.", None)
     if missing:
         report("schedule has no " + " and no ".join(missing) + ": an invocation that fails is "
                "dropped after Scheduler's default retries with no record of it.", None)

@@ -1,0 +1,7 @@
+"""`python -m blueprint <command>`: see blueprint/cli.py."""
+
+import sys
+
+from blueprint.cli import main
+
+sys.exit(main())

@@ -1,0 +1,70 @@
+"""The `blueprint` command. Each subcommand is one `add_<name>_command(subparsers)` function that
+registers its arguments and the function that runs it; adding a subcommand is adding one such
+function to COMMANDS.
+
+Exit codes: 0 success, 1 the check failed (e.g. mandatory policy violations), 2 the command could
+not run (bad program, config or policy pack); the error is printed without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Callable, Optional
+
+from blueprint.analyzer import DEFAULT_PACK_DIR, AnalyzerError
+from blueprint.engine import ProgramError
+from blueprint.policy_config import PolicyConfigError
+
+# Failures the user can fix; anything else is a bug and keeps its traceback.
+USER_ERRORS = (ProgramError, AnalyzerError, PolicyConfigError)
+
+
+def _run_preview(args: argparse.Namespace) -> int:
+    from blueprint.preview import REPO_ROOT, render_json, render_text, run_preview
+
+    result = run_preview(Path(args.program) if args.program else REPO_ROOT, stack=args.stack,
+                         policy_config_path=Path(args.policy_config) if args.policy_config else None,
+                         unknowns=args.unknowns, pack_dir=Path(args.policy_pack))
+    print(render_json(result) if args.json else render_text(result))
+    return result.exit_code
+
+
+def add_preview_command(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "preview", help="run a Pulumi program offline and check it against the policy pack",
+        description="Run a Pulumi Python program under the SDK's mock engine (no Pulumi CLI, no AWS "
+                    "account) and put every resource through the CrossGuard policy pack, as "
+                    "`pulumi preview --policy-pack policies` does. Exit 1 on a mandatory violation.")
+    parser.add_argument("--stack", default="dev", help="stack name; its config is Pulumi.<stack>.yaml "
+                        "in the project's stackConfigDir (default: dev)")
+    parser.add_argument("--program", help="the Pulumi project directory (default: this repository)")
+    parser.add_argument("--policy-config", help="policy pack config JSON, as for --policy-pack-config "
+                        "(default: <stackConfigDir>/policy.<stack>.json if present)")
+    parser.add_argument("--policy-pack", default=str(DEFAULT_PACK_DIR),
+                        help="the policy pack directory (default: this repository's policies/)")
+    parser.add_argument("--unknowns", action="store_true",
+                        help="leave outputs unknown, as in a first `pulumi preview`")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(run=_run_preview)
+
+
+COMMANDS: list[Callable] = [add_preview_command]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="blueprint", description=__doc__.split("\n\n")[0])
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add_command in COMMANDS:
+        add_command(subparsers)
+    return parser
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except USER_ERRORS as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
