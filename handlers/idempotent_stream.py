@@ -49,6 +49,7 @@ ProcessRecord = Callable[[StreamRecord], Any]
 # Prefix of every idempotency key in the table; stable across deployments and handler modules so a
 # renamed handler still recognises what it already did.
 IDEMPOTENCY_KEY_PREFIX = "stream-record"
+PARKED_KEY_PREFIX = "stream-range-parked"
 UNREPLAYABLE_KIND = "blueprint.unreplayable-stream-range/v1"
 
 
@@ -122,6 +123,17 @@ class IdempotentStreamRuntime:
 
         self._process_once = process_once
 
+        # A range whose readable records fail comes back on every receive; park its missing part once.
+        @idempotent_function(data_keyword_argument="claim", persistence_store=persistence,
+                             config=self.config, key_prefix=PARKED_KEY_PREFIX)
+        def park_once(*, claim: dict, body: str) -> dict:
+            # If this send fails the exception fails the SQS message, which then comes back: not lost.
+            call_with_retries(lambda: self.sqs.send_message(QueueUrl=self.settings.unrecoverable_dlq_url,
+                                                            MessageBody=body))
+            return {"parked": claim["key"]}
+
+        self._park_once = park_once
+
     # --- one record ----------------------------------------------------------------------------
     def process(self, record: StreamRecord) -> None:
         key = idempotency_key(record, self.settings.key_jmespath)
@@ -171,9 +183,8 @@ class IdempotentStreamRuntime:
         body = json.dumps({"kind": UNREPLAYABLE_KIND, "reason": reason, "missingRecords": missing,
                            "KinesisBatchInfo": info, "onFailureRecord": original,
                            "parkedAt": datetime.now(timezone.utc).isoformat()})
-        # If this send fails the exception fails the SQS message, which then comes back: not lost.
-        call_with_retries(lambda: self.sqs.send_message(QueueUrl=self.settings.unrecoverable_dlq_url,
-                                                        MessageBody=body))
+        key = f"{info.get('streamArn')}:{info.get('shardId')}:{info.get('startSequenceNumber')}:{info.get('endSequenceNumber')}"
+        self._park_once(claim={"key": key}, body=body)
 
     def handle(self, event: dict, context: Any) -> dict:
         if context is not None:

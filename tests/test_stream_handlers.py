@@ -335,3 +335,20 @@ def test_when_the_retry_dlq_insert_fails_the_rest_of_the_batch_is_left_unprocess
     assert env.balance() == (1, 1)  # e-2 was not applied: it is part of the range handed on
     [parked] = [json.loads(m["Body"])["KinesisBatchInfo"] for m in env.messages(env.unrecoverable_url)]
     assert (parked["startSequenceNumber"], parked["endSequenceNumber"]) == (sequence_numbers[1], sequence_numbers[2])
+
+
+def test_a_partly_trimmed_range_that_keeps_failing_is_parked_once_not_on_every_receive(env):
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.kinesis.models import kinesis_backends
+
+    sequence_numbers = env.put({"eventId": "e-0"}, {"eventId": "e-1", "poison": True})
+    del kinesis_backends[DEFAULT_ACCOUNT_ID][REGION].streams[STREAM].shards["shardId-000000000000"].records[
+        int(sequence_numbers[0])]
+    env.sqs.send_message(QueueUrl=env.retry_url, MessageBody=env.on_failure_record(
+        sequence_numbers[0], sequence_numbers[-1], 2))
+
+    env.retry_mapping(env.idempotent_handler()).drain()
+
+    bodies = [json.loads(m["Body"]) for m in env.messages(env.unrecoverable_url)]
+    assert sorted(b.get("kind", "on-failure record") for b in bodies) == [
+        "blueprint.unreplayable-stream-range/v1", "on-failure record"]  # the parked part + the redriven range
