@@ -1,0 +1,327 @@
+"""What the two Kinesis consumer patterns share: the stream (created or existing, optional enhanced
+fan-out), the Retry-DLQ / Unrecoverable-DLQ pair, the consumer function with its two mappings, the
+alarms, and the checks on their numbers.
+
+    stream --(Kinesis mapping)--> consumer function --(failures)--> Retry-DLQ (delay, visibility)
+                                        ^                              |  redrive after maxReceiveCount
+                                        +------(SQS mapping)-----------+--> Unrecoverable-DLQ (14 days, alarm)
+
+The two components (idempotent_stream_consumer.py, non_idempotent_stream_consumer.py) differ in the
+Kinesis mapping's error handling and in who writes to the Retry-DLQ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Optional, Sequence, TypedDict
+
+import pulumi
+import pulumi_aws as aws
+
+from components import defaults
+from components.alarms import function_errors_alarm, iterator_age_alarm, oldest_message_age_alarm
+from components.function import PackagedFunction, RuntimeSettings, Statement, packaged_function
+from components.queues import DeadLetterQueue, dead_letter_queue, redrive_policy
+from components.tables import idempotency_table
+from components.validation import ComponentArgumentError, is_known, require, require_range
+
+# Project defaults for both patterns (the AWS limits they are checked against are in defaults.py).
+DEFAULT_FUNCTION_TIMEOUT_SECONDS = 60
+DEFAULT_RETRY_DELAY_SECONDS = 60  # first replay a minute after the failure
+DEFAULT_RETRY_BATCH_SIZE = 10
+DEFAULT_STREAM_MODE = "ON_DEMAND"
+STREAM_MODES = ("ON_DEMAND", "PROVISIONED")
+# The reference handler's ledger (per-account balance) lives in a table keyed by account.
+LEDGER_HASH_KEY = "account"
+
+
+class PolicyStatementArgs(TypedDict):
+    """An extra permission for your own handler: named actions (no wildcards) on resources."""
+
+    actions: pulumi.Input[Sequence[pulumi.Input[str]]]
+    resources: pulumi.Input[Sequence[pulumi.Input[str]]]
+
+
+class StreamConsumerArgs(TypedDict, total=False):
+    stream_arn: pulumi.Input[str]
+    """An existing stream to consume; unset: the component creates one (then the next four apply)."""
+    stream_mode: pulumi.Input[str]
+    """ON_DEMAND (default) or PROVISIONED."""
+    shard_count: pulumi.Input[int]
+    """Shards of a PROVISIONED stream."""
+    retention_hours: pulumi.Input[int]
+    """Stream retention, 24-8760 hours (default 24). For an existing stream, state its retention:
+    the replay-window check and the iterator-age alarm use it."""
+    kms_key_id: pulumi.Input[str]
+    """Stream encryption key: `alias/aws/kinesis` (default) or a customer managed key ARN."""
+    enhanced_fan_out: pulumi.Input[bool]
+    """Read through an enhanced fan-out consumer: use it when the stream has more than two consumers."""
+    batch_size: pulumi.Input[int]
+    batching_window_seconds: pulumi.Input[int]
+    parallelization_factor: pulumi.Input[int]
+    starting_position: pulumi.Input[str]
+    """LATEST (default) or TRIM_HORIZON."""
+    function_timeout_seconds: pulumi.Input[int]
+    memory_mb: pulumi.Input[int]
+    retry_delay_seconds: pulumi.Input[int]
+    """Retry-DLQ DelaySeconds: wait before the first replay (0-900)."""
+    retry_visibility_timeout_seconds: pulumi.Input[int]
+    """Retry-DLQ visibility timeout: wait between replays; >= the function timeout (default 6x)."""
+    max_receive_count: pulumi.Input[int]
+    """Replays before a message moves to the Unrecoverable-DLQ; > 3 (default 5)."""
+    retry_batch_size: pulumi.Input[int]
+    retry_retention_seconds: pulumi.Input[int]
+    """Retry-DLQ retention: longer than the replay window, shorter than the Unrecoverable-DLQ's 14 days."""
+    iterator_age_alarm_ms: pulumi.Input[int]
+    """Default: half the stream retention."""
+    retry_dlq_age_alarm_seconds: pulumi.Input[int]
+    """Default: the replay window (a message older than that is not being replayed)."""
+    code: pulumi.Archive
+    """Your own function code; default: this package's handlers."""
+    handler: pulumi.Input[str]
+    """Your handler (module.function); default: the reference ledger handler, with its ledger table."""
+    environment: pulumi.Input[Mapping[str, pulumi.Input[str]]]
+    policy_statements: pulumi.Input[Sequence[pulumi.Input[PolicyStatementArgs]]]
+    alarm_actions: pulumi.Input[Sequence[pulumi.Input[str]]]
+    log_retention_days: pulumi.Input[int]
+    powertools_layer_version: pulumi.Input[int]
+    protect_data: pulumi.Input[bool]
+
+
+@dataclass
+class Numbers:
+    """The effective, checked numbers of a consumer."""
+
+    timeout: int
+    retention_hours: int
+    delay: int
+    visibility: int
+    receives: int
+    retry_retention: int
+
+    @property
+    def replay_window(self) -> int:
+        """Seconds from a message entering the Retry-DLQ to the end of its last replay."""
+        return self.delay + self.receives * self.visibility
+
+
+def validate_common(component: str, args: StreamConsumerArgs) -> Numbers:
+    """Refuse what AWS or this blueprint does not allow; return the effective numbers."""
+    given = args.get("stream_arn")
+    if given is not None:
+        for arg in ("stream_mode", "shard_count", "kms_key_id"):
+            require(component, args.get(arg) is None,
+                    f"{arg} describes a stream the component creates; it cannot be set with stream_arn "
+                    "(configure the existing stream where it is defined)")
+    mode = args.get("stream_mode", DEFAULT_STREAM_MODE)
+    if is_known(mode):
+        require(component, mode in STREAM_MODES, f"stream_mode={mode!r} is not allowed; use ON_DEMAND or PROVISIONED")
+    if mode == "PROVISIONED" and given is None:
+        require(component, args.get("shard_count") is not None, "stream_mode=PROVISIONED needs shard_count")
+        require_range(component, "shard_count", args.get("shard_count"), 1)
+    elif args.get("shard_count") is not None:
+        raise ComponentArgumentError(f"{component}: shard_count is only for stream_mode=PROVISIONED "
+                                     "(an ON_DEMAND stream scales its own shards)")
+    kms = args.get("kms_key_id")
+    if is_known(kms):
+        require(component, kms == defaults.KINESIS_MANAGED_KMS_KEY or
+                (kms.startswith("arn:aws") and ":key/" in kms),
+                f"kms_key_id={kms!r} is not allowed; use {defaults.KINESIS_MANAGED_KMS_KEY} or a KMS key ARN "
+                "(the consumer role is granted kms:Decrypt on exactly that key)")
+    retention = args.get("retention_hours", defaults.KINESIS_RETENTION_DEFAULT_HOURS)
+    require_range(component, "retention_hours", retention, defaults.KINESIS_RETENTION_MIN_HOURS,
+                  defaults.KINESIS_RETENTION_MAX_HOURS)
+    require_range(component, "batch_size", args.get("batch_size"), defaults.KINESIS_ESM_BATCH_SIZE_MIN,
+                  defaults.KINESIS_ESM_BATCH_SIZE_MAX)
+    require_range(component, "batching_window_seconds", args.get("batching_window_seconds"), 0,
+                  defaults.KINESIS_ESM_BATCHING_WINDOW_MAX_SECONDS)
+    require_range(component, "parallelization_factor", args.get("parallelization_factor"),
+                  defaults.KINESIS_ESM_PARALLELIZATION_MIN, defaults.KINESIS_ESM_PARALLELIZATION_MAX)
+    position = args.get("starting_position")
+    if is_known(position):
+        require(component, position in defaults.KINESIS_ESM_STARTING_POSITIONS,
+                f"starting_position={position!r} is not allowed; use LATEST or TRIM_HORIZON")
+    timeout = args.get("function_timeout_seconds", DEFAULT_FUNCTION_TIMEOUT_SECONDS)
+    require_range(component, "function_timeout_seconds", timeout, 1, defaults.LAMBDA_TIMEOUT_MAX_SECONDS)
+    delay = args.get("retry_delay_seconds", DEFAULT_RETRY_DELAY_SECONDS)
+    require_range(component, "retry_delay_seconds", delay, 0, defaults.SQS_DELAY_MAX_SECONDS)
+    receives = args.get("max_receive_count", defaults.DEFAULT_MAX_RECEIVE_COUNT)
+    require_range(component, "max_receive_count", receives, defaults.MIN_SAFE_MAX_RECEIVE_COUNT,
+                  defaults.SQS_MAX_RECEIVE_COUNT_MAX,
+                  why="3 or fewer receives parks a record that hit one transient error")
+    visibility = args.get("retry_visibility_timeout_seconds")
+    if visibility is None and is_known(timeout):
+        visibility = timeout * defaults.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR
+    require_range(component, "retry_visibility_timeout_seconds", visibility, 0,
+                  defaults.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS)
+    if is_known(visibility) and is_known(timeout) and visibility < timeout:
+        raise ComponentArgumentError(
+            f"{component}: retry_visibility_timeout_seconds={visibility} is less than function_timeout_seconds="
+            f"{timeout}; a replay would reappear while still running. Use at least {timeout} "
+            f"(AWS recommends {timeout * defaults.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}).")
+    require_range(component, "retry_batch_size", args.get("retry_batch_size"), 1, defaults.SQS_ESM_BATCH_SIZE_DEFAULT,
+                  why="the Retry-DLQ mapping has no batching window")
+    require_range(component, "iterator_age_alarm_ms", args.get("iterator_age_alarm_ms"), 1)
+    require_range(component, "retry_dlq_age_alarm_seconds", args.get("retry_dlq_age_alarm_seconds"), 1)
+    require(component, args.get("code") is None or args.get("handler") is not None,
+            "code is given without handler; name the handler in your code (module.function)")
+    numbers = Numbers(timeout=timeout, retention_hours=retention, delay=delay, visibility=visibility,
+                      receives=receives, retry_retention=0)
+    known = all(is_known(v) for v in (delay, visibility, receives))
+    default_retention = defaults.SQS_RETENTION_DEFAULT_SECONDS
+    if known:
+        default_retention = max(default_retention, numbers.replay_window + 3600)
+    retry_retention = args.get("retry_retention_seconds", default_retention)
+    require_range(component, "retry_retention_seconds", retry_retention, defaults.SQS_RETENTION_MIN_SECONDS,
+                  defaults.DLQ_RETENTION_SECONDS - 1, why="the Unrecoverable-DLQ must keep messages longer")
+    if known and is_known(retry_retention) and numbers.replay_window >= retry_retention:
+        raise ComponentArgumentError(
+            f"{component}: the replay window (retry_delay_seconds {delay} + max_receive_count {receives} x "
+            f"retry_visibility_timeout_seconds {visibility} = {numbers.replay_window} s) does not end inside "
+            f"retry_retention_seconds={retry_retention}; the Retry-DLQ would delete a message before its last "
+            "replay and it would never reach the Unrecoverable-DLQ. Shorten the window or raise the retention "
+            f"(at most {defaults.DLQ_RETENTION_SECONDS - 1}).")
+    numbers.retry_retention = retry_retention
+    return numbers
+
+
+def runtime_settings(args: StreamConsumerArgs) -> RuntimeSettings:
+    settings = RuntimeSettings()
+    if args.get("log_retention_days") is not None:
+        settings.log_retention_days = args["log_retention_days"]
+    if args.get("powertools_layer_version") is not None:
+        settings.powertools_layer_version = args["powertools_layer_version"]
+    return settings
+
+
+@dataclass
+class StreamSource:
+    stream_arn: pulumi.Output[str]
+    stream_name: pulumi.Output[str]
+    mapping_source_arn: pulumi.Output[str]  # the stream, or its enhanced fan-out consumer
+    consumer_arn: Optional[pulumi.Output[str]]
+    read_statements: list[Statement]
+
+
+def stream_source(name: str, args: StreamConsumerArgs, numbers: Numbers, parent: pulumi.Resource) -> StreamSource:
+    """The stream (created encrypted, or the given one), its optional EFO consumer, and the
+    least-privilege statements to read it."""
+    child = pulumi.ResourceOptions(parent=parent)
+    if args.get("stream_arn") is not None:
+        arn = pulumi.Output.from_input(args["stream_arn"])
+        stream_name = arn.apply(lambda a: a.split("/", 1)[-1])
+    else:
+        mode = args.get("stream_mode", DEFAULT_STREAM_MODE)
+        stream = aws.kinesis.Stream(
+            f"{name}-stream",
+            retention_period=numbers.retention_hours,
+            stream_mode_details={"stream_mode": mode},
+            shard_count=args.get("shard_count") if mode == "PROVISIONED" else None,
+            encryption_type="KMS",
+            kms_key_id=args.get("kms_key_id", defaults.KINESIS_MANAGED_KMS_KEY),
+            opts=child,
+        )
+        arn, stream_name = stream.arn, stream.name
+    statements = [Statement(["kinesis:DescribeStream", "kinesis:DescribeStreamSummary", "kinesis:GetRecords",
+                             "kinesis:GetShardIterator", "kinesis:ListShards"], [arn])]
+    kms = args.get("kms_key_id")
+    if kms is not None and kms != defaults.KINESIS_MANAGED_KMS_KEY:
+        statements.append(Statement(["kms:Decrypt"], [kms]))
+    consumer_arn = None
+    source = arn
+    if args.get("enhanced_fan_out"):
+        consumer = aws.kinesis.StreamConsumer(f"{name}-efo", stream_arn=arn, name=f"{name}-consumer", opts=child)
+        consumer_arn = consumer.arn
+        source = consumer.arn
+        statements.append(Statement(["kinesis:SubscribeToShard", "kinesis:DescribeStreamConsumer"], [consumer.arn]))
+    return StreamSource(stream_arn=arn, stream_name=stream_name, mapping_source_arn=source,
+                        consumer_arn=consumer_arn, read_statements=statements)
+
+
+@dataclass
+class DlqPair:
+    retry: aws.sqs.Queue
+    unrecoverable: DeadLetterQueue
+
+
+def dlq_pair(name: str, numbers: Numbers, parent: pulumi.Resource, alarm_actions, unrecoverable_description: str) -> DlqPair:
+    unrecoverable = dead_letter_queue(f"{name}-unrecoverable-dlq", parent=parent, alarm_actions=alarm_actions,
+                                      description=unrecoverable_description)
+    retry = aws.sqs.Queue(
+        f"{name}-retry-dlq",
+        delay_seconds=numbers.delay,
+        visibility_timeout_seconds=numbers.visibility,
+        message_retention_seconds=numbers.retry_retention,
+        sqs_managed_sse_enabled=True,
+        redrive_policy=redrive_policy(unrecoverable.queue.arn, numbers.receives),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    return DlqPair(retry=retry, unrecoverable=unrecoverable)
+
+
+def extra_statements(args: StreamConsumerArgs) -> list[Statement]:
+    return [Statement(list(s["actions"]), list(s["resources"])) for s in args.get("policy_statements") or []]
+
+
+def reference_ledger(name: str, args: StreamConsumerArgs, parent: pulumi.Resource):
+    """The reference handler's per-account balances, when no handler of your own is given."""
+    if args.get("handler") is not None:
+        return None
+    return idempotency_table(f"{name}-ledger", parent=parent, hash_key=LEDGER_HASH_KEY,
+                             protect=args.get("protect_data", True))
+
+
+def consumer_function(name: str, args: StreamConsumerArgs, numbers: Numbers, parent: pulumi.Resource, *,
+                      default_handler: str, environment: dict, statements: list[Statement],
+                      ledger) -> PackagedFunction:
+    env = dict(environment)
+    statements = list(statements)
+    if ledger is not None:
+        env["LEDGER_TABLE_NAME"] = ledger.name
+        statements.append(Statement(["dynamodb:UpdateItem", "dynamodb:GetItem"], [ledger.arn]))
+    env.update(dict(args.get("environment") or {}))
+    env.setdefault("POWERTOOLS_SERVICE_NAME", f"{name}-consumer")
+    return packaged_function(
+        f"{name}-consumer", parent=parent, settings=runtime_settings(args),
+        handler=args.get("handler", default_handler), code=args.get("code"),
+        timeout=numbers.timeout, memory_size=args.get("memory_mb", defaults.LAMBDA_MEMORY_DEFAULT_MB),
+        environment=env, statements=[*statements, *extra_statements(args)],
+    )
+
+
+def retry_mapping(name: str, args: StreamConsumerArgs, function: PackagedFunction, retry: aws.sqs.Queue,
+                  parent: pulumi.Resource) -> aws.lambda_.EventSourceMapping:
+    """The same function consumes the Retry-DLQ, reporting failed messages one by one."""
+    return aws.lambda_.EventSourceMapping(
+        f"{name}-retry-mapping",
+        event_source_arn=retry.arn,
+        function_name=function.function.arn,
+        batch_size=args.get("retry_batch_size", DEFAULT_RETRY_BATCH_SIZE),
+        function_response_types=["ReportBatchItemFailures"],
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def stream_mapping_settings(args: StreamConsumerArgs) -> dict:
+    return {
+        "batch_size": args.get("batch_size", defaults.KINESIS_ESM_BATCH_SIZE_DEFAULT),
+        "maximum_batching_window_in_seconds": args.get("batching_window_seconds", 0),
+        "parallelization_factor": args.get("parallelization_factor", 1),
+        "starting_position": args.get("starting_position", "LATEST"),
+    }
+
+
+def consumer_alarms(name: str, args: StreamConsumerArgs, numbers: Numbers, function: PackagedFunction,
+                    retry: aws.sqs.Queue, parent: pulumi.Resource) -> None:
+    alarm_actions = args.get("alarm_actions")
+    iterator_age_alarm(f"{name}-iterator-age", function=function.function, parent=parent, alarm_actions=alarm_actions,
+                       threshold_ms=args.get("iterator_age_alarm_ms", numbers.retention_hours * 3600 * 1000 // 2))
+    oldest_message_age_alarm(f"{name}-retry-dlq-oldest-message", queue=retry, parent=parent,
+                             alarm_actions=alarm_actions,
+                             threshold_seconds=args.get("retry_dlq_age_alarm_seconds", numbers.replay_window))
+    function_errors_alarm(f"{name}-consumer-errors", function=function.function, parent=parent,
+                          alarm_actions=alarm_actions)
+
+
+SQS_CONSUME_ACTIONS = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
+                       "sqs:ChangeMessageVisibility"]
