@@ -18,3 +18,13 @@ def fake_aws_environment(monkeypatch):
     monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "blueprint-tests")
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "blueprint-tests")
     yield
+
+
+@pytest.fixture(scope="session")
+def policy_analyzer():
+    """The real policy pack, started once per test session the way the Pulumi CLI starts it, and
+    reused: each test Configures it before it analyses."""
+    from blueprint.analyzer import PolicyAnalyzer
+
+    with PolicyAnalyzer() as analyzer:
+        yield analyzer
