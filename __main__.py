@@ -26,3 +26,21 @@ if batch is not None:
     pulumi.export("invoice_batch_state_machine_arn", invoices.state_machine_arn)
     pulumi.export("invoice_batch_input_bucket", invoices.input_bucket_name)
     pulumi.export("invoice_batch_ops_queue_url", invoices.ops_queue_url)
+
+orders_stream = stack_config.idempotent_stream_args(platform)
+if orders_stream is not None:
+    from components.idempotent_stream_consumer import IdempotentStreamConsumer
+
+    orders = IdempotentStreamConsumer("orders", orders_stream)
+    pulumi.export("orders_stream_name", orders.stream_name)
+    pulumi.export("orders_retry_dlq_url", orders.retry_dlq_url)
+    pulumi.export("orders_unrecoverable_dlq_url", orders.unrecoverable_dlq_url)
+
+payments_stream = stack_config.non_idempotent_stream_args(platform)
+if payments_stream is not None:
+    from components.non_idempotent_stream_consumer import NonIdempotentStreamConsumer
+
+    payments = NonIdempotentStreamConsumer("payments", payments_stream)
+    pulumi.export("payments_stream_name", payments.stream_name)
+    pulumi.export("payments_retry_dlq_url", payments.retry_dlq_url)
+    pulumi.export("payments_unrecoverable_dlq_url", payments.unrecoverable_dlq_url)

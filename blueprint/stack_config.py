@@ -291,3 +291,82 @@ def distributed_map_args(platform: dict) -> Optional[dict]:
         args.update(schedule)
     section.finish()
     return args
+
+
+def _stream_consumer_args(section: Section, platform: dict) -> dict:
+    """The settings both Kinesis consumer patterns share (`blueprint:idempotentStream`,
+    `blueprint:nonIdempotentStream`). Unset keys are left to the component's defaults."""
+    from components.kinesis_consumer import STREAM_MODES
+
+    timeout = section.integer("functionTimeoutSeconds", None, minimum=1, maximum=defaults.LAMBDA_TIMEOUT_MAX_SECONDS)
+    optional = {
+        "stream_arn": section.string("streamArn", None, pattern=ARN_PATTERN, describe="a Kinesis stream ARN"),
+        "stream_mode": section.string("streamMode", None, choices=STREAM_MODES),
+        "shard_count": section.integer("shardCount", None, minimum=1),
+        "retention_hours": section.integer("retentionHours", None, minimum=defaults.KINESIS_RETENTION_MIN_HOURS,
+                                           maximum=defaults.KINESIS_RETENTION_MAX_HOURS),
+        "kms_key_id": section.string("kmsKeyId", None),
+        "enhanced_fan_out": section.boolean("enhancedFanOut", False),
+        "batch_size": section.integer("batchSize", None, minimum=defaults.KINESIS_ESM_BATCH_SIZE_MIN,
+                                      maximum=defaults.KINESIS_ESM_BATCH_SIZE_MAX),
+        "batching_window_seconds": section.integer("batchingWindowSeconds", None, minimum=0,
+                                                   maximum=defaults.KINESIS_ESM_BATCHING_WINDOW_MAX_SECONDS),
+        "parallelization_factor": section.integer("parallelizationFactor", None,
+                                                  minimum=defaults.KINESIS_ESM_PARALLELIZATION_MIN,
+                                                  maximum=defaults.KINESIS_ESM_PARALLELIZATION_MAX),
+        "starting_position": section.string("startingPosition", None, choices=defaults.KINESIS_ESM_STARTING_POSITIONS),
+        "function_timeout_seconds": timeout,
+        "memory_mb": section.integer("memoryMb", None, minimum=128, maximum=10240),
+        "retry_delay_seconds": section.integer("retryDelaySeconds", None, minimum=0, maximum=defaults.SQS_DELAY_MAX_SECONDS),
+        "retry_visibility_timeout_seconds": section.integer(
+            "retryVisibilityTimeoutSeconds", None, minimum=timeout or 0,
+            maximum=defaults.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS, why="at least the function timeout"),
+        "max_receive_count": section.integer("maxReceiveCount", None, minimum=defaults.MIN_SAFE_MAX_RECEIVE_COUNT,
+                                             maximum=defaults.SQS_MAX_RECEIVE_COUNT_MAX),
+        "retry_batch_size": section.integer("retryBatchSize", None, minimum=1, maximum=defaults.SQS_ESM_BATCH_SIZE_DEFAULT),
+        "retry_retention_seconds": section.integer("retryRetentionSeconds", None, minimum=defaults.SQS_RETENTION_MIN_SECONDS,
+                                                   maximum=defaults.DLQ_RETENTION_SECONDS - 1),
+        "iterator_age_alarm_ms": section.integer("iteratorAgeAlarmMs", None, minimum=1),
+        "retry_dlq_age_alarm_seconds": section.integer("retryDlqAgeAlarmSeconds", None, minimum=1),
+    }
+    args = {k: v for k, v in optional.items() if v is not None}
+    args.update(alarm_actions=platform["alarm_actions"], log_retention_days=platform["log_retention_days"],
+                powertools_layer_version=platform["powertools_layer_version"], protect_data=platform["protect_data"])
+    return args
+
+
+def idempotent_stream_args(platform: dict) -> Optional[dict]:
+    """`blueprint:idempotentStream` -> IdempotentStreamConsumerArgs, or None when the stack disables it.
+    The component checks the numbers against each other (replay window vs retention)."""
+    from components.idempotent_stream_consumer import IdempotentStreamConsumerArgs
+
+    section = Section.from_pulumi("idempotentStream")
+    if not section.boolean("enabled", False):
+        section.values = {k: v for k, v in section.values.items() if k == "enabled"}
+        return None
+    args = IdempotentStreamConsumerArgs(**_stream_consumer_args(section, platform))
+    optional = {
+        "maximum_retry_attempts": section.integer("maximumRetryAttempts", None, minimum=1,
+                                                  maximum=defaults.KINESIS_ESM_RETRY_ATTEMPTS_MAX),
+        "maximum_record_age_seconds": section.integer("maximumRecordAgeSeconds", None,
+                                                      minimum=defaults.KINESIS_ESM_RECORD_AGE_MIN_SECONDS,
+                                                      maximum=defaults.KINESIS_ESM_RECORD_AGE_MAX_SECONDS),
+        "idempotency_key_jmespath": section.string("idempotencyKeyJmespath", None),
+        "idempotency_ttl_seconds": section.integer("idempotencyTtlSeconds", None, minimum=1),
+    }
+    args.update({k: v for k, v in optional.items() if v is not None})
+    section.finish()
+    return args
+
+
+def non_idempotent_stream_args(platform: dict) -> Optional[dict]:
+    """`blueprint:nonIdempotentStream` -> NonIdempotentStreamConsumerArgs, or None when disabled."""
+    from components.non_idempotent_stream_consumer import NonIdempotentStreamConsumerArgs
+
+    section = Section.from_pulumi("nonIdempotentStream")
+    if not section.boolean("enabled", False):
+        section.values = {k: v for k, v in section.values.items() if k == "enabled"}
+        return None
+    args = NonIdempotentStreamConsumerArgs(**_stream_consumer_args(section, platform))
+    section.finish()
+    return args
