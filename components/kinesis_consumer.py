@@ -19,7 +19,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components import defaults
-from components.alarms import function_errors_alarm, iterator_age_alarm, oldest_message_age_alarm
+from components.alarms import function_errors_alarm, iterator_age_alarm, oldest_message_age_alarm, queue_depth_alarm
 from components.function import PackagedFunction, RuntimeSettings, Statement, packaged_function
 from components.queues import DeadLetterQueue, dead_letter_queue, redrive_policy
 from components.tables import idempotency_table
@@ -256,6 +256,12 @@ def dlq_pair(name: str, numbers: Numbers, parent: pulumi.Resource, alarm_actions
         redrive_policy=redrive_policy(unrecoverable.queue.arn, numbers.receives),
         opts=pulumi.ResourceOptions(parent=parent),
     )
+    # The Retry-DLQ is a dead-letter queue too (the idempotent pattern's on-failure destination):
+    # its first message means a record failed, even though replays are automatic.
+    queue_depth_alarm(f"{name}-retry-dlq-depth", queue=retry, parent=parent, alarm_actions=alarm_actions,
+                      description=f"{name}: a stream record failed and waits in the Retry-DLQ for its automatic "
+                                  "replays; check the consumer's errors. It needs a person once it reaches the "
+                                  "Unrecoverable-DLQ (its own alarm).")
     return DlqPair(retry=retry, unrecoverable=unrecoverable)
 
 
