@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -17,6 +18,7 @@ from blueprint.analyzer import DEFAULT_PACK_DIR, AnalyzerError
 from blueprint.engine import ProgramError
 from blueprint.policy_config import PolicyConfigError
 
+_PACKAGE_DIR = str(Path(__file__).resolve().parent)
 # Failures the user can fix; anything else is a bug and keeps its traceback.
 USER_ERRORS = (ProgramError, AnalyzerError, PolicyConfigError)
 
@@ -66,5 +68,18 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         return args.run(args)
     except USER_ERRORS as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {exc}{_where(exc)}", file=sys.stderr)
         return 2
+
+
+def _where(exc: BaseException) -> str:
+    """' (at <file>:<line>)' for the innermost frame of the user's program that raised, if any:
+    enough to find the bug without a traceback wall."""
+    cause, frame = exc.__cause__, None
+    tb = cause.__traceback__ if cause is not None else None
+    for entry in traceback.extract_tb(tb) if tb is not None else []:
+        library = ("site-packages" in entry.filename or entry.filename.startswith("<")
+                   or entry.filename.startswith(_PACKAGE_DIR))
+        if not library:
+            frame = entry
+    return f" (at {frame.filename}:{frame.lineno})" if frame else ""
