@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: test install
+.PHONY: test install preview
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,3 +15,9 @@ install: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q
+
+# Offline preview of every stack through the policy pack; fails on a mandatory violation.
+preview: $(VENV)/.installed
+	$(PY) -m blueprint preview --stack dev
+	$(PY) -m blueprint preview --stack staging
+	$(PY) -m blueprint preview --stack prod
