@@ -214,6 +214,8 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if value is rpc.UNKNOWN or type(value).__name__ == "Unknown":
         return UNKNOWN
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # the wire format has only doubles; whole numbers were ints in the program
     if isinstance(value, (pulumi.Asset, pulumi.Archive)):
         return {"archive" if isinstance(value, pulumi.Archive) else "asset": type(value).__name__}
     return value

@@ -1,0 +1,121 @@
+"""The embedded AWS emulator: moto's server on 127.0.0.1, on a free port, in this process.
+
+Handlers reach it through the standard AWS endpoint environment variable (AWS_ENDPOINT_URL), so
+they run unmodified. Nothing listens beyond loopback and no request leaves the machine.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterator
+
+import boto3
+from botocore.config import Config
+
+FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "sandbox", "AWS_SECRET_ACCESS_KEY": "sandbox"}
+
+
+@dataclass
+class Emulator:
+    endpoint: str
+    region: str
+
+    def session(self) -> boto3.session.Session:
+        """A session for the sandbox's own calls (realizing, polling, checking). Handlers use the
+        default session, which is the only one faults are injected into."""
+        return boto3.session.Session(aws_access_key_id="sandbox", aws_secret_access_key="sandbox",
+                                     region_name=self.region)
+
+    def client(self, service: str, session: boto3.session.Session | None = None):
+        return (session or self.session()).client(
+            service, endpoint_url=self.endpoint,
+            config=Config(retries={"max_attempts": 2, "mode": "standard"}))
+
+    def environment(self) -> dict[str, str]:
+        """What a function's environment needs to talk to the emulator."""
+        return {"AWS_ENDPOINT_URL": self.endpoint, "AWS_DEFAULT_REGION": self.region, "AWS_REGION": self.region,
+                **FAKE_CREDENTIALS}
+
+
+def _speed_up_moto_sqs() -> None:
+    """Same answers, less work. moto rebuilds every queue attribute (three message counts,
+    each a pass over all messages reading the clock twice per message) several times per message
+    sent to a FIFO queue, which makes a queue of a few thousand messages take minutes to fill.
+    These replacements count in one pass with one clock read; visibility and delay rules are
+    moto's own comparisons, unchanged."""
+    import functools
+
+    import moto.sqs.models as sqs_models
+    from moto.core.utils import unix_time_millis
+    from moto.sqs.models import Queue
+
+    if getattr(Queue, "_sandbox_fast", False):
+        return
+
+    def counts(queue):
+        now = unix_time_millis()
+        visible = delayed = not_visible = 0
+        for message in queue._messages:
+            is_visible = now > message.visible_at
+            is_delayed = now < message.delayed_until
+            visible += is_visible and not is_delayed
+            delayed += is_delayed
+            not_visible += not is_visible
+        return visible, delayed, not_visible
+
+    def messages(queue):
+        now = unix_time_millis()
+        return [m for m in queue._messages if now > m.visible_at and not now < m.delayed_until]
+
+    # A pure string function moto calls ~20 times per attribute rebuild: remember its answers.
+    sqs_models.camelcase_to_underscores = functools.lru_cache(maxsize=None)(sqs_models.camelcase_to_underscores)
+    def counted(index):
+        return property(lambda q: (getattr(q, "_sandbox_counts", None) or counts(q))[index])
+
+    build_attributes = Queue.attributes.fget
+
+    def attributes(queue):
+        # One count for the three Approximate* attributes of this build, not one each.
+        queue._sandbox_counts = counts(queue)
+        try:
+            return build_attributes(queue)
+        finally:
+            queue._sandbox_counts = None
+
+    Queue.messages = property(messages)
+    Queue.approximate_number_of_messages = counted(0)
+    Queue.approximate_number_of_messages_delayed = counted(1)
+    Queue.approximate_number_of_messages_not_visible = counted(2)
+    Queue.attributes = property(attributes)
+    Queue._sandbox_fast = True
+
+
+@contextmanager
+def running_emulator(region: str) -> Iterator[Emulator]:
+    import logging
+
+    from moto.core.config import default_user_config
+    from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+
+    # The state machine interpreter runs executions (ported from LocalStack); off by default.
+    default_user_config["stepfunctions"]["execute_state_machine"] = True
+    _speed_up_moto_sqs()
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request on stderr
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    saved = {k: os.environ.get(k) for k in ("AWS_ENDPOINT_URL", "AWS_DEFAULT_REGION", "AWS_REGION",
+                                            *FAKE_CREDENTIALS)}
+    emulator = Emulator(endpoint=f"http://{host}:{port}", region=region)
+    os.environ.update(emulator.environment())
+    try:
+        yield emulator
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        server.stop()
