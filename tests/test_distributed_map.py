@@ -5,6 +5,7 @@ import importlib
 import io
 import json
 import os
+import threading
 import time
 import zipfile
 from pathlib import Path
@@ -13,6 +14,7 @@ import boto3
 import pytest
 from moto import mock_aws
 from moto.awslambda.models import LambdaFunction
+from moto.dynamodb.responses import DynamoHandler
 from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 
 from blueprint.engine import ProgramError, record_program
@@ -298,3 +300,142 @@ def test_stack_config_requires_max_concurrency():
     config["blueprint:distributedMap"] = json.dumps({"enabled": True, "maxConcurrency": 5, "maxConcurency": 5})
     with pytest.raises(ProgramError, match="unknown keys maxConcurency"):
         record_program(REPO, stack="dev", config=config)
+
+
+# ---- a real execution in moto --------------------------------------------------------------------
+
+def invoke_handler_in_process(self, event=None):
+    """Stands in for moto's LambdaFunction._invoke_lambda.
+
+    moto runs Lambda code in a Docker container, and Docker is not available where these tests
+    run. This runs the function's real handler instead: the module and function named by the
+    function's Handler setting are imported from this repository and called in this process, with
+    the environment the function was created with (checked, not assumed) and a Lambda-like
+    context. Everything around it stays moto's: Step Functions calls lambda:Invoke through boto3,
+    moto's Lambda API answers, and an exception is reported the way Lambda reports it
+    ({"errorType", "errorMessage"} with a FunctionError), which is what Step Functions' Retry
+    and the Map's failure accounting see. What this does not emulate: a separate process per
+    invocation, the timeout and memory limits, and the packaged archive itself.
+    """
+    for key, value in self.environment_vars.items():
+        assert os.environ.get(key) == value, f"the handler would run without {key}={value!r}"
+    module_name, _, function_name = self.handler.rpartition(".")
+    handler = getattr(importlib.import_module(module_name), function_name)
+    try:
+        result = handler(event, FakeLambdaContext(timeout_ms=self.timeout * 1000))
+    except Exception as exc:  # noqa: BLE001 - Lambda reports every exception to the caller
+        INVOCATIONS.append((event, type(exc).__name__))
+        return json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc)}), True, ""
+    INVOCATIONS.append((event, "ok"))
+    return json.dumps(result), False, ""
+
+
+INVOCATIONS: list = []
+CSV = (
+    "invoice_id,customer_id,region,billing_date,amount\n"
+    "INV-1,C-1,eu,2026-11-01,10.00\n"
+    "INV-2,C-1,eu,2026-11-01,2.50\n"
+    "INV-1,C-1,eu,2026-11-01,10.00\n"   # duplicate row in the same file
+    "INV-3,C-2,us,2026-11-01,7.25\n"
+    "INV-4,C-2,us,2026-11-01,not-a-number\n"  # invalid
+)
+
+
+def wait_for(sfn, execution_arn: str) -> dict:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        description = sfn.describe_execution(executionArn=execution_arn)
+        if description["status"] != "RUNNING":
+            return description
+        time.sleep(0.05)
+    raise AssertionError(f"{execution_arn} still running after 30 s")
+
+
+@pytest.fixture
+def moto_batch(monkeypatch):
+    """The batch's AWS side in moto: input bucket with the CSV, the item function (running the real
+    handler in-process), its tables, the ops queue, and the state machine from the builder."""
+    INVOCATIONS.clear()
+    monkeypatch.setattr(LambdaFunction, "_invoke_lambda", invoke_handler_in_process)
+    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
+        create_tables(REGION)
+        load_handler(monkeypatch)  # sets ENVIRONMENT in this process, imports the handler fresh
+        s3 = boto3.client("s3", region_name=REGION)
+        s3.create_bucket(Bucket="invoice-input", CreateBucketConfiguration={"LocationConstraint": REGION})
+        s3.put_object(Bucket="invoice-input", Key="incoming/invoices.csv", Body=CSV.encode())
+        role = boto3.client("iam", region_name=REGION).create_role(
+            RoleName="batch", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+        archive = io.BytesIO()
+        with zipfile.ZipFile(archive, "w") as zf:
+            zf.write(REPO / "handlers" / "invoice_enricher.py", "handlers/invoice_enricher.py")
+        function_arn = boto3.client("lambda", region_name=REGION).create_function(
+            FunctionName="invoice-enricher", Runtime=defaults.LAMBDA_RUNTIME, Role=role,
+            Handler="handlers.invoice_enricher.handler", Code={"ZipFile": archive.getvalue()},
+            Timeout=30, Environment={"Variables": ENVIRONMENT})["FunctionArn"]
+        queue_url = boto3.client("sqs", region_name=REGION).create_queue(QueueName="ops")["QueueUrl"]
+
+        def state_machine(settings: MapSettings) -> str:
+            document = build_definition(function_arn=function_arn, input_bucket="invoice-input",
+                                        ops_queue_url=queue_url, settings=settings, result_prefix="results/")
+            return boto3.client("stepfunctions", region_name=REGION).create_state_machine(
+                name="invoice-batch", definition=to_json(document), roleArn=role, type="STANDARD")["stateMachineArn"]
+
+        yield state_machine
+
+
+def run(state_machine_arn: str, name: str) -> dict:
+    sfn = boto3.client("stepfunctions", region_name=REGION)
+    # An explicit name: moto names every unnamed execution "None" and refuses the second one.
+    execution = sfn.start_execution(stateMachineArn=state_machine_arn, name=name,
+                                    input=json.dumps({"inputKey": "incoming/invoices.csv"}))
+    return wait_for(sfn, execution["executionArn"])
+
+
+def test_execution_runs_the_real_handler_per_row_and_suppresses_duplicates(moto_batch):
+    # MaxConcurrency 1 makes the run deterministic: the duplicate row finds a COMPLETED record.
+    machine = moto_batch(MapSettings(max_concurrency=1, tolerated_failure_percentage=25))
+    result = run(machine, "night-1")
+
+    assert result["status"] == "SUCCEEDED", result
+    # Every CSV row reached the real handler, parsed by the Map's CSV ItemReader (header row = keys).
+    assert [event["invoice_id"] for event, _ in INVOCATIONS] == ["INV-1", "INV-2", "INV-1", "INV-3", "INV-4"]
+    assert [outcome for _, outcome in INVOCATIONS] == ["ok", "ok", "ok", "ok", "InvalidInvoiceError"]
+    # The duplicate row did not add again; the invalid row added nothing.
+    assert customer_total(REGION, "C-1") == (1250, 2)
+    assert customer_total(REGION, "C-2") == (725, 1)
+    # The results (failed items included) are in S3 for the operators.
+    manifest = json.loads(result["output"])["ResultWriterDetails"]
+    assert manifest["Bucket"] == "invoice-input" and manifest["Key"].startswith("results/")
+
+    # Re-running the same file (a retried night) changes nothing.
+    assert run(machine, "night-1-rerun")["status"] == "SUCCEEDED"
+    assert customer_total(REGION, "C-1") == (1250, 2)
+    assert customer_total(REGION, "C-2") == (725, 1)
+    assert len(INVOCATIONS) == 10
+
+
+def test_concurrent_children_still_add_each_invoice_once(moto_batch, monkeypatch):
+    """With several children at once, the duplicate row may run while its twin is INPROGRESS: the
+    handler raises IdempotencyAlreadyInProgressError and the task's jittered Retry resolves it."""
+    # moto runs the Map's children on threads but does not make one DynamoDB request atomic
+    # (a conditional put or an ADD is read-modify-write in Python), so concurrent requests can
+    # lose updates that real DynamoDB never loses. One lock per request restores DynamoDB's
+    # per-request atomicity without serializing the handlers themselves.
+    lock = threading.Lock()
+    call_action = DynamoHandler.call_action
+
+    def atomic_call_action(self):
+        with lock:
+            return call_action(self)
+
+    monkeypatch.setattr(DynamoHandler, "call_action", atomic_call_action)
+    machine = moto_batch(MapSettings(max_concurrency=5, tolerated_failure_percentage=25,
+                                     retry=RetrySettings(interval_seconds=1, max_delay_seconds=1)))
+    assert run(machine, "night-parallel")["status"] == "SUCCEEDED"
+    outcomes = [outcome for _, outcome in INVOCATIONS]
+    # Four valid rows succeed (the duplicate with the stored result), possibly after in-progress
+    # retries; the invalid row fails once (InvalidInvoiceError is not retried).
+    assert outcomes.count("ok") == 4 and outcomes.count("InvalidInvoiceError") == 1
+    assert set(outcomes) <= {"ok", "InvalidInvoiceError", IN_PROGRESS_ERROR}
+    assert customer_total(REGION, "C-1") == (1250, 2)
+    assert customer_total(REGION, "C-2") == (725, 1)
