@@ -118,6 +118,7 @@ class IdempotentStreamRuntime:
         @idempotent_function(data_keyword_argument="claim", persistence_store=persistence,
                              config=self.config, key_prefix=IDEMPOTENCY_KEY_PREFIX)
         def process_once(*, claim: dict, record: StreamRecord) -> dict:
+            self._ran = True
             self.process_record(record)
             return {"sequenceNumber": record.sequence_number}
 
@@ -138,12 +139,15 @@ class IdempotentStreamRuntime:
     def process(self, record: StreamRecord) -> None:
         key = idempotency_key(record, self.settings.key_jmespath)
         self.logger.info("processing stream record", extra={**record.log_fields(), "idempotency_key": key})
+        self._ran = False
         try:
             self._process_once(claim={"key": key}, record=record)
         except Exception as exc:
             self.logger.exception("stream record failed", extra={**record.log_fields(), "idempotency_key": key})
             raise RecordFailed(f"record {record.shard_id}/{record.sequence_number} failed: "
                                f"{type(exc).__name__}: {exc}") from exc
+        self.logger.info("stream record processed" if self._ran else "stream record already processed; skipped",
+                         extra={**record.log_fields(), "idempotency_key": key})
 
     # --- shape 1 ---------------------------------------------------------------------------------
     def handle_stream(self, event: dict) -> dict:

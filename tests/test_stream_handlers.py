@@ -238,12 +238,15 @@ def test_sequence_numbers_are_logged_before_processing_and_on_failure(env):
     assert processing == [ok, poison] and failed == [poison]
 
 
-def test_the_business_key_makes_a_duplicate_event_from_the_producer_a_no_op(env):
-    env.put({"eventId": "e-1"}, {"eventId": "e-1"})  # the producer sent the same event twice
+def test_the_business_key_makes_a_duplicate_event_from_the_producer_a_no_op_and_says_so(env):
+    first, second = env.put({"eventId": "e-1"}, {"eventId": "e-1"})  # the producer sent the same event twice
 
     env.stream_mapping(env.idempotent_handler(), batch_size=10).drain()
 
     assert env.balance() == (1, 1)
+    lines = [json.loads(line) for line in env.log.getvalue().splitlines()]
+    assert [(line["message"], line["sequence_number"]) for line in lines if "processed" in line["message"]] == [
+        ("stream record processed", first), ("stream record already processed; skipped", second)]
 
 
 def test_a_message_that_is_not_an_on_failure_record_is_failed_until_it_is_unrecoverable(env):
