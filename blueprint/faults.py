@@ -41,6 +41,9 @@ class FaultInjector:
     _rng: random.Random = field(init=False)
     _local: threading.local = field(default_factory=threading.local, init=False)
     enabled: bool = False
+    # Called with (operation name, request params) after every successful handler call, so a drill
+    # can count effects (for example every ledger write that went through).
+    auditors: list = field(default_factory=list)
 
     def __post_init__(self):
         self._rng = random.Random(self.seed)
@@ -49,6 +52,7 @@ class FaultInjector:
         """Hook the default session; clients created from now on carry the hooks."""
         boto3.setup_default_session()
         events = boto3.DEFAULT_SESSION.events
+        events.register("before-parameter-build.*.*", self._remember_params)
         events.register("before-call.*.*", self._before_call)
         events.register("after-call.*.*", self._after_call)
 
@@ -58,6 +62,11 @@ class FaultInjector:
 
     def disarm(self) -> None:
         self._local.crash_after = None
+
+    @staticmethod
+    def _remember_params(params, context=None, **_):
+        if context is not None:
+            context["audit_params"] = params  # the API parameters, as the handler passed them
 
     def _before_call(self, model, **_):
         if not self.enabled:
@@ -70,9 +79,13 @@ class FaultInjector:
                     {"Error": {"Code": code, "Message": message}, "ResponseMetadata": {"HTTPStatusCode": status}})
         return None
 
-    def _after_call(self, http_response, parsed, model, **_):
+    def _after_call(self, http_response, parsed, model, context=None, **_):
+        if http_response.status_code >= 300:
+            return
+        for auditor in self.auditors:
+            auditor(model.name, (context or {}).get("audit_params") or {})
         remaining = getattr(self._local, "crash_after", None)
-        if remaining is None or http_response.status_code >= 300:
+        if remaining is None:
             return
         if remaining <= 1:
             self._local.crash_after = None

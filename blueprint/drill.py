@@ -1,0 +1,210 @@
+"""The reliability drill: N records through every pattern of a stack, in the local sandbox, with
+duplicates, poison records, transient AWS faults and crashes, then a check of the final state.
+
+Faults, all seeded:
+- duplicates: each record handed to a function is, with probability P, delivered again in a later
+  invocation (event source mappings are at-least-once);
+- poison: a fraction P of the records are payloads the reference handlers reject;
+- transient: a fraction P of the AWS calls the handlers make fail with throttling/5xx at the
+  botocore layer (blueprint/faults.py);
+- crashes: K invocations per pattern die right after one of their AWS calls succeeded.
+
+Each pattern's reference side effect would visibly double if done twice (an atomic ADD to a
+balance, a ledger write audited at the botocore layer), so duplicates cannot hide.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from blueprint.faults import FaultInjector, SimulatedCrash
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+class FunctionCrashed(Exception):
+    """What an event source mapping sees when the function instance died mid-invocation."""
+
+
+@dataclass
+class DrillOptions:
+    stack: str = "dev"
+    records: int = 1500
+    seed: int = 7
+    duplicates: float = 0.05
+    poison: float = 0.01
+    transient: float = 0.02
+    crashes: int = 3
+    program_dir: Path = REPO
+
+
+@dataclass
+class PatternReport:
+    sent: int = 0
+    processed_once: int = 0
+    duplicate_effects: int = 0
+    unrecoverable: int = 0
+    expected_unrecoverable: int = 0
+    lost: int = 0
+    invocations: int = 0
+    retries: int = 0
+    wall_time_s: float = 0.0
+    notes: list = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.lost == 0 and self.duplicate_effects == 0 and self.unrecoverable == self.expected_unrecoverable
+
+
+@dataclass
+class Invoker:
+    """Wraps a sandbox function for one pattern: counts invocations, crashes the planned ones and
+    re-delivers a fraction of records as duplicates."""
+
+    function: Callable
+    faults: FaultInjector
+    rng: random.Random
+    duplicate_rate: float
+    crash_plan: set = field(default_factory=set)  # invocation numbers to crash
+    invocations: int = 0
+    duplicates_delivered: int = 0
+    crashes: int = 0
+
+    def __call__(self, event: dict, context: Any = None) -> Any:
+        response = self._invoke(event, context)
+        records = event.get("Records") or []
+        again = [r for r in records if self.rng.random() < self.duplicate_rate]
+        if again:
+            self.duplicates_delivered += len(again)
+            try:
+                self._invoke({**event, "Records": again}, context)
+            except FunctionCrashed:
+                pass  # the original delivery's outcome stands
+        return response
+
+    def _invoke(self, event: dict, context: Any) -> Any:
+        self.invocations += 1
+        if self.invocations in self.crash_plan:
+            self.faults.crash_after(self.rng.randint(1, 3))
+        try:
+            return self.function(event, context)
+        except SimulatedCrash as crash:
+            self.crashes += 1
+            raise FunctionCrashed(str(crash)) from None
+        finally:
+            self.faults.disarm()
+
+
+def plan_crashes(rng: random.Random, count: int, first: int = 2, last: int = 40) -> set:
+    """Which invocations crash: spread over the early ones, when there is still work in flight."""
+    if count <= 0:
+        return set()
+    return set(rng.sample(range(first, max(last, first + count)), count))
+
+
+# ---- running --------------------------------------------------------------------------------------
+
+@dataclass
+class DrillReport:
+    stack: str
+    seed: int
+    compression: dict
+    patterns: dict
+
+    def to_json(self) -> dict:
+        return {"stack": self.stack, "seed": self.seed, "compression": self.compression,
+                "patterns": {name: {k: v for k, v in asdict(r).items()} for name, r in self.patterns.items()}}
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.patterns.values())
+
+
+def run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], None]] = None,
+              drivers: Optional[dict] = None) -> DrillReport:
+    from blueprint.drill_patterns import DRIVERS
+    from blueprint.emulator import running_emulator
+    from blueprint.engine import record_program
+    from blueprint.sandbox import COMPRESSION, Sandbox
+
+    recorded = record_program(options.program_dir, stack=options.stack)
+    region = recorded.config.get("aws:region", "us-east-1")
+    faults = FaultInjector(transient_rate=options.transient, seed=options.seed)
+    faults.install()
+    reports = {}
+    with running_emulator(region) as emulator:
+        sandbox = Sandbox(recorded, emulator).realize()
+        chosen = drivers or DRIVERS
+        applicable = [(name, driver) for name, driver in chosen.items() if driver.applies(sandbox)]
+        for index, (name, driver_class) in enumerate(applicable):
+            rng = random.Random(f"{options.seed}:{name}")
+            driver = driver_class(sandbox, options, faults, rng)
+            started = time.monotonic()
+
+            def step(fraction: float, _index=index, _name=name):
+                if progress:
+                    progress(_name, (_index + min(max(fraction, 0.0), 1.0)) / len(applicable))
+
+            driver.prepare()
+            faults.enabled = True
+            try:
+                driver.drive(step)
+            finally:
+                faults.enabled = False
+            report = driver.verify()
+            report.wall_time_s = round(time.monotonic() - started, 2)
+            reports[name] = report
+            step(1.0)
+    return DrillReport(stack=options.stack, seed=options.seed, compression=COMPRESSION, patterns=reports)
+
+
+# ---- output ---------------------------------------------------------------------------------------
+
+COLUMNS = ("sent", "processed_once", "duplicate_effects", "unrecoverable", "expected_unrecoverable", "lost",
+           "invocations", "retries", "wall_time_s")
+
+
+def format_table(report: DrillReport) -> str:
+    headers = ("pattern",) + COLUMNS + ("result",)
+    rows = [headers]
+    for name, r in report.patterns.items():
+        rows.append((name,) + tuple(str(getattr(r, c)) for c in COLUMNS) + ("ok" if r.passed else "FAIL",))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(headers))]
+    lines = ["  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+             for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    out = [f"drill: stack {report.stack}, seed {report.seed}", *lines, ""]
+    for name, r in report.patterns.items():
+        for note in r.notes:
+            out.append(f"  {name}: {note}")
+    out.append("time compressed: " + "; ".join(f"{k}: {v}" for k, v in report.compression.items()))
+    out.append("result: " + ("every record processed exactly once or parked as expected" if report.passed
+                             else "FAILED: lost records, duplicate effects or unexpected unrecoverable records"))
+    return "\n".join(out)
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr (only when stderr is a terminal or forced)."""
+
+    def __init__(self, stream=sys.stderr, width: int = 30):
+        self.stream = stream
+        self.width = width
+
+    def __call__(self, pattern: str, fraction: float) -> None:
+        filled = int(self.width * fraction)
+        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {fraction:4.0%} {pattern:<28}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+def dumps(report: DrillReport) -> str:
+    return json.dumps(report.to_json(), indent=2)
