@@ -234,9 +234,6 @@ def distributed_map_args(platform: dict) -> Optional[dict]:
         max_concurrency=section.integer("maxConcurrency", minimum=1,
                                         maximum=defaults.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX,
                                         why="children at once; derive it from the downstream capacity"),
-        tolerated_failure_percentage=section.number(
-            "toleratedFailurePercentage", 0, minimum=0,
-            maximum=defaults.DISTRIBUTED_MAP_TOLERATED_FAILURE_PERCENTAGE_MAX),
         retry_interval_seconds=section.integer(
             "retryIntervalSeconds", defaults.SFN_RETRY_INTERVAL_DEFAULT_SECONDS,
             minimum=defaults.SFN_RETRY_INTERVAL_MIN_SECONDS, maximum=defaults.SFN_RETRY_INTERVAL_MAX_SECONDS),
@@ -262,6 +259,10 @@ def distributed_map_args(platform: dict) -> Optional[dict]:
         protect_data=platform["protect_data"],
     )
     optional = {
+        # Unset both: no failed item is tolerated. Set both: the run fails past either threshold.
+        "tolerated_failure_percentage": section.number(
+            "toleratedFailurePercentage", None, minimum=0,
+            maximum=defaults.DISTRIBUTED_MAP_TOLERATED_FAILURE_PERCENTAGE_MAX),
         "tolerated_failure_count": section.integer("toleratedFailureCount", None, minimum=0),
         "item_reserved_concurrency": section.integer("itemReservedConcurrency", None, minimum=1),
         "max_items_per_batch": section.integer("maxItemsPerBatch", None, minimum=1),

@@ -125,7 +125,12 @@ def record_invoice(invoice: dict) -> dict:
 
 
 def process_row(row: dict) -> dict:
-    invoice = parse_invoice(row)
+    try:
+        invoice = parse_invoice(row)
+    except InvalidInvoiceError as exc:
+        logger.warning("invalid invoice row", extra={"error": str(exc),
+                                                     "invoice_id": row.get("invoice_id") if isinstance(row, dict) else None})
+        raise
     logger.append_keys(idempotency_key=invoice["idempotency_key"])
     try:
         return record_invoice(invoice=invoice)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import boto3
 import pytest
+import yaml
 from moto import mock_aws
 from moto.awslambda.models import LambdaFunction
 from moto.dynamodb.responses import DynamoHandler
@@ -61,7 +62,6 @@ def stacks():
 
 
 def stack_section(stack: str) -> dict:
-    import yaml
     doc = yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())
     return doc["config"]["blueprint:distributedMap"]
 
@@ -283,14 +283,10 @@ def test_given_bucket_no_schedule_by_default_and_a_scheduled_nightly_run():
     ({"schedule_expression": "cron(0 2 * * ? *)", "schedule_input_key": "other/x.csv"}, "outside input_prefix"),
     ({"state_machine_name": "has spaces"}, "state_machine_name='has spaces'"),
 ])
-def test_component_refuses_before_declaring_anything(args, message):
-    if args.get("max_concurrency", 1) is None:
-        args = {k: v for k, v in args.items() if k != "max_concurrency"}
-        program = lambda: DistributedMapBatch("invoices", args)  # noqa: E731
-    else:
-        program = lambda: DistributedMapBatch("invoices", {"max_concurrency": 5, **args})  # noqa: E731
+def test_component_refuses_unsafe_arguments_naming_them(args, message):
+    args = {k: v for k, v in {"max_concurrency": 5, **args}.items() if v is not None}
     with pytest.raises(ProgramError, match=message):
-        record_program(program, config={"aws:region": REGION})
+        record_program(lambda: DistributedMapBatch("invoices", args), config={"aws:region": REGION})
 
 
 def test_stack_config_requires_max_concurrency():
@@ -439,3 +435,11 @@ def test_concurrent_children_still_add_each_invoice_once(moto_batch, monkeypatch
     assert set(outcomes) <= {"ok", "InvalidInvoiceError", IN_PROGRESS_ERROR}
     assert customer_total(REGION, "C-1") == (1250, 2)
     assert customer_total(REGION, "C-2") == (725, 1)
+
+
+def test_stack_config_tolerated_count_alone_does_not_imply_zero_percent():
+    config = {"aws:region": REGION,
+              "blueprint:distributedMap": json.dumps({"enabled": True, "maxConcurrency": 5, "toleratedFailureCount": 3})}
+    [machine] = record_program(REPO, stack="dev", config=config).of_type("aws:sfn/stateMachine:StateMachine")
+    state = json.loads(machine.inputs["definition"])["States"][MAP_STATE]
+    assert state["ToleratedFailureCount"] == 3 and "ToleratedFailurePercentage" not in state
