@@ -16,9 +16,14 @@ from blueprint.sandbox import LocalFunction, Sandbox, SandboxError
 Step = Callable[[float], None]
 
 
+ALL_FAULTS = ("duplicates", "poison", "transient", "crashes")
+
+
 class PatternDriver:
     name = ""
     handler = ""  # the reference handler module this driver drives
+    # Faults outside the pattern's contract, with the reason; everything else is injected.
+    not_covered: dict[str, str] = {}
 
     def __init__(self, sandbox: Sandbox, options: DrillOptions, faults: FaultInjector, rng: random.Random):
         self.sandbox = sandbox
@@ -38,8 +43,11 @@ class PatternDriver:
 
     def invoker(self, function: Callable) -> Invoker:
         return Invoker(function=function, faults=self.faults, rng=self.rng,
-                       duplicate_rate=self.options.duplicates,
-                       crash_plan=plan_crashes(self.rng, self.options.crashes))
+                       duplicate_rate=0.0 if "duplicates" in self.not_covered else self.options.duplicates,
+                       crash_plan=set() if "crashes" in self.not_covered else plan_crashes(self.rng, self.options.crashes))
+
+    def fault_notes(self) -> list[str]:
+        return [f"{fault} not injected: {why}" for fault, why in self.not_covered.items()]
 
     def client(self, service: str):
         return self.sandbox.emulator.client(service, self.sandbox.session)
@@ -166,6 +174,142 @@ class FifoBillingDriver(PatternDriver):
         return report
 
 
+class StreamLedgerDriver(PatternDriver):
+    """N events into the stream, one account each, so every account's final `applied` count must be
+    exactly 1 (0 = lost, 2 = done twice). Poison: events the reference ledger rejects."""
+
+    consumer_handler = ""
+
+    @classmethod
+    def functions(cls, sandbox: Sandbox) -> list[LocalFunction]:
+        unique = {f.arn: f for f in sandbox.functions.values()}
+        return [f for f in unique.values() if f.handler == cls.consumer_handler]
+
+    def prepare(self) -> None:
+        function = self.functions(self.sandbox)[0]
+        self.stream_mapping = next(m for m in self.sandbox.kinesis_mappings if m.handler is function)
+        self.retry_mappings = [m for m in self.sandbox.sqs_mappings if m.handler is function]
+        self.invoker_ = self.invoker(function)
+        self.stream_mapping.handler = self.invoker_
+        for mapping in self.retry_mappings:
+            mapping.handler = self.invoker_
+        self.ledger = function.environment["LEDGER_TABLE_NAME"]
+        self.parking_urls = []
+        for mapping in self.retry_mappings:
+            redrive = self.sandbox.sqs.get_queue_attributes(QueueUrl=mapping.queue_url,
+                                                            AttributeNames=["RedrivePolicy"])["Attributes"]
+            self.parking_urls.append(
+                self.sandbox.queues[json.loads(redrive["RedrivePolicy"])["deadLetterTargetArn"]].url)
+        self.kinesis = self.client("kinesis")
+        poison = set(self.rng.sample(range(self.options.records), self.poison_count))
+        self.expected: dict[str, int] = {}
+        self.poison_ids = set()
+        events = []
+        for i in range(self.options.records):
+            event_id = f"{self.name}-{i:06d}"
+            if i in poison:
+                events.append({"eventId": event_id, "account": f"acct-{i:06d}", "poison": True})
+                self.poison_ids.add(event_id)
+            else:
+                amount = 1 + self.rng.randrange(100)
+                events.append({"eventId": event_id, "account": f"acct-{i:06d}", "amount": amount})
+                self.expected[f"acct-{i:06d}"] = amount
+        self.event_of_account = {e["account"]: e["eventId"] for e in events}
+        stream = self.stream_mapping.stream_name
+        for start in range(0, len(events), 500):
+            chunk = events[start:start + 500]
+            self.kinesis.put_records(StreamName=stream, Records=[
+                {"Data": json.dumps(e).encode(), "PartitionKey": e["account"]} for e in chunk])
+
+    def drive(self, step: Step) -> None:
+        total = max(self.options.records, 1)
+        read = 0
+        while True:
+            moved = self.stream_mapping.poll()
+            read += moved
+            for mapping in self.retry_mappings:
+                moved += mapping.poll_once()
+            step(min(read / total, 0.99))
+            if not moved:
+                return
+
+    def _parked_event_ids(self) -> tuple[set, int]:
+        """Event ids of everything parked for a human, and the messages that held them."""
+        ids, messages = set(), 0
+        for url in self.parking_urls:
+            for message in self.drain_queue_messages(url):
+                messages += 1
+                body = json.loads(message["Body"])
+                if "data" in body:
+                    import base64
+                    ids.add(json.loads(base64.b64decode(body["data"]))["eventId"])
+                elif "KinesisBatchInfo" in body:
+                    ids.update(self._read_range(body["KinesisBatchInfo"]))
+        return ids, messages
+
+    def _read_range(self, info: dict) -> set:
+        iterator = self.kinesis.get_shard_iterator(
+            StreamName=self.stream_mapping.stream_name, ShardId=info["shardId"],
+            ShardIteratorType="AT_SEQUENCE_NUMBER", StartingSequenceNumber=info["startSequenceNumber"])["ShardIterator"]
+        end = int(info["endSequenceNumber"])
+        ids = set()
+        while iterator:
+            page = self.kinesis.get_records(ShardIterator=iterator, Limit=1000)
+            for record in page["Records"]:
+                if int(record["SequenceNumber"]) > end:
+                    return ids
+                ids.add(json.loads(record["Data"])["eventId"])
+            if not page["Records"]:
+                return ids
+            iterator = page.get("NextShardIterator")
+        return ids
+
+    def verify(self) -> PatternReport:
+        ddb = self.client("dynamodb")
+        applied = {}
+        for page in ddb.get_paginator("scan").paginate(TableName=self.ledger):
+            for item in page["Items"]:
+                applied[item["account"]["S"]] = (int(item.get("applied", {}).get("N", "0")),
+                                                 float(item.get("balance", {}).get("N", "0")))
+        processed_ids = {self.event_of_account[account] for account, amount in self.expected.items()
+                         if applied.get(account) == (1, float(amount))}
+        duplicates = sum(count - 1 for count, _ in applied.values() if count > 1)
+        parked, messages = self._parked_event_ids()
+        unrecoverable = parked - processed_ids
+        report = PatternReport(
+            sent=self.options.records, processed_once=len(processed_ids), duplicate_effects=duplicates,
+            unrecoverable=len(unrecoverable), expected_unrecoverable=self.poison_count,
+            invocations=self.invoker_.invocations,
+            retries=self.stream_mapping.stats.function_errors + sum(m.stats.messages_failed for m in self.retry_mappings))
+        report.lost = report.sent - report.processed_once - report.unrecoverable
+        wrong = unrecoverable - self.poison_ids
+        if wrong:
+            report.notes.append(f"{len(wrong)} valid events were parked, e.g. {sorted(wrong)[:3]}")
+        report.notes.append(f"{self.invoker_.duplicates_delivered} duplicate deliveries, {self.invoker_.crashes} "
+                            f"crashed invocations, {messages} parked messages")
+        report.notes.extend(self.fault_notes())
+        return report
+
+
+class IdempotentStreamDriver(StreamLedgerDriver):
+    name = "idempotent_stream"
+    consumer_handler = "handlers.ledger_idempotent_consumer.lambda_handler"
+
+
+class NonIdempotentStreamDriver(StreamLedgerDriver):
+    name = "non_idempotent_stream"
+    consumer_handler = "handlers.ledger_app_dlq_consumer.lambda_handler"
+    not_covered = {
+        "duplicates": "this pattern has no idempotency store by definition; it is exactly-once because the "
+                      "mapping never retries, and a redelivered record would repeat its effect",
+        "crashes": "a crashed batch reaches the Retry-DLQ as a metadata-only range that may be partly "
+                   "applied; the handler parks it in the Unrecoverable-DLQ for a human decision "
+                   "(tests/test_stream_handlers.py)",
+    }
+
+
 DRIVERS: dict[str, type[PatternDriver]] = {
     FifoBillingDriver.name: FifoBillingDriver,
+    IdempotentStreamDriver.name: IdempotentStreamDriver,
+    NonIdempotentStreamDriver.name: NonIdempotentStreamDriver,
 }
