@@ -272,7 +272,7 @@ class DistributedMapBatch(pulumi.ComponentResource):
 
         # --- state machine ---
         log_group = aws.cloudwatch.LogGroup(
-            f"{name}-logs", name=f"{defaults.SFN_LOG_GROUP_PREFIX}{sm_name}",
+            f"{name}-logs", name=pulumi.Output.concat(defaults.SFN_LOG_GROUP_PREFIX, sm_name),
             retention_in_days=settings.log_retention_days, opts=child)
         role = aws.iam.Role(
             f"{name}-role",

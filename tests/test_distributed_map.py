@@ -274,6 +274,15 @@ def test_given_bucket_no_schedule_by_default_and_a_scheduled_nightly_run():
     assert set(statements) == {("states:StartExecution",), ("sqs:SendMessage",)}
 
 
+def test_first_preview_with_unknown_outputs_and_a_given_name():
+    recorded = record_program(lambda: DistributedMapBatch("invoices", {"max_concurrency": 5,
+                                                                       "state_machine_name": "nightly-invoices"}),
+                              config={"aws:region": REGION}, unknowns=True)
+    [machine] = recorded.of_type("aws:sfn/stateMachine:StateMachine")
+    assert machine.inputs["name"] == "nightly-invoices"
+    assert recorded.named("invoices-logs").inputs["name"] == "/aws/vendedlogs/states/nightly-invoices"
+
+
 @pytest.mark.parametrize("args, message", [
     ({"max_concurrency": None}, "max_concurrency is required"),
     ({"max_concurrency": 0}, "max_concurrency=0 is not allowed"),
