@@ -166,6 +166,11 @@ def test_function_named_by_arn_is_linked_by_value(policy_analyzer):
     assert len(flagged(analyse(policy_analyzer, program), COVERS)) == 1
 
 
+def test_a_visibility_timeout_that_is_not_a_number_is_a_violation_that_says_so(policy_analyzer):
+    found = flagged(analyse(policy_analyzer, lambda: consumed_queue(visibility="thirty")), COVERS)
+    assert len(found) == 1 and "visibilityTimeoutSeconds must be a number, got 'thirty'" in found[0].message
+
+
 def test_unknown_visibility_timeout_is_skipped(policy_analyzer):
     def program():
         marker = aws.s3.Bucket("marker")

@@ -33,6 +33,7 @@ ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
 SCHEDULE = "aws:scheduler/schedule:Schedule"
 
 STREAM_SOURCES = (STREAM, STREAM_CONSUMER, TABLE)
+_REFERABLE = frozenset((QUEUE, FUNCTION, *STREAM_SOURCES))  # what the rules look up by value
 _ARN = re.compile(r"^arn:[^:]+:(?P<service>[^:]+):[^:]*:[^:]*:(?P<resource>.+)$")
 
 
@@ -67,6 +68,8 @@ class StackIndex:
         self._by_key: dict[tuple[str, str], PolicyResource] = {}
         for resource in resources:
             self._by_type[resource.resource_type].append(resource)
+            if resource.resource_type not in _REFERABLE:
+                continue
             for key in ("arn", "name", "url", "streamArn"):
                 try:
                     value = get(resource.props, key)
