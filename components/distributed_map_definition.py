@@ -31,6 +31,7 @@ MAP_STATE = "ProcessInvoices"
 ITEM_STATE = "EnrichInvoice"
 NOTIFY_STATE = "NotifyOps"
 FAIL_STATE = "RunFailed"
+RUN_FAILED_ERROR = "InvoiceBatch.ToleratedFailuresExceeded"
 # The execution input names the CSV object: {"inputKey": "incoming/2026-11-22.csv"}.
 INPUT_KEY_FIELD = "inputKey"
 # The handler raises this (Powertools) when a duplicate row is still being processed by another
@@ -208,7 +209,8 @@ def build_definition(*, function_arn: str, input_bucket: str, ops_queue_url: str
             },
             FAIL_STATE: {
                 "Type": "Fail",
-                "Error": defaults.DISTRIBUTED_MAP_TOLERATED_FAILURE_ERROR,
+                # Not "States.…": the ASL spec reserves that prefix for Step Functions' own errors.
+                "Error": RUN_FAILED_ERROR,
                 "Cause": "More items failed than the run tolerates; the ops queue has the details.",
             },
         },

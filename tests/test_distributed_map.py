@@ -27,6 +27,7 @@ from components.distributed_map_definition import (
     ITEM_STATE,
     MAP_STATE,
     NOTIFY_STATE,
+    RUN_FAILED_ERROR,
     MapSettings,
     RetrySettings,
     build_definition,
@@ -111,6 +112,7 @@ def test_each_stack_gets_the_documented_shape(stacks, stack):
     assert notify["Parameters"]["QueueUrl"] == ops_queue.outputs["url"]
     assert set(notify["Parameters"]["MessageBody"]) == {"execution.$", "inputKey.$", "error.$", "cause.$"}
     assert document["States"][FAIL_STATE]["Type"] == "Fail"
+    assert not document["States"][FAIL_STATE]["Error"].startswith("States.")  # reserved prefix
 
     moto_accepts(document)
 
@@ -452,3 +454,28 @@ def test_stack_config_tolerated_count_alone_does_not_imply_zero_percent():
     [machine] = record_program(REPO, stack="dev", config=config).of_type("aws:sfn/stateMachine:StateMachine")
     state = json.loads(machine.inputs["definition"])["States"][MAP_STATE]
     assert state["ToleratedFailureCount"] == 3 and "ToleratedFailurePercentage" not in state
+
+
+def test_threshold_path_sends_the_failure_to_the_ops_queue_and_fails_the_run(moto_batch):
+    """moto does not evaluate ToleratedFailurePercentage (it logs "no effect" and lets the Map
+    succeed), so it never raises States.ExceedToleratedFailureThreshold. The states behind the
+    Catch are run directly instead, with the input the Catch produces (ResultPath $.failure)."""
+    sfn = boto3.client("stepfunctions", region_name=REGION)
+    sqs = boto3.client("sqs", region_name=REGION)
+    machine = moto_batch(MapSettings(max_concurrency=1))
+    document = json.loads(sfn.describe_state_machine(stateMachineArn=machine)["definition"])
+    document["StartAt"] = NOTIFY_STATE
+    role = sfn.describe_state_machine(stateMachineArn=machine)["roleArn"]
+    catch_path = sfn.create_state_machine(name="catch-path", definition=json.dumps(document), roleArn=role)
+    failure = {"Error": defaults.DISTRIBUTED_MAP_TOLERATED_FAILURE_ERROR, "Cause": "3 of 100 items failed"}
+    execution = sfn.start_execution(stateMachineArn=catch_path["stateMachineArn"], name="night-bad",
+                                    input=json.dumps({"inputKey": "incoming/invoices.csv", "failure": failure}))
+    result = wait_for(sfn, execution["executionArn"])
+
+    assert result["status"] == "FAILED"
+    assert result["error"] == RUN_FAILED_ERROR
+    queue_url = sqs.get_queue_url(QueueName="ops")["QueueUrl"]
+    [message] = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10)["Messages"]
+    body = json.loads(message["Body"])
+    assert body == {"execution": execution["executionArn"], "inputKey": "incoming/invoices.csv",
+                    "error": failure["Error"], "cause": failure["Cause"]}
