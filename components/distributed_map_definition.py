@@ -13,7 +13,8 @@ Shape (states):
                      jittered retries). Catch States.ExceedToleratedFailureThreshold -> NotifyOps.
     NotifyOps        sqs:sendMessage of the failure context (execution, input key, error, cause)
                      to the ops queue, then
-    RunFailed        Fail, so the execution still counts in ExecutionsFailed and pages.
+    RunFailed        Fail (InvoiceBatch.ToleratedFailuresExceeded), so the execution still counts
+                     in ExecutionsFailed and pages.
 """
 
 from __future__ import annotations
