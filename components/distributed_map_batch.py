@@ -30,8 +30,9 @@ from components.distributed_map_definition import (
     build_definition,
     to_json,
 )
-from components.function import RuntimeSettings, Statement, _policy_document, packaged_function
+from components.function import RuntimeSettings, Statement, packaged_function, policy_document
 from components.queues import dead_letter_queue, redrive_policy
+from components.schedules import scheduled_start
 from components.tables import idempotency_table
 from components.validation import ComponentArgumentError, is_known, require, require_range
 
@@ -41,7 +42,6 @@ COMPONENT = "DistributedMapBatch"
 DEFAULT_INPUT_PREFIX = "incoming/"
 DEFAULT_RESULT_PREFIX = "results/"
 DEFAULT_ITEM_TIMEOUT_SECONDS = 30
-DEFAULT_SCHEDULE = "cron(0 2 * * ? *)"  # 02:00 every night
 DEFAULT_SCHEDULE_INPUT_KEY = "incoming/invoices.csv"
 _NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -299,7 +299,7 @@ class DistributedMapBatch(pulumi.ComponentResource):
             statements.append(Statement(
                 ["s3:PutObject", "s3:GetObject", "s3:ListMultipartUploadParts", "s3:AbortMultipartUpload"],
                 [pulumi.Output.format("{0}/{1}*", bucket_arn, values["result_prefix"])]))
-        policy = aws.iam.RolePolicy(f"{name}-policy", role=role.id, policy=_policy_document(statements),
+        policy = aws.iam.RolePolicy(f"{name}-policy", role=role.id, policy=policy_document(statements),
                                     opts=child)
 
         definition = pulumi.Output.all(
@@ -334,7 +334,17 @@ class DistributedMapBatch(pulumi.ComponentResource):
 
         schedule_arn: pulumi.Output[Optional[str]] = pulumi.Output.from_input(None)
         if args.get("schedule_expression") is not None:
-            schedule_arn = self._schedule(name, args, machine, alarm_actions).arn
+            key = args.get("schedule_input_key", DEFAULT_SCHEDULE_INPUT_KEY)
+            scheduled = scheduled_start(
+                f"{name}-schedule", parent=self, target_arn=machine.arn, start_action="states:StartExecution",
+                input=pulumi.Output.from_input(key).apply(lambda k: json.dumps({INPUT_KEY_FIELD: k})),
+                expression=args["schedule_expression"], timezone=args.get("schedule_timezone", "UTC"),
+                enabled=args.get("schedule_enabled", True), retry_attempts=args.get("scheduler_retry_attempts"),
+                max_event_age_seconds=args.get("scheduler_max_event_age_seconds"), alarm_actions=alarm_actions,
+                dlq_description=f"{name}: the nightly run could not be started after all retries; start the "
+                                "state machine by hand with the input in this message (safe to repeat: "
+                                "processed invoices are skipped).")
+            schedule_arn = scheduled.schedule.arn
 
         self.state_machine_arn = machine.arn
         self.state_machine_name = machine.name
@@ -371,46 +381,3 @@ class DistributedMapBatch(pulumi.ComponentResource):
             f"{name}-input-public-access", bucket=bucket.id, block_public_acls=True, block_public_policy=True,
             ignore_public_acls=True, restrict_public_buckets=True, opts=child)
         return bucket
-
-    def _schedule(self, name: str, args: DistributedMapBatchArgs, machine: aws.sfn.StateMachine,
-                  alarm_actions) -> aws.scheduler.Schedule:
-        """The nightly start. Scheduler only accepts a standard-queue DLQ."""
-        child = pulumi.ResourceOptions(parent=self)
-        scheduler_dlq = dead_letter_queue(
-            f"{name}-schedule-dlq", parent=self, alarm_actions=alarm_actions,
-            description=f"{name}: the nightly run could not be started after all retries; start the "
-                        "state machine by hand with the input in this message (safe to repeat).")
-        role = aws.iam.Role(
-            f"{name}-scheduler-role",
-            assume_role_policy=json.dumps({"Version": "2012-10-17", "Statement": [{
-                "Effect": "Allow", "Principal": {"Service": "scheduler.amazonaws.com"},
-                "Action": "sts:AssumeRole"}]}),
-            opts=child,
-        )
-        policy = aws.iam.RolePolicy(
-            f"{name}-scheduler-policy", role=role.id,
-            policy=_policy_document([Statement(["states:StartExecution"], [machine.arn]),
-                                     Statement(["sqs:SendMessage"], [scheduler_dlq.queue.arn])]),
-            opts=child,
-        )
-        key = args.get("schedule_input_key", DEFAULT_SCHEDULE_INPUT_KEY)
-        return aws.scheduler.Schedule(
-            f"{name}-schedule",
-            schedule_expression=args.get("schedule_expression", DEFAULT_SCHEDULE),
-            schedule_expression_timezone=args.get("schedule_timezone", "UTC"),
-            state="ENABLED" if args.get("schedule_enabled", True) else "DISABLED",
-            flexible_time_window={"mode": "OFF"},
-            target={
-                "arn": machine.arn,
-                "role_arn": role.arn,
-                "input": pulumi.Output.from_input(key).apply(lambda k: json.dumps({INPUT_KEY_FIELD: k})),
-                "retry_policy": {
-                    "maximum_retry_attempts": args.get("scheduler_retry_attempts",
-                                                       defaults.SCHEDULER_RETRY_ATTEMPTS_DEFAULT),
-                    "maximum_event_age_in_seconds": args.get("scheduler_max_event_age_seconds",
-                                                             defaults.SCHEDULER_EVENT_AGE_DEFAULT_SECONDS),
-                },
-                "dead_letter_config": {"arn": scheduler_dlq.queue.arn},
-            },
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
-        )

@@ -272,7 +272,7 @@ def test_given_bucket_no_schedule_by_default_and_a_scheduled_nightly_run():
     assert json.loads(target["input"]) == {"inputKey": "incoming/x.csv"}
     assert target["retryPolicy"]["maximumRetryAttempts"] == 7
     assert target["deadLetterConfig"]["arn"] == recorded.named("invoices-schedule-dlq").outputs["arn"]
-    statements = {tuple(s["Action"]): s["Resource"] for s in role_policy(recorded, "invoices-scheduler-policy")}
+    statements = {tuple(s["Action"]): s["Resource"] for s in role_policy(recorded, "invoices-schedule-policy")}
     assert set(statements) == {("states:StartExecution",), ("sqs:SendMessage",)}
 
 
