@@ -24,7 +24,7 @@ from typing import Any, Optional
 
 import grpc
 from google.protobuf import empty_pb2, struct_pb2
-from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc, plugin_pb2
+from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from blueprint import policy_config
 from blueprint.engine import RecordedStack

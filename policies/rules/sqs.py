@@ -19,7 +19,7 @@ def _check_max_receive_count(args: ResourceValidationArgs, report: ReportViolati
         return
     count = max_receive_count(args.props)
     if count < minimum:
-        report(f"maxReceiveCount is {count:g}; set it to at least {minimum} so a transient failure "
+        report(f"maxReceiveCount is {count:g}; set it to at least {minimum:g} so a transient failure "
                "(a throttle, a timeout) does not send a healthy message to the DLQ.", None)
     elif count > defaults.SQS_MAX_RECEIVE_COUNT_MAX:
         report(f"maxReceiveCount is {count:g}; SQS accepts 1-{defaults.SQS_MAX_RECEIVE_COUNT_MAX}.", None)
