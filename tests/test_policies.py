@@ -313,6 +313,11 @@ def test_stream_mapping_with_on_failure_queue_passes(policy_analyzer):
     assert not flagged(analyse(policy_analyzer, lambda: stream_consumer()), ON_FAILURE)
 
 
+def test_on_failure_destination_being_set_is_enough_when_its_arn_is_unknown(policy_analyzer):
+    result = analyse(policy_analyzer, lambda: stream_consumer(), unknowns=True)
+    assert not flagged(result, ON_FAILURE) and not skipped(result, ON_FAILURE)
+
+
 def test_stream_mapping_of_unknown_source_is_skipped(policy_analyzer):
     def program():
         marker = aws.s3.Bucket("marker")
@@ -399,6 +404,25 @@ def test_idempotency_table_without_ttl_violates(policy_analyzer):
 def test_idempotency_table_with_ttl_passes(policy_analyzer):
     assert not flagged(analyse(policy_analyzer, lambda: idempotent_function(
         ttl={"attribute_name": "expiration", "enabled": True})), TTL)
+
+
+def two_tables(accounts_ttl):
+    def table(name, ttl):
+        return aws.dynamodb.Table(name, hash_key="id", attributes=[{"name": "id", "type": "S"}], ttl=ttl)
+    ledger = table("ledger", {"attribute_name": "ttl", "enabled": True})
+    accounts = table("accounts", {"attribute_name": "ttl", "enabled": True} if accounts_ttl else None)
+    function("worker", environment={"variables": {"LEDGER_TABLE": ledger.name, "ACCOUNTS_TABLE": accounts.name}})
+
+
+def test_store_among_several_unknown_tables_passes_when_every_candidate_has_ttl(policy_analyzer):
+    result = analyse(policy_analyzer, lambda: two_tables(accounts_ttl=True), unknowns=True)
+    assert not flagged(result, TTL) and not skipped(result, TTL)
+
+
+def test_store_among_several_unknown_tables_is_skipped_when_a_candidate_lacks_ttl(policy_analyzer):
+    result = analyse(policy_analyzer, lambda: two_tables(accounts_ttl=False), unknowns=True)
+    assert not flagged(result, TTL) and skipped(result, TTL)
+    assert not flagged(analyse(policy_analyzer, lambda: two_tables(accounts_ttl=False)), TTL)  # known: ledger is fine
 
 
 def test_idempotency_table_with_unknown_ttl_is_skipped(policy_analyzer):

@@ -5,12 +5,21 @@ import re
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, StackValidationArgs,
                            StackValidationPolicy)
 
+from pulumi_policy.proxy import UnknownValueError
+
 from ._links import FUNCTION, TABLE, StackIndex, label
 from ._values import Malformed, config_value, each, get
 
 # Which environment variables name an idempotency store: the Powertools convention
 # (IDEMPOTENCY_TABLE) and the billing pattern's ledger (LEDGER_TABLE), which is one.
 DEFAULT_KEY_PATTERN = "IDEMPOTENCY|LEDGER"
+
+
+def _has_ttl(table) -> bool:
+    enabled = get(table.props, "ttl", "enabled", default=False)
+    if not isinstance(enabled, bool):
+        raise Malformed(f"table {label(table)}: ttl.enabled must be true or false, got {enabled!r}")
+    return enabled and bool(get(table.props, "ttl", "attributeName"))
 
 
 def _check_ttl(args: StackValidationArgs, report: ReportViolation) -> None:
@@ -22,14 +31,18 @@ def _check_ttl(args: StackValidationArgs, report: ReportViolation) -> None:
     def check(function):
         variables = get(function.props, "environment", "variables", default={})
         for key in [k for k in variables if matches_key(k)]:
-            table = index.follow(function, "environment", lambda key=key: variables[key], [TABLE])
+            try:
+                table = index.follow(function, "environment", lambda key=key: variables[key], [TABLE])
+            except UnknownValueError:
+                # The variable's value is not known yet, but it comes from one of the tables that
+                # fed `environment`: if every one of them has TTL, so does the store.
+                fed = [d for d in function.property_dependencies.get("environment", []) if d.resource_type == TABLE]
+                if fed and all(_has_ttl(t) for t in fed):
+                    continue
+                raise
             if table is None or table.urn in reported:
                 continue
-            enabled = get(table.props, "ttl", "enabled", default=False)
-            attribute = get(table.props, "ttl", "attributeName")
-            if not isinstance(enabled, bool):
-                raise Malformed(f"table {label(table)}: ttl.enabled must be true or false, got {enabled!r}")
-            if not (enabled and attribute):
+            if not _has_ttl(table):
                 reported.add(table.urn)
                 report(f"table {label(table)} is function {label(function)}'s idempotency store "
                        f"(environment {key}) but has no TTL: its records never expire. Set ttl "

@@ -5,7 +5,7 @@ from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 from components import defaults
 
 from ._links import MAPPING, StackIndex, mapping_source_kind
-from ._values import Malformed, each, get, number, plain
+from ._values import Malformed, each, get, is_set, number, plain
 
 REPORT_BATCH_ITEM_FAILURES = "ReportBatchItemFailures"
 
@@ -33,7 +33,9 @@ def _check_batch_item_failures(mapping, report: ReportViolation) -> None:
 
 
 def _check_on_failure(mapping, report: ReportViolation) -> None:
-    if not get(mapping.props, "destinationConfig", "onFailure", "destinationArn"):
+    # Being set is what matters: in a first preview the destination's ARN is not known yet.
+    on_failure = get(mapping.props, "destinationConfig", "onFailure", default={})
+    if not is_set(on_failure, "destinationArn"):
         report(f"stream mapping '{mapping.name}' has no on-failure destination: records that exhaust "
                "their retries or age are dropped without a trace. Set destinationConfig.onFailure."
                "destinationArn to a standard SQS queue (or SNS topic, S3 bucket).", mapping.urn)
