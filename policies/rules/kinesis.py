@@ -73,8 +73,8 @@ kinesis_replay_window_within_retention = StackValidationPolicy(
     name="kinesis-replay-window-within-retention",
     description=("Where a Kinesis mapping's on-failure queue is consumed to replay records from the "
                  "stream, maximumRecordAgeInSeconds + delay + maxReceiveCount x visibility timeout must "
-                 "end inside the stream's retention (default 24 h): raise retentionPeriod or shorten "
-                 "the replay window."),
+                 f"end inside the stream's retention (default {defaults.KINESIS_RETENTION_DEFAULT_HOURS} h): "
+                 "raise retentionPeriod or shorten the replay window."),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_check_replay_window,
 )

@@ -44,11 +44,13 @@ def _check_on_failure(mapping, report: ReportViolation) -> None:
 def _check_bounded(mapping, report: ReportViolation) -> None:
     retries = number(mapping.props, "maximumRetryAttempts", defaults.KINESIS_ESM_RETRY_ATTEMPTS_DEFAULT)
     age = number(mapping.props, "maximumRecordAgeInSeconds", defaults.KINESIS_ESM_RECORD_AGE_DEFAULT)
-    if retries == -1 and age == -1:
+    if retries == defaults.KINESIS_ESM_RETRY_ATTEMPTS_DEFAULT and age == defaults.KINESIS_ESM_RECORD_AGE_DEFAULT:
         report(f"stream mapping '{mapping.name}' retries a failing batch until the record expires "
                "(maximumRetryAttempts and maximumRecordAgeInSeconds are both -1, the defaults): one "
                "poison record blocks its shard for up to the stream's retention. Set "
-               "maximumRetryAttempts (0-10000) or maximumRecordAgeInSeconds (60-604800).", mapping.urn)
+               f"maximumRetryAttempts (0-{defaults.KINESIS_ESM_RETRY_ATTEMPTS_MAX}) or maximumRecordAgeInSeconds "
+               f"({defaults.KINESIS_ESM_RECORD_AGE_MIN_SECONDS}-{defaults.KINESIS_ESM_RECORD_AGE_MAX_SECONDS}).",
+               mapping.urn)
 
 
 lambda_sqs_esm_reports_batch_item_failures = StackValidationPolicy(

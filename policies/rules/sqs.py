@@ -50,7 +50,7 @@ def _consumer(index: StackIndex, mapping):
 
 
 def _visibility_rule(args: StackValidationArgs, report: ReportViolation, multiplier: float,
-                     advice: str) -> None:
+                     advice: str, with_batching_window: bool) -> None:
     index = StackIndex(args.resources)
 
     def check(mapping):
@@ -60,7 +60,7 @@ def _visibility_rule(args: StackValidationArgs, report: ReportViolation, multipl
         queue, function = found
         visibility = number(queue.props, "visibilityTimeoutSeconds", defaults.SQS_VISIBILITY_TIMEOUT_DEFAULT_SECONDS)
         timeout = number(function.props, "timeout", defaults.LAMBDA_TIMEOUT_DEFAULT_SECONDS)
-        window = number(mapping.props, "maximumBatchingWindowInSeconds", 0) if multiplier > 1 else 0
+        window = number(mapping.props, "maximumBatchingWindowInSeconds", 0) if with_batching_window else 0
         required = multiplier * timeout + window
         if visibility < required:
             report(f"queue {label(queue)} has visibilityTimeoutSeconds {visibility:g} but function "
@@ -72,20 +72,22 @@ def _visibility_rule(args: StackValidationArgs, report: ReportViolation, multipl
 
 def _check_covers(args: StackValidationArgs, report: ReportViolation) -> None:
     _visibility_rule(args, report, 1, "a message would reappear and be processed twice while the "
-                                      "first invocation still runs:")
+                                      "first invocation still runs:", with_batching_window=False)
 
 
 def _check_six_times(args: StackValidationArgs, report: ReportViolation) -> None:
     multiplier = config_value(args.get_config(), "multiplier", defaults.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR)
     _visibility_rule(args, report, multiplier,
                      f"AWS recommends {multiplier:g}x the function timeout plus the batching window "
-                     "so retries of throttled invocations do not redeliver the batch:")
+                     "so retries of throttled invocations do not redeliver the batch:",
+                     with_batching_window=True)
 
 
 sqs_visibility_timeout_covers_function_timeout = StackValidationPolicy(
     name="sqs-visibility-timeout-covers-function-timeout",
     description=("A queue consumed by a Lambda function needs visibilityTimeoutSeconds >= the "
-                 "function's timeout (defaults: 30 s and 3 s): raise the queue's visibility timeout."),
+                 f"function's timeout (defaults: {defaults.SQS_VISIBILITY_TIMEOUT_DEFAULT_SECONDS} s and "
+                 f"{defaults.LAMBDA_TIMEOUT_DEFAULT_SECONDS} s): raise the queue's visibility timeout."),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_check_covers,
 )
