@@ -96,16 +96,21 @@ class Invoker:
             return self.function(event, context)
         except SimulatedCrash as crash:
             self.crashes += 1
+            reset = getattr(self.function, "reset", None)
+            if reset is not None:
+                reset()  # the instance died: the next invocation is a cold start with empty caches
             raise FunctionCrashed(str(crash)) from None
         finally:
             self.faults.disarm()
 
 
-def plan_crashes(rng: random.Random, count: int, first: int = 2, last: int = 40) -> set:
-    """Which invocations crash: spread over the early ones, when there is still work in flight."""
+def plan_crashes(rng: random.Random, count: int, expected_invocations: int) -> set:
+    """Which invocations crash: spread over the invocations the run is expected to make (never the
+    very first, so some work is always in flight before a crash)."""
     if count <= 0:
         return set()
-    return set(rng.sample(range(first, max(last, first + count)), count))
+    last = max(expected_invocations, 2 * count + 2)
+    return set(rng.sample(range(2, last), count))
 
 
 # ---- running --------------------------------------------------------------------------------------

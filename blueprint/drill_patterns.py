@@ -41,10 +41,12 @@ class PatternDriver:
     def applies(cls, sandbox: Sandbox) -> bool:
         return bool(cls.functions(sandbox))
 
-    def invoker(self, function: Callable) -> Invoker:
+    def invoker(self, function: Callable, batch_size: int) -> Invoker:
+        expected = self.options.records // max(batch_size, 1)
         return Invoker(function=function, faults=self.faults, rng=self.rng,
                        duplicate_rate=0.0 if "duplicates" in self.not_covered else self.options.duplicates,
-                       crash_plan=set() if "crashes" in self.not_covered else plan_crashes(self.rng, self.options.crashes))
+                       crash_plan=(set() if "crashes" in self.not_covered
+                                   else plan_crashes(self.rng, self.options.crashes, expected)))
 
     def fault_notes(self) -> list[str]:
         return [f"{fault} not injected: {why}" for fault, why in self.not_covered.items()]
@@ -87,9 +89,9 @@ class FifoBillingDriver(PatternDriver):
         if len(consumers) != 1:
             raise SandboxError("fifo_billing: expected one consumer mapping for the dispatcher's accounts table")
         self.mapping = consumers[0]
-        self.consumer = self.invoker(self.mapping.handler)
+        self.consumer = self.invoker(self.mapping.handler, self.mapping.batch_size)
         self.mapping.handler = self.consumer
-        self.dispatcher = self.invoker(dispatcher)
+        self.dispatcher = self.invoker(dispatcher, self.options.records)
         self.dispatcher.crash_plan = set()  # crashes are aimed at the consumer, where charges happen
         self.dispatcher.duplicate_rate = 0.0  # a second whole run is fired instead (see drive)
         self.schedule = next(name for name, s in self.sandbox.schedules.items() if s.target_arn == dispatcher.arn)
@@ -189,7 +191,7 @@ class StreamLedgerDriver(PatternDriver):
         function = self.functions(self.sandbox)[0]
         self.stream_mapping = next(m for m in self.sandbox.kinesis_mappings if m.handler is function)
         self.retry_mappings = [m for m in self.sandbox.sqs_mappings if m.handler is function]
-        self.invoker_ = self.invoker(function)
+        self.invoker_ = self.invoker(function, self.stream_mapping.settings.batch_size)
         self.stream_mapping.handler = self.invoker_
         for mapping in self.retry_mappings:
             mapping.handler = self.invoker_

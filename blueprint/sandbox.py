@@ -85,6 +85,10 @@ class LocalFunction:
             self._callable = getattr(module, attribute)
         return self._callable
 
+    def reset(self) -> None:
+        """Forget the loaded module: the next invocation starts a new container (cold start)."""
+        self._callable = None
+
     def __call__(self, event: dict, context: Any = None) -> Any:
         handler = self.load()
         self.invocations += 1
@@ -163,6 +167,10 @@ class Sandbox:
             self._create_table(resource)
         for resource in by_type.get("aws:kinesis/stream:Stream", []):
             self._create_stream(resource)
+        for resource in by_type.get("aws:kinesis/streamConsumer:StreamConsumer", []):
+            # Enhanced fan-out only changes how records are pushed, not which or in what order:
+            # a mapping on the consumer reads the consumer's stream.
+            self.streams[resource.outputs["arn"]] = self.streams[resource.inputs["streamArn"]]
         for token in ("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2"):
             for resource in by_type.get(token, []):
                 self._create_bucket(resource)
@@ -224,7 +232,8 @@ class Sandbox:
     def _create_stream(self, resource: RecordedResource) -> None:
         kinesis = self.emulator.client("kinesis", self.session)
         name = resource.outputs["name"]
-        shards = resource.inputs.get("shardCount") or 1
+        # An on-demand stream has no shard count; two shards keep per-shard ordering honest.
+        shards = resource.inputs.get("shardCount") or 2
         kinesis.create_stream(StreamName=name, ShardCount=shards)
         retention = resource.inputs.get("retentionPeriod") or defaults.KINESIS_RETENTION_DEFAULT_HOURS
         if retention > defaults.KINESIS_RETENTION_DEFAULT_HOURS:

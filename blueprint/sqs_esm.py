@@ -61,14 +61,17 @@ class SqsEventSourceMapping:
         self.stats.messages_delivered += len(messages)
         event = {"Records": [self._record(m) for m in messages]}
         failed_ids = self._invoke(event, {m["MessageId"] for m in messages})
-        for message in messages:
-            if message["MessageId"] in failed_ids:
-                self.stats.messages_failed += 1
-                self.sqs.change_message_visibility(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"],
-                                                   VisibilityTimeout=0)
-            else:
-                self.stats.messages_deleted += 1
-                self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
+        done = [m for m in messages if m["MessageId"] not in failed_ids]
+        failed = [m for m in messages if m["MessageId"] in failed_ids]
+        self.stats.messages_deleted += len(done)
+        self.stats.messages_failed += len(failed)
+        if done:
+            self.sqs.delete_message_batch(QueueUrl=self.queue_url, Entries=[
+                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(done)])
+        if failed:
+            self.sqs.change_message_visibility_batch(QueueUrl=self.queue_url, Entries=[
+                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0}
+                for i, m in enumerate(failed)])
         return len(messages)
 
     def drain(self, max_polls: int = 10_000) -> None:

@@ -266,7 +266,8 @@ class DistributedMapBatch(pulumi.ComponentResource):
                 # What Powertools' DynamoDBPersistenceLayer calls.
                 Statement(["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"],
                           [idempotency.arn]),
-                Statement(["dynamodb:UpdateItem"], [totals.arn]),
+                # The total and its per-invoice marker row, written in one transaction.
+                Statement(["dynamodb:PutItem", "dynamodb:UpdateItem"], [totals.arn]),
             ],
         )
 

@@ -110,8 +110,10 @@ class IdempotentStreamRuntime:
         self.logger = logger
         self.kinesis = kinesis or boto3.client("kinesis")
         self.sqs = sqs or boto3.client("sqs")
+        # use_local_cache: a bisected or retried batch usually lands on the same warm container,
+        # which then skips records it completed without a DynamoDB round trip each.
         self.config = IdempotencyConfig(event_key_jmespath="key", raise_on_no_idempotency_key=True,
-                                        expires_after_seconds=settings.expiry_seconds)
+                                        expires_after_seconds=settings.expiry_seconds, use_local_cache=True)
         persistence = DynamoDBPersistenceLayer(table_name=settings.idempotency_table,
                                                boto3_client=dynamodb or boto3.client("dynamodb"))
 

@@ -13,10 +13,12 @@ to the total again; a row with the same key but a different customer or amount i
 (IdempotencyValidationError) rather than silently ignored. Records expire after
 IDEMPOTENCY_EXPIRY_SECONDS (DynamoDB TTL).
 
-Known window: the total is updated before Powertools marks the record COMPLETED. If the function
-dies between those two writes, the record stays INPROGRESS until the invocation's timeout, and a
-retry after that adds again. The window is two DynamoDB calls wide; closing it would need the
-total and the idempotency record in one transaction.
+Crash safety: Powertools writes INPROGRESS before the work and COMPLETED after it, so a function
+that dies in between leaves an INPROGRESS record that expires with the invocation, and the retry
+runs the work again. The work therefore guards itself: the total is added in one transaction with
+an `invoice#<key>` marker row (conditional on the marker not existing) in the same table, so the
+addition happens at most once per key even across that window. Powertools still answers retries and
+duplicates from its stored result without touching the total.
 
 Failures: a row that cannot be an invoice raises InvalidInvoiceError. The item task does not retry
 it, so it fails that child and counts toward the Map's tolerated failures.
@@ -109,16 +111,33 @@ def parse_invoice(row: dict) -> dict:
     }
 
 
+MARKER_PREFIX = "invoice#"  # marker rows share the totals table; customer ids never start with it
+
+
 @idempotent_function(data_keyword_argument="invoice", config=idempotency_config, persistence_store=persistence)
 def record_invoice(invoice: dict) -> dict:
     """The side effect, done once per key: add the invoice to its customer's running total."""
-    dynamodb.update_item(
-        TableName=totals_table,
-        Key={TOTALS_KEY: {"S": invoice["customer_id"]}},
-        UpdateExpression="ADD #total :amount, #count :one",
-        ExpressionAttributeNames={"#total": TOTAL_CENTS, "#count": INVOICE_COUNT},
-        ExpressionAttributeValues={":amount": {"N": str(invoice["amount_cents"])}, ":one": {"N": "1"}},
-    )
+    try:
+        dynamodb.transact_write_items(TransactItems=[
+            {"Put": {"TableName": totals_table,
+                     "Item": {TOTALS_KEY: {"S": MARKER_PREFIX + invoice["idempotency_key"]},
+                              "amount_cents": {"N": str(invoice["amount_cents"])}},
+                     "ConditionExpression": "attribute_not_exists(#k)",
+                     "ExpressionAttributeNames": {"#k": TOTALS_KEY}}},
+            {"Update": {"TableName": totals_table,
+                        "Key": {TOTALS_KEY: {"S": invoice["customer_id"]}},
+                        "UpdateExpression": "ADD #total :amount, #count :one",
+                        "ExpressionAttributeNames": {"#total": TOTAL_CENTS, "#count": INVOICE_COUNT},
+                        "ExpressionAttributeValues": {":amount": {"N": str(invoice["amount_cents"])},
+                                                      ":one": {"N": "1"}}}},
+        ])
+    except dynamodb.exceptions.TransactionCanceledException as exc:
+        reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
+        if reasons[:1] != ["ConditionalCheckFailed"]:
+            raise
+        # A crashed earlier attempt already added it; the total must not move again.
+        logger.info("invoice already in customer total", extra={"customer_id": invoice["customer_id"]})
+        return {**invoice, "status": "enriched"}
     logger.info("invoice added to customer total", extra={"customer_id": invoice["customer_id"],
                                                           "amount_cents": invoice["amount_cents"]})
     return {**invoice, "status": "enriched"}

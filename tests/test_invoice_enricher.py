@@ -79,3 +79,22 @@ def test_a_failed_row_can_be_retried_once_fixed(enricher):
         enricher.handler({**ROW, "amount": "oops"}, CONTEXT)
     assert enricher.handler(dict(ROW), CONTEXT)["status"] == "enriched"
     assert customer_total(REGION, "C-7") == (1250, 1)
+
+
+def test_a_crash_after_the_total_was_added_never_adds_it_again(enricher):
+    """The function dies after adding the total but before Powertools marks the row COMPLETED:
+    its INPROGRESS record expires with the invocation and the retry runs the work again. The
+    marker row written in the same transaction as the total keeps the total from moving."""
+    import boto3
+
+    from tests.invoice_fixtures import IDEMPOTENCY_TABLE
+
+    enricher.handler(dict(ROW), CONTEXT)
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    for item in ddb.scan(TableName=IDEMPOTENCY_TABLE)["Items"]:  # as if COMPLETED was never written
+        ddb.delete_item(TableName=IDEMPOTENCY_TABLE, Key={"id": item["id"]})
+
+    retried = enricher.handler(dict(ROW), CONTEXT)
+
+    assert retried["status"] == "enriched" and retried["amount_cents"] == 1250
+    assert customer_total(REGION, "C-7") == (1250, 1)
