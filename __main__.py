@@ -26,7 +26,7 @@ if batch is not None:
     pulumi.export("invoice_batch_state_machine_arn", invoices.state_machine_arn)
     pulumi.export("invoice_batch_input_bucket", invoices.input_bucket_name)
     pulumi.export("invoice_batch_ops_queue_url", invoices.ops_queue_url)
-    pulumi.export("invoice_batch_customer_totals_table", invoices.customer_totals_table_name)
+    pulumi.export("invoice_batch_ledger_table", invoices.invoice_ledger_table_name)
 
 orders_stream = stack_config.idempotent_stream_args(platform)
 if orders_stream is not None:

@@ -72,20 +72,36 @@ class Invoker:
     rng: random.Random
     duplicate_rate: float
     crash_plan: set = field(default_factory=set)  # invocation numbers to crash
+    # For single-item events: which item an event is, so the final outcome per item is known.
+    item_key: Optional[Callable[[Any], Optional[str]]] = None
+    outcomes: dict = field(default_factory=dict)  # item -> "ok" | "failed" (last delivery)
     invocations: int = 0
     duplicates_delivered: int = 0
     crashes: int = 0
 
-    def __call__(self, event: dict, context: Any = None) -> Any:
-        response = self._invoke(event, context)
-        records = event.get("Records") or []
-        again = [r for r in records if self.rng.random() < self.duplicate_rate]
-        if again:
-            self.duplicates_delivered += len(again)
+    def __call__(self, event: Any, context: Any = None) -> Any:
+        key = self.item_key(event) if self.item_key else None
+        try:
+            response = self._invoke(event, context)
+        except BaseException:
+            if key is not None:
+                self.outcomes[key] = "failed"
+            raise
+        if key is not None:
+            self.outcomes[key] = "ok"
+        if isinstance(event, dict) and "Records" in event:
+            again = [r for r in event["Records"] if self.rng.random() < self.duplicate_rate]
+            duplicate = {**event, "Records": again} if again else None
+            count = len(again)
+        else:  # a single item (Step Functions): the whole event is one delivery
+            duplicate = event if self.rng.random() < self.duplicate_rate else None
+            count = 1
+        if duplicate is not None:
+            self.duplicates_delivered += count
             try:
-                self._invoke({**event, "Records": again}, context)
-            except FunctionCrashed:
-                pass  # the original delivery's outcome stands
+                self._invoke(duplicate, context)
+            except Exception:  # noqa: BLE001 - the original delivery's outcome stands
+                pass
         return response
 
     def _invoke(self, event: dict, context: Any) -> Any:
@@ -93,15 +109,14 @@ class Invoker:
         if self.invocations in self.crash_plan:
             self.faults.crash_after(self.rng.randint(1, 3))
         try:
-            return self.function(event, context)
+            with self.faults.invocation():
+                return self.function(event, context)
         except SimulatedCrash as crash:
             self.crashes += 1
             reset = getattr(self.function, "reset", None)
             if reset is not None:
                 reset()  # the instance died: the next invocation is a cold start with empty caches
             raise FunctionCrashed(str(crash)) from None
-        finally:
-            self.faults.disarm()
 
 
 def plan_crashes(rng: random.Random, count: int, expected_invocations: int) -> set:

@@ -1,19 +1,23 @@
 """Fault injection at the botocore layer, so handler code is not touched.
 
-- Transient faults: a fraction of the AWS calls handlers make fail with a throttling or 5xx error
-  before reaching the emulator (nothing happens server-side), as a real throttle would.
+- Transient faults: a fraction of the HTTP requests handlers send are answered with a throttling or
+  5xx error instead of reaching the emulator (nothing happens server-side), as a real throttle
+  would. The answer goes through botocore's response parsing and its retry handler, like a real
+  one; whatever botocore gives up on reaches the handler as a ClientError.
 - Crashes: an invocation chosen to crash dies right after one of its calls *succeeded* (the side
   effect is done) and before the handler sees the response, like a timeout or an out-of-memory kill.
   The crash is a BaseException, so no `except Exception` in a handler or library can swallow it.
 
-Only the default boto3 session is instrumented: handlers build their clients from it, while the
-sandbox's own pollers and checks use separate sessions and are never faulted.
+Only calls made inside a handler invocation are faulted (`invocation()` marks one, per thread):
+the sandbox's pollers and checks and the emulator's own Step Functions interpreter never are.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import boto3
@@ -25,6 +29,16 @@ TRANSIENT_FAULTS = (
     (500, "InternalServerError", "Internal error (injected)"),
     (503, "ServiceUnavailable", "Service unavailable (injected)"),
 )
+
+
+class _Body:
+    """The raw body of an injected response, as botocore reads it."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+
+    def stream(self, **_):
+        yield self.data
 
 
 class SimulatedCrash(BaseException):
@@ -53,8 +67,18 @@ class FaultInjector:
         boto3.setup_default_session()
         events = boto3.DEFAULT_SESSION.events
         events.register("before-parameter-build.*.*", self._remember_params)
-        events.register("before-call.*.*", self._before_call)
+        events.register("before-send.*.*", self._before_send)
         events.register("after-call.*.*", self._after_call)
+
+    @contextmanager
+    def invocation(self):
+        """Calls made in this block (this thread) belong to a handler invocation."""
+        self._local.active = True
+        try:
+            yield
+        finally:
+            self._local.active = False
+            self._local.crash_after = None
 
     def crash_after(self, calls: int) -> None:
         """Arm a crash for the current invocation (this thread): after `calls` successful calls."""
@@ -68,16 +92,18 @@ class FaultInjector:
         if context is not None:
             context["audit_params"] = params  # the API parameters, as the handler passed them
 
-    def _before_call(self, model, **_):
-        if not self.enabled:
+    def _before_send(self, request, **_):
+        if not self.enabled or not getattr(self._local, "active", False):
             return None
         self.calls_seen += 1
-        if self.transient_rate and self._rng.random() < self.transient_rate:
-            self.transient_injected += 1
-            status, code, message = self._rng.choice(TRANSIENT_FAULTS)
-            return (AWSResponse("https://sandbox.invalid", status, {}, None),
-                    {"Error": {"Code": code, "Message": message}, "ResponseMetadata": {"HTTPStatusCode": status}})
-        return None
+        if not self.transient_rate or self._rng.random() >= self.transient_rate:
+            return None
+        self.transient_injected += 1
+        status, code, message = self._rng.choice(TRANSIENT_FAULTS)
+        body = json.dumps({"__type": code, "message": message}).encode()
+        headers = {"x-amzn-ErrorType": code, "Content-Type": "application/x-amz-json-1.0",
+                   "x-amzn-query-error": f"{code};Sender"}
+        return AWSResponse(request.url, status, headers, _Body(body))
 
     def _after_call(self, http_response, parsed, model, context=None, **_):
         if http_response.status_code >= 300:

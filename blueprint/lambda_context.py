@@ -17,6 +17,9 @@ class LocalLambdaContext:
     account: str = "123456789012"
     aws_request_id: str = field(default_factory=lambda: str(uuid.UUID(int=next(_counter))))
     started: float = field(default_factory=time.monotonic)
+    # < 1 compresses time: the remaining time the handler sees shrinks by this factor (the local
+    # sandbox uses it so an idempotency INPROGRESS record left by a crash expires quickly).
+    time_scale: float = 1.0
 
     @property
     def invoked_function_arn(self) -> str:
@@ -35,9 +38,10 @@ class LocalLambdaContext:
         return "local"
 
     def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self.timeout_seconds - (time.monotonic() - self.started)) * 1000))
+        budget = self.timeout_seconds * self.time_scale
+        return max(0, int((budget - (time.monotonic() - self.started)) * 1000))
 
     def fresh(self) -> "LocalLambdaContext":
         """A context for the next invocation of the same function."""
         return LocalLambdaContext(self.function_name, self.timeout_seconds, self.memory_limit_in_mb,
-                                  self.region, self.account)
+                                  self.region, self.account, time_scale=self.time_scale)

@@ -42,7 +42,11 @@ COMPRESSION = {
     "sqs_delay_seconds": "queue DelaySeconds are created as 0",
     "kinesis_retry_interval": "a failed stream batch is retried at once (Lambda retries within seconds)",
     "scheduler": "schedules fire on demand, not on their cron",
+    "function_timeout": "handlers see 1/100 of their function timeout as remaining time, so an "
+                        "idempotency INPROGRESS record left by a crashed invocation expires in well under a "
+                        "second instead of after the full timeout",
 }
+FUNCTION_TIME_SCALE = 0.01
 
 # Queue attributes moto accepts on CreateQueue, by the recorded (camelCase) input name.
 _QUEUE_ATTRIBUTES = {
@@ -85,6 +89,9 @@ class LocalFunction:
             self._callable = getattr(module, attribute)
         return self._callable
 
+    def context(self) -> LocalLambdaContext:
+        return LocalLambdaContext(self.name, self.timeout, region=self.region, time_scale=FUNCTION_TIME_SCALE)
+
     def reset(self) -> None:
         """Forget the loaded module: the next invocation starts a new container (cold start)."""
         self._callable = None
@@ -92,7 +99,7 @@ class LocalFunction:
     def __call__(self, event: dict, context: Any = None) -> Any:
         handler = self.load()
         self.invocations += 1
-        context = context or LocalLambdaContext(self.name, self.timeout, region=self.region)
+        context = context or self.context()
         with function_environment(self.environment):
             return handler(event, context)
 
@@ -149,6 +156,9 @@ class Sandbox:
         self.sqs_mappings: list[SqsEventSourceMapping] = []
         self.kinesis_mappings: list = []
         self._url_map: dict[str, str] = {}  # recorded queue URL -> emulator URL
+        # What runs when a service (Step Functions) invokes a function by name; a drill puts its
+        # fault-injecting wrapper here.
+        self.invocation_wrappers: dict[str, Callable] = {}
 
     # ---- realizing -----------------------------------------------------------------------------
 
@@ -265,6 +275,9 @@ class Sandbox:
         self.functions[function.arn] = function
         self.functions[function.name] = function
 
+    def entry_point(self, name: str) -> Callable:
+        return self.invocation_wrappers.get(name) or self.function(name)
+
     def function(self, name_or_arn: str) -> LocalFunction:
         if name_or_arn in self.functions:
             return self.functions[name_or_arn]
@@ -304,7 +317,7 @@ class Sandbox:
                 sqs=self.sqs, queue_url=queue.url, queue_arn=queue.arn, handler=function,
                 batch_size=inputs.get("batchSize") or defaults.SQS_ESM_BATCH_SIZE_DEFAULT,
                 report_batch_item_failures=reports_failures, region=self.region,
-                context=LocalLambdaContext(function.name, function.timeout, region=self.region)))
+                context=function.context()))
             return
         if source in self.streams:
             from blueprint.kinesis_esm import KinesisEventSourceMapping, KinesisMappingSettings
@@ -326,7 +339,7 @@ class Sandbox:
             self.kinesis_mappings.append(KinesisEventSourceMapping(
                 kinesis=self.emulator.client("kinesis", self.session), stream_name=self.streams[source],
                 handler=function, settings=settings, sqs=self.sqs, region=self.region,
-                context=LocalLambdaContext(function.name, function.timeout, region=self.region)))
+                context=function.context()))
             return
         raise SandboxError(f"mapping {resource.name}: event source {source} is not a queue or stream of this stack")
 
@@ -384,10 +397,16 @@ def _route_moto_lambda_to_registry(sandbox: Sandbox) -> None:
         return
 
     def invoke_in_registry(self, event=None):
-        function = _ACTIVE_SANDBOX.function(self.function_name)
+        from blueprint.drill import FunctionCrashed
+
+        entry = _ACTIVE_SANDBOX.entry_point(self.function_name)
         try:
             payload = json.loads(event) if isinstance(event, (str, bytes)) else event
-            result = function(payload)
+            result = entry(payload)
+        except FunctionCrashed as exc:
+            # A crashed or timed-out function reaches Step Functions as Lambda.Unknown (AWS docs,
+            # "Handle Lambda service exceptions"); moto names the error after errorType.
+            return json.dumps({"errorType": "Lambda.Unknown", "errorMessage": str(exc)}), True, ""
         except Exception as exc:  # noqa: BLE001 - Lambda reports every exception to the caller
             return json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc)}), True, ""
         return json.dumps(result), False, ""

@@ -127,9 +127,12 @@ SFN_RETRY_INTERVAL_DEFAULT_SECONDS = 2
 SFN_RETRY_BACKOFF_RATE_DEFAULT = 2.0
 SFN_RETRY_MAX_ATTEMPTS_DEFAULT = 4
 SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS = 30
-# https://docs.aws.amazon.com/step-functions/latest/dg/connect-lambda.html (recommended retry errors)
+# https://docs.aws.amazon.com/step-functions/latest/dg/bp-lambda-serviceexception.html: Lambda
+# service errors, plus Lambda.Unknown, which is how an out-of-memory crash or a function timeout
+# arrives. Retrying those is safe only because the item handler is idempotent and crash-safe.
 SFN_LAMBDA_TRANSIENT_ERRORS = ("Lambda.ServiceException", "Lambda.AWSLambdaException",
-                               "Lambda.SdkClientException", "Lambda.TooManyRequestsException")
+                               "Lambda.SdkClientException", "Lambda.TooManyRequestsException",
+                               "Lambda.ClientExecutionTimeoutException", "Lambda.Unknown")
 # https://docs.aws.amazon.com/step-functions/latest/dg/sfn-stuck-execution.html: a Task without
 # TimeoutSeconds can wait forever; the item task waits the function timeout plus this margin.
 SFN_TASK_TIMEOUT_MARGIN_SECONDS = 10

@@ -192,7 +192,7 @@ class DistributedMapBatch(pulumi.ComponentResource):
     item_function_name: pulumi.Output[str]
     item_function_arn: pulumi.Output[str]
     idempotency_table_name: pulumi.Output[str]
-    customer_totals_table_name: pulumi.Output[str]
+    invoice_ledger_table_name: pulumi.Output[str]
     log_group_name: pulumi.Output[str]
     schedule_arn: pulumi.Output[Optional[str]]
 
@@ -245,9 +245,10 @@ class DistributedMapBatch(pulumi.ComponentResource):
 
         # --- item function and its tables ---
         idempotency = idempotency_table(f"{name}-idempotency", parent=self, protect=protect)
-        # Running totals never expire; the TTL attribute is simply never set on them.
-        totals = idempotency_table(f"{name}-customer-totals", parent=self, hash_key="customer_id",
-                                   ttl_attribute="expires_at", protect=protect)
+        # One row per invoice (written once, conditionally); a customer's total is a Query.
+        # Ledger rows never expire; the TTL attribute is simply never set on them.
+        ledger = idempotency_table(f"{name}-invoice-ledger", parent=self, hash_key="customer_id",
+                                   range_key="invoice_key", ttl_attribute="expires_at", protect=protect)
         expiry = args.get("idempotency_expiry_seconds", defaults.INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS)
         item = packaged_function(
             f"{name}-enricher", parent=self, settings=settings,
@@ -258,7 +259,7 @@ class DistributedMapBatch(pulumi.ComponentResource):
             reserved_concurrency=args.get("item_reserved_concurrency"),
             environment={
                 "IDEMPOTENCY_TABLE": idempotency.name,
-                "CUSTOMER_TOTALS_TABLE": totals.name,
+                "INVOICE_LEDGER_TABLE": ledger.name,
                 "IDEMPOTENCY_EXPIRY_SECONDS": pulumi.Output.from_input(expiry).apply(str),
                 "POWERTOOLS_SERVICE_NAME": f"{name}-enricher",
             },
@@ -266,8 +267,7 @@ class DistributedMapBatch(pulumi.ComponentResource):
                 # What Powertools' DynamoDBPersistenceLayer calls.
                 Statement(["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"],
                           [idempotency.arn]),
-                # The total and its per-invoice marker row, written in one transaction.
-                Statement(["dynamodb:PutItem", "dynamodb:UpdateItem"], [totals.arn]),
+                Statement(["dynamodb:PutItem"], [ledger.arn]),
             ],
         )
 
@@ -356,7 +356,7 @@ class DistributedMapBatch(pulumi.ComponentResource):
         self.item_function_name = item.function.name
         self.item_function_arn = item.function.arn
         self.idempotency_table_name = idempotency.name
-        self.customer_totals_table_name = totals.name
+        self.invoice_ledger_table_name = ledger.name
         self.log_group_name = log_group.name
         self.schedule_arn = schedule_arn
         self.register_outputs({
@@ -365,7 +365,7 @@ class DistributedMapBatch(pulumi.ComponentResource):
             "ops_queue_arn": self.ops_queue_arn, "ops_dlq_url": self.ops_dlq_url,
             "item_function_name": self.item_function_name, "item_function_arn": self.item_function_arn,
             "idempotency_table_name": self.idempotency_table_name,
-            "customer_totals_table_name": self.customer_totals_table_name,
+            "invoice_ledger_table_name": self.invoice_ledger_table_name,
             "log_group_name": self.log_group_name, "schedule_arn": self.schedule_arn,
         })
 

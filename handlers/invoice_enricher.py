@@ -1,5 +1,5 @@
-"""Item handler of the Distributed Map batch: enrich one invoice row and add it to its customer's
-running total, once per invoice however often Step Functions delivers the row.
+"""Item handler of the Distributed Map batch: enrich one invoice row and record it in its customer's
+invoice ledger, once per invoice however often Step Functions delivers the row.
 
 Input: one CSV row as the Map's ItemReader produces it (every value a string), e.g.
     {"invoice_id": "INV-1", "customer_id": "C-7", "region": "eu", "billing_date": "2026-11-01",
@@ -15,15 +15,15 @@ IDEMPOTENCY_EXPIRY_SECONDS (DynamoDB TTL).
 
 Crash safety: Powertools writes INPROGRESS before the work and COMPLETED after it, so a function
 that dies in between leaves an INPROGRESS record that expires with the invocation, and the retry
-runs the work again. The work therefore guards itself: the total is added in one transaction with
-an `invoice#<key>` marker row (conditional on the marker not existing) in the same table, so the
-addition happens at most once per key even across that window. Powertools still answers retries and
-duplicates from its stored result without touching the total.
+runs the work again. The work therefore guards itself: the effect is one conditional write of the
+invoice's ledger row (pk customer_id, sk the idempotency key), so it happens at most once per key
+even across that window. A customer's total is the sum of its rows (one Query). Powertools still
+answers retries and duplicates from its stored result without writing again.
 
 Failures: a row that cannot be an invoice raises InvalidInvoiceError. The item task does not retry
 it, so it fails that child and counts toward the Map's tolerated failures.
 
-Environment (set by the DistributedMapBatch component): IDEMPOTENCY_TABLE, CUSTOMER_TOTALS_TABLE,
+Environment (set by the DistributedMapBatch component): IDEMPOTENCY_TABLE, INVOICE_LEDGER_TABLE,
 IDEMPOTENCY_EXPIRY_SECONDS (optional).
 """
 
@@ -43,10 +43,9 @@ from components.defaults import INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS
 
 REQUIRED_FIELDS = ("invoice_id", "customer_id", "region", "billing_date", "amount")
 KEY_SEPARATOR = "|"
-# Attributes of the customer totals table (pk customer_id).
-TOTALS_KEY = "customer_id"
-TOTAL_CENTS = "total_cents"
-INVOICE_COUNT = "invoice_count"
+# The invoice ledger: pk customer_id, sk the invoice's idempotency key.
+LEDGER_PK = "customer_id"
+LEDGER_SK = "invoice_key"
 
 
 class InvalidInvoiceError(ValueError):
@@ -72,7 +71,7 @@ idempotency_config = IdempotencyConfig(
     expires_after_seconds=int(os.environ.get("IDEMPOTENCY_EXPIRY_SECONDS",
                                              INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS)),
 )
-totals_table = _env("CUSTOMER_TOTALS_TABLE")
+ledger_table = _env("INVOICE_LEDGER_TABLE")
 dynamodb = boto3.client("dynamodb")
 
 
@@ -111,35 +110,25 @@ def parse_invoice(row: dict) -> dict:
     }
 
 
-MARKER_PREFIX = "invoice#"  # marker rows share the totals table; customer ids never start with it
-
-
 @idempotent_function(data_keyword_argument="invoice", config=idempotency_config, persistence_store=persistence)
 def record_invoice(invoice: dict) -> dict:
-    """The side effect, done once per key: add the invoice to its customer's running total."""
+    """The side effect, done once per key: the invoice's row in its customer's ledger."""
     try:
-        dynamodb.transact_write_items(TransactItems=[
-            {"Put": {"TableName": totals_table,
-                     "Item": {TOTALS_KEY: {"S": MARKER_PREFIX + invoice["idempotency_key"]},
-                              "amount_cents": {"N": str(invoice["amount_cents"])}},
-                     "ConditionExpression": "attribute_not_exists(#k)",
-                     "ExpressionAttributeNames": {"#k": TOTALS_KEY}}},
-            {"Update": {"TableName": totals_table,
-                        "Key": {TOTALS_KEY: {"S": invoice["customer_id"]}},
-                        "UpdateExpression": "ADD #total :amount, #count :one",
-                        "ExpressionAttributeNames": {"#total": TOTAL_CENTS, "#count": INVOICE_COUNT},
-                        "ExpressionAttributeValues": {":amount": {"N": str(invoice["amount_cents"])},
-                                                      ":one": {"N": "1"}}}},
-        ])
-    except dynamodb.exceptions.TransactionCanceledException as exc:
-        reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
-        if reasons[:1] != ["ConditionalCheckFailed"]:
-            raise
-        # A crashed earlier attempt already added it; the total must not move again.
-        logger.info("invoice already in customer total", extra={"customer_id": invoice["customer_id"]})
+        dynamodb.put_item(
+            TableName=ledger_table,
+            Item={LEDGER_PK: {"S": invoice["customer_id"]}, LEDGER_SK: {"S": invoice["idempotency_key"]},
+                  "invoice_id": {"S": invoice["invoice_id"]}, "region": {"S": invoice["region"]},
+                  "billing_date": {"S": invoice["billing_date"]},
+                  "amount_cents": {"N": str(invoice["amount_cents"])}},
+            ConditionExpression="attribute_not_exists(#sk)",
+            ExpressionAttributeNames={"#sk": LEDGER_SK},
+        )
+    except dynamodb.exceptions.ConditionalCheckFailedException:
+        # A crashed earlier attempt already recorded it; recording it again would double it.
+        logger.info("invoice already in the ledger", extra={"customer_id": invoice["customer_id"]})
         return {**invoice, "status": "enriched"}
-    logger.info("invoice added to customer total", extra={"customer_id": invoice["customer_id"],
-                                                          "amount_cents": invoice["amount_cents"]})
+    logger.info("invoice recorded", extra={"customer_id": invoice["customer_id"],
+                                          "amount_cents": invoice["amount_cents"]})
     return {**invoice, "status": "enriched"}
 
 

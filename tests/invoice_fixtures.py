@@ -7,8 +7,8 @@ import sys
 import boto3
 
 IDEMPOTENCY_TABLE = "invoice-idempotency"
-TOTALS_TABLE = "customer-totals"
-ENVIRONMENT = {"IDEMPOTENCY_TABLE": IDEMPOTENCY_TABLE, "CUSTOMER_TOTALS_TABLE": TOTALS_TABLE,
+LEDGER_TABLE = "invoice-ledger"
+ENVIRONMENT = {"IDEMPOTENCY_TABLE": IDEMPOTENCY_TABLE, "INVOICE_LEDGER_TABLE": LEDGER_TABLE,
                "POWERTOOLS_SERVICE_NAME": "invoice-enricher"}
 
 
@@ -27,10 +27,10 @@ class FakeLambdaContext:
 
 def create_tables(region: str) -> None:
     ddb = boto3.client("dynamodb", region_name=region)
-    for name, key in ((IDEMPOTENCY_TABLE, "id"), (TOTALS_TABLE, "customer_id")):
+    for name, keys in ((IDEMPOTENCY_TABLE, ("id",)), (LEDGER_TABLE, ("customer_id", "invoice_key"))):
         ddb.create_table(TableName=name, BillingMode="PAY_PER_REQUEST",
-                         KeySchema=[{"AttributeName": key, "KeyType": "HASH"}],
-                         AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"}])
+                         KeySchema=[{"AttributeName": k, "KeyType": t} for k, t in zip(keys, ("HASH", "RANGE"))],
+                         AttributeDefinitions=[{"AttributeName": k, "AttributeType": "S"} for k in keys])
 
 
 def load_handler(monkeypatch):
@@ -42,7 +42,8 @@ def load_handler(monkeypatch):
 
 
 def customer_total(region: str, customer_id: str) -> tuple[int, int]:
-    """(total_cents, invoice_count) of a customer, (0, 0) if nothing was recorded."""
-    item = boto3.client("dynamodb", region_name=region).get_item(
-        TableName=TOTALS_TABLE, Key={"customer_id": {"S": customer_id}}).get("Item", {})
-    return int(item.get("total_cents", {"N": "0"})["N"]), int(item.get("invoice_count", {"N": "0"})["N"])
+    """(total_cents, invoice_count) of a customer from its ledger rows, (0, 0) if none."""
+    rows = boto3.client("dynamodb", region_name=region).query(
+        TableName=LEDGER_TABLE, KeyConditionExpression="customer_id = :c",
+        ExpressionAttributeValues={":c": {"S": customer_id}})["Items"]
+    return sum(int(r["amount_cents"]["N"]) for r in rows), len(rows)

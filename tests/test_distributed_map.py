@@ -249,7 +249,7 @@ def test_item_function_gets_its_tables_from_the_component():
     recorded = record_component(idempotency_expiry_seconds=3600)
     variables = recorded.named("invoices-enricher").inputs["environment"]["variables"]
     assert variables["IDEMPOTENCY_TABLE"] == recorded.named("invoices-idempotency").outputs["name"]
-    assert variables["CUSTOMER_TOTALS_TABLE"] == recorded.named("invoices-customer-totals").outputs["name"]
+    assert variables["INVOICE_LEDGER_TABLE"] == recorded.named("invoices-invoice-ledger").outputs["name"]
     assert variables["IDEMPOTENCY_EXPIRY_SECONDS"] == "3600"
     assert set(ENVIRONMENT) <= set(variables)  # the tests run the handler with the same variables
     assert recorded.named("invoices-enricher").inputs["handler"] == "handlers.invoice_enricher.handler"

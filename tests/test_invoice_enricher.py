@@ -81,10 +81,10 @@ def test_a_failed_row_can_be_retried_once_fixed(enricher):
     assert customer_total(REGION, "C-7") == (1250, 1)
 
 
-def test_a_crash_after_the_total_was_added_never_adds_it_again(enricher):
-    """The function dies after adding the total but before Powertools marks the row COMPLETED:
-    its INPROGRESS record expires with the invocation and the retry runs the work again. The
-    marker row written in the same transaction as the total keeps the total from moving."""
+def test_a_crash_after_the_invoice_was_recorded_never_records_it_again(enricher):
+    """The function dies after recording the invoice but before Powertools marks the row
+    COMPLETED: its INPROGRESS record expires with the invocation and the retry runs the work
+    again. The ledger row's conditional write keeps the invoice from being recorded twice."""
     import boto3
 
     from tests.invoice_fixtures import IDEMPOTENCY_TABLE
