@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: test install preview
+.PHONY: test install preview local
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,3 +21,9 @@ preview: $(VENV)/.installed
 	$(PY) -m blueprint preview --stack dev
 	$(PY) -m blueprint preview --stack staging
 	$(PY) -m blueprint preview --stack prod
+
+# The main job: the policy verdicts for dev, then every pattern end to end in the local sandbox
+# under the default fault mix, with a fixed seed. Exit 1 if anything was lost or done twice.
+local: $(VENV)/.installed
+	$(PY) -m blueprint preview --stack dev
+	$(PY) -m blueprint drill --stack dev --seed 7

@@ -136,10 +136,12 @@ class DrillReport:
     seed: int
     compression: dict
     patterns: dict
+    log_file: str = ""
 
     def to_json(self) -> dict:
         return {"stack": self.stack, "seed": self.seed, "compression": self.compression,
-                "patterns": {name: {k: v for k, v in asdict(r).items()} for name, r in self.patterns.items()}}
+                "patterns": {name: {k: v for k, v in asdict(r).items()} for name, r in self.patterns.items()},
+                "log_file": self.log_file}
 
     @property
     def passed(self) -> bool:
@@ -147,7 +149,22 @@ class DrillReport:
 
 
 def run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], None]] = None,
-              drivers: Optional[dict] = None) -> DrillReport:
+              drivers: Optional[dict] = None, log_file: Optional[Path] = None) -> DrillReport:
+    """Run the drill. Everything the handlers and the emulator print (structured logs of every
+    record, expected errors of poison records) goes to `log_file`, so stdout carries only the
+    report; the report names the file."""
+    import contextlib
+    import tempfile
+
+    log_file = log_file or Path(tempfile.gettempdir()) / f"blueprint-drill-{options.stack}-{options.seed}.log"
+    with open(log_file, "w") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+        report = _run(options, progress, drivers)
+    report.log_file = str(log_file)
+    return report
+
+
+def _run(options: DrillOptions, progress: Optional[Callable[[str, float], None]],
+         drivers: Optional[dict]) -> DrillReport:
     from blueprint.drill_patterns import DRIVERS
     from blueprint.emulator import running_emulator
     from blueprint.engine import record_program
@@ -204,6 +221,8 @@ def format_table(report: DrillReport) -> str:
         for note in r.notes:
             out.append(f"  {name}: {note}")
     out.append("time compressed: " + "; ".join(f"{k}: {v}" for k, v in report.compression.items()))
+    if report.log_file:
+        out.append(f"handler logs: {report.log_file}")
     out.append("result: " + ("every record processed exactly once or parked as expected" if report.passed
                              else "FAILED: lost records, duplicate effects or unexpected unrecoverable records"))
     return "\n".join(out)

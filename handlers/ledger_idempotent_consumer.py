@@ -5,4 +5,4 @@ Teams write the same three lines with their own `process_record`."""
 from handlers.idempotent_stream import make_handler
 from handlers.reference_ledger import AccountLedger
 
-lambda_handler = make_handler(process_record=AccountLedger())
+lambda_handler = make_handler(process_record=AccountLedger(guarded=True))
