@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import random
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -55,6 +56,7 @@ class PatternReport:
     invocations: int = 0
     retries: int = 0
     wall_time_s: float = 0.0
+    injected: dict = field(default_factory=dict)  # faults actually injected: duplicates, crashes, transient
     notes: list = field(default_factory=list)
 
     @property
@@ -75,6 +77,7 @@ class Invoker:
     # For single-item events: which item an event is, so the final outcome per item is known.
     item_key: Optional[Callable[[Any], Optional[str]]] = None
     outcomes: dict = field(default_factory=dict)  # item -> "ok" | "failed" (last delivery)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     invocations: int = 0
     duplicates_delivered: int = 0
     crashes: int = 0
@@ -105,18 +108,30 @@ class Invoker:
         return response
 
     def _invoke(self, event: dict, context: Any) -> Any:
-        self.invocations += 1
-        if self.invocations in self.crash_plan:
+        with self._lock:
+            self.invocations += 1
+            # A planned crash waits for an invocation that makes enough AWS calls to die after
+            # one; it is claimed by one invocation at a time (Map children run in parallel).
+            due = min((n for n in self.crash_plan if n <= self.invocations), default=None)
+            if due is not None:
+                self.crash_plan.discard(due)
+        if due is not None:
             self.faults.crash_after(self.rng.randint(1, 3))
         try:
             with self.faults.invocation():
-                return self.function(event, context)
+                result = self.function(event, context)
         except SimulatedCrash as crash:
             self.crashes += 1
+            due = None
             reset = getattr(self.function, "reset", None)
             if reset is not None:
                 reset()  # the instance died: the next invocation is a cold start with empty caches
             raise FunctionCrashed(str(crash)) from None
+        finally:
+            if due is not None:
+                with self._lock:
+                    self.crash_plan.add(due)  # it made too few calls to crash: the next one will
+        return result
 
 
 def plan_crashes(rng: random.Random, count: int, expected_invocations: int) -> set:
@@ -189,12 +204,14 @@ def _run(options: DrillOptions, progress: Optional[Callable[[str, float], None]]
                     progress(_name, (_index + min(max(fraction, 0.0), 1.0)) / len(applicable))
 
             driver.prepare()
+            transient_before = faults.transient_injected
             faults.enabled = True
             try:
                 driver.drive(step)
             finally:
                 faults.enabled = False
             report = driver.verify()
+            report.injected = {**driver.injected(), "transient": faults.transient_injected - transient_before}
             report.wall_time_s = round(time.monotonic() - started, 2)
             reports[name] = report
             step(1.0)
@@ -218,6 +235,8 @@ def format_table(report: DrillReport) -> str:
     lines.insert(1, "  ".join("-" * w for w in widths))
     out = [f"drill: stack {report.stack}, seed {report.seed}", *lines, ""]
     for name, r in report.patterns.items():
+        injected = ", ".join(f"{v} {k}" for k, v in r.injected.items())
+        out.append(f"  {name}: injected {injected}")
         for note in r.notes:
             out.append(f"  {name}: {note}")
     out.append("time compressed: " + "; ".join(f"{k}: {v}" for k, v in report.compression.items()))

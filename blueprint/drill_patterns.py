@@ -48,6 +48,14 @@ class PatternDriver:
                        crash_plan=(set() if "crashes" in self.not_covered
                                    else plan_crashes(self.rng, self.options.crashes, expected)))
 
+    def invokers(self) -> list[Invoker]:
+        return [v for v in vars(self).values() if isinstance(v, Invoker)]
+
+    def injected(self) -> dict:
+        invokers = self.invokers()
+        return {"duplicates": sum(i.duplicates_delivered for i in invokers),
+                "crashes": sum(i.crashes for i in invokers), "poison": self.poison_count}
+
     def fault_notes(self) -> list[str]:
         return [f"{fault} not injected: {why}" for fault, why in self.not_covered.items()]
 
@@ -171,8 +179,6 @@ class FifoBillingDriver(PatternDriver):
         wrong = parked_keys - self.poison_keys
         if wrong:
             report.notes.append(f"{len(wrong)} valid charges reached the DLQ, e.g. {sorted(wrong)[:3]}")
-        report.notes.append(f"{self.consumer.duplicates_delivered} duplicate deliveries, {self.consumer.crashes} "
-                            f"crashed invocations, {self.faults.transient_injected} transient faults injected so far")
         return report
 
 
@@ -287,8 +293,7 @@ class StreamLedgerDriver(PatternDriver):
         wrong = unrecoverable - self.poison_ids
         if wrong:
             report.notes.append(f"{len(wrong)} valid events were parked, e.g. {sorted(wrong)[:3]}")
-        report.notes.append(f"{self.invoker_.duplicates_delivered} duplicate deliveries, {self.invoker_.crashes} "
-                            f"crashed invocations, {messages} parked messages")
+        report.notes.append(f"{messages} messages parked in the Unrecoverable-DLQ")
         report.notes.extend(self.fault_notes())
         return report
 
@@ -411,8 +416,7 @@ class DistributedMapDriver(PatternDriver):
         wrong = unrecoverable - self.poison_ids
         if wrong:
             report.notes.append(f"{len(wrong)} valid invoices failed, e.g. {sorted(wrong)[:3]}")
-        report.notes.append(f"execution {self.status}; {self.invoker_.duplicates_delivered} duplicate deliveries, "
-                            f"{self.invoker_.crashes} crashed invocations")
+        report.notes.append(f"execution {self.status}")
         return report
 
 

@@ -7,6 +7,7 @@ they run unmodified. Nothing listens beyond loopback and no request leaves the m
 from __future__ import annotations
 
 import os
+import urllib.request
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
@@ -128,6 +129,9 @@ def running_emulator(region: str) -> Iterator[Emulator]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
+    # moto keeps its state per process: start from an empty account, whatever ran before.
+    urllib.request.urlopen(urllib.request.Request(f"http://{host}:{port}/moto-api/reset", method="POST"),
+                           timeout=10).read()
     saved = {k: os.environ.get(k) for k in ("AWS_ENDPOINT_URL", "AWS_DEFAULT_REGION", "AWS_REGION", "MOTO_PORT",
                                             *FAKE_CREDENTIALS)}
     emulator = Emulator(endpoint=f"http://{host}:{port}", region=region)
