@@ -211,7 +211,8 @@ def _run(options: DrillOptions, progress: Optional[Callable[[str, float], None]]
             finally:
                 faults.enabled = False
             report = driver.verify()
-            report.injected = {**driver.injected(), "transient": faults.transient_injected - transient_before}
+            report.injected = {**driver.injected(), "transient": faults.transient_injected - transient_before,
+                               **report.injected}
             report.wall_time_s = round(time.monotonic() - started, 2)
             reports[name] = report
             step(1.0)

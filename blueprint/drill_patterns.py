@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from typing import Callable, Optional
+from typing import Callable
 
 from blueprint.drill import DrillOptions, FunctionCrashed, Invoker, PatternReport, plan_crashes
 from blueprint.faults import FaultInjector
@@ -136,7 +136,7 @@ class FifoBillingDriver(PatternDriver):
         return {"tenant": {"S": tenant}, "sk": {"S": f"employee#{employee}"}, "employee": {"S": employee},
                 "monthly_amount": {"N": str(amount)}, "currency": {"S": "EUR"}, "billable": {"BOOL": True}}
 
-    def _audit(self, operation: str, params: dict) -> None:
+    def _audit(self, operation: str, params: dict, _response: dict) -> None:
         if operation == "PutItem" and params.get("TableName") == self.ledger:
             self.writes[params["Item"]["sk"]["S"]] += 1
 
@@ -223,11 +223,23 @@ class StreamLedgerDriver(PatternDriver):
                 events.append({"eventId": event_id, "account": f"acct-{i:06d}", "amount": amount})
                 self.expected[f"acct-{i:06d}"] = amount
         self.event_of_account = {e["account"]: e["eventId"] for e in events}
+        self.refetched = 0
+        self.faults.auditors.append(self._audit)
         stream = self.stream_mapping.stream_name
         for start in range(0, len(events), 500):
             chunk = events[start:start + 500]
             self.kinesis.put_records(StreamName=stream, Records=[
                 {"Data": json.dumps(e).encode(), "PartitionKey": e["account"]} for e in chunk])
+
+    def _audit(self, operation: str, _params: dict, response: dict) -> None:
+        if operation == "GetRecords":  # the handler reading an on-failure range back
+            self.refetched += len(response.get("Records", []))
+
+    def records_reread(self) -> int:
+        """Records delivered or read more than once: re-invocations (bisect, retries, duplicate
+        deliveries) and ranges the handler read back from the stream."""
+        delivered = sum(self.stream_mapping.stats.batch_sizes)
+        return delivered - self.options.records + self.refetched
 
     def drive(self, step: Step) -> None:
         total = max(self.options.records, 1)
@@ -273,6 +285,7 @@ class StreamLedgerDriver(PatternDriver):
         return ids
 
     def verify(self) -> PatternReport:
+        self.faults.auditors.remove(self._audit)
         ddb = self.client("dynamodb")
         applied = {}
         for page in ddb.get_paginator("scan").paginate(TableName=self.ledger):
@@ -293,7 +306,9 @@ class StreamLedgerDriver(PatternDriver):
         wrong = unrecoverable - self.poison_ids
         if wrong:
             report.notes.append(f"{len(wrong)} valid events were parked, e.g. {sorted(wrong)[:3]}")
-        report.notes.append(f"{messages} messages parked in the Unrecoverable-DLQ")
+        report.notes.append(f"{messages} messages parked in the Unrecoverable-DLQ; "
+                            f"{self.records_reread()} records re-delivered or re-read")
+        report.injected["records_reread"] = self.records_reread()
         report.notes.extend(self.fault_notes())
         return report
 
@@ -362,7 +377,7 @@ class DistributedMapDriver(PatternDriver):
         self.key = "incoming/drill.csv"
         self.client("s3").put_object(Bucket=self.bucket, Key=self.key, Body="\n".join(rows).encode())
 
-    def _audit(self, operation: str, params: dict) -> None:
+    def _audit(self, operation: str, params: dict, _response: dict) -> None:
         if operation == "PutItem" and params.get("TableName") == self.ledger:
             self.writes[params["Item"]["customer_id"]["S"]] += 1
 

@@ -115,6 +115,21 @@ def _reuse_step_functions_clients() -> None:
 
 
 @contextmanager
+def environment_variables(values: dict[str, str]) -> Iterator[None]:
+    """Set `values` in os.environ for the block, then put back exactly what was there."""
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@contextmanager
 def running_emulator(region: str) -> Iterator[Emulator]:
     import logging
 
@@ -132,18 +147,10 @@ def running_emulator(region: str) -> Iterator[Emulator]:
     # moto keeps its state per process: start from an empty account, whatever ran before.
     urllib.request.urlopen(urllib.request.Request(f"http://{host}:{port}/moto-api/reset", method="POST"),
                            timeout=10).read()
-    saved = {k: os.environ.get(k) for k in ("AWS_ENDPOINT_URL", "AWS_DEFAULT_REGION", "AWS_REGION", "MOTO_PORT",
-                                            *FAKE_CREDENTIALS)}
     emulator = Emulator(endpoint=f"http://{host}:{port}", region=region)
-    os.environ.update(emulator.environment())
-    # The state machine interpreter calls S3, Lambda and SQS back through this server's port.
-    os.environ["MOTO_PORT"] = str(port)
+    # MOTO_PORT: the state machine interpreter calls S3, Lambda and SQS back through this port.
     try:
-        yield emulator
+        with environment_variables({**emulator.environment(), "MOTO_PORT": str(port)}):
+            yield emulator
     finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
         server.stop()

@@ -55,8 +55,8 @@ class FaultInjector:
     _rng: random.Random = field(init=False)
     _local: threading.local = field(default_factory=threading.local, init=False)
     enabled: bool = False
-    # Called with (operation name, request params) after every successful handler call, so a drill
-    # can count effects (for example every ledger write that went through).
+    # Called with (operation name, request params, parsed response) after every successful handler
+    # call, so a drill can count effects (every ledger write that went through, records re-read).
     auditors: list = field(default_factory=list)
 
     def __post_init__(self):
@@ -109,7 +109,7 @@ class FaultInjector:
         if http_response.status_code >= 300:
             return
         for auditor in self.auditors:
-            auditor(model.name, (context or {}).get("audit_params") or {})
+            auditor(model.name, (context or {}).get("audit_params") or {}, parsed)
         remaining = getattr(self._local, "crash_after", None)
         if remaining is None:
             return

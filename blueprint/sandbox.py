@@ -23,14 +23,13 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
-import os
 import threading
 import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from blueprint.emulator import Emulator
+from blueprint.emulator import Emulator, environment_variables
 from blueprint.engine import RecordedResource, RecordedStack
 from blueprint.lambda_context import LocalLambdaContext
 from blueprint.sqs_esm import SqsEventSourceMapping
@@ -110,17 +109,8 @@ _ENVIRONMENT_LOCK = threading.RLock()
 @contextmanager
 def function_environment(variables: dict[str, str]):
     """os.environ is process-wide, so invocations are serialized while it holds their variables."""
-    with _ENVIRONMENT_LOCK:
-        saved = {k: os.environ.get(k) for k in variables}
-        os.environ.update(variables)
-        try:
-            yield
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+    with _ENVIRONMENT_LOCK, environment_variables(variables):
+        yield
 
 
 @dataclass

@@ -16,7 +16,7 @@ machine: no dependency cycle.
 
 import json
 import re
-from typing import Optional, Sequence, TypedDict
+from typing import Optional, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -30,7 +30,8 @@ from components.distributed_map_definition import (
     build_definition,
     to_json,
 )
-from components.function import RuntimeSettings, Statement, packaged_function, policy_document
+from components.function import Statement, packaged_function, policy_document
+from components.platform import PlatformArgs, runtime_settings
 from components.queues import dead_letter_queue, redrive_policy
 from components.schedules import scheduled_start
 from components.tables import idempotency_table
@@ -46,7 +47,7 @@ DEFAULT_SCHEDULE_INPUT_KEY = "incoming/invoices.csv"
 _NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]+")
 
 
-class DistributedMapBatchArgs(TypedDict, total=False):
+class DistributedMapBatchArgs(PlatformArgs, total=False):
     max_concurrency: pulumi.Input[int]
     """Required. Children running at once (1-10000): what the downstream (DynamoDB, an API, the
     item function's reserved concurrency) can take. Never the unbounded default."""
@@ -90,11 +91,6 @@ class DistributedMapBatchArgs(TypedDict, total=False):
     """The CSV key a scheduled run reads (must be under input_prefix)."""
     scheduler_retry_attempts: pulumi.Input[int]
     scheduler_max_event_age_seconds: pulumi.Input[int]
-    alarm_actions: pulumi.Input[Sequence[pulumi.Input[str]]]
-    log_retention_days: pulumi.Input[int]
-    powertools_layer_version: pulumi.Input[int]
-    protect_data: pulumi.Input[bool]
-    """Point-in-time recovery and deletion protection on the tables."""
 
 
 def _map_settings(max_concurrency, tolerated_pct, tolerated_count, retry_values: dict,
@@ -201,11 +197,7 @@ class DistributedMapBatch(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         args = dict(args or {})
         values = validate(args)
-        settings = RuntimeSettings()
-        if args.get("log_retention_days") is not None:
-            settings.log_retention_days = args["log_retention_days"]
-        if args.get("powertools_layer_version") is not None:
-            settings.powertools_layer_version = args["powertools_layer_version"]
+        settings = runtime_settings(args)
         alarm_actions = args.get("alarm_actions")
         protect = args.get("protect_data", True)
         write_results = args.get("write_results", True)

@@ -11,14 +11,15 @@ reserved concurrency on the consumer.
 """
 
 import json
-from typing import Optional, Sequence, TypedDict
+from typing import Optional
 
 import pulumi
 import pulumi_aws as aws
 
 from components import defaults
 from components.alarms import function_errors_alarm, oldest_message_age_alarm
-from components.function import RuntimeSettings, Statement, packaged_function
+from components.function import Statement, packaged_function
+from components.platform import PlatformArgs, runtime_settings
 from components.queues import dead_letter_queue, redrive_policy
 from components.schedules import scheduled_start
 from components.tables import idempotency_table
@@ -32,7 +33,7 @@ DEFAULT_SCHEDULE = "cron(0 3 1 * ? *)"  # 03:00 on the 1st of every month
 DEFAULT_OLDEST_MESSAGE_ALARM_SECONDS = 900
 
 
-class FifoBillingQueueArgs(TypedDict, total=False):
+class FifoBillingQueueArgs(PlatformArgs, total=False):
     consumer_timeout_seconds: pulumi.Input[int]
     """Consumer function timeout (default 30 s)."""
     visibility_timeout_seconds: pulumi.Input[int]
@@ -65,21 +66,7 @@ class FifoBillingQueueArgs(TypedDict, total=False):
     consumer_handler: pulumi.Input[str]
     dispatcher_code: pulumi.Archive
     dispatcher_handler: pulumi.Input[str]
-    alarm_actions: pulumi.Input[Sequence[pulumi.Input[str]]]
     oldest_message_alarm_seconds: pulumi.Input[int]
-    log_retention_days: pulumi.Input[int]
-    powertools_layer_version: pulumi.Input[int]
-    protect_data: pulumi.Input[bool]
-    """Point-in-time recovery and deletion protection on the tables (production data)."""
-
-
-def _settings(args: FifoBillingQueueArgs) -> RuntimeSettings:
-    settings = RuntimeSettings()
-    if args.get("log_retention_days") is not None:
-        settings.log_retention_days = args["log_retention_days"]
-    if args.get("powertools_layer_version") is not None:
-        settings.powertools_layer_version = args["powertools_layer_version"]
-    return settings
 
 
 def validate(args: FifoBillingQueueArgs) -> dict:
@@ -143,7 +130,7 @@ class FifoBillingQueue(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         args = dict(args or {})
         numbers = validate(args)
-        settings = _settings(args)
+        settings = runtime_settings(args)
         alarm_actions = args.get("alarm_actions")
         protect = args.get("protect_data", True)
         child = pulumi.ResourceOptions(parent=self)

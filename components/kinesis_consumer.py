@@ -20,7 +20,8 @@ import pulumi_aws as aws
 
 from components import defaults
 from components.alarms import function_errors_alarm, iterator_age_alarm, oldest_message_age_alarm, queue_depth_alarm
-from components.function import PackagedFunction, RuntimeSettings, Statement, packaged_function
+from components.function import PackagedFunction, Statement, packaged_function
+from components.platform import PlatformArgs, runtime_settings
 from components.queues import DeadLetterQueue, dead_letter_queue, redrive_policy
 from components.tables import idempotency_table
 from components.validation import ComponentArgumentError, is_known, require, require_range
@@ -42,7 +43,7 @@ class PolicyStatementArgs(TypedDict):
     resources: pulumi.Input[Sequence[pulumi.Input[str]]]
 
 
-class StreamConsumerArgs(TypedDict, total=False):
+class StreamConsumerArgs(PlatformArgs, total=False):
     stream_arn: pulumi.Input[str]
     """An existing stream to consume; unset: the component creates one (then the next four apply)."""
     stream_mode: pulumi.Input[str]
@@ -82,10 +83,6 @@ class StreamConsumerArgs(TypedDict, total=False):
     """Your handler (module.function); default: the reference ledger handler, with its ledger table."""
     environment: pulumi.Input[Mapping[str, pulumi.Input[str]]]
     policy_statements: pulumi.Input[Sequence[pulumi.Input[PolicyStatementArgs]]]
-    alarm_actions: pulumi.Input[Sequence[pulumi.Input[str]]]
-    log_retention_days: pulumi.Input[int]
-    powertools_layer_version: pulumi.Input[int]
-    protect_data: pulumi.Input[bool]
 
 
 @dataclass
@@ -185,13 +182,6 @@ def validate_common(component: str, args: StreamConsumerArgs) -> Numbers:
     return numbers
 
 
-def runtime_settings(args: StreamConsumerArgs) -> RuntimeSettings:
-    settings = RuntimeSettings()
-    if args.get("log_retention_days") is not None:
-        settings.log_retention_days = args["log_retention_days"]
-    if args.get("powertools_layer_version") is not None:
-        settings.powertools_layer_version = args["powertools_layer_version"]
-    return settings
 
 
 @dataclass

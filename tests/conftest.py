@@ -1,7 +1,5 @@
 """Shared test setup: fake AWS credentials (moto only; nothing leaves the machine)."""
 
-import os
-
 import pytest
 
 REGION = "eu-west-1"
