@@ -246,12 +246,9 @@ def dlq_pair(name: str, numbers: Numbers, parent: pulumi.Resource, alarm_actions
         redrive_policy=redrive_policy(unrecoverable.queue.arn, numbers.receives),
         opts=pulumi.ResourceOptions(parent=parent),
     )
-    # The Retry-DLQ is a dead-letter queue too (the idempotent pattern's on-failure destination):
-    # its first message means a record failed, even though replays are automatic.
-    queue_depth_alarm(f"{name}-retry-dlq-depth", queue=retry, parent=parent, alarm_actions=alarm_actions,
-                      description=f"{name}: a stream record failed and waits in the Retry-DLQ for its automatic "
-                                  "replays; check the consumer's errors. It needs a person once it reaches the "
-                                  "Unrecoverable-DLQ (its own alarm).")
+    # No depth alarm on the Retry-DLQ: a message there is routine (replays are automatic), and
+    # paging on it would page on every failed record. Its age alarm catches replays that stall;
+    # the Unrecoverable-DLQ alarms on its first message.
     return DlqPair(retry=retry, unrecoverable=unrecoverable)
 
 

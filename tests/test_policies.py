@@ -528,6 +528,24 @@ def test_dlq_with_depth_alarm_passes_even_when_its_name_is_unknown(policy_analyz
     assert not flagged(result, ALARM)
 
 
+def test_a_retry_stage_a_function_consumes_needs_no_depth_alarm_but_its_own_dlq_does(policy_analyzer):
+    """The Kinesis Retry-DLQ shape: the stream's on-failure destination, consumed by the function,
+    redriving to an Unrecoverable-DLQ. Messages in the retry stage are replayed automatically;
+    the Unrecoverable-DLQ is where a person must be called."""
+    def program():
+        unrecoverable = aws.sqs.Queue("events-unrecoverable", message_retention_seconds=1_209_600)
+        retry = aws.sqs.Queue("events-retry", visibility_timeout_seconds=360, redrive_policy=redrive_to(unrecoverable))
+        fn = function("events-fn", timeout=60)
+        aws.lambda_.EventSourceMapping("events-retry-mapping", event_source_arn=retry.arn, function_name=fn.name,
+                                       function_response_types=["ReportBatchItemFailures"])
+        stream = aws.kinesis.Stream("events", shard_count=1)
+        aws.lambda_.EventSourceMapping("events-mapping", event_source_arn=stream.arn, function_name=fn.arn,
+                                       starting_position="LATEST", maximum_retry_attempts=3,
+                                       destination_config={"on_failure": {"destination_arn": retry.arn}})
+    found = flagged(analyse(policy_analyzer, program), ALARM)
+    assert [v.urn.rsplit("::", 1)[-1] for v in found] == ["events-unrecoverable"]
+
+
 def test_alarm_at_ten_messages_does_not_count(policy_analyzer):
     def program():
         target = aws.sqs.Queue("orders-dlq", message_retention_seconds=1_209_600)

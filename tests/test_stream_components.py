@@ -104,7 +104,7 @@ def test_each_stack_deploys_both_stream_patterns_with_its_numbers(stacks, stack,
     assert retry_mapping.inputs["functionResponseTypes"] == ["ReportBatchItemFailures"]
 
     alarms = {a.name.removeprefix(component + "-"): a for a in d.all("aws:cloudwatch/metricAlarm:MetricAlarm")}
-    assert set(alarms) == {"iterator-age", "unrecoverable-dlq-depth", "retry-dlq-depth",
+    assert set(alarms) == {"iterator-age", "unrecoverable-dlq-depth",
                            "retry-dlq-oldest-message", "consumer-errors"}
     assert alarms["iterator-age"].inputs["threshold"] == settings["retentionHours"] * 3600 * 1000 // 2
     assert alarms["unrecoverable-dlq-depth"].inputs["threshold"] == 1

@@ -4,7 +4,7 @@ from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 
 from components import defaults
 
-from ._links import (ALARM, MAPPING, QUEUE, SCHEDULE, RedrivesBySource, StackIndex, label)
+from ._links import (ALARM, MAPPING, QUEUE, SCHEDULE, RedrivesBySource, StackIndex, label, mapping_source)
 from pulumi_policy.proxy import UnknownValueError
 
 from ._values import each, gather, get, is_set, number
@@ -44,18 +44,30 @@ def _schedule_dlq(index: StackIndex, schedule):
 
 def _dead_letter_queues(index: StackIndex):
     """Queues used as DLQs (redrive targets, stream on-failure destinations, Scheduler DLQs), and
-    the unknowns met finding them."""
+    the unknowns met finding them.
+
+    A retry stage is not one of them: a queue a function consumes and that redrives to a DLQ of its
+    own (the Kinesis patterns' Retry-DLQ) replays its messages automatically, so a message there is
+    routine, not an incident; what it cannot replay lands in its own DLQ, which must alarm."""
     found = {}
+    redrives = RedrivesBySource(index)
+    retry_stages = set()
 
     def add(queue):
         if queue is not None:
             found[queue.urn] = queue
 
-    unknowns = gather(RedrivesBySource(index).by_source.values(), lambda link: add(link.dlq(index)))
+    def note_consumed(mapping):
+        queue = mapping_source(index, mapping)
+        if queue is not None and queue.urn in redrives.by_source:
+            retry_stages.add(queue.urn)
+
+    unknowns = gather(index.of_type(MAPPING), note_consumed)
+    unknowns += gather(redrives.by_source.values(), lambda link: add(link.dlq(index)))
     unknowns += gather(index.of_type(MAPPING), lambda m: add(index.follow(
         m, "destinationConfig", lambda: get(m.props, "destinationConfig", "onFailure", "destinationArn"), [QUEUE])))
     unknowns += gather(index.of_type(SCHEDULE), lambda s: add(_schedule_dlq(index, s)))
-    return list(found.values()), unknowns
+    return [q for urn, q in found.items() if urn not in retry_stages], unknowns
 
 
 def _check(args: StackValidationArgs, report: ReportViolation) -> None:
@@ -82,7 +94,8 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
 dlq_has_depth_alarm = StackValidationPolicy(
     name="dlq-has-depth-alarm",
     description=("Every queue used as a dead-letter queue needs a CloudWatch alarm on "
-                 f"{DEPTH_METRIC} that fires at {defaults.DLQ_DEPTH_ALARM_THRESHOLD} message."),
+                 f"{DEPTH_METRIC} that fires at {defaults.DLQ_DEPTH_ALARM_THRESHOLD} message (a retry "
+                 "stage that a function consumes and that redrives to its own DLQ is exempt; its DLQ is not)."),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_check,
 )
