@@ -114,6 +114,25 @@ def _reuse_step_functions_clients() -> None:
     lambda_eval_utils._sandbox_cached = True
 
 
+# Step Functions retry waits (IntervalSeconds, backoff, jitter) last this fraction of their
+# computed length in the emulator; the waits are still computed by moto from the definition.
+STATE_MACHINE_RETRY_WAIT_SCALE = 0.01
+
+
+def _compress_state_machine_retry_waits() -> None:
+    import time as real_time
+    import types
+
+    from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
+
+    if getattr(retrier_decl, "_sandbox_compressed", False):
+        return
+    retrier_decl.time = types.SimpleNamespace(
+        sleep=lambda seconds: real_time.sleep(seconds * STATE_MACHINE_RETRY_WAIT_SCALE),
+        time=real_time.time, monotonic=real_time.monotonic)
+    retrier_decl._sandbox_compressed = True
+
+
 @contextmanager
 def environment_variables(values: dict[str, str]) -> Iterator[None]:
     """Set `values` in os.environ for the block, then put back exactly what was there."""
@@ -140,6 +159,7 @@ def running_emulator(region: str) -> Iterator[Emulator]:
     default_user_config["stepfunctions"]["execute_state_machine"] = True
     _speed_up_moto_sqs()
     _reuse_step_functions_clients()
+    _compress_state_machine_retry_waits()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request on stderr
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
