@@ -9,7 +9,7 @@ import random
 from collections import Counter
 from typing import Callable
 
-from blueprint.drill import DrillOptions, FunctionCrashed, Invoker, PatternReport, plan_crashes
+from blueprint.drill import DrillOptions, Invoker, PatternReport, plan_crashes
 from blueprint.faults import FaultInjector
 from blueprint.sandbox import LocalFunction, Sandbox, SandboxError
 
@@ -154,7 +154,7 @@ class FifoBillingDriver(PatternDriver):
             try:
                 self.dispatcher(payload)
                 return
-            except (Exception, FunctionCrashed):  # noqa: BLE001 - Scheduler retries any failure
+            except Exception:  # noqa: BLE001 - Scheduler retries any failure, crashes (FunctionCrashed) included
                 continue
         raise RuntimeError("the billing dispatcher failed every Scheduler attempt")
 

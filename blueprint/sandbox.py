@@ -73,6 +73,7 @@ class LocalFunction:
     timeout: int
     region: str
     invocations: int = 0
+    in_moto_lambda: bool = False  # also created in moto's Lambda API, for Step Functions to invoke
     _callable: Optional[Callable] = field(default=None, repr=False)
 
     def load(self) -> Callable:
@@ -284,14 +285,14 @@ class Sandbox:
                                AssumeRolePolicyDocument="{}")["Role"]["Arn"]
         definition = self.map_value(resource.inputs["definition"])
         for function in {f.arn: f for f in self.functions.values()}.values():
-            if function.arn in definition and not getattr(function, "_in_moto", False):
+            if function.arn in definition and not function.in_moto_lambda:
                 archive = io.BytesIO()
                 with zipfile.ZipFile(archive, "w") as zf:
                     zf.writestr("placeholder.py", "# the sandbox runs the handler in-process\n")
                 lambda_client.create_function(FunctionName=function.name, Runtime=defaults.LAMBDA_RUNTIME,
                                               Role=role, Handler=function.handler,
                                               Code={"ZipFile": archive.getvalue()}, Timeout=function.timeout)
-                function._in_moto = True
+                function.in_moto_lambda = True
         _route_moto_lambda_to_registry(self)
         sfn = self.emulator.client("stepfunctions", self.session)
         arn = sfn.create_state_machine(name=resource.outputs["name"], definition=definition, roleArn=role,
@@ -328,6 +329,8 @@ class Sandbox:
                 report_batch_item_failures=reports_failures,
                 on_failure_queue_url=self.queues[destination].url if destination else None,
                 function_arn=function.arn)
+            # The local mapping reads from TRIM_HORIZON: it exists before the first record is put,
+            # so that is also what a LATEST mapping created with the stack would read.
             self.kinesis_mappings.append(KinesisEventSourceMapping(
                 kinesis=self.emulator.client("kinesis", self.session), stream_name=self.streams[source],
                 handler=function, settings=settings, sqs=self.sqs, region=self.region,
@@ -349,7 +352,7 @@ class Sandbox:
         raise SandboxError(f"schedule {name}: target {schedule.target_arn} is not in the stack")
 
     def queue_named(self, suffix: str) -> LocalQueue:
-        matches = [q for q in self.queues.values() if q.name.split("-")[0] and _logical(q.name).endswith(suffix)]
+        matches = [q for q in self.queues.values() if _logical(q.name).endswith(suffix)]
         if len(matches) != 1:
             raise SandboxError(f"{len(matches)} queues match {suffix!r}: {[q.name for q in self.queues.values()]}")
         return matches[0]

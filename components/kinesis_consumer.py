@@ -19,7 +19,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components import defaults
-from components.alarms import function_errors_alarm, iterator_age_alarm, oldest_message_age_alarm, queue_depth_alarm
+from components.alarms import function_errors_alarm, iterator_age_alarm, oldest_message_age_alarm
 from components.function import PackagedFunction, Statement, packaged_function
 from components.platform import PlatformArgs, runtime_settings
 from components.queues import DeadLetterQueue, dead_letter_queue, redrive_policy
