@@ -117,6 +117,26 @@ def _reuse_step_functions_clients() -> None:
 # Step Functions retry waits (IntervalSeconds, backoff, jitter) last this fraction of their
 # computed length in the emulator; the waits are still computed by moto from the definition.
 STATE_MACHINE_RETRY_WAIT_SCALE = 0.01
+# botocore's retry backoff after a throttle or 5xx lasts this fraction of what its retry handler
+# computes, while the emulator runs (the retries themselves are unchanged).
+SDK_RETRY_WAIT_SCALE = 0.01
+
+
+@contextmanager
+def _compressed_sdk_retry_waits() -> Iterator[None]:
+    import time as real_time
+    import types
+
+    from botocore import endpoint
+
+    original = endpoint.time
+    endpoint.time = types.SimpleNamespace(
+        sleep=lambda seconds: real_time.sleep(seconds * SDK_RETRY_WAIT_SCALE),
+        time=real_time.time, monotonic=real_time.monotonic)
+    try:
+        yield
+    finally:
+        endpoint.time = original
 
 
 def _compress_state_machine_retry_waits() -> None:
@@ -170,7 +190,8 @@ def running_emulator(region: str) -> Iterator[Emulator]:
     emulator = Emulator(endpoint=f"http://{host}:{port}", region=region)
     # MOTO_PORT: the state machine interpreter calls S3, Lambda and SQS back through this port.
     try:
-        with environment_variables({**emulator.environment(), "MOTO_PORT": str(port)}):
+        with environment_variables({**emulator.environment(), "MOTO_PORT": str(port)}), \
+                _compressed_sdk_retry_waits():
             yield emulator
     finally:
         server.stop()

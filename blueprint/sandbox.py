@@ -41,6 +41,8 @@ COMPRESSION = {
     "sqs_delay_seconds": "queue DelaySeconds are created as 0",
     "kinesis_retry_interval": "a failed stream batch is retried at once (Lambda retries within seconds)",
     "scheduler": "schedules fire on demand, not on their cron",
+    "sdk_retries": "botocore's backoff between retries of a throttled or failed AWS call lasts 1/100 of "
+                   "the computed wait",
     "state_machine_retries": "Step Functions retry waits (IntervalSeconds, BackoffRate, JitterStrategy as "
                              "computed by the interpreter) last 1/100 of their length",
     "function_timeout": "handlers see 1/100 of their function timeout as remaining time, so an "
