@@ -4,4 +4,6 @@ import sys
 
 from blueprint.cli import main
 
-sys.exit(main())
+# Guarded: the drill's worker processes (spawned) import this module without running it.
+if __name__ == "__main__":
+    sys.exit(main())

@@ -78,7 +78,7 @@ def _run_drill(args: argparse.Namespace) -> int:
                            program_dir=Path(args.program).resolve() if args.program else DrillOptions.program_dir)
     bar = None if args.no_progress else ProgressBar()
     try:
-        report = run_drill(options, progress=bar)
+        report = run_drill(options, progress=bar, workers=args.workers)
     finally:
         if bar is not None:
             bar.close()
@@ -106,6 +106,8 @@ def add_drill_command(subparsers) -> None:
                         help="fraction of handler AWS calls that fail with throttling/5xx (default: 0.02)")
     parser.add_argument("--crashes", type=_count, default=3,
                         help="invocations per pattern that crash after a side effect (default: 3)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="patterns run in parallel processes (default: one per core, at most one per pattern)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.set_defaults(run=_run_drill)

@@ -16,6 +16,7 @@ balance, a ledger write audited at the botocore layer), so duplicates cannot hid
 from __future__ import annotations
 
 import json
+import os
 import random
 import sys
 import threading
@@ -151,12 +152,12 @@ class DrillReport:
     seed: int
     compression: dict
     patterns: dict
-    log_file: str = ""
+    log_dir: str = ""
 
     def to_json(self) -> dict:
         return {"stack": self.stack, "seed": self.seed, "compression": self.compression,
                 "patterns": {name: {k: v for k, v in asdict(r).items()} for name, r in self.patterns.items()},
-                "log_file": self.log_file}
+                "log_dir": self.log_dir}
 
     @property
     def passed(self) -> bool:
@@ -164,59 +165,105 @@ class DrillReport:
 
 
 def run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], None]] = None,
-              drivers: Optional[dict] = None, log_file: Optional[Path] = None) -> DrillReport:
-    """Run the drill. Everything the handlers and the emulator print (structured logs of every
-    record, expected errors of poison records) goes to `log_file`, so stdout carries only the
-    report; the report names the file."""
-    import contextlib
+              drivers: Optional[dict] = None, log_dir: Optional[Path] = None,
+              workers: Optional[int] = None) -> DrillReport:
+    """Run the drill, each pattern in its own sandbox (its own emulator and fault injector, seeded
+    from the seed and the pattern's name). With `workers` > 1 the patterns run in separate
+    processes, one core each. Everything the handlers and the emulator print goes to
+    `log_dir/<pattern>.log`, so stdout carries only the report; the report names the folder."""
     import tempfile
 
-    log_file = log_file or Path(tempfile.gettempdir()) / f"blueprint-drill-{options.stack}-{options.seed}.log"
-    with open(log_file, "w") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-        report = _run(options, progress, drivers)
-    report.log_file = str(log_file)
-    return report
-
-
-def _run(options: DrillOptions, progress: Optional[Callable[[str, float], None]],
-         drivers: Optional[dict]) -> DrillReport:
     from blueprint.drill_patterns import DRIVERS
-    from blueprint.emulator import running_emulator
-    from blueprint.engine import record_program
-    from blueprint.sandbox import COMPRESSION, Sandbox
+    from blueprint.sandbox import COMPRESSION
 
-    recorded = record_program(options.program_dir, stack=options.stack)
-    region = recorded.config.get("aws:region", "us-east-1")
-    faults = FaultInjector(transient_rate=options.transient, seed=options.seed)
-    faults.install()
-    reports = {}
-    with running_emulator(region) as emulator:
-        sandbox = Sandbox(recorded, emulator).realize()
-        chosen = drivers or DRIVERS
-        applicable = [(name, driver) for name, driver in chosen.items() if driver.applies(sandbox)]
-        for index, (name, driver_class) in enumerate(applicable):
-            rng = random.Random(f"{options.seed}:{name}")
-            driver = driver_class(sandbox, options, faults, rng)
-            started = time.monotonic()
-
-            def step(fraction: float, _index=index, _name=name):
+    chosen = dict(drivers or DRIVERS)
+    log_dir = Path(log_dir or Path(tempfile.gettempdir()) / f"blueprint-drill-{options.stack}-{options.seed}")
+    log_dir.mkdir(parents=True, exist_ok=True)
+    workers = max(1, min(workers or os.cpu_count() or 1, len(chosen)))
+    if workers == 1:
+        results = {}
+        for index, (name, driver_class) in enumerate(chosen.items()):
+            def step(fraction: float, _index=index):
                 if progress:
-                    progress(_name, (_index + min(max(fraction, 0.0), 1.0)) / len(applicable))
+                    progress(name, (_index + min(max(fraction, 0.0), 1.0)) / len(chosen))
+            results[name] = _run_pattern(options, name, driver_class, log_dir / f"{name}.log", step)
+    else:
+        results = _run_in_processes(options, chosen, log_dir, workers, progress)
+    reports = {name: report for name, report in results.items() if report is not None}
+    return DrillReport(stack=options.stack, seed=options.seed, compression=COMPRESSION, patterns=reports,
+                       log_dir=str(log_dir))
 
+
+def _run_in_processes(options: DrillOptions, chosen: dict, log_dir: Path, workers: int,
+                      progress: Optional[Callable[[str, float], None]]) -> dict:
+    import multiprocessing
+    import queue as queue_module
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")  # a fresh interpreter: no emulator state inherited
+    with context.Manager() as manager, ProcessPoolExecutor(workers, mp_context=context) as pool:
+        updates = manager.Queue()
+        futures = {name: pool.submit(_run_pattern, options, name, driver_class, log_dir / f"{name}.log",
+                                     _QueueStep(updates, name))
+                   for name, driver_class in chosen.items()}
+        fractions = dict.fromkeys(chosen, 0.0)
+        while not all(f.done() for f in futures.values()):
+            try:
+                name, fraction = updates.get(timeout=0.2)
+                fractions[name] = min(max(fraction, 0.0), 1.0)
+            except queue_module.Empty:
+                pass
+            if progress:
+                running = [n for n, f in futures.items() if not f.done()]
+                progress("+".join(running)[:28], sum(fractions.values()) / len(fractions))
+        return {name: future.result() for name, future in futures.items()}
+
+
+@dataclass
+class _QueueStep:
+    """A pattern's progress callback that works across processes."""
+
+    updates: Any
+    name: str
+
+    def __call__(self, fraction: float) -> None:
+        self.updates.put((self.name, fraction))
+
+
+def _run_pattern(options: DrillOptions, name: str, driver_class, log_file: Path,
+                 step: Callable[[float], None]) -> Optional[PatternReport]:
+    """One pattern in its own sandbox; None if the stack does not deploy it."""
+    import contextlib
+
+    with open(log_file, "w") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+        from blueprint.emulator import running_emulator
+        from blueprint.engine import record_program
+        from blueprint.sandbox import Sandbox
+
+        recorded = record_program(options.program_dir, stack=options.stack)
+        # Only the pattern's own component is realized: a sandbox per pattern, nothing idle in it.
+        recorded = recorded.within(driver_class.components(recorded))
+        if not recorded.resources:
+            return None
+        faults = FaultInjector(transient_rate=options.transient, seed=f"{options.seed}:{name}")
+        faults.install()
+        with running_emulator(recorded.config.get("aws:region", "us-east-1")) as emulator:
+            sandbox = Sandbox(recorded, emulator).realize()
+            if not driver_class.applies(sandbox):
+                return None
+            driver = driver_class(sandbox, options, faults, random.Random(f"{options.seed}:{name}"))
+            started = time.monotonic()
             driver.prepare()
-            transient_before = faults.transient_injected
             faults.enabled = True
             try:
                 driver.drive(step)
             finally:
                 faults.enabled = False
             report = driver.verify()
-            report.injected = {**driver.injected(), "transient": faults.transient_injected - transient_before,
-                               **report.injected}
+            report.injected = {**driver.injected(), "transient": faults.transient_injected, **report.injected}
             report.wall_time_s = round(time.monotonic() - started, 2)
-            reports[name] = report
             step(1.0)
-    return DrillReport(stack=options.stack, seed=options.seed, compression=COMPRESSION, patterns=reports)
+            return report
 
 
 # ---- output ---------------------------------------------------------------------------------------
@@ -241,8 +288,8 @@ def format_table(report: DrillReport) -> str:
         for note in r.notes:
             out.append(f"  {name}: {note}")
     out.append("time compressed: " + "; ".join(f"{k}: {v}" for k, v in report.compression.items()))
-    if report.log_file:
-        out.append(f"handler logs: {report.log_file}")
+    if report.log_dir:
+        out.append(f"handler logs: {report.log_dir}/<pattern>.log")
     out.append("result: " + ("every record processed exactly once or parked as expected" if report.passed
                              else "FAILED: lost records, duplicate effects or unexpected unrecoverable records"))
     return "\n".join(out)

@@ -11,6 +11,7 @@ from typing import Callable
 
 from blueprint.drill import DrillOptions, Invoker, PatternReport, plan_crashes
 from blueprint.faults import FaultInjector
+from blueprint.engine import RecordedStack
 from blueprint.sandbox import LocalFunction, Sandbox, SandboxError
 
 Step = Callable[[float], None]
@@ -33,9 +34,20 @@ class PatternDriver:
         self.poison_count = round(options.records * options.poison)
 
     @classmethod
+    def deploys(cls, handler: str) -> bool:
+        """Whether a function with this handler is the pattern's reference handler."""
+        return handler.startswith(cls.handler + ".")
+
+    @classmethod
+    def components(cls, recorded: RecordedStack) -> set[str]:
+        """The components (URNs) whose functions run this pattern's handler."""
+        return {r.parent for r in recorded.of_type("aws:lambda/function:Function")
+                if cls.deploys(str(r.inputs.get("handler", "")))}
+
+    @classmethod
     def functions(cls, sandbox: Sandbox) -> list[LocalFunction]:
         unique = {f.arn: f for f in sandbox.functions.values()}
-        return [f for f in unique.values() if f.handler.startswith(cls.handler + ".")]
+        return [f for f in unique.values() if cls.deploys(f.handler)]
 
     @classmethod
     def applies(cls, sandbox: Sandbox) -> bool:
@@ -189,9 +201,8 @@ class StreamLedgerDriver(PatternDriver):
     consumer_handler = ""
 
     @classmethod
-    def functions(cls, sandbox: Sandbox) -> list[LocalFunction]:
-        unique = {f.arn: f for f in sandbox.functions.values()}
-        return [f for f in unique.values() if f.handler == cls.consumer_handler]
+    def deploys(cls, handler: str) -> bool:
+        return handler == cls.consumer_handler
 
     def prepare(self) -> None:
         function = self.functions(self.sandbox)[0]
@@ -435,9 +446,10 @@ class DistributedMapDriver(PatternDriver):
         return report
 
 
+# Longest-running first: with fewer worker processes than patterns, the short ones fill the gaps.
 DRIVERS: dict[str, type[PatternDriver]] = {
     DistributedMapDriver.name: DistributedMapDriver,
-    FifoBillingDriver.name: FifoBillingDriver,
     IdempotentStreamDriver.name: IdempotentStreamDriver,
+    FifoBillingDriver.name: FifoBillingDriver,
     NonIdempotentStreamDriver.name: NonIdempotentStreamDriver,
 }

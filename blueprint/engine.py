@@ -74,6 +74,20 @@ class RecordedStack:
     def children_of(self, urn: str) -> list[RecordedResource]:
         return [r for r in self.resources if r.parent == urn]
 
+    def within(self, component_urns: set[str]) -> "RecordedStack":
+        """Only the given components and everything under them."""
+        parents = {r.urn: r.parent for r in self.resources}
+
+        def inside(urn: str) -> bool:
+            while urn:
+                if urn in component_urns:
+                    return True
+                urn = parents.get(urn, "")
+            return False
+
+        kept = [r for r in self.resources if inside(r.urn)]
+        return RecordedStack(self.project, self.stack, self.program_dir, self.config, self.unknowns, kept)
+
     def named(self, name: str) -> RecordedResource:
         matches = [r for r in self.resources if r.name == name]
         if len(matches) != 1:

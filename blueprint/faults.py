@@ -48,7 +48,7 @@ class SimulatedCrash(BaseException):
 @dataclass
 class FaultInjector:
     transient_rate: float = 0.0
-    seed: int = 0
+    seed: int | str = 0
     transient_injected: int = 0
     calls_seen: int = 0
     crashes_done: int = 0

@@ -24,7 +24,6 @@ import importlib.util
 import io
 import json
 import threading
-import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -75,7 +74,6 @@ class LocalFunction:
     timeout: int
     region: str
     invocations: int = 0
-    in_moto_lambda: bool = False  # also created in moto's Lambda API, for Step Functions to invoke
     _callable: Optional[Callable] = field(default=None, repr=False)
 
     def load(self) -> Callable:
@@ -279,22 +277,11 @@ class Sandbox:
         raise SandboxError(f"no function {name_or_arn} in the stack")
 
     def _create_state_machine(self, resource: RecordedResource) -> None:
-        """moto's interpreter invokes Lambda through moto's Lambda API, which would start Docker;
-        `_route_moto_lambda_to_registry` sends those invocations to the in-process registry."""
+        """moto's interpreter runs the executions; its Lambda tasks call the in-process registry
+        (`_route_moto_lambda_to_registry`)."""
         iam = self.emulator.client("iam", self.session)
-        lambda_client = self.emulator.client("lambda", self.session)
-        role = iam.create_role(RoleName=f"sandbox-{resource.name}"[:64],
-                               AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+        role = iam.create_role(RoleName=f"sandbox-{resource.name}"[:64], AssumeRolePolicyDocument="{}")["Role"]["Arn"]
         definition = self.map_value(resource.inputs["definition"])
-        for function in {f.arn: f for f in self.functions.values()}.values():
-            if function.arn in definition and not function.in_moto_lambda:
-                archive = io.BytesIO()
-                with zipfile.ZipFile(archive, "w") as zf:
-                    zf.writestr("placeholder.py", "# the sandbox runs the handler in-process\n")
-                lambda_client.create_function(FunctionName=function.name, Runtime=defaults.LAMBDA_RUNTIME,
-                                              Role=role, Handler=function.handler,
-                                              Code={"ZipFile": archive.getvalue()}, Timeout=function.timeout)
-                function.in_moto_lambda = True
         _route_moto_lambda_to_registry(self)
         sfn = self.emulator.client("stepfunctions", self.session)
         arn = sfn.create_state_machine(name=resource.outputs["name"], definition=definition, roleArn=role,
@@ -381,35 +368,47 @@ _ACTIVE_SANDBOX: Optional[Sandbox] = None
 
 
 def _route_moto_lambda_to_registry(sandbox: Sandbox) -> None:
-    """moto runs Lambda code in Docker, which these machines do not have. Replace moto's Docker
-    invocation with a call into the sandbox's in-process registry: Step Functions still calls
-    lambda:Invoke on moto's API, and an exception comes back the way Lambda reports it
-    ({"errorType", "errorMessage"} with a FunctionError), which the state machine's Retry and
-    the Map's failure accounting see."""
+    """Step Functions' Lambda tasks run the functions of the in-process registry.
+
+    moto's interpreter calls lambda:Invoke through a boto3 client; moto's Lambda would then start
+    Docker, which these machines do not have. The interpreter's Lambda client is replaced by one that
+    answers Invoke from the registry with Lambda's response shape: StatusCode, and for an exception
+    FunctionError "Unhandled" with {"errorType", "errorMessage"}, which is what the state machine's
+    Retry/Catch and the Map's failure accounting read. A crashed function answers Lambda.Unknown,
+    as Step Functions reports a crash or timeout (AWS docs, "Handle Lambda service exceptions")."""
     global _ACTIVE_SANDBOX
     _ACTIVE_SANDBOX = sandbox
-    from moto.awslambda.models import LambdaFunction
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
 
-    if getattr(LambdaFunction, "_sandbox_routed", False):
+    if getattr(lambda_eval_utils, "_sandbox_registry", False):
         return
+    build = lambda_eval_utils.boto_client_for
 
-    def invoke_in_registry(self, event=None):
+    def boto_client_for(region, service, state_credentials=None):
+        return _RegistryLambdaClient() if service == "lambda" else build(region, service, state_credentials)
+
+    lambda_eval_utils.boto_client_for = boto_client_for
+    lambda_eval_utils._sandbox_registry = True
+
+
+class _RegistryLambdaClient:
+    def invoke(self, FunctionName: str, Payload: Any = None, **_):
         from blueprint.drill import FunctionCrashed
 
-        entry = _ACTIVE_SANDBOX.entry_point(self.function_name)
+        name = FunctionName.rsplit(":", 1)[-1] if FunctionName.startswith("arn:") else FunctionName
+        entry = _ACTIVE_SANDBOX.entry_point(_ACTIVE_SANDBOX.function(name).name)
+        # The event crosses a JSON boundary, as it does into a real function.
+        event = json.loads(Payload) if isinstance(Payload, (str, bytes)) else json.loads(json.dumps(Payload))
         try:
-            payload = json.loads(event) if isinstance(event, (str, bytes)) else event
-            result = entry(payload)
+            body, error = json.dumps(entry(event)), None
         except FunctionCrashed as exc:
-            # A crashed or timed-out function reaches Step Functions as Lambda.Unknown (AWS docs,
-            # "Handle Lambda service exceptions"); moto names the error after errorType.
-            return json.dumps({"errorType": "Lambda.Unknown", "errorMessage": str(exc)}), True, ""
+            body, error = json.dumps({"errorType": "Lambda.Unknown", "errorMessage": str(exc)}), "Unhandled"
         except Exception as exc:  # noqa: BLE001 - Lambda reports every exception to the caller
-            return json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc)}), True, ""
-        return json.dumps(result), False, ""
-
-    LambdaFunction._invoke_lambda = invoke_in_registry
-    LambdaFunction._sandbox_routed = True
+            body, error = json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc)}), "Unhandled"
+        response = {"StatusCode": 200, "ExecutedVersion": "$LATEST", "Payload": io.BytesIO(body.encode())}
+        if error:
+            response["FunctionError"] = error
+        return response
 
 
 __all__ = ["Sandbox", "SandboxError", "LocalFunction", "COMPRESSION"]
