@@ -215,7 +215,7 @@ def _run_in_processes(options: DrillOptions, chosen: dict, log_dir: Path, worker
                 pass
             if progress:
                 running = [n for n, f in futures.items() if not f.done()]
-                progress("+".join(running)[:28], sum(fractions.values()) / len(fractions))
+                progress(", ".join(running), sum(fractions.values()) / len(fractions))
         return {name: future.result() for name, future in futures.items()}
 
 
@@ -304,7 +304,8 @@ class ProgressBar:
 
     def __call__(self, pattern: str, fraction: float) -> None:
         filled = int(self.width * fraction)
-        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {fraction:4.0%} {pattern:<28}")
+        label = f"running: {pattern}" if fraction < 1 else "done"
+        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {fraction:4.0%} {label:<70.70}")
         self.stream.flush()
 
     def close(self) -> None:
