@@ -93,6 +93,26 @@ def _speed_up_moto_sqs() -> None:
     Queue._sandbox_fast = True
 
 
+def _remember_backend_lookups() -> None:
+    """moto finds the backend of every request by listing its own package directory (an
+    os.listdir and an isdir per module) and then trying some 300 URL patterns. Both depend only on
+    the installed package and the request's host, so they are remembered: same answers, without
+    the file system calls on every AWS call."""
+    import functools
+
+    from moto import backends
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    if getattr(DomainDispatcherApplication, "_sandbox_cached", False):
+        return
+    modules = tuple(backends.list_of_moto_modules())
+    backends.list_of_moto_modules = lambda: modules
+    lookup = DomainDispatcherApplication.get_backend_for_host
+    cached = functools.lru_cache(maxsize=1024)(lambda app, host: lookup(app, host))
+    DomainDispatcherApplication.get_backend_for_host = lambda self, host: cached(self, host)
+    DomainDispatcherApplication._sandbox_cached = True
+
+
 def _reuse_step_functions_clients() -> None:
     """moto's state machine interpreter builds a new boto3 client for every task it runs (about
     8 ms each, so seconds per thousand items). Clients are thread-safe and these carry no
@@ -178,6 +198,7 @@ def running_emulator(region: str) -> Iterator[Emulator]:
     # The state machine interpreter runs executions (ported from LocalStack); off by default.
     default_user_config["stepfunctions"]["execute_state_machine"] = True
     _speed_up_moto_sqs()
+    _remember_backend_lookups()
     _reuse_step_functions_clients()
     _compress_state_machine_retry_waits()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request on stderr
