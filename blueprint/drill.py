@@ -15,6 +15,7 @@ balance, a ledger write audited at the botocore layer), so duplicates cannot hid
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -176,17 +177,26 @@ def run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], N
     from blueprint.drill_patterns import DRIVERS
     from blueprint.sandbox import COMPRESSION
 
-    chosen = dict(drivers or DRIVERS)
+    from blueprint.engine import record_program
+
     log_dir = Path(log_dir or Path(tempfile.gettempdir()) / f"blueprint-drill-{options.stack}-{options.seed}")
     log_dir.mkdir(parents=True, exist_ok=True)
+    with open(log_dir / "program.log", "w") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+        recorded = record_program(options.program_dir, stack=options.stack)
+    # Each pattern's sandbox holds only its own component; a stack without it skips the pattern.
+    chosen = {}
+    for name, driver_class in (drivers or DRIVERS).items():
+        scope = recorded.within(driver_class.components(recorded))
+        if scope.resources:
+            chosen[name] = (driver_class, scope)
     workers = max(1, min(workers or os.cpu_count() or 1, len(chosen)))
     if workers == 1:
         results = {}
-        for index, (name, driver_class) in enumerate(chosen.items()):
+        for index, (name, (driver_class, scope)) in enumerate(chosen.items()):
             def step(fraction: float, _index=index):
                 if progress:
                     progress(name, (_index + min(max(fraction, 0.0), 1.0)) / len(chosen))
-            results[name] = _run_pattern(options, name, driver_class, log_dir / f"{name}.log", step)
+            results[name] = _run_pattern(options, name, driver_class, scope, log_dir / f"{name}.log", step)
     else:
         results = _run_in_processes(options, chosen, log_dir, workers, progress)
     reports = {name: report for name, report in results.items() if report is not None}
@@ -203,9 +213,9 @@ def _run_in_processes(options: DrillOptions, chosen: dict, log_dir: Path, worker
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no emulator state inherited
     with context.Manager() as manager, ProcessPoolExecutor(workers, mp_context=context) as pool:
         updates = manager.Queue()
-        futures = {name: pool.submit(_run_pattern, options, name, driver_class, log_dir / f"{name}.log",
+        futures = {name: pool.submit(_run_pattern, options, name, driver_class, scope, log_dir / f"{name}.log",
                                      _QueueStep(updates, name))
-                   for name, driver_class in chosen.items()}
+                   for name, (driver_class, scope) in chosen.items()}
         fractions = dict.fromkeys(chosen, 0.0)
         while not all(f.done() for f in futures.values()):
             try:
@@ -230,21 +240,13 @@ class _QueueStep:
         self.updates.put((self.name, fraction))
 
 
-def _run_pattern(options: DrillOptions, name: str, driver_class, log_file: Path,
+def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_file: Path,
                  step: Callable[[float], None]) -> Optional[PatternReport]:
-    """One pattern in its own sandbox; None if the stack does not deploy it."""
-    import contextlib
-
+    """One pattern in its own sandbox, realized from its component's part of the recording."""
     with open(log_file, "w") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
         from blueprint.emulator import running_emulator
-        from blueprint.engine import record_program
         from blueprint.sandbox import Sandbox
 
-        recorded = record_program(options.program_dir, stack=options.stack)
-        # Only the pattern's own component is realized: a sandbox per pattern, nothing idle in it.
-        recorded = recorded.within(driver_class.components(recorded))
-        if not recorded.resources:
-            return None
         faults = FaultInjector(transient_rate=options.transient, seed=f"{options.seed}:{name}")
         faults.install()
         with running_emulator(recorded.config.get("aws:region", "us-east-1")) as emulator:
