@@ -335,9 +335,9 @@ class NonIdempotentStreamDriver(StreamLedgerDriver):
     not_covered = {
         "duplicates": "this pattern has no idempotency store by definition; it is exactly-once because the "
                       "mapping never retries, and a redelivered record would repeat its effect",
-        "crashes": "a crashed batch reaches the Retry-DLQ as a metadata-only range that may be partly "
-                   "applied; the handler parks it in the Unrecoverable-DLQ for a human decision "
-                   "(tests/test_stream_handlers.py)",
+        "crashes": "a crashed batch goes, as Lambda's metadata-only on-failure record, straight to the "
+                   "Unrecoverable-DLQ: it may be partly applied, so a person replays what was not "
+                   "(components/non_idempotent_stream_consumer.py)",
     }
 
 

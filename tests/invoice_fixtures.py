@@ -12,19 +12,6 @@ ENVIRONMENT = {"IDEMPOTENCY_TABLE": IDEMPOTENCY_TABLE, "INVOICE_LEDGER_TABLE": L
                "POWERTOOLS_SERVICE_NAME": "invoice-enricher"}
 
 
-class FakeLambdaContext:
-    """The parts of the Lambda context the handler uses (Powertools reads the remaining time)."""
-
-    function_name = "invoice-enricher"
-    aws_request_id = "00000000-0000-0000-0000-000000000000"
-
-    def __init__(self, timeout_ms: int = 30_000):
-        self.timeout_ms = timeout_ms
-
-    def get_remaining_time_in_millis(self) -> int:
-        return self.timeout_ms
-
-
 def create_tables(region: str) -> None:
     ddb = boto3.client("dynamodb", region_name=region)
     for name, keys in ((IDEMPOTENCY_TABLE, ("id",)), (LEDGER_TABLE, ("customer_id", "invoice_key"))):

@@ -35,7 +35,8 @@ from components.distributed_map_definition import (
 )
 from components.validation import ComponentArgumentError
 from tests.conftest import REGION
-from tests.invoice_fixtures import ENVIRONMENT, FakeLambdaContext, create_tables, customer_total, load_handler
+from blueprint.lambda_context import LocalLambdaContext
+from tests.invoice_fixtures import ENVIRONMENT, create_tables, customer_total, load_handler
 
 REPO = Path(__file__).resolve().parents[1]
 STACKS = ("dev", "staging", "prod")
@@ -329,7 +330,7 @@ def invoke_handler_in_process(self, event=None):
     module_name, _, function_name = self.handler.rpartition(".")
     handler = getattr(importlib.import_module(module_name), function_name)
     try:
-        result = handler(event, FakeLambdaContext(timeout_ms=self.timeout * 1000))
+        result = handler(event, LocalLambdaContext(self.function_name, timeout_seconds=self.timeout))
     except Exception as exc:  # noqa: BLE001 - Lambda reports every exception to the caller
         INVOCATIONS.append((event, type(exc).__name__))
         return json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc)}), True, ""

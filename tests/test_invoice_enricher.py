@@ -5,11 +5,12 @@ import pytest
 from moto import mock_aws
 
 from tests.conftest import REGION
-from tests.invoice_fixtures import FakeLambdaContext, create_tables, customer_total, load_handler
+from blueprint.lambda_context import LocalLambdaContext
+from tests.invoice_fixtures import create_tables, customer_total, load_handler
 
 ROW = {"invoice_id": "INV-1", "customer_id": "C-7", "region": "eu", "billing_date": "2026-11-01",
        "amount": "12.50"}
-CONTEXT = FakeLambdaContext()
+CONTEXT = LocalLambdaContext("invoice-enricher", timeout_seconds=30)
 
 
 @pytest.fixture
