@@ -4,8 +4,10 @@ reference handlers the stack deploys, so a stack that disables a pattern simply 
 
 from __future__ import annotations
 
+import base64
 import json
 import random
+import time
 from collections import Counter
 from typing import Callable
 
@@ -117,9 +119,7 @@ class FifoBillingDriver(PatternDriver):
         self.schedule = next(name for name, s in self.sandbox.schedules.items() if s.target_arn == dispatcher.arn)
         self.accounts = dispatcher.environment["ACCOUNTS_TABLE"]
         self.ledger = self.mapping.handler.function.environment["LEDGER_TABLE"]
-        queue = self.sandbox.queues[self.mapping.queue_arn]
-        redrive = self.sandbox.sqs.get_queue_attributes(QueueUrl=queue.url, AttributeNames=["RedrivePolicy"])
-        self.dlq_url = self.sandbox.queues[json.loads(redrive["Attributes"]["RedrivePolicy"])["deadLetterTargetArn"]].url
+        self.dlq_url = self.sandbox.dead_letter_queue(self.mapping.queue_arn).url
 
         ddb = self.client("dynamodb")
         valid = self.options.records - self.poison_count
@@ -160,8 +160,7 @@ class FifoBillingDriver(PatternDriver):
             step(self.mapping.stats.messages_deleted / max(total, 1))
 
     def _fire_with_scheduler_retries(self, attempts: int = 4) -> None:
-        schedule = self.sandbox.schedules[self.schedule]
-        payload = json.loads(schedule.input.replace("<aws.scheduler.scheduled-time>", "2026-11-01T03:00:00Z"))
+        payload = json.loads(self.sandbox.scheduled_input(self.schedule))
         for _ in range(attempts):
             try:
                 self.dispatcher(payload)
@@ -213,12 +212,7 @@ class StreamLedgerDriver(PatternDriver):
         for mapping in self.retry_mappings:
             mapping.handler = self.invoker_
         self.ledger = function.environment["LEDGER_TABLE_NAME"]
-        self.parking_urls = []
-        for mapping in self.retry_mappings:
-            redrive = self.sandbox.sqs.get_queue_attributes(QueueUrl=mapping.queue_url,
-                                                            AttributeNames=["RedrivePolicy"])["Attributes"]
-            self.parking_urls.append(
-                self.sandbox.queues[json.loads(redrive["RedrivePolicy"])["deadLetterTargetArn"]].url)
+        self.parking_urls = [self.sandbox.dead_letter_queue(m.queue_arn).url for m in self.retry_mappings]
         self.kinesis = self.client("kinesis")
         poison = set(self.rng.sample(range(self.options.records), self.poison_count))
         self.expected: dict[str, int] = {}
@@ -272,7 +266,6 @@ class StreamLedgerDriver(PatternDriver):
                 messages += 1
                 body = json.loads(message["Body"])
                 if "data" in body:
-                    import base64
                     ids.add(json.loads(base64.b64decode(body["data"]))["eventId"])
                 elif "KinesisBatchInfo" in body:
                     ids.update(self._read_range(body["KinesisBatchInfo"]))
@@ -399,7 +392,6 @@ class DistributedMapDriver(PatternDriver):
         sfn = self.client("stepfunctions")
         self.execution = sfn.start_execution(stateMachineArn=self.machine_arn, name="drill",
                                              input=json.dumps({"inputKey": self.key}))["executionArn"]
-        import time
         while True:
             description = sfn.describe_execution(executionArn=self.execution)
             if description["status"] != "RUNNING":

@@ -113,27 +113,6 @@ def _remember_backend_lookups() -> None:
     DomainDispatcherApplication._sandbox_cached = True
 
 
-def _reuse_step_functions_clients() -> None:
-    """moto's state machine interpreter builds a new boto3 client for every task it runs (about
-    8 ms each, so seconds per thousand items). Clients are thread-safe and these carry no
-    per-task state, so one per region and service is reused."""
-    import functools
-
-    from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
-    from moto.stepfunctions.parser.asl.utils import boto_client
-
-    if getattr(lambda_eval_utils, "_sandbox_cached", False):
-        return
-    build = boto_client.boto_client_for
-    cached = functools.lru_cache(maxsize=None)(lambda region, service: build(region=region, service=service))
-
-    def boto_client_for(region, service, state_credentials=None):
-        return cached(region, service)
-
-    lambda_eval_utils.boto_client_for = boto_client_for
-    lambda_eval_utils._sandbox_cached = True
-
-
 # Step Functions retry waits (IntervalSeconds, backoff, jitter) last this fraction of their
 # computed length in the emulator; the waits are still computed by moto from the definition.
 STATE_MACHINE_RETRY_WAIT_SCALE = 0.01
@@ -199,7 +178,6 @@ def running_emulator(region: str) -> Iterator[Emulator]:
     default_user_config["stepfunctions"]["execute_state_machine"] = True
     _speed_up_moto_sqs()
     _remember_backend_lookups()
-    _reuse_step_functions_clients()
     _compress_state_machine_retry_waits()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request on stderr
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)

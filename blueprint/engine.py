@@ -221,8 +221,6 @@ class _RecordingMonitor(mocks.MockMonitor):
 def _plain(value: Any) -> Any:
     """Deserialized properties with Pulumi's sentinels replaced by plain markers."""
     if isinstance(value, dict):
-        if rpc._special_sig_key in value:  # assets, archives, resource references
-            return {k: _plain(v) for k, v in value.items()}
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
@@ -328,7 +326,7 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
             runpy.run_path(str(main), run_name="__main__")
 
     config = dict(config or {})
-    region = _config_value(config, "aws:region") or DEFAULT_REGION
+    region = config.get("aws:region") or DEFAULT_REGION
     the_mocks = _Mocks(region=region, unknowns=unknowns)
     monitor = _RecordingMonitor(the_mocks)
 
@@ -351,7 +349,3 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
     return RecordedStack(project=project, stack=stack, program_dir=program_dir, config=config,
                          unknowns=unknowns, resources=monitor.recorded)
 
-
-def _config_value(config: dict[str, str], key: str) -> Optional[str]:
-    value = config.get(key)
-    return value if value else None

@@ -50,8 +50,6 @@ class FaultInjector:
     transient_rate: float = 0.0
     seed: int | str = 0
     transient_injected: int = 0
-    calls_seen: int = 0
-    crashes_done: int = 0
     _rng: random.Random = field(init=False)
     _local: threading.local = field(default_factory=threading.local, init=False)
     enabled: bool = False
@@ -84,9 +82,6 @@ class FaultInjector:
         """Arm a crash for the current invocation (this thread): after `calls` successful calls."""
         self._local.crash_after = calls
 
-    def disarm(self) -> None:
-        self._local.crash_after = None
-
     @staticmethod
     def _remember_params(params, context=None, **_):
         if context is not None:
@@ -95,7 +90,6 @@ class FaultInjector:
     def _before_send(self, request, **_):
         if not self.enabled or not getattr(self._local, "active", False):
             return None
-        self.calls_seen += 1
         if not self.transient_rate or self._rng.random() >= self.transient_rate:
             return None
         self.transient_injected += 1
@@ -115,6 +109,5 @@ class FaultInjector:
             return
         if remaining <= 1:
             self._local.crash_after = None
-            self.crashes_done += 1
             raise SimulatedCrash(f"injected crash after {model.name}")
         self._local.crash_after = remaining - 1

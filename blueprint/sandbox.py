@@ -4,7 +4,7 @@ in-process behind local event source mappings.
     recorded = record_program(repo, stack="dev")          # the same engine as `blueprint preview`
     with running_emulator(region) as emulator:
         sandbox = Sandbox(recorded, emulator).realize()
-        sandbox.fire_schedule(...); sandbox.run_until_idle()
+        sandbox.fire_schedule(name); mapping.drain() for each of sandbox.sqs_mappings ...
 
 What is real: every queue (attributes, redrive policies and moto's redrive at maxReceiveCount),
 table (keys, TTL), stream, bucket and state machine (moto's Step Functions interpreter) is created
@@ -143,12 +143,12 @@ class Sandbox:
         self.functions: dict[str, LocalFunction] = {}  # by ARN and by name
         self.streams: dict[str, str] = {}  # ARN -> name
         self.tables: dict[str, str] = {}  # ARN -> name
-        self.buckets: dict[str, str] = {}  # logical name -> bucket
         self.state_machines: dict[str, str] = {}  # ARN -> name
         self.schedules: dict[str, LocalSchedule] = {}  # logical name -> schedule
         self.sqs_mappings: list[SqsEventSourceMapping] = []
         self.kinesis_mappings: list = []
         self._url_map: dict[str, str] = {}  # recorded queue URL -> emulator URL
+        self._dead_letter_targets: dict[str, str] = {}  # queue ARN -> its redrive target's ARN
         # What runs when a service (Step Functions) invokes a function by name; a drill puts its
         # fault-injecting wrapper here.
         self.invocation_wrappers: dict[str, Callable] = {}
@@ -215,6 +215,13 @@ class Sandbox:
         if target not in self.queues:
             raise SandboxError(f"{self.queues[queue_arn].name}: redrive target {target} is not in the stack")
         self.sqs.set_queue_attributes(QueueUrl=self.queues[queue_arn].url, Attributes={"RedrivePolicy": policy})
+        self._dead_letter_targets[queue_arn] = target
+
+    def dead_letter_queue(self, queue_arn: str) -> LocalQueue:
+        """The queue `queue_arn` redrives to."""
+        if queue_arn not in self._dead_letter_targets:
+            raise SandboxError(f"queue {queue_arn} has no redrive policy in this stack")
+        return self.queues[self._dead_letter_targets[queue_arn]]
 
     def _create_table(self, resource: RecordedResource) -> None:
         ddb = self.emulator.client("dynamodb", self.session)
@@ -248,7 +255,6 @@ class Sandbox:
         bucket = resource.outputs["bucket"]
         config = {} if self.region == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": self.region}}
         s3.create_bucket(Bucket=bucket, **config)
-        self.buckets[resource.name] = bucket
 
     def map_value(self, value: str) -> str:
         """A recorded value with every recorded queue URL replaced by the emulator's."""
@@ -329,10 +335,14 @@ class Sandbox:
 
     # ---- running -------------------------------------------------------------------------------
 
+    def scheduled_input(self, name: str, scheduled_time: str = "2026-11-01T03:00:00Z") -> str:
+        """The input Scheduler sends the schedule's target, its context attribute filled in."""
+        return self.schedules[name].input.replace("<aws.scheduler.scheduled-time>", scheduled_time)
+
     def fire_schedule(self, name: str, scheduled_time: str = "2026-11-01T03:00:00Z") -> Any:
         """Start a schedule's target now, with the input Scheduler would send."""
         schedule = self.schedules[name]
-        payload = schedule.input.replace("<aws.scheduler.scheduled-time>", scheduled_time)
+        payload = self.scheduled_input(name, scheduled_time)
         if schedule.target_arn in self.functions:
             return self.function(schedule.target_arn)(json.loads(payload))
         if schedule.target_arn in self.state_machines:

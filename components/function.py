@@ -126,6 +126,3 @@ def packaged_function(name: str, *, parent: pulumi.Resource, handler: str,
     )
     return PackagedFunction(function=function, role=role, log_group=log_group)
 
-
-# Kept for callers written before the name was made public.
-_policy_document = policy_document
