@@ -18,12 +18,12 @@ test: $(VENV)/.installed
 
 # Offline preview of every stack through the policy pack; fails on a mandatory violation.
 preview: $(VENV)/.installed
-	$(PY) -m blueprint preview --stack dev
-	$(PY) -m blueprint preview --stack staging
-	$(PY) -m blueprint preview --stack prod
+	$(VENV)/bin/blueprint preview --stack dev
+	$(VENV)/bin/blueprint preview --stack staging
+	$(VENV)/bin/blueprint preview --stack prod
 
 # The main job: the policy verdicts for dev, then every pattern end to end in the local sandbox
 # under the default fault mix, with a fixed seed. Exit 1 if anything was lost or done twice.
 local: $(VENV)/.installed
-	$(PY) -m blueprint preview --stack dev
-	$(PY) -m blueprint drill --stack dev --seed 7
+	$(VENV)/bin/blueprint preview --stack dev
+	$(VENV)/bin/blueprint drill --stack dev --seed 7

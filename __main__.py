@@ -1,18 +1,18 @@
 """The blueprint program: reads the stack's config and instantiates the patterns the stack enables.
 
-Each pattern has one section in stacks/Pulumi.<stack>.yaml; blueprint/stack_config.py checks every
+Each pattern has one section in stacks/Pulumi.<stack>.yaml; blueprint/program/stack_config.py checks every
 value before any resource is declared.
 """
 
 import pulumi
 
-from blueprint import stack_config
+from integration_blueprint.program import stack_config
 
 platform = stack_config.platform_settings()
 
 billing = stack_config.fifo_billing_args(platform)
 if billing is not None:
-    from components.fifo_billing_queue import FifoBillingQueue
+    from integration_blueprint.components.fifo_billing_queue import FifoBillingQueue
 
     fifo = FifoBillingQueue("billing", billing)
     pulumi.export("billing_queue_url", fifo.queue_url)
@@ -20,7 +20,7 @@ if billing is not None:
 
 batch = stack_config.distributed_map_args(platform)
 if batch is not None:
-    from components.distributed_map_batch import DistributedMapBatch
+    from integration_blueprint.components.distributed_map_batch import DistributedMapBatch
 
     invoices = DistributedMapBatch("invoices", batch)
     pulumi.export("invoice_batch_state_machine_arn", invoices.state_machine_arn)
@@ -30,7 +30,7 @@ if batch is not None:
 
 orders_stream = stack_config.idempotent_stream_args(platform)
 if orders_stream is not None:
-    from components.idempotent_stream_consumer import IdempotentStreamConsumer
+    from integration_blueprint.components.idempotent_stream_consumer import IdempotentStreamConsumer
 
     orders = IdempotentStreamConsumer("orders", orders_stream)
     pulumi.export("orders_stream_name", orders.stream_name)
@@ -39,7 +39,7 @@ if orders_stream is not None:
 
 payments_stream = stack_config.non_idempotent_stream_args(platform)
 if payments_stream is not None:
-    from components.non_idempotent_stream_consumer import NonIdempotentStreamConsumer
+    from integration_blueprint.components.non_idempotent_stream_consumer import NonIdempotentStreamConsumer
 
     payments = NonIdempotentStreamConsumer("payments", payments_stream)
     pulumi.export("payments_stream_name", payments.stream_name)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from blueprint.drill import DrillOptions, run_drill  # noqa: E402
+from integration_blueprint.drill.report import DrillOptions
+from integration_blueprint.drill.runner import run_drill  # noqa: E402
 
 RECORDS = int(sys.argv[1]) if len(sys.argv) > 1 else 1500
 WORKERS = int(sys.argv[2]) if len(sys.argv) > 2 else (os.cpu_count() or 1)

@@ -26,9 +26,9 @@ import boto3  # noqa: E402
 from botocore.exceptions import ClientError  # noqa: E402
 from moto import mock_aws  # noqa: E402
 
-from blueprint.lambda_context import LocalLambdaContext  # noqa: E402
+from integration_blueprint.sandbox.lambda_context import LocalLambdaContext  # noqa: E402
 from handlers import billing_consumer  # noqa: E402
-from handlers.billing import Charge  # noqa: E402
+from integration_blueprint.handlers.runtime.billing import Charge  # noqa: E402
 
 CHARGES = 1000
 TENANTS = 20

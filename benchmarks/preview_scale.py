@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import pulumi  # noqa: E402
 import pulumi_aws as aws  # noqa: E402
 
-from blueprint.analyzer import PolicyAnalyzer  # noqa: E402
-from blueprint.engine import record_program  # noqa: E402
+from integration_blueprint.preview.analyzer import PolicyAnalyzer  # noqa: E402
+from integration_blueprint.preview.recording import record_program  # noqa: E402
 
 SIZES = (250, 500, 1000)
 # Analysis is timed REPEATS times and the fastest run kept: the other runs measure whatever else

@@ -14,10 +14,10 @@ import traceback
 from pathlib import Path
 from typing import Callable, Optional
 
-from blueprint.analyzer import DEFAULT_PACK_DIR, AnalyzerError
-from blueprint.engine import ProgramError
-from blueprint.policy_config import PolicyConfigError
-from blueprint.sandbox import SandboxError
+from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerError
+from integration_blueprint.preview.recording import ProgramError
+from integration_blueprint.preview.policy_config import PolicyConfigError
+from integration_blueprint.sandbox.errors import SandboxError
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 # Failures the user can fix; anything else is a bug and keeps its traceback.
@@ -25,7 +25,7 @@ USER_ERRORS = (ProgramError, AnalyzerError, PolicyConfigError, SandboxError)
 
 
 def _run_preview(args: argparse.Namespace) -> int:
-    from blueprint.preview import REPO_ROOT, render_json, render_text, run_preview
+    from integration_blueprint.preview.run import REPO_ROOT, render_json, render_text, run_preview
 
     result = run_preview(Path(args.program) if args.program else REPO_ROOT, stack=args.stack,
                          policy_config_path=Path(args.policy_config) if args.policy_config else None,
@@ -68,7 +68,9 @@ def _count(text: str) -> int:
 
 
 def _run_drill(args: argparse.Namespace) -> int:
-    from blueprint.drill import DrillOptions, ProgressBar, dumps, format_table, run_drill
+    from integration_blueprint.drill.progress import ProgressBar
+    from integration_blueprint.drill.report import DrillOptions, dumps, format_table
+    from integration_blueprint.drill.runner import run_drill
 
     if args.records < 1:
         print("error: --records must be at least 1", file=sys.stderr)

@@ -6,7 +6,7 @@ from typing import Mapping, Optional, Sequence
 import pulumi
 import pulumi_aws as aws
 
-from components import defaults
+from integration_blueprint import conventions
 
 AlarmActions = Optional[pulumi.Input[Sequence[pulumi.Input[str]]]]
 
@@ -15,7 +15,7 @@ def metric_alarm(name: str, *, parent: pulumi.Resource, namespace: str, metric_n
                  dimensions: Mapping[str, pulumi.Input[str]], statistic: str, threshold: float,
                  description: str, alarm_actions: AlarmActions = None,
                  comparison: str = "GreaterThanOrEqualToThreshold",
-                 period: int = defaults.ALARM_PERIOD_SECONDS,
+                 period: int = conventions.ALARM_PERIOD_SECONDS,
                  evaluation_periods: int = 1) -> aws.cloudwatch.MetricAlarm:
     return aws.cloudwatch.MetricAlarm(
         name,
@@ -37,7 +37,7 @@ def metric_alarm(name: str, *, parent: pulumi.Resource, namespace: str, metric_n
 
 def queue_depth_alarm(name: str, *, queue: aws.sqs.Queue, parent: pulumi.Resource, description: str,
                       alarm_actions: AlarmActions = None,
-                      threshold: float = defaults.DLQ_DEPTH_ALARM_THRESHOLD) -> aws.cloudwatch.MetricAlarm:
+                      threshold: float = conventions.DLQ_DEPTH_ALARM_THRESHOLD) -> aws.cloudwatch.MetricAlarm:
     return metric_alarm(name, parent=parent, namespace="AWS/SQS",
                         metric_name="ApproximateNumberOfMessagesVisible",
                         dimensions={"QueueName": queue.name}, statistic="Maximum",

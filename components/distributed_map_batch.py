@@ -21,21 +21,22 @@ from typing import Optional, Sequence
 import pulumi
 import pulumi_aws as aws
 
-from components import defaults
-from components.alarms import queue_depth_alarm, state_machine_alarms
-from components.distributed_map_definition import (
+from integration_blueprint import aws_limits, conventions
+from integration_blueprint.components.alarms import queue_depth_alarm, state_machine_alarms
+from integration_blueprint.components.distributed_map_definition import (
     INPUT_KEY_FIELD,
     MapSettings,
     RetrySettings,
     build_definition,
     to_json,
 )
-from components.function import Statement, packaged_function, policy_document
-from components.platform import PlatformArgs, runtime_settings
-from components.queues import dead_letter_queue, redrive_policy
-from components.schedules import scheduled_start
-from components.tables import idempotency_table
-from components.validation import ComponentArgumentError, is_known, require, require_range
+from integration_blueprint.components.function import Statement, packaged_function, policy_document
+from integration_blueprint.components.platform import PlatformArgs, runtime_settings
+from integration_blueprint.components.queues import dead_letter_queue, redrive_policy
+from integration_blueprint.components.schedules import scheduled_start
+from integration_blueprint.components.tables import idempotency_table
+from integration_blueprint.components.validation import ComponentArgumentError, is_known, require, require_range
+from integration_blueprint.handlers.runtime import config as handler_config
 
 TYPE = "blueprint:index:DistributedMapBatch"
 COMPONENT = "DistributedMapBatch"
@@ -102,7 +103,7 @@ def _map_settings(max_concurrency, tolerated_pct, tolerated_count, retry_values:
         retry=RetrySettings(**retry_values),
         csv_headers=csv_headers,
         max_items_per_batch=batch,
-        task_timeout_seconds=item_timeout + defaults.SFN_TASK_TIMEOUT_MARGIN_SECONDS,
+        task_timeout_seconds=item_timeout + conventions.SFN_TASK_TIMEOUT_MARGIN_SECONDS,
     )
 
 
@@ -114,7 +115,7 @@ def _prefix(arg: str, value) -> None:
 
 def default_state_machine_name(resource_name: str) -> str:
     raw = f"{pulumi.get_project()}-{pulumi.get_stack()}-{resource_name}"
-    return re.sub(r"[^A-Za-z0-9_-]", "-", raw)[:defaults.SFN_STATE_MACHINE_NAME_MAX_LENGTH]
+    return re.sub(r"[^A-Za-z0-9_-]", "-", raw)[:aws_limits.SFN_STATE_MACHINE_NAME_MAX_LENGTH]
 
 
 def validate(args: DistributedMapBatchArgs) -> dict:
@@ -122,19 +123,19 @@ def validate(args: DistributedMapBatchArgs) -> dict:
     require(COMPONENT, args.get("max_concurrency") is not None,
             "max_concurrency is required: set it from the downstream capacity (e.g. the item "
             f"function's reserved concurrency); leaving it out means up to "
-            f"{defaults.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX} children at once")
+            f"{aws_limits.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX} children at once")
     item_timeout = args.get("item_timeout_seconds", DEFAULT_ITEM_TIMEOUT_SECONDS)
-    require_range(COMPONENT, "item_timeout_seconds", item_timeout, 1, defaults.LAMBDA_TIMEOUT_MAX_SECONDS)
+    require_range(COMPONENT, "item_timeout_seconds", item_timeout, 1, aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS)
     values = {
         "max_concurrency": args["max_concurrency"],
         "tolerated_pct": args.get("tolerated_failure_percentage",
                                   None if args.get("tolerated_failure_count") is not None else 0.0),
         "tolerated_count": args.get("tolerated_failure_count"),
         "retry_values": {
-            "interval_seconds": args.get("retry_interval_seconds", defaults.SFN_RETRY_INTERVAL_DEFAULT_SECONDS),
-            "backoff_rate": args.get("retry_backoff_rate", defaults.SFN_RETRY_BACKOFF_RATE_DEFAULT),
-            "max_attempts": args.get("retry_max_attempts", defaults.SFN_RETRY_MAX_ATTEMPTS_DEFAULT),
-            "max_delay_seconds": args.get("retry_max_delay_seconds", defaults.SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS),
+            "interval_seconds": args.get("retry_interval_seconds", conventions.SFN_RETRY_INTERVAL_DEFAULT_SECONDS),
+            "backoff_rate": args.get("retry_backoff_rate", conventions.SFN_RETRY_BACKOFF_RATE_DEFAULT),
+            "max_attempts": args.get("retry_max_attempts", conventions.SFN_RETRY_MAX_ATTEMPTS_DEFAULT),
+            "max_delay_seconds": args.get("retry_max_delay_seconds", conventions.SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS),
             "jitter_strategy": args.get("retry_jitter_strategy", "FULL"),
         },
         "csv_headers": args.get("csv_headers"),
@@ -159,9 +160,9 @@ def validate(args: DistributedMapBatchArgs) -> dict:
     _prefix("result_prefix", result_prefix)
     sm_name = args.get("state_machine_name")
     if is_known(sm_name):
-        require(COMPONENT, len(sm_name) <= defaults.SFN_STATE_MACHINE_NAME_MAX_LENGTH
+        require(COMPONENT, len(sm_name) <= aws_limits.SFN_STATE_MACHINE_NAME_MAX_LENGTH
                 and _NAME_PATTERN.fullmatch(sm_name) is not None,
-                f"state_machine_name={sm_name!r} must be 1-{defaults.SFN_STATE_MACHINE_NAME_MAX_LENGTH} "
+                f"state_machine_name={sm_name!r} must be 1-{aws_limits.SFN_STATE_MACHINE_NAME_MAX_LENGTH} "
                 "letters, digits, '-' or '_'")
     if args.get("schedule_expression") is not None:
         key = args.get("schedule_input_key", DEFAULT_SCHEDULE_INPUT_KEY)
@@ -170,9 +171,9 @@ def validate(args: DistributedMapBatchArgs) -> dict:
                     f"schedule_input_key={key!r} is outside input_prefix={input_prefix!r}; the state "
                     "machine may only read under the input prefix")
         require_range(COMPONENT, "scheduler_retry_attempts", args.get("scheduler_retry_attempts"), 0,
-                      defaults.SCHEDULER_RETRY_ATTEMPTS_MAX)
+                      aws_limits.SCHEDULER_RETRY_ATTEMPTS_MAX)
         require_range(COMPONENT, "scheduler_max_event_age_seconds", args.get("scheduler_max_event_age_seconds"),
-                      defaults.SCHEDULER_EVENT_AGE_MIN_SECONDS, defaults.SCHEDULER_EVENT_AGE_MAX_SECONDS)
+                      aws_limits.SCHEDULER_EVENT_AGE_MIN_SECONDS, aws_limits.SCHEDULER_EVENT_AGE_MAX_SECONDS)
     require(COMPONENT, args.get("item_code") is None or args.get("item_handler") is not None,
             "item_code is given without item_handler; name the handler in your code (module.function)")
     return {**values, "input_prefix": input_prefix, "result_prefix": result_prefix}
@@ -221,13 +222,13 @@ class DistributedMapBatch(pulumi.ComponentResource):
         # --- ops queue: one message per run that exceeded its tolerated failures ---
         ops_dlq = dead_letter_queue(
             f"{name}-ops-dlq", parent=self, alarm_actions=alarm_actions,
-            description=f"{name}: an ops notification was received {defaults.DEFAULT_MAX_RECEIVE_COUNT} "
+            description=f"{name}: an ops notification was received {conventions.DEFAULT_MAX_RECEIVE_COUNT} "
                         "times without being handled; read it and redrive it to the ops queue.")
         ops_queue = aws.sqs.Queue(
             f"{name}-ops",
-            message_retention_seconds=defaults.DLQ_RETENTION_SECONDS - 1,  # DLQ keeps longer
+            message_retention_seconds=conventions.DLQ_RETENTION_SECONDS - 1,  # DLQ keeps longer
             sqs_managed_sse_enabled=True,
-            redrive_policy=redrive_policy(ops_dlq.queue.arn, defaults.DEFAULT_MAX_RECEIVE_COUNT),
+            redrive_policy=redrive_policy(ops_dlq.queue.arn, conventions.DEFAULT_MAX_RECEIVE_COUNT),
             opts=child,
         )
         queue_depth_alarm(
@@ -241,19 +242,19 @@ class DistributedMapBatch(pulumi.ComponentResource):
         # Ledger rows never expire; the TTL attribute is simply never set on them.
         ledger = idempotency_table(f"{name}-invoice-ledger", parent=self, hash_key="customer_id",
                                    range_key="invoice_key", ttl_attribute="expires_at", protect=protect)
-        expiry = args.get("idempotency_expiry_seconds", defaults.INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS)
+        expiry = args.get("idempotency_expiry_seconds", conventions.INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS)
         item = packaged_function(
             f"{name}-enricher", parent=self, settings=settings,
-            handler=args.get("item_handler", "handlers.invoice_enricher.handler"),
+            handler=args.get("item_handler", "integration_blueprint.handlers.reference.invoice_enricher.lambda_handler"),
             code=args.get("item_code"),
             timeout=values["item_timeout"],
-            memory_size=args.get("item_memory_mb", defaults.LAMBDA_MEMORY_DEFAULT_MB),
+            memory_size=args.get("item_memory_mb", conventions.LAMBDA_MEMORY_DEFAULT_MB),
             reserved_concurrency=args.get("item_reserved_concurrency"),
             environment={
-                "IDEMPOTENCY_TABLE": idempotency.name,
-                "INVOICE_LEDGER_TABLE": ledger.name,
-                "IDEMPOTENCY_EXPIRY_SECONDS": pulumi.Output.from_input(expiry).apply(str),
-                "POWERTOOLS_SERVICE_NAME": f"{name}-enricher",
+                handler_config.IDEMPOTENCY_TABLE_NAME: idempotency.name,
+                handler_config.INVOICE_LEDGER_TABLE_NAME: ledger.name,
+                handler_config.IDEMPOTENCY_EXPIRY_SECONDS: pulumi.Output.from_input(expiry).apply(str),
+                handler_config.POWERTOOLS_SERVICE_NAME: f"{name}-enricher",
             },
             statements=[
                 # What Powertools' DynamoDBPersistenceLayer calls.
@@ -265,7 +266,7 @@ class DistributedMapBatch(pulumi.ComponentResource):
 
         # --- state machine ---
         log_group = aws.cloudwatch.LogGroup(
-            f"{name}-logs", name=pulumi.Output.concat(defaults.SFN_LOG_GROUP_PREFIX, sm_name),
+            f"{name}-logs", name=pulumi.Output.concat(aws_limits.SFN_LOG_GROUP_PREFIX, sm_name),
             retention_in_days=settings.log_retention_days, opts=child)
         role = aws.iam.Role(
             f"{name}-role",

@@ -23,8 +23,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
-from components import defaults
-from components.validation import ComponentArgumentError, require, require_range
+from integration_blueprint import aws_limits, conventions
+from integration_blueprint.components.validation import ComponentArgumentError, require, require_range
 
 COMPONENT = "DistributedMapBatch"
 
@@ -44,21 +44,21 @@ IN_PROGRESS_ERROR = "IdempotencyAlreadyInProgressError"
 class RetrySettings:
     """The item task's retry policy for transient Lambda errors and task timeouts."""
 
-    interval_seconds: int = defaults.SFN_RETRY_INTERVAL_DEFAULT_SECONDS
-    backoff_rate: float = defaults.SFN_RETRY_BACKOFF_RATE_DEFAULT
-    max_attempts: int = defaults.SFN_RETRY_MAX_ATTEMPTS_DEFAULT
-    max_delay_seconds: int = defaults.SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS
+    interval_seconds: int = conventions.SFN_RETRY_INTERVAL_DEFAULT_SECONDS
+    backoff_rate: float = conventions.SFN_RETRY_BACKOFF_RATE_DEFAULT
+    max_attempts: int = conventions.SFN_RETRY_MAX_ATTEMPTS_DEFAULT
+    max_delay_seconds: int = conventions.SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS
     jitter_strategy: str = "FULL"
 
     def __post_init__(self):
         require_range(COMPONENT, "retry_interval_seconds", self.interval_seconds,
-                      defaults.SFN_RETRY_INTERVAL_MIN_SECONDS, defaults.SFN_RETRY_INTERVAL_MAX_SECONDS)
-        require_range(COMPONENT, "retry_backoff_rate", self.backoff_rate, defaults.SFN_RETRY_BACKOFF_RATE_MIN)
-        require_range(COMPONENT, "retry_max_attempts", self.max_attempts, 1, defaults.SFN_RETRY_MAX_ATTEMPTS_MAX,
+                      aws_limits.SFN_RETRY_INTERVAL_MIN_SECONDS, aws_limits.SFN_RETRY_INTERVAL_MAX_SECONDS)
+        require_range(COMPONENT, "retry_backoff_rate", self.backoff_rate, aws_limits.SFN_RETRY_BACKOFF_RATE_MIN)
+        require_range(COMPONENT, "retry_max_attempts", self.max_attempts, 1, aws_limits.SFN_RETRY_MAX_ATTEMPTS_MAX,
                       why="0 turns retries off; transient Lambda errors would fail items")
         require_range(COMPONENT, "retry_max_delay_seconds", self.max_delay_seconds,
-                      max(self.interval_seconds, defaults.SFN_RETRY_MAX_DELAY_MIN_SECONDS),
-                      defaults.SFN_RETRY_MAX_DELAY_MAX_SECONDS, why="at least the retry interval")
+                      max(self.interval_seconds, aws_limits.SFN_RETRY_MAX_DELAY_MIN_SECONDS),
+                      aws_limits.SFN_RETRY_MAX_DELAY_MAX_SECONDS, why="at least the retry interval")
         require(COMPONENT, self.jitter_strategy == "FULL",
                 f"retry_jitter_strategy={self.jitter_strategy!r} is not allowed; use 'FULL' (without "
                 "jitter, thousands of children retry in lockstep and stampede the downstream)")
@@ -85,19 +85,19 @@ class MapSettings:
     retry: RetrySettings = field(default_factory=RetrySettings)
     csv_headers: Optional[Sequence[str]] = None  # None: the CSV's first row holds the headers
     max_items_per_batch: Optional[int] = None  # None: one row per child (no ItemBatcher)
-    task_timeout_seconds: int = defaults.LAMBDA_TIMEOUT_DEFAULT_SECONDS + defaults.SFN_TASK_TIMEOUT_MARGIN_SECONDS
+    task_timeout_seconds: int = aws_limits.LAMBDA_TIMEOUT_DEFAULT_SECONDS + conventions.SFN_TASK_TIMEOUT_MARGIN_SECONDS
 
     def __post_init__(self):
         # 0 (or leaving MaxConcurrency out) means "up to 10,000 children at once": never what a
         # downstream database or API can take, so it must be set from its capacity.
         require_range(COMPONENT, "max_concurrency", self.max_concurrency, 1,
-                      defaults.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX,
+                      aws_limits.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX,
                       why="derive it from the downstream capacity; 0 means unbounded")
         require(COMPONENT, self.tolerated_failure_percentage is not None or self.tolerated_failure_count is not None,
                 "set tolerated_failure_percentage or tolerated_failure_count (0 = no failed item tolerated)")
         if self.tolerated_failure_percentage is not None:
             require_range(COMPONENT, "tolerated_failure_percentage", self.tolerated_failure_percentage,
-                          0, defaults.DISTRIBUTED_MAP_TOLERATED_FAILURE_PERCENTAGE_MAX)
+                          0, aws_limits.DISTRIBUTED_MAP_TOLERATED_FAILURE_PERCENTAGE_MAX)
         if self.tolerated_failure_count is not None:
             require_range(COMPONENT, "tolerated_failure_count", self.tolerated_failure_count, 0)
             require(COMPONENT, float(self.tolerated_failure_count).is_integer(),
@@ -127,7 +127,7 @@ def _item_task(function_arn: str, settings: MapSettings) -> dict:
         "OutputPath": "$.Payload",
         "TimeoutSeconds": int(settings.task_timeout_seconds),
         "Retry": [
-            settings.retry.retrier([*defaults.SFN_LAMBDA_TRANSIENT_ERRORS, "States.Timeout"]),
+            settings.retry.retrier([*aws_limits.SFN_LAMBDA_TRANSIENT_ERRORS, "States.Timeout"]),
             settings.retry.retrier([IN_PROGRESS_ERROR]),
         ],
         # No Catch: a validation error fails the child, which counts toward the tolerated failures.
@@ -162,7 +162,7 @@ def build_definition(*, function_arn: str, input_bucket: str, ops_queue_url: str
         },
         "MaxConcurrency": int(settings.max_concurrency),
         "Catch": [{
-            "ErrorEquals": [defaults.DISTRIBUTED_MAP_TOLERATED_FAILURE_ERROR],
+            "ErrorEquals": [aws_limits.DISTRIBUTED_MAP_TOLERATED_FAILURE_ERROR],
             # Keep the execution input (the CSV key) next to the error for the ops message.
             "ResultPath": "$.failure",
             "Next": NOTIFY_STATE,
@@ -177,7 +177,7 @@ def build_definition(*, function_arn: str, input_bucket: str, ops_queue_url: str
         map_state["ToleratedFailureCount"] = int(settings.tolerated_failure_count)
     if settings.max_items_per_batch is not None:
         map_state["ItemBatcher"] = {"MaxItemsPerBatch": int(settings.max_items_per_batch),
-                                    "MaxInputBytesPerBatch": defaults.DISTRIBUTED_MAP_ITEM_BATCHER_MAX_INPUT_BYTES}
+                                    "MaxInputBytesPerBatch": aws_limits.DISTRIBUTED_MAP_ITEM_BATCHER_MAX_INPUT_BYTES}
     if result_prefix is not None:
         require(COMPONENT, isinstance(result_prefix, str) and bool(result_prefix),
                 f"result_prefix={result_prefix!r} must be a non-empty S3 prefix, or None for no ResultWriter")

@@ -16,14 +16,15 @@ from typing import Optional
 import pulumi
 import pulumi_aws as aws
 
-from components import defaults
-from components.alarms import function_errors_alarm, oldest_message_age_alarm
-from components.function import Statement, packaged_function
-from components.platform import PlatformArgs, runtime_settings
-from components.queues import dead_letter_queue, redrive_policy
-from components.schedules import scheduled_start
-from components.tables import idempotency_table
-from components.validation import ComponentArgumentError, is_known, require, require_range
+from integration_blueprint import aws_limits, conventions
+from integration_blueprint.components.alarms import function_errors_alarm, oldest_message_age_alarm
+from integration_blueprint.components.function import Statement, packaged_function
+from integration_blueprint.components.platform import PlatformArgs, runtime_settings
+from integration_blueprint.components.queues import dead_letter_queue, redrive_policy
+from integration_blueprint.components.schedules import scheduled_start
+from integration_blueprint.components.tables import idempotency_table
+from integration_blueprint.components.validation import ComponentArgumentError, is_known, require, require_range
+from integration_blueprint.handlers.runtime import config as handler_config
 
 TYPE = "blueprint:index:FifoBillingQueue"
 
@@ -73,33 +74,33 @@ def validate(args: FifoBillingQueueArgs) -> dict:
     """The effective numbers, or a ComponentArgumentError that names the argument and the fix."""
     name = "FifoBillingQueue"
     timeout = args.get("consumer_timeout_seconds", DEFAULT_CONSUMER_TIMEOUT_SECONDS)
-    require_range(name, "consumer_timeout_seconds", timeout, 1, defaults.LAMBDA_TIMEOUT_MAX_SECONDS)
-    batch = args.get("batch_size", defaults.SQS_ESM_BATCH_SIZE_DEFAULT)
-    require_range(name, "batch_size", batch, 1, defaults.SQS_FIFO_ESM_BATCH_SIZE_MAX,
+    require_range(name, "consumer_timeout_seconds", timeout, 1, aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS)
+    batch = args.get("batch_size", aws_limits.SQS_ESM_BATCH_SIZE_DEFAULT)
+    require_range(name, "batch_size", batch, 1, aws_limits.SQS_FIFO_ESM_BATCH_SIZE_MAX,
                   why="Lambda reads at most 10 messages per batch from a FIFO queue")
-    receives = args.get("max_receive_count", defaults.DEFAULT_MAX_RECEIVE_COUNT)
-    require_range(name, "max_receive_count", receives, defaults.MIN_SAFE_MAX_RECEIVE_COUNT,
-                  defaults.SQS_MAX_RECEIVE_COUNT_MAX,
+    receives = args.get("max_receive_count", conventions.DEFAULT_MAX_RECEIVE_COUNT)
+    require_range(name, "max_receive_count", receives, conventions.MIN_SAFE_MAX_RECEIVE_COUNT,
+                  aws_limits.SQS_MAX_RECEIVE_COUNT_MAX,
                   why="3 or fewer receives sends messages that hit one transient error to the DLQ")
     visibility = args.get("visibility_timeout_seconds")
     if visibility is None and is_known(timeout):
-        visibility = timeout * defaults.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR
-    require_range(name, "visibility_timeout_seconds", visibility, 0, defaults.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS)
+        visibility = timeout * aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR
+    require_range(name, "visibility_timeout_seconds", visibility, 0, aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS)
     if is_known(visibility) and is_known(timeout) and visibility < timeout:
         raise ComponentArgumentError(
             f"{name}: visibility_timeout_seconds={visibility} is less than consumer_timeout_seconds={timeout}; "
             f"a message would reappear while still being charged. Use at least {timeout} "
-            f"(AWS recommends {timeout * defaults.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}).")
-    retention = args.get("message_retention_seconds", defaults.SQS_RETENTION_DEFAULT_SECONDS)
-    require_range(name, "message_retention_seconds", retention, defaults.SQS_RETENTION_MIN_SECONDS,
-                  defaults.DLQ_RETENTION_SECONDS - 1, why="the DLQ must keep messages longer than the source")
+            f"(AWS recommends {timeout * aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}).")
+    retention = args.get("message_retention_seconds", aws_limits.SQS_RETENTION_DEFAULT_SECONDS)
+    require_range(name, "message_retention_seconds", retention, aws_limits.SQS_RETENTION_MIN_SECONDS,
+                  conventions.DLQ_RETENTION_SECONDS - 1, why="the DLQ must keep messages longer than the source")
     require_range(name, "maximum_concurrency", args.get("maximum_concurrency"),
-                  defaults.SQS_ESM_MAXIMUM_CONCURRENCY_MIN, defaults.SQS_ESM_MAXIMUM_CONCURRENCY_MAX)
+                  aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MIN, aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MAX)
     require_range(name, "reserved_concurrency", args.get("reserved_concurrency"), 1)
     require_range(name, "scheduler_retry_attempts", args.get("scheduler_retry_attempts"), 0,
-                  defaults.SCHEDULER_RETRY_ATTEMPTS_MAX)
+                  aws_limits.SCHEDULER_RETRY_ATTEMPTS_MAX)
     require_range(name, "scheduler_max_event_age_seconds", args.get("scheduler_max_event_age_seconds"),
-                  defaults.SCHEDULER_EVENT_AGE_MIN_SECONDS, defaults.SCHEDULER_EVENT_AGE_MAX_SECONDS)
+                  aws_limits.SCHEDULER_EVENT_AGE_MIN_SECONDS, aws_limits.SCHEDULER_EVENT_AGE_MAX_SECONDS)
     require_range(name, "ledger_ttl_days", args.get("ledger_ttl_days"), 1)
     given_name, given_arn = args.get("accounts_table_name"), args.get("accounts_table_arn")
     require(name, (given_name is None) == (given_arn is None),
@@ -162,17 +163,17 @@ class FifoBillingQueue(pulumi.ComponentResource):
 
         consumer = packaged_function(
             f"{name}-consumer", parent=self, settings=settings,
-            handler=args.get("consumer_handler", "handlers.billing_consumer.lambda_handler"),
+            handler=args.get("consumer_handler", "integration_blueprint.handlers.reference.billing_consumer.lambda_handler"),
             code=args.get("consumer_code"),
             timeout=numbers["timeout"],
-            memory_size=args.get("consumer_memory_mb", defaults.LAMBDA_MEMORY_DEFAULT_MB),
+            memory_size=args.get("consumer_memory_mb", conventions.LAMBDA_MEMORY_DEFAULT_MB),
             reserved_concurrency=args.get("reserved_concurrency"),
             environment={
-                "LEDGER_TABLE": ledger.name,
-                "ACCOUNTS_TABLE": accounts_name,
-                "LEDGER_TTL_DAYS": pulumi.Output.from_input(
-                    args.get("ledger_ttl_days", defaults.BILLING_LEDGER_TTL_DEFAULT_DAYS)).apply(str),
-                "POWERTOOLS_SERVICE_NAME": f"{name}-consumer",
+                handler_config.LEDGER_TABLE_NAME: ledger.name,
+                handler_config.ACCOUNTS_TABLE_NAME: accounts_name,
+                handler_config.LEDGER_TTL_DAYS: pulumi.Output.from_input(
+                    args.get("ledger_ttl_days", conventions.BILLING_LEDGER_TTL_DEFAULT_DAYS)).apply(str),
+                handler_config.POWERTOOLS_SERVICE_NAME: f"{name}-consumer",
             },
             statements=[
                 Statement(["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
@@ -194,11 +195,11 @@ class FifoBillingQueue(pulumi.ComponentResource):
 
         dispatcher = packaged_function(
             f"{name}-dispatcher", parent=self, settings=settings,
-            handler=args.get("dispatcher_handler", "handlers.billing_dispatcher.lambda_handler"),
+            handler=args.get("dispatcher_handler", "integration_blueprint.handlers.reference.billing_dispatcher.lambda_handler"),
             code=args.get("dispatcher_code"),
             timeout=args.get("dispatcher_timeout_seconds", DEFAULT_DISPATCHER_TIMEOUT_SECONDS),
-            environment={"ACCOUNTS_TABLE": accounts_name, "CHARGE_QUEUE_URL": queue.url,
-                         "POWERTOOLS_SERVICE_NAME": f"{name}-dispatcher"},
+            environment={handler_config.ACCOUNTS_TABLE_NAME: accounts_name, handler_config.CHARGE_QUEUE_URL: queue.url,
+                         handler_config.POWERTOOLS_SERVICE_NAME: f"{name}-dispatcher"},
             statements=[
                 Statement(["dynamodb:Scan"], [accounts_arn]),
                 Statement(["sqs:SendMessage"], [queue.arn]),

@@ -1,15 +1,16 @@
 """Lambda packaging with a least-privilege role, written once for every pattern.
 
-The code archive holds the `handlers` package (only its .py files, so the zip is reproducible),
-imported in Lambda as `handlers.<module>.<function>`, plus `components/defaults.py` (the AWS limits
-handlers share with components; it imports nothing) under an empty `components/__init__.py`, so
-the components' Pulumi code never reaches the function. Powertools comes from its public Lambda layer
+The code archive holds this package's `integration_blueprint.handlers` (only its .py files, so the
+zip is reproducible), imported in Lambda as `integration_blueprint.handlers.<runtime|reference>.<module>.<function>`,
+plus the namespace's `__init__`, `aws_limits` and `conventions` modules that handlers share with
+components (they import nothing else), so the components' Pulumi code never reaches the function.
+The files are found from this package itself, never by a top-level name lookup, so a team program
+with its own `handlers/` folder still ships ours. Powertools comes from its public Lambda layer
 for the function's runtime, architecture and region, so the deployed function can import everything
 the handlers import (boto3 is in the runtime). Logs go to a log group the component owns, with a
 retention, instead of the never-expiring group Lambda would create.
 """
 
-import importlib.util
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,8 +19,11 @@ from typing import Mapping, Optional, Sequence
 import pulumi
 import pulumi_aws as aws
 
-from components import defaults
+import integration_blueprint as namespace_package
+import integration_blueprint.handlers as handlers_package
+from integration_blueprint import aws_limits, conventions
 
+ARCHIVE_ROOT = namespace_package.__name__
 
 @dataclass(frozen=True)
 class Statement:
@@ -38,10 +42,10 @@ class Statement:
 class RuntimeSettings:
     """Deployment settings every function of a stack shares."""
 
-    log_retention_days: int = defaults.LOG_RETENTION_DEFAULT_DAYS
-    powertools_layer_version: int = defaults.POWERTOOLS_LAYER_VERSION_DEFAULT
-    runtime: str = defaults.LAMBDA_RUNTIME
-    architecture: str = defaults.LAMBDA_ARCHITECTURE
+    log_retention_days: int = conventions.LOG_RETENTION_DEFAULT_DAYS
+    powertools_layer_version: int = conventions.POWERTOOLS_LAYER_VERSION_DEFAULT
+    runtime: str = conventions.LAMBDA_RUNTIME
+    architecture: str = conventions.LAMBDA_ARCHITECTURE
     region: Optional[str] = None  # None: the stack's aws:region
 
 
@@ -54,22 +58,20 @@ class PackagedFunction:
 
 
 def handlers_archive() -> pulumi.AssetArchive:
-    """The reference `handlers` package as a Lambda code archive."""
-    spec = importlib.util.find_spec("handlers")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the 'handlers' package is not importable; install this blueprint package")
-    root = Path(list(spec.submodule_search_locations)[0])
+    """This package's handlers (runtime and reference) as a Lambda code archive."""
+    root = Path(handlers_package.__file__).parent
     files = sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
-    assets = {f"handlers/{p.relative_to(root).as_posix()}": pulumi.FileAsset(str(p)) for p in files}
-    assets["components/__init__.py"] = pulumi.StringAsset("")
-    assets["components/defaults.py"] = pulumi.FileAsset(str(Path(defaults.__file__)))
+    assets = {f"{ARCHIVE_ROOT}/handlers/{p.relative_to(root).as_posix()}": pulumi.FileAsset(str(p)) for p in files}
+    for module in (namespace_package, aws_limits, conventions):
+        name = Path(module.__file__).name
+        assets[f"{ARCHIVE_ROOT}/{name}"] = pulumi.FileAsset(str(Path(module.__file__)))
     return pulumi.AssetArchive(assets)
 
 
 def powertools_layer_arn(region: str, settings: RuntimeSettings) -> str:
     runtime = settings.runtime.replace(".", "")  # python3.12 -> python312
-    layer = defaults.POWERTOOLS_LAYER_NAME_FORMAT.format(runtime=runtime, architecture=settings.architecture)
-    return f"arn:aws:lambda:{region}:{defaults.POWERTOOLS_LAYER_ACCOUNT}:layer:{layer}:{settings.powertools_layer_version}"
+    layer = aws_limits.POWERTOOLS_LAYER_NAME_FORMAT.format(runtime=runtime, architecture=settings.architecture)
+    return f"arn:aws:lambda:{region}:{aws_limits.POWERTOOLS_LAYER_ACCOUNT}:layer:{layer}:{settings.powertools_layer_version}"
 
 
 def stack_region(settings: RuntimeSettings) -> str:
@@ -91,7 +93,7 @@ def policy_document(statements: Sequence[Statement]) -> pulumi.Output[str]:
 
 def packaged_function(name: str, *, parent: pulumi.Resource, handler: str,
                       statements: Sequence[Statement], settings: RuntimeSettings,
-                      timeout: int, memory_size: int = defaults.LAMBDA_MEMORY_DEFAULT_MB,
+                      timeout: int, memory_size: int = conventions.LAMBDA_MEMORY_DEFAULT_MB,
                       environment: Optional[Mapping[str, pulumi.Input[str]]] = None,
                       code: Optional[pulumi.Archive] = None,
                       reserved_concurrency: Optional[int] = None) -> PackagedFunction:

@@ -19,17 +19,18 @@ from typing import Optional
 import pulumi
 import pulumi_aws as aws
 
-from components import defaults
-from components.function import Statement
-from components.kinesis_consumer import (SQS_CONSUME_ACTIONS, StreamConsumerArgs, consumer_alarms, consumer_function,
+from integration_blueprint import aws_limits
+from integration_blueprint.components.function import Statement
+from integration_blueprint.components.kinesis_consumer import (SQS_CONSUME_ACTIONS, StreamConsumerArgs, consumer_alarms, consumer_function,
                                          dlq_pair, reference_ledger, retry_mapping, stream_mapping_settings,
                                          stream_source, validate_common)
-from components.tables import idempotency_table
-from components.validation import ComponentArgumentError, is_known, require_range
+from integration_blueprint.components.tables import idempotency_table
+from integration_blueprint.components.validation import ComponentArgumentError, is_known, require_range
+from integration_blueprint.handlers.runtime import config as handler_config
 
 TYPE = "blueprint:index:IdempotentStreamConsumer"
 NAME = "IdempotentStreamConsumer"
-DEFAULT_HANDLER = "handlers.ledger_idempotent_consumer.lambda_handler"
+DEFAULT_HANDLER = "integration_blueprint.handlers.reference.ledger_idempotent_consumer.lambda_handler"
 DEFAULT_MAXIMUM_RETRY_ATTEMPTS = 2
 DEFAULT_MAXIMUM_RECORD_AGE_SECONDS = 3600
 REFERENCE_KEY_JMESPATH = "eventId"  # the reference ledger's business key
@@ -50,11 +51,11 @@ class IdempotentStreamConsumerArgs(StreamConsumerArgs, total=False):
 def validate(args: IdempotentStreamConsumerArgs) -> dict:
     numbers = validate_common(NAME, args)
     retries = args.get("maximum_retry_attempts", DEFAULT_MAXIMUM_RETRY_ATTEMPTS)
-    require_range(NAME, "maximum_retry_attempts", retries, 1, defaults.KINESIS_ESM_RETRY_ATTEMPTS_MAX,
+    require_range(NAME, "maximum_retry_attempts", retries, 1, aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_MAX,
                   why="bounded, so a poison record reaches the Retry-DLQ instead of blocking its shard until it expires")
     max_age = args.get("maximum_record_age_seconds", DEFAULT_MAXIMUM_RECORD_AGE_SECONDS)
-    require_range(NAME, "maximum_record_age_seconds", max_age, defaults.KINESIS_ESM_RECORD_AGE_MIN_SECONDS,
-                  defaults.KINESIS_ESM_RECORD_AGE_MAX_SECONDS, why="bounded; -1 (no limit) is refused")
+    require_range(NAME, "maximum_record_age_seconds", max_age, aws_limits.KINESIS_ESM_RECORD_AGE_MIN_SECONDS,
+                  aws_limits.KINESIS_ESM_RECORD_AGE_MAX_SECONDS, why="bounded; -1 (no limit) is refused")
     horizon = None
     if all(is_known(v) for v in (max_age, numbers.delay, numbers.visibility, numbers.receives,
                                  numbers.retention_hours)):
@@ -72,7 +73,7 @@ def validate(args: IdempotentStreamConsumerArgs) -> dict:
                 f"{-(-horizon // 3600)}.")
     ttl = args.get("idempotency_ttl_seconds")
     if ttl is None:
-        ttl = max(defaults.POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS, horizon or 0)
+        ttl = max(aws_limits.POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS, horizon or 0)
     require_range(NAME, "idempotency_ttl_seconds", ttl, 1)
     if horizon is not None and is_known(ttl) and ttl < horizon:
         raise ComponentArgumentError(
@@ -112,12 +113,12 @@ class IdempotentStreamConsumer(pulumi.ComponentResource):
         ledger = reference_ledger(name, args, self)
         key_path = args.get("idempotency_key_jmespath", REFERENCE_KEY_JMESPATH if ledger is not None else None)
         environment = {
-            "IDEMPOTENCY_TABLE_NAME": table.name,
-            "IDEMPOTENCY_EXPIRY_SECONDS": pulumi.Output.from_input(checked["ttl"]).apply(str),
-            "UNRECOVERABLE_DLQ_URL": dlqs.unrecoverable.queue.url,
+            handler_config.IDEMPOTENCY_TABLE_NAME: table.name,
+            handler_config.IDEMPOTENCY_EXPIRY_SECONDS: pulumi.Output.from_input(checked["ttl"]).apply(str),
+            handler_config.UNRECOVERABLE_DLQ_URL: dlqs.unrecoverable.queue.url,
         }
         if key_path is not None:
-            environment["IDEMPOTENCY_KEY_JMESPATH"] = key_path
+            environment[handler_config.IDEMPOTENCY_KEY_JMESPATH] = key_path
         function = consumer_function(
             name, args, numbers, self, default_handler=DEFAULT_HANDLER, environment=environment, ledger=ledger,
             statements=[

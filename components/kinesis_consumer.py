@@ -18,13 +18,14 @@ from typing import Mapping, Optional, Sequence, TypedDict
 import pulumi
 import pulumi_aws as aws
 
-from components import defaults
-from components.alarms import function_errors_alarm, iterator_age_alarm, oldest_message_age_alarm
-from components.function import PackagedFunction, Statement, packaged_function
-from components.platform import PlatformArgs, runtime_settings
-from components.queues import DeadLetterQueue, dead_letter_queue, redrive_policy
-from components.tables import idempotency_table
-from components.validation import ComponentArgumentError, is_known, require, require_range
+from integration_blueprint import aws_limits, conventions
+from integration_blueprint.components.alarms import function_errors_alarm, iterator_age_alarm, oldest_message_age_alarm
+from integration_blueprint.components.function import PackagedFunction, Statement, packaged_function
+from integration_blueprint.components.platform import PlatformArgs, runtime_settings
+from integration_blueprint.components.queues import DeadLetterQueue, dead_letter_queue, redrive_policy
+from integration_blueprint.components.tables import idempotency_table
+from integration_blueprint.components.validation import ComponentArgumentError, is_known, require, require_range
+from integration_blueprint.handlers.runtime import config as handler_config
 
 # Project defaults for both patterns (the AWS limits they are checked against are in defaults.py).
 DEFAULT_FUNCTION_TIMEOUT_SECONDS = 60
@@ -121,42 +122,42 @@ def validate_common(component: str, args: StreamConsumerArgs) -> Numbers:
                                      "(an ON_DEMAND stream scales its own shards)")
     kms = args.get("kms_key_id")
     if is_known(kms):
-        require(component, kms == defaults.KINESIS_MANAGED_KMS_KEY or
+        require(component, kms == aws_limits.KINESIS_MANAGED_KMS_KEY or
                 (kms.startswith("arn:aws") and ":key/" in kms),
-                f"kms_key_id={kms!r} is not allowed; use {defaults.KINESIS_MANAGED_KMS_KEY} or a KMS key ARN "
+                f"kms_key_id={kms!r} is not allowed; use {aws_limits.KINESIS_MANAGED_KMS_KEY} or a KMS key ARN "
                 "(the consumer role is granted kms:Decrypt on exactly that key)")
-    retention = args.get("retention_hours", defaults.KINESIS_RETENTION_DEFAULT_HOURS)
-    require_range(component, "retention_hours", retention, defaults.KINESIS_RETENTION_MIN_HOURS,
-                  defaults.KINESIS_RETENTION_MAX_HOURS)
-    require_range(component, "batch_size", args.get("batch_size"), defaults.KINESIS_ESM_BATCH_SIZE_MIN,
-                  defaults.KINESIS_ESM_BATCH_SIZE_MAX)
+    retention = args.get("retention_hours", aws_limits.KINESIS_RETENTION_DEFAULT_HOURS)
+    require_range(component, "retention_hours", retention, aws_limits.KINESIS_RETENTION_MIN_HOURS,
+                  aws_limits.KINESIS_RETENTION_MAX_HOURS)
+    require_range(component, "batch_size", args.get("batch_size"), aws_limits.KINESIS_ESM_BATCH_SIZE_MIN,
+                  aws_limits.KINESIS_ESM_BATCH_SIZE_MAX)
     require_range(component, "batching_window_seconds", args.get("batching_window_seconds"), 0,
-                  defaults.KINESIS_ESM_BATCHING_WINDOW_MAX_SECONDS)
+                  aws_limits.KINESIS_ESM_BATCHING_WINDOW_MAX_SECONDS)
     require_range(component, "parallelization_factor", args.get("parallelization_factor"),
-                  defaults.KINESIS_ESM_PARALLELIZATION_MIN, defaults.KINESIS_ESM_PARALLELIZATION_MAX)
+                  aws_limits.KINESIS_ESM_PARALLELIZATION_MIN, aws_limits.KINESIS_ESM_PARALLELIZATION_MAX)
     position = args.get("starting_position")
     if is_known(position):
-        require(component, position in defaults.KINESIS_ESM_STARTING_POSITIONS,
+        require(component, position in aws_limits.KINESIS_ESM_STARTING_POSITIONS,
                 f"starting_position={position!r} is not allowed; use LATEST or TRIM_HORIZON")
     timeout = args.get("function_timeout_seconds", DEFAULT_FUNCTION_TIMEOUT_SECONDS)
-    require_range(component, "function_timeout_seconds", timeout, 1, defaults.LAMBDA_TIMEOUT_MAX_SECONDS)
+    require_range(component, "function_timeout_seconds", timeout, 1, aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS)
     delay = args.get("retry_delay_seconds", DEFAULT_RETRY_DELAY_SECONDS)
-    require_range(component, "retry_delay_seconds", delay, 0, defaults.SQS_DELAY_MAX_SECONDS)
-    receives = args.get("max_receive_count", defaults.DEFAULT_MAX_RECEIVE_COUNT)
-    require_range(component, "max_receive_count", receives, defaults.MIN_SAFE_MAX_RECEIVE_COUNT,
-                  defaults.SQS_MAX_RECEIVE_COUNT_MAX,
+    require_range(component, "retry_delay_seconds", delay, 0, aws_limits.SQS_DELAY_MAX_SECONDS)
+    receives = args.get("max_receive_count", conventions.DEFAULT_MAX_RECEIVE_COUNT)
+    require_range(component, "max_receive_count", receives, conventions.MIN_SAFE_MAX_RECEIVE_COUNT,
+                  aws_limits.SQS_MAX_RECEIVE_COUNT_MAX,
                   why="3 or fewer receives parks a record that hit one transient error")
     visibility = args.get("retry_visibility_timeout_seconds")
     if visibility is None and is_known(timeout):
-        visibility = timeout * defaults.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR
+        visibility = timeout * aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR
     require_range(component, "retry_visibility_timeout_seconds", visibility, 0,
-                  defaults.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS)
+                  aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS)
     if is_known(visibility) and is_known(timeout) and visibility < timeout:
         raise ComponentArgumentError(
             f"{component}: retry_visibility_timeout_seconds={visibility} is less than function_timeout_seconds="
             f"{timeout}; a replay would reappear while still running. Use at least {timeout} "
-            f"(AWS recommends {timeout * defaults.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}).")
-    require_range(component, "retry_batch_size", args.get("retry_batch_size"), 1, defaults.SQS_ESM_BATCH_SIZE_DEFAULT,
+            f"(AWS recommends {timeout * aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}).")
+    require_range(component, "retry_batch_size", args.get("retry_batch_size"), 1, aws_limits.SQS_ESM_BATCH_SIZE_DEFAULT,
                   why="the Retry-DLQ mapping has no batching window")
     require_range(component, "iterator_age_alarm_ms", args.get("iterator_age_alarm_ms"), 1)
     require_range(component, "retry_dlq_age_alarm_seconds", args.get("retry_dlq_age_alarm_seconds"), 1)
@@ -165,19 +166,19 @@ def validate_common(component: str, args: StreamConsumerArgs) -> Numbers:
     numbers = Numbers(timeout=timeout, retention_hours=retention, delay=delay, visibility=visibility,
                       receives=receives, retry_retention=0)
     known = all(is_known(v) for v in (delay, visibility, receives))
-    default_retention = defaults.SQS_RETENTION_DEFAULT_SECONDS
+    default_retention = aws_limits.SQS_RETENTION_DEFAULT_SECONDS
     if known:
         default_retention = max(default_retention, numbers.replay_window + 3600)
     retry_retention = args.get("retry_retention_seconds", default_retention)
-    require_range(component, "retry_retention_seconds", retry_retention, defaults.SQS_RETENTION_MIN_SECONDS,
-                  defaults.DLQ_RETENTION_SECONDS - 1, why="the Unrecoverable-DLQ must keep messages longer")
+    require_range(component, "retry_retention_seconds", retry_retention, aws_limits.SQS_RETENTION_MIN_SECONDS,
+                  conventions.DLQ_RETENTION_SECONDS - 1, why="the Unrecoverable-DLQ must keep messages longer")
     if known and is_known(retry_retention) and numbers.replay_window >= retry_retention:
         raise ComponentArgumentError(
             f"{component}: the replay window (retry_delay_seconds {delay} + max_receive_count {receives} x "
             f"retry_visibility_timeout_seconds {visibility} = {numbers.replay_window} s) does not end inside "
             f"retry_retention_seconds={retry_retention}; the Retry-DLQ would delete a message before its last "
             "replay and it would never reach the Unrecoverable-DLQ. Shorten the window or raise the retention "
-            f"(at most {defaults.DLQ_RETENTION_SECONDS - 1}).")
+            f"(at most {conventions.DLQ_RETENTION_SECONDS - 1}).")
     numbers.retry_retention = retry_retention
     return numbers
 
@@ -208,14 +209,14 @@ def stream_source(name: str, args: StreamConsumerArgs, numbers: Numbers, parent:
             stream_mode_details={"stream_mode": mode},
             shard_count=args.get("shard_count") if mode == "PROVISIONED" else None,
             encryption_type="KMS",
-            kms_key_id=args.get("kms_key_id", defaults.KINESIS_MANAGED_KMS_KEY),
+            kms_key_id=args.get("kms_key_id", aws_limits.KINESIS_MANAGED_KMS_KEY),
             opts=child,
         )
         arn, stream_name = stream.arn, stream.name
     statements = [Statement(["kinesis:DescribeStream", "kinesis:DescribeStreamSummary", "kinesis:GetRecords",
                              "kinesis:GetShardIterator", "kinesis:ListShards"], [arn])]
     kms = args.get("kms_key_id")
-    if kms is not None and kms != defaults.KINESIS_MANAGED_KMS_KEY:
+    if kms is not None and kms != aws_limits.KINESIS_MANAGED_KMS_KEY:
         statements.append(Statement(["kms:Decrypt"], [kms]))
     consumer_arn = None
     source = arn
@@ -270,14 +271,14 @@ def consumer_function(name: str, args: StreamConsumerArgs, numbers: Numbers, par
     env = dict(environment)
     statements = list(statements)
     if ledger is not None:
-        env["LEDGER_TABLE_NAME"] = ledger.name
+        env[handler_config.LEDGER_TABLE_NAME] = ledger.name
         statements.append(Statement(["dynamodb:UpdateItem", "dynamodb:GetItem"], [ledger.arn]))
     env.update(dict(args.get("environment") or {}))
-    env.setdefault("POWERTOOLS_SERVICE_NAME", f"{name}-consumer")
+    env.setdefault(handler_config.POWERTOOLS_SERVICE_NAME, f"{name}-consumer")
     return packaged_function(
         f"{name}-consumer", parent=parent, settings=runtime_settings(args),
         handler=args.get("handler", default_handler), code=args.get("code"),
-        timeout=numbers.timeout, memory_size=args.get("memory_mb", defaults.LAMBDA_MEMORY_DEFAULT_MB),
+        timeout=numbers.timeout, memory_size=args.get("memory_mb", conventions.LAMBDA_MEMORY_DEFAULT_MB),
         environment=env, statements=[*statements, *extra_statements(args)],
     )
 
@@ -297,7 +298,7 @@ def retry_mapping(name: str, args: StreamConsumerArgs, function: PackagedFunctio
 
 def stream_mapping_settings(args: StreamConsumerArgs) -> dict:
     return {
-        "batch_size": args.get("batch_size", defaults.KINESIS_ESM_BATCH_SIZE_DEFAULT),
+        "batch_size": args.get("batch_size", aws_limits.KINESIS_ESM_BATCH_SIZE_DEFAULT),
         "maximum_batching_window_in_seconds": args.get("batching_window_seconds", 0),
         "parallelization_factor": args.get("parallelization_factor", 1),
         "starting_position": args.get("starting_position", "LATEST"),

@@ -20,14 +20,15 @@ from typing import Optional
 import pulumi
 import pulumi_aws as aws
 
-from components.function import Statement
-from components.kinesis_consumer import (SQS_CONSUME_ACTIONS, StreamConsumerArgs, consumer_alarms, consumer_function,
+from integration_blueprint.components.function import Statement
+from integration_blueprint.components.kinesis_consumer import (SQS_CONSUME_ACTIONS, StreamConsumerArgs, consumer_alarms, consumer_function,
                                          dlq_pair, reference_ledger, retry_mapping, stream_mapping_settings,
                                          stream_source, validate_common)
+from integration_blueprint.handlers.runtime import config as handler_config
 
 TYPE = "blueprint:index:NonIdempotentStreamConsumer"
 NAME = "NonIdempotentStreamConsumer"
-DEFAULT_HANDLER = "handlers.ledger_app_dlq_consumer.lambda_handler"
+DEFAULT_HANDLER = "integration_blueprint.handlers.reference.ledger_app_dlq_consumer.lambda_handler"
 
 
 class NonIdempotentStreamConsumerArgs(StreamConsumerArgs, total=False):
@@ -66,7 +67,7 @@ class NonIdempotentStreamConsumer(pulumi.ComponentResource):
         ledger = reference_ledger(name, args, self)
         function = consumer_function(
             name, args, numbers, self, default_handler=DEFAULT_HANDLER, ledger=ledger,
-            environment={"RETRY_DLQ_URL": dlqs.retry.url},
+            environment={handler_config.RETRY_DLQ_URL: dlqs.retry.url},
             statements=[
                 *source.read_statements,
                 Statement(SQS_CONSUME_ACTIONS, [dlqs.retry.arn]),

@@ -4,7 +4,7 @@ from typing import Mapping, Sequence, TypedDict
 
 import pulumi
 
-from components.function import RuntimeSettings
+from integration_blueprint.components.function import RuntimeSettings
 
 
 class PlatformArgs(TypedDict, total=False):

@@ -7,8 +7,8 @@ from typing import Optional, Sequence
 import pulumi
 import pulumi_aws as aws
 
-from components import defaults
-from components.alarms import queue_depth_alarm
+from integration_blueprint import conventions
+from integration_blueprint.components.alarms import queue_depth_alarm
 
 
 @dataclass
@@ -27,7 +27,7 @@ def dead_letter_queue(name: str, *, parent: pulumi.Resource, fifo: bool = False,
     queue = aws.sqs.Queue(
         name,
         fifo_queue=fifo or None,
-        message_retention_seconds=defaults.DLQ_RETENTION_SECONDS,
+        message_retention_seconds=conventions.DLQ_RETENTION_SECONDS,
         sqs_managed_sse_enabled=True,
         opts=pulumi.ResourceOptions(parent=parent),
     )

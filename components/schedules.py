@@ -8,10 +8,10 @@ from typing import Optional
 import pulumi
 import pulumi_aws as aws
 
-from components import defaults
-from components.alarms import AlarmActions
-from components.function import Statement, policy_document
-from components.queues import DeadLetterQueue, dead_letter_queue
+from integration_blueprint import conventions
+from integration_blueprint.components.alarms import AlarmActions
+from integration_blueprint.components.function import Statement, policy_document
+from integration_blueprint.components.queues import DeadLetterQueue, dead_letter_queue
 
 
 @dataclass
@@ -53,9 +53,9 @@ def scheduled_start(name: str, *, parent: pulumi.Resource, target_arn: pulumi.In
             "role_arn": role.arn,
             "input": input,
             "retry_policy": {
-                "maximum_retry_attempts": defaults.SCHEDULER_RETRY_ATTEMPTS_DEFAULT
+                "maximum_retry_attempts": conventions.SCHEDULER_RETRY_ATTEMPTS_DEFAULT
                 if retry_attempts is None else retry_attempts,
-                "maximum_event_age_in_seconds": defaults.SCHEDULER_EVENT_AGE_DEFAULT_SECONDS
+                "maximum_event_age_in_seconds": conventions.SCHEDULER_EVENT_AGE_DEFAULT_SECONDS
                 if max_event_age_seconds is None else max_event_age_seconds,
             },
             "dead_letter_config": {"arn": dlq.queue.arn},

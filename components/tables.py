@@ -5,13 +5,13 @@ from typing import Optional
 import pulumi
 import pulumi_aws as aws
 
-from components import defaults
+from integration_blueprint import aws_limits
 
 
 def idempotency_table(name: str, *, parent: pulumi.Resource,
-                      hash_key: str = defaults.POWERTOOLS_IDEMPOTENCY_KEY_ATTR,
+                      hash_key: str = aws_limits.POWERTOOLS_IDEMPOTENCY_KEY_ATTR,
                       range_key: Optional[str] = None,
-                      ttl_attribute: str = defaults.POWERTOOLS_IDEMPOTENCY_TTL_ATTR,
+                      ttl_attribute: str = aws_limits.POWERTOOLS_IDEMPOTENCY_TTL_ATTR,
                       protect: bool = True) -> aws.dynamodb.Table:
     """`protect` turns on point-in-time recovery and deletion protection (production data).
 

@@ -1,2 +1,3 @@
-"""The blueprint's CrossGuard policy pack (run by `pulumi preview --policy-pack policies` or by
-`python -m blueprint preview`)."""
+"""The blueprint's CrossGuard policy pack. This folder is the pack itself (PulumiPolicy.yaml,
+__main__.py, requirements.txt): `pulumi preview --policy-pack <this folder>` runs it, and
+`blueprint preview` starts it the same way. The rules are in `integration_blueprint.policies.rules`."""

@@ -1,15 +1,10 @@
 """The policy pack's program: the Pulumi CLI (and `blueprint preview`) runs this file, which serves
-the rules over gRPC and prints its port. The rules live in policies/rules/."""
+the rules over gRPC and prints its port. The rules live in integration_blueprint.policies.rules,
+installed with the package (requirements.txt names it)."""
 
-import sys
-from pathlib import Path
+from pulumi_policy import EnforcementLevel, PolicyPack
 
-# The CLI runs this file by path; the rules import as `policies.rules` from the repo root.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from pulumi_policy import EnforcementLevel, PolicyPack  # noqa: E402
-
-from policies.rules import POLICIES  # noqa: E402
+from integration_blueprint.policies.rules import POLICIES
 
 PolicyPack(
     name="integration-blueprint",

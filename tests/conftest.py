@@ -22,7 +22,7 @@ def fake_aws_environment(monkeypatch):
 def policy_analyzer():
     """The real policy pack, started once per test session the way the Pulumi CLI starts it, and
     reused: each test Configures it before it analyses."""
-    from blueprint.analyzer import PolicyAnalyzer
+    from integration_blueprint.preview.analyzer import PolicyAnalyzer
 
     with PolicyAnalyzer() as analyzer:
         yield analyzer

@@ -8,7 +8,7 @@ import boto3
 
 IDEMPOTENCY_TABLE = "invoice-idempotency"
 LEDGER_TABLE = "invoice-ledger"
-ENVIRONMENT = {"IDEMPOTENCY_TABLE": IDEMPOTENCY_TABLE, "INVOICE_LEDGER_TABLE": LEDGER_TABLE,
+ENVIRONMENT = {"IDEMPOTENCY_TABLE_NAME": IDEMPOTENCY_TABLE, "INVOICE_LEDGER_TABLE_NAME": LEDGER_TABLE,
                "POWERTOOLS_SERVICE_NAME": "invoice-enricher"}
 
 
@@ -21,11 +21,11 @@ def create_tables(region: str) -> None:
 
 
 def load_handler(monkeypatch):
-    """Import handlers.invoice_enricher fresh (a cold start) with ENVIRONMENT set."""
+    """Import integration_blueprint.handlers.reference.invoice_enricher fresh (a cold start) with ENVIRONMENT set."""
     for key, value in ENVIRONMENT.items():
         monkeypatch.setenv(key, value)
-    sys.modules.pop("handlers.invoice_enricher", None)
-    return importlib.import_module("handlers.invoice_enricher")
+    sys.modules.pop("integration_blueprint.handlers.reference.invoice_enricher", None)
+    return importlib.import_module("integration_blueprint.handlers.reference.invoice_enricher")
 
 
 def customer_total(region: str, customer_id: str) -> tuple[int, int]:

@@ -8,10 +8,11 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from moto import mock_aws
 
-from blueprint.lambda_context import LocalLambdaContext
-from blueprint.sqs_esm import SqsEventSourceMapping
-from handlers import billing_consumer, billing_dispatcher
-from handlers.billing import Charge
+from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
+from integration_blueprint.sandbox.sqs_esm import SqsEventSourceMapping
+from integration_blueprint.handlers.reference import billing_consumer
+from integration_blueprint.handlers.reference import billing_dispatcher
+from integration_blueprint.handlers.runtime.billing import Charge
 
 MONTH = "2026-10"
 TENANTS = {"acme": {"alice": 1200, "bob": 800, "carol": 500}, "globex": {"dave": 3000, "erin": 700}}
@@ -42,8 +43,8 @@ def aws(monkeypatch):
             "FifoQueue": "true", "ContentBasedDeduplication": "false", "VisibilityTimeout": "180",
             "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 5})})["QueueUrl"]
         queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        monkeypatch.setenv("ACCOUNTS_TABLE", "accounts")
-        monkeypatch.setenv("LEDGER_TABLE", "ledger")
+        monkeypatch.setenv("ACCOUNTS_TABLE_NAME", "accounts")
+        monkeypatch.setenv("LEDGER_TABLE_NAME", "ledger")
         monkeypatch.setenv("CHARGE_QUEUE_URL", queue_url)
         monkeypatch.setattr(billing_consumer, "_ledger", None)
         consumer = SqsEventSourceMapping(sqs=sqs, queue_url=queue_url, queue_arn=queue_arn,
@@ -184,7 +185,7 @@ def test_transient_errors_are_retried_in_the_handler_and_the_charge_succeeds_onc
 
     client.meta.events.register("before-call.dynamodb.PutItem", throttle_put_item)
     monkeypatch.setattr(billing_consumer, "_ledger", billing_consumer.Ledger("ledger", "accounts", 90, client=client))
-    monkeypatch.setattr("handlers.retry.time.sleep", lambda _: None)
+    monkeypatch.setattr("integration_blueprint.handlers.runtime.retry.time.sleep", lambda _: None)
 
     event = {"Records": [sqs_record("m1", charge_body("acme", "alice", 1200), "acme#2026-10")]}
     assert billing_consumer.lambda_handler(event, LocalLambdaContext("consumer")) == {"batchItemFailures": []}
@@ -194,7 +195,7 @@ def test_transient_errors_are_retried_in_the_handler_and_the_charge_succeeds_onc
 
 def test_semantic_errors_fail_at_once_without_in_handler_retries(aws, monkeypatch):
     calls = []
-    monkeypatch.setattr("handlers.retry.time.sleep", lambda s: calls.append(s))
+    monkeypatch.setattr("integration_blueprint.handlers.runtime.retry.time.sleep", lambda s: calls.append(s))
     event = {"Records": [sqs_record("m1", charge_body("initech", "bill"), "initech#2026-10")]}
     response = billing_consumer.lambda_handler(event, LocalLambdaContext("consumer"))
     assert response == {"batchItemFailures": [{"itemIdentifier": "m1"}]}

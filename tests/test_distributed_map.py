@@ -18,10 +18,10 @@ from moto.awslambda.models import LambdaFunction
 from moto.dynamodb.responses import DynamoHandler
 from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 
-from blueprint.engine import ProgramError, record_program
-from components import defaults
-from components.distributed_map_batch import DistributedMapBatch
-from components.distributed_map_definition import (
+from integration_blueprint.preview.recording import ProgramError, record_program
+from integration_blueprint import aws_limits, conventions
+from integration_blueprint.components.distributed_map_batch import DistributedMapBatch
+from integration_blueprint.components.distributed_map_definition import (
     FAIL_STATE,
     IN_PROGRESS_ERROR,
     ITEM_STATE,
@@ -33,9 +33,9 @@ from components.distributed_map_definition import (
     build_definition,
     to_json,
 )
-from components.validation import ComponentArgumentError
+from integration_blueprint.components.validation import ComponentArgumentError
 from tests.conftest import REGION
-from blueprint.lambda_context import LocalLambdaContext
+from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
 from tests.invoice_fixtures import ENVIRONMENT, create_tables, customer_total, load_handler
 
 REPO = Path(__file__).resolve().parents[1]
@@ -93,9 +93,9 @@ def test_each_stack_gets_the_documented_shape(stacks, stack):
     task = state["ItemProcessor"]["States"][ITEM_STATE]
     assert task["Resource"] == "arn:aws:states:::lambda:invoke"
     assert task["Parameters"]["FunctionName"] == function.outputs["arn"]
-    assert task["TimeoutSeconds"] == config["itemTimeoutSeconds"] + defaults.SFN_TASK_TIMEOUT_MARGIN_SECONDS
+    assert task["TimeoutSeconds"] == config["itemTimeoutSeconds"] + conventions.SFN_TASK_TIMEOUT_MARGIN_SECONDS
     transient, in_progress = task["Retry"]
-    assert set(defaults.SFN_LAMBDA_TRANSIENT_ERRORS) | {"States.Timeout"} == set(transient["ErrorEquals"])
+    assert set(aws_limits.SFN_LAMBDA_TRANSIENT_ERRORS) | {"States.Timeout"} == set(transient["ErrorEquals"])
     assert in_progress["ErrorEquals"] == [IN_PROGRESS_ERROR]
     for retrier in task["Retry"]:
         assert retrier["JitterStrategy"] == "FULL"
@@ -217,7 +217,7 @@ def test_logging_tracing_alarms_bucket_and_ops_queue():
     assert machine.inputs["loggingConfiguration"]["level"] == "ERROR"
     assert machine.inputs["loggingConfiguration"]["logDestination"] == f"{log_group.outputs['arn']}:*"
     assert log_group.inputs["name"] == "/aws/vendedlogs/states/blueprint-dev-invoices"
-    assert log_group.inputs["retentionInDays"] == defaults.LOG_RETENTION_DEFAULT_DAYS
+    assert log_group.inputs["retentionInDays"] == conventions.LOG_RETENTION_DEFAULT_DAYS
     assert machine.inputs["tracingConfiguration"] == {"enabled": True}
 
     alarms = {a.inputs["metricName"]: a for a in recorded.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")
@@ -249,11 +249,11 @@ def test_logging_tracing_alarms_bucket_and_ops_queue():
 def test_item_function_gets_its_tables_from_the_component():
     recorded = record_component(idempotency_expiry_seconds=3600)
     variables = recorded.named("invoices-enricher").inputs["environment"]["variables"]
-    assert variables["IDEMPOTENCY_TABLE"] == recorded.named("invoices-idempotency").outputs["name"]
-    assert variables["INVOICE_LEDGER_TABLE"] == recorded.named("invoices-invoice-ledger").outputs["name"]
+    assert variables["IDEMPOTENCY_TABLE_NAME"] == recorded.named("invoices-idempotency").outputs["name"]
+    assert variables["INVOICE_LEDGER_TABLE_NAME"] == recorded.named("invoices-invoice-ledger").outputs["name"]
     assert variables["IDEMPOTENCY_EXPIRY_SECONDS"] == "3600"
     assert set(ENVIRONMENT) <= set(variables)  # the tests run the handler with the same variables
-    assert recorded.named("invoices-enricher").inputs["handler"] == "handlers.invoice_enricher.handler"
+    assert recorded.named("invoices-enricher").inputs["handler"] == "integration_blueprint.handlers.reference.invoice_enricher.lambda_handler"
     idempotency = recorded.named("invoices-idempotency").inputs
     assert idempotency["hashKey"] == "id" and idempotency["ttl"]["attributeName"] == "expiration"
 
@@ -375,10 +375,10 @@ def moto_batch(monkeypatch):
             RoleName="batch", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
         archive = io.BytesIO()
         with zipfile.ZipFile(archive, "w") as zf:
-            zf.write(REPO / "handlers" / "invoice_enricher.py", "handlers/invoice_enricher.py")
+            zf.write(REPO / "handlers" / "reference" / "invoice_enricher.py", "integration_blueprint/handlers/reference/invoice_enricher.py")
         function_arn = boto3.client("lambda", region_name=REGION).create_function(
-            FunctionName="invoice-enricher", Runtime=defaults.LAMBDA_RUNTIME, Role=role,
-            Handler="handlers.invoice_enricher.handler", Code={"ZipFile": archive.getvalue()},
+            FunctionName="invoice-enricher", Runtime=conventions.LAMBDA_RUNTIME, Role=role,
+            Handler="integration_blueprint.handlers.reference.invoice_enricher.lambda_handler", Code={"ZipFile": archive.getvalue()},
             Timeout=30, Environment={"Variables": ENVIRONMENT})["FunctionArn"]
         queue_url = boto3.client("sqs", region_name=REGION).create_queue(QueueName="ops")["QueueUrl"]
 
@@ -468,7 +468,7 @@ def test_threshold_path_sends_the_failure_to_the_ops_queue_and_fails_the_run(mot
     document["StartAt"] = NOTIFY_STATE
     role = sfn.describe_state_machine(stateMachineArn=machine)["roleArn"]
     catch_path = sfn.create_state_machine(name="catch-path", definition=json.dumps(document), roleArn=role)
-    failure = {"Error": defaults.DISTRIBUTED_MAP_TOLERATED_FAILURE_ERROR, "Cause": "3 of 100 items failed"}
+    failure = {"Error": aws_limits.DISTRIBUTED_MAP_TOLERATED_FAILURE_ERROR, "Cause": "3 of 100 items failed"}
     execution = sfn.start_execution(stateMachineArn=catch_path["stateMachineArn"], name="night-bad",
                                     input=json.dumps({"inputKey": "incoming/invoices.csv", "failure": failure}))
     result = wait_for(sfn, execution["executionArn"])

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from blueprint.engine import ProgramError, record_program
-from components.fifo_billing_queue import FifoBillingQueue
+from integration_blueprint.preview.recording import ProgramError, record_program
+from integration_blueprint.components.fifo_billing_queue import FifoBillingQueue
 
 REPO = Path(__file__).resolve().parents[1]
 REGION_CONFIG = {"aws:region": "eu-west-1"}
@@ -70,7 +70,7 @@ def test_each_stack_deploys_the_fifo_billing_pattern_as_configured(stack):
     assert mapping.inputs.get("scalingConfig", {}).get("maximumConcurrency") == settings.get("maximumConcurrency")
     assert consumer.inputs["timeout"] == settings["consumerTimeoutSeconds"]
     assert consumer.inputs.get("reservedConcurrentExecutions") == settings.get("reservedConcurrency")
-    assert consumer.inputs["handler"] == "handlers.billing_consumer.lambda_handler"
+    assert consumer.inputs["handler"] == "integration_blueprint.handlers.reference.billing_consumer.lambda_handler"
     assert consumer.inputs["layers"] == [
         f"arn:aws:lambda:eu-west-1:017000801446:layer:AWSLambdaPowertoolsPythonV3-python312-x86_64:"
         f"{platform['powertoolsLayerVersion']}"]
@@ -128,7 +128,7 @@ def test_a_team_can_bring_its_own_accounts_store_and_consumer_code():
     assert not [r for r in recorded.of_type("aws:dynamodb/table:Table") if r.name.endswith("-accounts")]
     consumer = only(recorded, "aws:lambda/function:Function", "-consumer")
     assert consumer.inputs["handler"] == "app.handle"
-    assert consumer.inputs["environment"]["variables"]["ACCOUNTS_TABLE"] == "hr-accounts"
+    assert consumer.inputs["environment"]["variables"]["ACCOUNTS_TABLE_NAME"] == "hr-accounts"
     assert only(recorded, "aws:lambda/eventSourceMapping:EventSourceMapping", "-mapping").inputs["batchSize"] == 1
     dispatcher_policy = json.loads(only(recorded, "aws:iam/rolePolicy:RolePolicy", "-dispatcher-policy").inputs["policy"])
     assert {"Effect": "Allow", "Action": ["dynamodb:Scan"], "Resource": [arn]} in dispatcher_policy["Statement"]

@@ -5,7 +5,7 @@ import pytest
 from moto import mock_aws
 
 from tests.conftest import REGION
-from blueprint.lambda_context import LocalLambdaContext
+from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
 from tests.invoice_fixtures import create_tables, customer_total, load_handler
 
 ROW = {"invoice_id": "INV-1", "customer_id": "C-7", "region": "eu", "billing_date": "2026-11-01",
@@ -21,8 +21,8 @@ def enricher(monkeypatch):
 
 
 def test_duplicate_row_does_the_work_once_and_returns_the_same_result(enricher):
-    first = enricher.handler(dict(ROW), CONTEXT)
-    second = enricher.handler(dict(ROW), CONTEXT)
+    first = enricher.lambda_handler(dict(ROW), CONTEXT)
+    second = enricher.lambda_handler(dict(ROW), CONTEXT)
 
     assert first == second
     assert first["idempotency_key"] == "INV-1|eu|2026-11-01"
@@ -31,28 +31,28 @@ def test_duplicate_row_does_the_work_once_and_returns_the_same_result(enricher):
 
 
 def test_same_invoice_in_another_region_or_date_is_a_different_invoice(enricher):
-    enricher.handler(dict(ROW), CONTEXT)
-    enricher.handler({**ROW, "region": "us"}, CONTEXT)
-    enricher.handler({**ROW, "billing_date": "2026-12-01"}, CONTEXT)
+    enricher.lambda_handler(dict(ROW), CONTEXT)
+    enricher.lambda_handler({**ROW, "region": "us"}, CONTEXT)
+    enricher.lambda_handler({**ROW, "billing_date": "2026-12-01"}, CONTEXT)
 
     assert customer_total(REGION, "C-7") == (3750, 3)
 
 
 def test_key_ignores_formatting_noise_but_a_changed_amount_is_refused(enricher):
-    enricher.handler(dict(ROW), CONTEXT)
+    enricher.lambda_handler(dict(ROW), CONTEXT)
     # Whitespace around values is not a different invoice.
-    enricher.handler({k: f" {v} " for k, v in ROW.items()}, CONTEXT)
+    enricher.lambda_handler({k: f" {v} " for k, v in ROW.items()}, CONTEXT)
     assert customer_total(REGION, "C-7") == (1250, 1)
 
     with pytest.raises(Exception) as refused:
-        enricher.handler({**ROW, "amount": "99.00"}, CONTEXT)
+        enricher.lambda_handler({**ROW, "amount": "99.00"}, CONTEXT)
     assert type(refused.value).__name__ == "IdempotencyValidationError"
     assert customer_total(REGION, "C-7") == (1250, 1)
 
 
 def test_item_batch_records_each_row_once(enricher):
     other = {**ROW, "invoice_id": "INV-2", "amount": "1.05"}
-    result = enricher.handler({"Items": [dict(ROW), other, dict(ROW)], "BatchInput": {}}, CONTEXT)
+    result = enricher.lambda_handler({"Items": [dict(ROW), other, dict(ROW)], "BatchInput": {}}, CONTEXT)
 
     assert [r["invoice_id"] for r in result["results"]] == ["INV-1", "INV-2", "INV-1"]
     assert customer_total(REGION, "C-7") == (1355, 2)
@@ -70,15 +70,15 @@ def test_item_batch_records_each_row_once(enricher):
 ])
 def test_invalid_rows_fail_with_the_named_error_and_change_nothing(enricher, change, message):
     with pytest.raises(enricher.InvalidInvoiceError, match=message):
-        enricher.handler({**ROW, **change}, CONTEXT)
+        enricher.lambda_handler({**ROW, **change}, CONTEXT)
     assert customer_total(REGION, "C-7") == (0, 0)
 
 
 def test_a_failed_row_can_be_retried_once_fixed(enricher):
     """A failure leaves no idempotency record behind, so the corrected row is processed."""
     with pytest.raises(enricher.InvalidInvoiceError):
-        enricher.handler({**ROW, "amount": "oops"}, CONTEXT)
-    assert enricher.handler(dict(ROW), CONTEXT)["status"] == "enriched"
+        enricher.lambda_handler({**ROW, "amount": "oops"}, CONTEXT)
+    assert enricher.lambda_handler(dict(ROW), CONTEXT)["status"] == "enriched"
     assert customer_total(REGION, "C-7") == (1250, 1)
 
 
@@ -90,12 +90,12 @@ def test_a_crash_after_the_invoice_was_recorded_never_records_it_again(enricher)
 
     from tests.invoice_fixtures import IDEMPOTENCY_TABLE
 
-    enricher.handler(dict(ROW), CONTEXT)
+    enricher.lambda_handler(dict(ROW), CONTEXT)
     ddb = boto3.client("dynamodb", region_name=REGION)
     for item in ddb.scan(TableName=IDEMPOTENCY_TABLE)["Items"]:  # as if COMPLETED was never written
         ddb.delete_item(TableName=IDEMPOTENCY_TABLE, Key={"id": item["id"]})
 
-    retried = enricher.handler(dict(ROW), CONTEXT)
+    retried = enricher.lambda_handler(dict(ROW), CONTEXT)
 
     assert retried["status"] == "enriched" and retried["amount_cents"] == 1250
     assert customer_total(REGION, "C-7") == (1250, 1)

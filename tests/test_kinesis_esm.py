@@ -8,7 +8,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from blueprint.kinesis_esm import KinesisEventSourceMapping, KinesisMappingSettings
+from integration_blueprint.sandbox.kinesis_esm import KinesisEventSourceMapping, KinesisMappingSettings
 
 
 @pytest.fixture

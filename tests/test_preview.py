@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from blueprint import policy_config
-from blueprint.analyzer import PolicyAnalyzer
-from blueprint.cli import main
-from blueprint.preview import REPO_ROOT, render_text, run_preview, stack_policy_config
+from integration_blueprint.preview import policy_config
+from integration_blueprint.preview.analyzer import PolicyAnalyzer
+from integration_blueprint.cli import main
+from integration_blueprint.preview.run import REPO_ROOT, render_text, run_preview, stack_policy_config
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EVERY_VIOLATION = FIXTURES / "every_violation"

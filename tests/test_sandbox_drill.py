@@ -7,11 +7,12 @@ from pathlib import Path
 import pytest
 
 from blueprint import cli
-from blueprint.drill import DrillOptions, run_drill
-from blueprint.drill_patterns import DRIVERS, IdempotentStreamDriver
-from blueprint.emulator import running_emulator
-from blueprint.engine import record_program
-from blueprint.sandbox import Sandbox
+from integration_blueprint.drill.report import DrillOptions
+from integration_blueprint.drill.runner import run_drill
+from integration_blueprint.drill.patterns import DRIVERS, IdempotentStreamDriver
+from integration_blueprint.sandbox.emulator import running_emulator
+from integration_blueprint.preview.recording import record_program
+from integration_blueprint.sandbox.realization import Sandbox
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -78,7 +79,7 @@ class BrokenIdempotentStreamDriver(IdempotentStreamDriver):
 
 
 def test_a_handler_that_skips_its_idempotency_check_is_caught_and_the_drill_exits_1(monkeypatch, capsys):
-    monkeypatch.setattr("blueprint.drill_patterns.DRIVERS", {"idempotent_stream": BrokenIdempotentStreamDriver})
+    monkeypatch.setattr("integration_blueprint.drill.runner.DRIVERS", {"idempotent_stream": BrokenIdempotentStreamDriver})
 
     exit_code = cli.main(["drill", "--records", "60", "--seed", "3", "--no-progress", "--json"])
 

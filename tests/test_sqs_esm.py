@@ -6,7 +6,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from blueprint.sqs_esm import SqsEventSourceMapping
+from integration_blueprint.sandbox.sqs_esm import SqsEventSourceMapping
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from blueprint.engine import ProgramError, record_program
-from components.idempotent_stream_consumer import IdempotentStreamConsumer
-from components.non_idempotent_stream_consumer import NonIdempotentStreamConsumer
+from integration_blueprint.preview.recording import ProgramError, record_program
+from integration_blueprint.components.idempotent_stream_consumer import IdempotentStreamConsumer
+from integration_blueprint.components.non_idempotent_stream_consumer import NonIdempotentStreamConsumer
 
 REPO = Path(__file__).resolve().parents[1]
 REGION_CONFIG = {"aws:region": "eu-west-1"}
@@ -143,7 +143,7 @@ def test_the_idempotent_mapping_bisects_retries_a_bounded_number_of_times_and_re
     assert int(env["IDEMPOTENCY_EXPIRY_SECONDS"]) >= horizon
     assert env["IDEMPOTENCY_KEY_JMESPATH"] == settings["idempotencyKeyJmespath"]
     assert env["UNRECOVERABLE_DLQ_URL"] == unrecoverable.outputs["url"]
-    assert function.inputs["handler"] == "handlers.ledger_idempotent_consumer.lambda_handler"
+    assert function.inputs["handler"] == "integration_blueprint.handlers.reference.ledger_idempotent_consumer.lambda_handler"
     assert {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"} <= d.allowed(
         table.outputs["arn"])
     assert d.allowed(unrecoverable.outputs["arn"]) == {"sqs:SendMessage"}  # parks expired ranges
@@ -162,7 +162,7 @@ def test_the_non_idempotent_mapping_never_retries_and_parks_crashed_batches_in_t
     assert d.all("aws:dynamodb/table:Table") == [d.one("aws:dynamodb/table:Table", "-ledger")]  # no idempotency table
     function = d.one("aws:lambda/function:Function", "-consumer")
     assert function.inputs["environment"]["variables"]["RETRY_DLQ_URL"] == retry.outputs["url"]
-    assert function.inputs["handler"] == "handlers.ledger_app_dlq_consumer.lambda_handler"
+    assert function.inputs["handler"] == "integration_blueprint.handlers.reference.ledger_app_dlq_consumer.lambda_handler"
     assert d.allowed(unrecoverable.outputs["arn"]) == {"sqs:SendMessage"}
 
 

@@ -2,7 +2,7 @@
 
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
 
-from components import defaults
+from integration_blueprint import conventions
 
 from ._links import (ALARM, MAPPING, QUEUE, SCHEDULE, RedrivesBySource, StackIndex, label, mapping_source)
 from pulumi_policy.proxy import UnknownValueError
@@ -17,7 +17,7 @@ def _fires_at_one(alarm) -> bool:
     operator = get(alarm.props, "comparisonOperator")
     if threshold is None:
         return False
-    target = defaults.DLQ_DEPTH_ALARM_THRESHOLD
+    target = conventions.DLQ_DEPTH_ALARM_THRESHOLD
     return ((operator == "GreaterThanOrEqualToThreshold" and threshold <= target)
             or (operator == "GreaterThanThreshold" and threshold < target))
 
@@ -82,7 +82,7 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
         if unknown_alarms:
             raise unknown_alarms[0]  # an alarm we cannot read yet may watch this queue
         report(f"dead-letter queue {label(dlq)} has no CloudWatch alarm on {DEPTH_METRIC} >= "
-               f"{defaults.DLQ_DEPTH_ALARM_THRESHOLD}: messages would sit there unnoticed until they "
+               f"{conventions.DLQ_DEPTH_ALARM_THRESHOLD}: messages would sit there unnoticed until they "
                "expire. Add a MetricAlarm (namespace AWS/SQS, dimension QueueName) with threshold 1 "
                "and GreaterThanOrEqualToThreshold (components.alarms.queue_depth_alarm).", dlq.urn)
 
@@ -94,7 +94,7 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
 dlq_has_depth_alarm = StackValidationPolicy(
     name="dlq-has-depth-alarm",
     description=("Every queue used as a dead-letter queue needs a CloudWatch alarm on "
-                 f"{DEPTH_METRIC} that fires at {defaults.DLQ_DEPTH_ALARM_THRESHOLD} message (a retry "
+                 f"{DEPTH_METRIC} that fires at {conventions.DLQ_DEPTH_ALARM_THRESHOLD} message (a retry "
                  "stage that a function consumes and that redrives to its own DLQ is exempt; its DLQ is not)."),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_check,

@@ -7,7 +7,7 @@ every redelivery of that message must happen while the stream still has the reco
 
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
 
-from components import defaults
+from integration_blueprint import aws_limits
 
 from ._links import (MAPPING, QUEUE, STREAM, STREAM_CONSUMER, RedrivesBySource, StackIndex, label,
                      mapping_source)
@@ -45,15 +45,15 @@ def _check_replay_window(args: StackValidationArgs, report: ReportViolation) -> 
             if unknown_sources:
                 raise unknown_sources[0]  # a mapping we cannot resolve may consume this queue
             return
-        retention = number(stream.props, "retentionPeriod", defaults.KINESIS_RETENTION_DEFAULT_HOURS) * 3600
-        age = number(mapping.props, "maximumRecordAgeInSeconds", defaults.KINESIS_ESM_RECORD_AGE_DEFAULT)
+        retention = number(stream.props, "retentionPeriod", aws_limits.KINESIS_RETENTION_DEFAULT_HOURS) * 3600
+        age = number(mapping.props, "maximumRecordAgeInSeconds", aws_limits.KINESIS_ESM_RECORD_AGE_DEFAULT)
         age = max(age, 0)  # -1 (no limit) is the bounded-retries rule's concern
         delay = number(queue.props, "delaySeconds", 0)
-        visibility = number(queue.props, "visibilityTimeoutSeconds", defaults.SQS_VISIBILITY_TIMEOUT_DEFAULT_SECONDS)
+        visibility = number(queue.props, "visibilityTimeoutSeconds", aws_limits.SQS_VISIBILITY_TIMEOUT_DEFAULT_SECONDS)
         link = redrives.of(queue)
         receives = link.max_receive_count() if link is not None else None
         if receives is None:  # no DLQ: SQS redelivers until the message expires
-            window = number(queue.props, "messageRetentionSeconds", defaults.SQS_RETENTION_DEFAULT_SECONDS)
+            window = number(queue.props, "messageRetentionSeconds", aws_limits.SQS_RETENTION_DEFAULT_SECONDS)
             how = "the queue has no redrive policy, so it is redelivered for its whole retention"
         else:
             window = delay + receives * visibility
@@ -73,7 +73,7 @@ kinesis_replay_window_within_retention = StackValidationPolicy(
     name="kinesis-replay-window-within-retention",
     description=("Where a Kinesis mapping's on-failure queue is consumed to replay records from the "
                  "stream, maximumRecordAgeInSeconds + delay + maxReceiveCount x visibility timeout must "
-                 f"end inside the stream's retention (default {defaults.KINESIS_RETENTION_DEFAULT_HOURS} h): "
+                 f"end inside the stream's retention (default {aws_limits.KINESIS_RETENTION_DEFAULT_HOURS} h): "
                  "raise retentionPeriod or shorten the replay window."),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_check_replay_window,

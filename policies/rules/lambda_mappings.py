@@ -2,7 +2,7 @@
 
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
 
-from components import defaults
+from integration_blueprint import aws_limits
 
 from ._links import MAPPING, StackIndex, mapping_source_kind
 from ._values import Malformed, each, get, is_set, number, plain
@@ -42,14 +42,14 @@ def _check_on_failure(mapping, report: ReportViolation) -> None:
 
 
 def _check_bounded(mapping, report: ReportViolation) -> None:
-    retries = number(mapping.props, "maximumRetryAttempts", defaults.KINESIS_ESM_RETRY_ATTEMPTS_DEFAULT)
-    age = number(mapping.props, "maximumRecordAgeInSeconds", defaults.KINESIS_ESM_RECORD_AGE_DEFAULT)
-    if retries == defaults.KINESIS_ESM_RETRY_ATTEMPTS_DEFAULT and age == defaults.KINESIS_ESM_RECORD_AGE_DEFAULT:
+    retries = number(mapping.props, "maximumRetryAttempts", aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_DEFAULT)
+    age = number(mapping.props, "maximumRecordAgeInSeconds", aws_limits.KINESIS_ESM_RECORD_AGE_DEFAULT)
+    if retries == aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_DEFAULT and age == aws_limits.KINESIS_ESM_RECORD_AGE_DEFAULT:
         report(f"stream mapping '{mapping.name}' retries a failing batch until the record expires "
                "(maximumRetryAttempts and maximumRecordAgeInSeconds are both -1, the defaults): one "
                "poison record blocks its shard for up to the stream's retention. Set "
-               f"maximumRetryAttempts (0-{defaults.KINESIS_ESM_RETRY_ATTEMPTS_MAX}) or maximumRecordAgeInSeconds "
-               f"({defaults.KINESIS_ESM_RECORD_AGE_MIN_SECONDS}-{defaults.KINESIS_ESM_RECORD_AGE_MAX_SECONDS}).",
+               f"maximumRetryAttempts (0-{aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_MAX}) or maximumRecordAgeInSeconds "
+               f"({aws_limits.KINESIS_ESM_RECORD_AGE_MIN_SECONDS}-{aws_limits.KINESIS_ESM_RECORD_AGE_MAX_SECONDS}).",
                mapping.urn)
 
 

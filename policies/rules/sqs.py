@@ -4,7 +4,7 @@ from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation
                            ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs,
                            StackValidationPolicy)
 
-from components import defaults
+from integration_blueprint import aws_limits, conventions
 
 from ._links import (MAPPING, QUEUE, REDRIVE_POLICY, RedrivesBySource, StackIndex, fifo, label,
                      mapping_function, mapping_source, max_receive_count, redrive, redrive_owners)
@@ -14,26 +14,26 @@ from ._values import config_value, each, is_set, number, resource_rule
 # ---- sqs-dlq-max-receive-count ------------------------------------------------------------------
 
 def _check_max_receive_count(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    minimum = config_value(args.get_config(), "minimum", defaults.MIN_SAFE_MAX_RECEIVE_COUNT)
+    minimum = config_value(args.get_config(), "minimum", conventions.MIN_SAFE_MAX_RECEIVE_COUNT)
     if args.resource_type == QUEUE and not is_set(args.props, "redrivePolicy"):
         return
     count = max_receive_count(args.props)
     if count < minimum:
         report(f"maxReceiveCount is {count:g}; set it to at least {minimum:g} so a transient failure "
                "(a throttle, a timeout) does not send a healthy message to the DLQ.", None)
-    elif count > defaults.SQS_MAX_RECEIVE_COUNT_MAX:
-        report(f"maxReceiveCount is {count:g}; SQS accepts 1-{defaults.SQS_MAX_RECEIVE_COUNT_MAX}.", None)
+    elif count > aws_limits.SQS_MAX_RECEIVE_COUNT_MAX:
+        report(f"maxReceiveCount is {count:g}; SQS accepts 1-{aws_limits.SQS_MAX_RECEIVE_COUNT_MAX}.", None)
 
 
 sqs_dlq_max_receive_count = ResourceValidationPolicy(
     name="sqs-dlq-max-receive-count",
     description=(f"A redrive policy's maxReceiveCount must be at least the configured minimum "
-                 f"(default {defaults.MIN_SAFE_MAX_RECEIVE_COUNT}): set maxReceiveCount in the "
+                 f"(default {conventions.MIN_SAFE_MAX_RECEIVE_COUNT}): set maxReceiveCount in the "
                  "queue's redrivePolicy or the RedrivePolicy resource."),
     enforcement_level=EnforcementLevel.MANDATORY,
     config_schema=PolicyConfigSchema(properties={"minimum": {
-        "type": "integer", "minimum": 1, "maximum": defaults.SQS_MAX_RECEIVE_COUNT_MAX,
-        "default": defaults.MIN_SAFE_MAX_RECEIVE_COUNT}}),
+        "type": "integer", "minimum": 1, "maximum": aws_limits.SQS_MAX_RECEIVE_COUNT_MAX,
+        "default": conventions.MIN_SAFE_MAX_RECEIVE_COUNT}}),
     validate=resource_rule(_check_max_receive_count, QUEUE, REDRIVE_POLICY),
 )
 
@@ -58,8 +58,8 @@ def _visibility_rule(args: StackValidationArgs, report: ReportViolation, multipl
         if found is None:
             return
         queue, function = found
-        visibility = number(queue.props, "visibilityTimeoutSeconds", defaults.SQS_VISIBILITY_TIMEOUT_DEFAULT_SECONDS)
-        timeout = number(function.props, "timeout", defaults.LAMBDA_TIMEOUT_DEFAULT_SECONDS)
+        visibility = number(queue.props, "visibilityTimeoutSeconds", aws_limits.SQS_VISIBILITY_TIMEOUT_DEFAULT_SECONDS)
+        timeout = number(function.props, "timeout", aws_limits.LAMBDA_TIMEOUT_DEFAULT_SECONDS)
         window = number(mapping.props, "maximumBatchingWindowInSeconds", 0) if with_batching_window else 0
         required = multiplier * timeout + window
         if visibility < required:
@@ -76,7 +76,7 @@ def _check_covers(args: StackValidationArgs, report: ReportViolation) -> None:
 
 
 def _check_six_times(args: StackValidationArgs, report: ReportViolation) -> None:
-    multiplier = config_value(args.get_config(), "multiplier", defaults.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR)
+    multiplier = config_value(args.get_config(), "multiplier", aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR)
     _visibility_rule(args, report, multiplier,
                      f"AWS recommends {multiplier:g}x the function timeout plus the batching window "
                      "so retries of throttled invocations do not redeliver the batch:",
@@ -86,8 +86,8 @@ def _check_six_times(args: StackValidationArgs, report: ReportViolation) -> None
 sqs_visibility_timeout_covers_function_timeout = StackValidationPolicy(
     name="sqs-visibility-timeout-covers-function-timeout",
     description=("A queue consumed by a Lambda function needs visibilityTimeoutSeconds >= the "
-                 f"function's timeout (defaults: {defaults.SQS_VISIBILITY_TIMEOUT_DEFAULT_SECONDS} s and "
-                 f"{defaults.LAMBDA_TIMEOUT_DEFAULT_SECONDS} s): raise the queue's visibility timeout."),
+                 f"function's timeout (defaults: {aws_limits.SQS_VISIBILITY_TIMEOUT_DEFAULT_SECONDS} s and "
+                 f"{aws_limits.LAMBDA_TIMEOUT_DEFAULT_SECONDS} s): raise the queue's visibility timeout."),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_check_covers,
 )
@@ -95,12 +95,12 @@ sqs_visibility_timeout_covers_function_timeout = StackValidationPolicy(
 sqs_visibility_timeout_six_times_function_timeout = StackValidationPolicy(
     name="sqs-visibility-timeout-six-times-function-timeout",
     description=("A queue consumed by a Lambda function should have a visibility timeout of at least "
-                 f"{defaults.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}x the function timeout plus the "
+                 f"{aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}x the function timeout plus the "
                  "mapping's batching window (AWS's recommendation): raise visibilityTimeoutSeconds."),
     enforcement_level=EnforcementLevel.ADVISORY,
     config_schema=PolicyConfigSchema(properties={"multiplier": {
         "type": "number", "minimum": 1,
-        "default": defaults.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}}),
+        "default": aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}}),
     validate=_check_six_times,
 )
 
@@ -121,13 +121,13 @@ def _redrive_pairs(args: StackValidationArgs, report: ReportViolation, check_pai
 
 def _check_retention(args: StackValidationArgs, report: ReportViolation) -> None:
     def check_pair(source, dlq):
-        kept = number(dlq.props, "messageRetentionSeconds", defaults.SQS_RETENTION_DEFAULT_SECONDS)
-        source_kept = number(source.props, "messageRetentionSeconds", defaults.SQS_RETENTION_DEFAULT_SECONDS)
+        kept = number(dlq.props, "messageRetentionSeconds", aws_limits.SQS_RETENTION_DEFAULT_SECONDS)
+        source_kept = number(source.props, "messageRetentionSeconds", aws_limits.SQS_RETENTION_DEFAULT_SECONDS)
         if kept <= source_kept:
             report(f"DLQ {label(dlq)} keeps messages {kept:g} s, not longer than its source "
                    f"{label(source)} ({source_kept:g} s): a message keeps its original enqueue time, "
                    "so it would expire in the DLQ before anyone sees it. Set the DLQ's "
-                   f"messageRetentionSeconds to {defaults.DLQ_RETENTION_SECONDS}.", dlq.urn)
+                   f"messageRetentionSeconds to {conventions.DLQ_RETENTION_SECONDS}.", dlq.urn)
     _redrive_pairs(args, report, check_pair)
 
 
@@ -144,8 +144,8 @@ def _check_type(args: StackValidationArgs, report: ReportViolation) -> None:
 sqs_dlq_retention_exceeds_source = StackValidationPolicy(
     name="sqs-dlq-retention-exceeds-source",
     description=("A dead-letter queue must keep messages longer than its source queue (both default "
-                 f"to {defaults.SQS_RETENTION_DEFAULT_SECONDS} s): set the DLQ's messageRetentionSeconds "
-                 f"to {defaults.DLQ_RETENTION_SECONDS}."),
+                 f"to {aws_limits.SQS_RETENTION_DEFAULT_SECONDS} s): set the DLQ's messageRetentionSeconds "
+                 f"to {conventions.DLQ_RETENTION_SECONDS}."),
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_check_retention,
 )

@@ -2,12 +2,12 @@
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
-from components import defaults
+from integration_blueprint import aws_limits
 
 from ._values import Malformed, json_document, resource_rule
 
 STATE_MACHINE = "aws:sfn/stateMachine:StateMachine"
-EXCEEDED = defaults.DISTRIBUTED_MAP_TOLERATED_FAILURE_ERROR
+EXCEEDED = aws_limits.DISTRIBUTED_MAP_TOLERATED_FAILURE_ERROR
 
 
 def _states(container: dict, where: str) -> dict:
@@ -41,7 +41,7 @@ def _problems(state: dict) -> list[str]:
     problems = []
     if not (state.get("MaxConcurrency") or state.get("MaxConcurrencyPath")):
         problems.append(f"set MaxConcurrency from the downstream capacity (0 or absent means up to "
-                        f"{defaults.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX} parallel children)")
+                        f"{aws_limits.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX} parallel children)")
     if not any(k in state for k in ("ToleratedFailurePercentage", "ToleratedFailureCount",
                                     "ToleratedFailurePercentagePath", "ToleratedFailureCountPath")):
         problems.append("set ToleratedFailurePercentage (or ToleratedFailureCount)")

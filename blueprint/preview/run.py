@@ -1,8 +1,8 @@
 """`blueprint preview`: run a Pulumi program offline and put what it declares through the policy pack.
 
 Same verdicts as `pulumi preview --policy-pack policies --policy-pack-config <file>`, without the
-Pulumi CLI or an AWS account: the program runs under the SDK's mock engine (blueprint.engine) and
-the real policy pack analyses the recording over its gRPC interface (blueprint.analyzer).
+Pulumi CLI or an AWS account: the program runs under the SDK's mock engine (integration_blueprint.preview.recording) and
+the real policy pack analyses the recording over its gRPC interface (integration_blueprint.preview.analyzer).
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from blueprint import policy_config
-from blueprint.analyzer import DEFAULT_PACK_DIR, PolicyAnalyzer, Violation
-from blueprint.engine import RecordedStack, load_project, record_program
+from integration_blueprint.preview import policy_config
+from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, PolicyAnalyzer, Violation
+from integration_blueprint.preview.recording import RecordedStack, load_project, record_program
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 LEVELS = ("mandatory", "advisory")
 
 

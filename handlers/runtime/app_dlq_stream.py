@@ -35,8 +35,9 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from handlers.retry import call_with_retries
-from handlers.stream_records import StreamRecord, batch_info, is_inserted_record, is_kinesis_event, is_sqs_event, sqs_body
+from integration_blueprint.handlers.runtime.retry import call_with_retries
+from integration_blueprint.handlers.runtime import config
+from integration_blueprint.handlers.runtime.stream_records import StreamRecord, batch_info, is_inserted_record, is_kinesis_event, is_sqs_event, sqs_body
 
 ProcessRecord = Callable[[StreamRecord], Any]
 
@@ -114,13 +115,10 @@ def make_handler(process_record: ProcessRecord, *, retry_dlq_url: Optional[str] 
 
     def handler(event: dict, context: Any = None) -> dict:
         if not runtime:
-            url = retry_dlq_url or os.environ.get("RETRY_DLQ_URL")
-            if not url:
-                raise RuntimeError("environment variable RETRY_DLQ_URL is not set; the NonIdempotentStreamConsumer "
-                                   "component sets it, set it yourself when you deploy this handler another way")
+            url = retry_dlq_url or config.required(config.RETRY_DLQ_URL, set_by="NonIdempotentStreamConsumer")
             runtime.append(AppDlqRuntime(
                 process_record, url, sqs=sqs,
-                logger=logger or Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "stream-consumer"))))
+                logger=logger or Logger(service=config.service_name("stream-consumer"))))
         return runtime[0].handle(event, context)
 
     return handler

@@ -28,11 +28,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from blueprint.emulator import Emulator, environment_variables
-from blueprint.engine import RecordedResource, RecordedStack
-from blueprint.lambda_context import LocalLambdaContext
-from blueprint.sqs_esm import SqsEventSourceMapping
-from components import defaults
+from integration_blueprint import aws_limits
+from integration_blueprint.preview.recording import RecordedResource, RecordedStack
+from integration_blueprint.sandbox.emulator import Emulator, environment_variables
+from integration_blueprint.sandbox.errors import FunctionCrashed, SandboxError
+from integration_blueprint.sandbox.kinesis_esm import KinesisEventSourceMapping, KinesisMappingSettings
+from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
+from integration_blueprint.sandbox.sqs_esm import SqsEventSourceMapping
 
 COMPRESSION = {
     "sqs_visibility_timeout": "a failed message is made visible again at once instead of after its "
@@ -57,10 +59,6 @@ _QUEUE_ATTRIBUTES = {
     "deduplicationScope": "DeduplicationScope", "fifoThroughputLimit": "FifoThroughputLimit",
     "maxMessageSize": "MaximumMessageSize", "receiveWaitTimeSeconds": "ReceiveMessageWaitTimeSeconds",
 }
-
-
-class SandboxError(RuntimeError):
-    """The recorded stack cannot be realized locally (an unsupported shape, a dangling reference)."""
 
 
 @dataclass
@@ -245,8 +243,8 @@ class Sandbox:
         # An on-demand stream has no shard count; two shards keep per-shard ordering honest.
         shards = resource.inputs.get("shardCount") or 2
         kinesis.create_stream(StreamName=name, ShardCount=shards)
-        retention = resource.inputs.get("retentionPeriod") or defaults.KINESIS_RETENTION_DEFAULT_HOURS
-        if retention > defaults.KINESIS_RETENTION_DEFAULT_HOURS:
+        retention = resource.inputs.get("retentionPeriod") or aws_limits.KINESIS_RETENTION_DEFAULT_HOURS
+        if retention > aws_limits.KINESIS_RETENTION_DEFAULT_HOURS:
             kinesis.increase_stream_retention_period(StreamName=name, RetentionPeriodHours=retention)
         self.streams[resource.outputs["arn"]] = name
 
@@ -269,7 +267,7 @@ class Sandbox:
         environment.setdefault("AWS_LAMBDA_FUNCTION_NAME", resource.outputs["name"])
         function = LocalFunction(name=resource.outputs["name"], arn=resource.outputs["arn"],
                                  handler=resource.inputs["handler"], environment=environment,
-                                 timeout=resource.inputs.get("timeout") or defaults.LAMBDA_TIMEOUT_DEFAULT_SECONDS,
+                                 timeout=resource.inputs.get("timeout") or aws_limits.LAMBDA_TIMEOUT_DEFAULT_SECONDS,
                                  region=self.region)
         self.functions[function.arn] = function
         self.functions[function.name] = function
@@ -303,24 +301,23 @@ class Sandbox:
             queue = self.queues[source]
             self.sqs_mappings.append(SqsEventSourceMapping(
                 sqs=self.sqs, queue_url=queue.url, queue_arn=queue.arn, handler=function,
-                batch_size=inputs.get("batchSize") or defaults.SQS_ESM_BATCH_SIZE_DEFAULT,
+                batch_size=inputs.get("batchSize") or aws_limits.SQS_ESM_BATCH_SIZE_DEFAULT,
                 report_batch_item_failures=reports_failures, region=self.region,
                 context=function.context()))
             return
         if source in self.streams:
-            from blueprint.kinesis_esm import KinesisEventSourceMapping, KinesisMappingSettings
 
             destination = (((inputs.get("destinationConfig") or {}).get("onFailure") or {}).get("destinationArn"))
             if destination and destination not in self.queues:
                 raise SandboxError(f"mapping {resource.name}: on-failure destination {destination} is not an SQS "
                                    "queue of this stack; the sandbox supports SQS destinations")
             settings = KinesisMappingSettings(
-                batch_size=inputs.get("batchSize") or defaults.KINESIS_ESM_BATCH_SIZE_DEFAULT,
+                batch_size=inputs.get("batchSize") or aws_limits.KINESIS_ESM_BATCH_SIZE_DEFAULT,
                 bisect_batch_on_function_error=bool(inputs.get("bisectBatchOnFunctionError")),
                 maximum_retry_attempts=_number(inputs.get("maximumRetryAttempts"),
-                                               defaults.KINESIS_ESM_RETRY_ATTEMPTS_DEFAULT),
+                                               aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_DEFAULT),
                 maximum_record_age_seconds=_number(inputs.get("maximumRecordAgeInSeconds"),
-                                                   defaults.KINESIS_ESM_RECORD_AGE_DEFAULT),
+                                                   aws_limits.KINESIS_ESM_RECORD_AGE_DEFAULT),
                 report_batch_item_failures=reports_failures,
                 on_failure_queue_url=self.queues[destination].url if destination else None,
                 function_arn=function.arn)
@@ -403,8 +400,6 @@ def _route_moto_lambda_to_registry(sandbox: Sandbox) -> None:
 
 class _RegistryLambdaClient:
     def invoke(self, FunctionName: str, Payload: Any = None, **_):
-        from blueprint.drill import FunctionCrashed
-
         name = FunctionName.rsplit(":", 1)[-1] if FunctionName.startswith("arn:") else FunctionName
         entry = _ACTIVE_SANDBOX.entry_point(_ACTIVE_SANDBOX.function(name).name)
         # The event crosses a JSON boundary, as it does into a real function.

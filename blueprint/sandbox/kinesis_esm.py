@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional
 
-from blueprint.lambda_context import LocalLambdaContext
+from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
 
 Handler = Callable[[dict, Any], Any]
 

@@ -24,7 +24,8 @@ from typing import Optional
 
 import boto3
 
-from handlers.stream_records import StreamRecord
+from integration_blueprint.handlers.runtime import config
+from integration_blueprint.handlers.runtime.stream_records import StreamRecord
 
 # The business key the reference stacks configure as IDEMPOTENCY_KEY_JMESPATH.
 BUSINESS_KEY_JMESPATH = "eventId"
@@ -44,11 +45,8 @@ class AccountLedger:
 
     @property
     def table_name(self) -> str:
-        name = self._table_name or os.environ.get("LEDGER_TABLE_NAME")
-        if not name:
-            raise RuntimeError("environment variable LEDGER_TABLE_NAME is not set; the stream consumer "
-                               "components set it when they deploy the reference handler")
-        return name
+        return self._table_name or config.required(config.LEDGER_TABLE_NAME,
+                                                   set_by="IdempotentStreamConsumer or NonIdempotentStreamConsumer")
 
     @property
     def client(self):

@@ -22,7 +22,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from blueprint.lambda_context import LocalLambdaContext
+from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
 
 Handler = Callable[[dict, Any], Any]
 

@@ -14,11 +14,12 @@ from typing import Iterable, Iterator, Optional
 import boto3
 from aws_lambda_powertools import Logger
 
-from components.defaults import SQS_SEND_BATCH_MAX_ENTRIES
-from handlers.billing import (ACCOUNTS_SK, EMPLOYEE_SK_PREFIX, MONTH_PATTERN, Charge, InvalidCharge)
-from handlers.retry import call_with_retries, full_jitter_delay
+from integration_blueprint.aws_limits import SQS_SEND_BATCH_MAX_ENTRIES
+from integration_blueprint.handlers.runtime.billing import (ACCOUNTS_SK, EMPLOYEE_SK_PREFIX, MONTH_PATTERN, Charge, InvalidCharge)
+from integration_blueprint.handlers.runtime import config
+from integration_blueprint.handlers.runtime.retry import call_with_retries, full_jitter_delay
 
-logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "billing-dispatcher"))
+logger = Logger(service=config.service_name("billing-dispatcher"))
 
 SEND_ATTEMPTS = 5
 
@@ -112,9 +113,10 @@ def enqueue(sqs, queue_url: str, charges: Iterable[Charge], sleep=time.sleep) ->
 @logger.inject_lambda_context
 def lambda_handler(event, context):
     month = billing_month(event or {})
-    table = boto3.resource("dynamodb").Table(os.environ["ACCOUNTS_TABLE"])
+    table = boto3.resource("dynamodb").Table(config.required(config.ACCOUNTS_TABLE_NAME, set_by="FifoBillingQueue"))
     sqs = boto3.client("sqs")
-    result = enqueue(sqs, os.environ["CHARGE_QUEUE_URL"], billable_charges(table, month))
+    queue_url = config.required(config.CHARGE_QUEUE_URL, set_by="FifoBillingQueue")
+    result = enqueue(sqs, queue_url, billable_charges(table, month))
     logger.info("dispatch finished", extra={"month": month, **result})
     if result["failed"]:
         raise DispatchIncomplete(f"{result['failed']} charges for {month} were not enqueued; "

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Optional
 
-from components.defaults import KINESIS_ON_FAILURE_BATCH_INFO_KEY
+from integration_blueprint.aws_limits import KINESIS_ON_FAILURE_BATCH_INFO_KEY
 
 # Marks a message the app-DLQ consumer inserted, and the version of its layout.
 INSERTED_RECORD_KIND = "blueprint.stream-record/v1"

@@ -23,13 +23,14 @@ answers retries and duplicates from its stored result without writing again.
 Failures: a row that cannot be an invoice raises InvalidInvoiceError. The item task does not retry
 it, so it fails that child and counts toward the Map's tolerated failures.
 
-Environment (set by the DistributedMapBatch component): IDEMPOTENCY_TABLE, INVOICE_LEDGER_TABLE,
-IDEMPOTENCY_EXPIRY_SECONDS (optional).
+Environment (set by the DistributedMapBatch component, names in handlers.runtime.config):
+IDEMPOTENCY_TABLE_NAME, INVOICE_LEDGER_TABLE_NAME, IDEMPOTENCY_EXPIRY_SECONDS (optional).
 """
 
-import os
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
+from typing import Any, Callable, Optional
 
 import boto3
 from aws_lambda_powertools import Logger
@@ -39,7 +40,8 @@ from aws_lambda_powertools.utilities.idempotency import (
     idempotent_function,
 )
 
-from components.defaults import INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS
+from integration_blueprint.conventions import INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS
+from integration_blueprint.handlers.runtime import config
 
 REQUIRED_FIELDS = ("invoice_id", "customer_id", "region", "billing_date", "amount")
 KEY_SEPARATOR = "|"
@@ -53,26 +55,39 @@ class InvalidInvoiceError(ValueError):
     the run's tolerated failures."""
 
 
-def _env(name: str) -> str:
-    value = os.environ.get(name)
-    if not value:
-        raise RuntimeError(f"environment variable {name} is not set; the DistributedMapBatch "
-                           "component sets it on the function (set it yourself when running elsewhere)")
-    return value
+SET_BY = "DistributedMapBatch"
+logger = Logger(service=config.service_name("invoice-enricher"))
 
 
-logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "invoice-enricher"))
-persistence = DynamoDBPersistenceLayer(table_name=_env("IDEMPOTENCY_TABLE"))
-idempotency_config = IdempotencyConfig(
-    event_key_jmespath="idempotency_key",
-    # Same key, different money: a data error upstream, not a duplicate. Refuse it loudly.
-    payload_validation_jmespath="[customer_id, amount_cents]",
-    raise_on_no_idempotency_key=True,
-    expires_after_seconds=int(os.environ.get("IDEMPOTENCY_EXPIRY_SECONDS",
-                                             INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS)),
-)
-ledger_table = _env("INVOICE_LEDGER_TABLE")
-dynamodb = boto3.client("dynamodb")
+@dataclass
+class _Runtime:
+    """What the handler needs from its environment, built on the first invocation (a cold start)."""
+
+    idempotency_config: IdempotencyConfig
+    record_invoice: Callable[..., dict]
+
+
+_runtime: Optional[_Runtime] = None
+
+
+def runtime() -> _Runtime:
+    global _runtime
+    if _runtime is None:
+        idempotency_config = IdempotencyConfig(
+            event_key_jmespath="idempotency_key",
+            # Same key, different money: a data error upstream, not a duplicate. Refuse it loudly.
+            payload_validation_jmespath="[customer_id, amount_cents]",
+            raise_on_no_idempotency_key=True,
+            expires_after_seconds=config.optional_int(config.IDEMPOTENCY_EXPIRY_SECONDS,
+                                                      INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS),
+        )
+        persistence = DynamoDBPersistenceLayer(
+            table_name=config.required(config.IDEMPOTENCY_TABLE_NAME, set_by=SET_BY))
+        ledger = InvoiceLedger(config.required(config.INVOICE_LEDGER_TABLE_NAME, set_by=SET_BY), boto3.client("dynamodb"))
+        record = idempotent_function(data_keyword_argument="invoice", config=idempotency_config,
+                                     persistence_store=persistence)(ledger.record)
+        _runtime = _Runtime(idempotency_config=idempotency_config, record_invoice=record)
+    return _runtime
 
 
 def idempotency_key(invoice_id: str, region: str, billing_date: str) -> str:
@@ -110,26 +125,30 @@ def parse_invoice(row: dict) -> dict:
     }
 
 
-@idempotent_function(data_keyword_argument="invoice", config=idempotency_config, persistence_store=persistence)
-def record_invoice(invoice: dict) -> dict:
-    """The side effect, done once per key: the invoice's row in its customer's ledger."""
-    try:
-        dynamodb.put_item(
-            TableName=ledger_table,
-            Item={LEDGER_PK: {"S": invoice["customer_id"]}, LEDGER_SK: {"S": invoice["idempotency_key"]},
-                  "invoice_id": {"S": invoice["invoice_id"]}, "region": {"S": invoice["region"]},
-                  "billing_date": {"S": invoice["billing_date"]},
-                  "amount_cents": {"N": str(invoice["amount_cents"])}},
-            ConditionExpression="attribute_not_exists(#sk)",
-            ExpressionAttributeNames={"#sk": LEDGER_SK},
-        )
-    except dynamodb.exceptions.ConditionalCheckFailedException:
-        # A crashed earlier attempt already recorded it; recording it again would double it.
-        logger.info("invoice already in the ledger", extra={"customer_id": invoice["customer_id"]})
+@dataclass
+class InvoiceLedger:
+    table: str
+    dynamodb: Any
+
+    def record(self, invoice: dict) -> dict:
+        """The side effect, done once per key: the invoice's row in its customer's ledger."""
+        try:
+            self.dynamodb.put_item(
+                TableName=self.table,
+                Item={LEDGER_PK: {"S": invoice["customer_id"]}, LEDGER_SK: {"S": invoice["idempotency_key"]},
+                      "invoice_id": {"S": invoice["invoice_id"]}, "region": {"S": invoice["region"]},
+                      "billing_date": {"S": invoice["billing_date"]},
+                      "amount_cents": {"N": str(invoice["amount_cents"])}},
+                ConditionExpression="attribute_not_exists(#sk)",
+                ExpressionAttributeNames={"#sk": LEDGER_SK},
+            )
+        except self.dynamodb.exceptions.ConditionalCheckFailedException:
+            # A crashed earlier attempt already recorded it; recording it again would double it.
+            logger.info("invoice already in the ledger", extra={"customer_id": invoice["customer_id"]})
+            return {**invoice, "status": "enriched"}
+        logger.info("invoice recorded", extra={"customer_id": invoice["customer_id"],
+                                              "amount_cents": invoice["amount_cents"]})
         return {**invoice, "status": "enriched"}
-    logger.info("invoice recorded", extra={"customer_id": invoice["customer_id"],
-                                          "amount_cents": invoice["amount_cents"]})
-    return {**invoice, "status": "enriched"}
 
 
 def process_row(row: dict) -> dict:
@@ -141,15 +160,15 @@ def process_row(row: dict) -> dict:
         raise
     logger.append_keys(idempotency_key=invoice["idempotency_key"])
     try:
-        return record_invoice(invoice=invoice)
+        return runtime().record_invoice(invoice=invoice)
     finally:
         logger.remove_keys(["idempotency_key"])
 
 
-def handler(event, context):
+def lambda_handler(event, context):
     if context is not None:
         # Lets Powertools expire an INPROGRESS record when this invocation times out.
-        idempotency_config.register_lambda_context(context)
+        runtime().idempotency_config.register_lambda_context(context)
     if isinstance(event, dict) and "Items" in event:
         # ItemBatcher: one invalid row fails the whole batch (all its rows count as failed).
         return {"results": [process_row(row) for row in event["Items"]]}

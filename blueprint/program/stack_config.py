@@ -18,7 +18,7 @@ from typing import Any, Iterable, Optional
 
 import pulumi
 
-from components import defaults
+from integration_blueprint import aws_limits, conventions
 
 NAMESPACE = "blueprint"
 _MISSING = object()
@@ -152,47 +152,47 @@ def platform_settings() -> dict:
     result = {
         "alarm_actions": section.string_list("alarmActions", [], pattern=ARN_PATTERN,
                                              describe="a list of SNS topic ARNs"),
-        "log_retention_days": section.integer("logRetentionDays", defaults.LOG_RETENTION_DEFAULT_DAYS,
+        "log_retention_days": section.integer("logRetentionDays", conventions.LOG_RETENTION_DEFAULT_DAYS,
                                               minimum=1),
         "powertools_layer_version": section.integer("powertoolsLayerVersion",
-                                                    defaults.POWERTOOLS_LAYER_VERSION_DEFAULT, minimum=1),
+                                                    conventions.POWERTOOLS_LAYER_VERSION_DEFAULT, minimum=1),
         "protect_data": section.boolean("protectData", True),
     }
-    if result["log_retention_days"] not in defaults.LOG_RETENTION_ALLOWED_DAYS:
+    if result["log_retention_days"] not in aws_limits.LOG_RETENTION_ALLOWED_DAYS:
         raise StackConfigError(
             f"{section.key('logRetentionDays')} = {result['log_retention_days']} is not a retention "
-            f"CloudWatch Logs accepts; use one of {', '.join(map(str, defaults.LOG_RETENTION_ALLOWED_DAYS))}.")
+            f"CloudWatch Logs accepts; use one of {', '.join(map(str, aws_limits.LOG_RETENTION_ALLOWED_DAYS))}.")
     section.finish()
     return result
 
 
 def fifo_billing_args(platform: dict) -> Optional[dict]:
     """`blueprint:fifoBilling` -> FifoBillingQueueArgs, or None when the stack disables it."""
-    from components.fifo_billing_queue import FifoBillingQueueArgs
+    from integration_blueprint.components.fifo_billing_queue import FifoBillingQueueArgs
 
     section = Section.from_pulumi("fifoBilling")
     if not section.boolean("enabled", False):
         section.values = {k: v for k, v in section.values.items() if k == "enabled"}
         return None
-    timeout = section.integer("consumerTimeoutSeconds", 30, minimum=1, maximum=defaults.LAMBDA_TIMEOUT_MAX_SECONDS)
+    timeout = section.integer("consumerTimeoutSeconds", 30, minimum=1, maximum=aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS)
     args = FifoBillingQueueArgs(
         consumer_timeout_seconds=timeout,
-        batch_size=section.integer("batchSize", defaults.SQS_ESM_BATCH_SIZE_DEFAULT, minimum=1,
-                                   maximum=defaults.SQS_FIFO_ESM_BATCH_SIZE_MAX, why="FIFO batch limit"),
-        max_receive_count=section.integer("maxReceiveCount", defaults.DEFAULT_MAX_RECEIVE_COUNT,
-                                          minimum=defaults.MIN_SAFE_MAX_RECEIVE_COUNT,
-                                          maximum=defaults.SQS_MAX_RECEIVE_COUNT_MAX),
+        batch_size=section.integer("batchSize", aws_limits.SQS_ESM_BATCH_SIZE_DEFAULT, minimum=1,
+                                   maximum=aws_limits.SQS_FIFO_ESM_BATCH_SIZE_MAX, why="FIFO batch limit"),
+        max_receive_count=section.integer("maxReceiveCount", conventions.DEFAULT_MAX_RECEIVE_COUNT,
+                                          minimum=conventions.MIN_SAFE_MAX_RECEIVE_COUNT,
+                                          maximum=aws_limits.SQS_MAX_RECEIVE_COUNT_MAX),
         visibility_timeout_seconds=section.integer(
-            "visibilityTimeoutSeconds", timeout * defaults.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR,
-            minimum=timeout, maximum=defaults.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS,
+            "visibilityTimeoutSeconds", timeout * aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR,
+            minimum=timeout, maximum=aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS,
             why="at least the consumer timeout"),
         message_retention_seconds=section.integer(
-            "messageRetentionSeconds", defaults.SQS_RETENTION_DEFAULT_SECONDS,
-            minimum=defaults.SQS_RETENTION_MIN_SECONDS, maximum=defaults.DLQ_RETENTION_SECONDS - 1,
+            "messageRetentionSeconds", aws_limits.SQS_RETENTION_DEFAULT_SECONDS,
+            minimum=aws_limits.SQS_RETENTION_MIN_SECONDS, maximum=conventions.DLQ_RETENTION_SECONDS - 1,
             why="shorter than the DLQ's 14 days"),
         maximum_concurrency=section.integer("maximumConcurrency", None,
-                                            minimum=defaults.SQS_ESM_MAXIMUM_CONCURRENCY_MIN,
-                                            maximum=defaults.SQS_ESM_MAXIMUM_CONCURRENCY_MAX),
+                                            minimum=aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MIN,
+                                            maximum=aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MAX),
         reserved_concurrency=section.integer("reservedConcurrency", None, minimum=1),
         oldest_message_alarm_seconds=section.integer("oldestMessageAlarmSeconds", 900, minimum=60),
         schedule_expression=section.string("schedule", "cron(0 3 1 * ? *)",
@@ -200,12 +200,12 @@ def fifo_billing_args(platform: dict) -> Optional[dict]:
                                            describe="a Scheduler expression: cron(min hour dom month dow year), rate(...) or at(...)"),
         schedule_timezone=section.string("scheduleTimezone", "UTC"),
         schedule_enabled=section.boolean("scheduleEnabled", True),
-        scheduler_retry_attempts=section.integer("schedulerRetryAttempts", defaults.SCHEDULER_RETRY_ATTEMPTS_DEFAULT,
-                                                 minimum=0, maximum=defaults.SCHEDULER_RETRY_ATTEMPTS_MAX),
+        scheduler_retry_attempts=section.integer("schedulerRetryAttempts", conventions.SCHEDULER_RETRY_ATTEMPTS_DEFAULT,
+                                                 minimum=0, maximum=aws_limits.SCHEDULER_RETRY_ATTEMPTS_MAX),
         scheduler_max_event_age_seconds=section.integer(
-            "schedulerMaxEventAgeSeconds", defaults.SCHEDULER_EVENT_AGE_DEFAULT_SECONDS,
-            minimum=defaults.SCHEDULER_EVENT_AGE_MIN_SECONDS, maximum=defaults.SCHEDULER_EVENT_AGE_MAX_SECONDS),
-        ledger_ttl_days=section.integer("ledgerTtlDays", defaults.BILLING_LEDGER_TTL_DEFAULT_DAYS, minimum=1),
+            "schedulerMaxEventAgeSeconds", conventions.SCHEDULER_EVENT_AGE_DEFAULT_SECONDS,
+            minimum=aws_limits.SCHEDULER_EVENT_AGE_MIN_SECONDS, maximum=aws_limits.SCHEDULER_EVENT_AGE_MAX_SECONDS),
+        ledger_ttl_days=section.integer("ledgerTtlDays", conventions.BILLING_LEDGER_TTL_DEFAULT_DAYS, minimum=1),
         alarm_actions=platform["alarm_actions"],
         log_retention_days=platform["log_retention_days"],
         powertools_layer_version=platform["powertools_layer_version"],
@@ -221,7 +221,7 @@ def fifo_billing_args(platform: dict) -> Optional[dict]:
 
 def distributed_map_args(platform: dict) -> Optional[dict]:
     """`blueprint:distributedMap` -> DistributedMapBatchArgs, or None when the stack disables it."""
-    from components.distributed_map_batch import (
+    from integration_blueprint.components.distributed_map_batch import (
         DEFAULT_INPUT_PREFIX, DEFAULT_ITEM_TIMEOUT_SECONDS, DEFAULT_RESULT_PREFIX,
         DEFAULT_SCHEDULE_INPUT_KEY, DistributedMapBatchArgs)
 
@@ -232,27 +232,27 @@ def distributed_map_args(platform: dict) -> Optional[dict]:
     args = DistributedMapBatchArgs(
         # Required on purpose: the only right value comes from the downstream's capacity.
         max_concurrency=section.integer("maxConcurrency", minimum=1,
-                                        maximum=defaults.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX,
+                                        maximum=aws_limits.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX,
                                         why="children at once; derive it from the downstream capacity"),
         retry_interval_seconds=section.integer(
-            "retryIntervalSeconds", defaults.SFN_RETRY_INTERVAL_DEFAULT_SECONDS,
-            minimum=defaults.SFN_RETRY_INTERVAL_MIN_SECONDS, maximum=defaults.SFN_RETRY_INTERVAL_MAX_SECONDS),
-        retry_backoff_rate=section.number("retryBackoffRate", defaults.SFN_RETRY_BACKOFF_RATE_DEFAULT,
-                                          minimum=defaults.SFN_RETRY_BACKOFF_RATE_MIN),
-        retry_max_attempts=section.integer("retryMaxAttempts", defaults.SFN_RETRY_MAX_ATTEMPTS_DEFAULT,
-                                           minimum=1, maximum=defaults.SFN_RETRY_MAX_ATTEMPTS_MAX),
+            "retryIntervalSeconds", conventions.SFN_RETRY_INTERVAL_DEFAULT_SECONDS,
+            minimum=aws_limits.SFN_RETRY_INTERVAL_MIN_SECONDS, maximum=aws_limits.SFN_RETRY_INTERVAL_MAX_SECONDS),
+        retry_backoff_rate=section.number("retryBackoffRate", conventions.SFN_RETRY_BACKOFF_RATE_DEFAULT,
+                                          minimum=aws_limits.SFN_RETRY_BACKOFF_RATE_MIN),
+        retry_max_attempts=section.integer("retryMaxAttempts", conventions.SFN_RETRY_MAX_ATTEMPTS_DEFAULT,
+                                           minimum=1, maximum=aws_limits.SFN_RETRY_MAX_ATTEMPTS_MAX),
         retry_max_delay_seconds=section.integer(
-            "retryMaxDelaySeconds", defaults.SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS,
-            minimum=defaults.SFN_RETRY_MAX_DELAY_MIN_SECONDS, maximum=defaults.SFN_RETRY_MAX_DELAY_MAX_SECONDS),
+            "retryMaxDelaySeconds", conventions.SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS,
+            minimum=aws_limits.SFN_RETRY_MAX_DELAY_MIN_SECONDS, maximum=aws_limits.SFN_RETRY_MAX_DELAY_MAX_SECONDS),
         item_timeout_seconds=section.integer("itemTimeoutSeconds", DEFAULT_ITEM_TIMEOUT_SECONDS, minimum=1,
-                                             maximum=defaults.LAMBDA_TIMEOUT_MAX_SECONDS),
-        item_memory_mb=section.integer("itemMemoryMb", defaults.LAMBDA_MEMORY_DEFAULT_MB, minimum=128,
+                                             maximum=aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS),
+        item_memory_mb=section.integer("itemMemoryMb", conventions.LAMBDA_MEMORY_DEFAULT_MB, minimum=128,
                                        maximum=10_240),
         input_prefix=section.string("inputPrefix", DEFAULT_INPUT_PREFIX),
         write_results=section.boolean("writeResults", True),
         result_prefix=section.string("resultPrefix", DEFAULT_RESULT_PREFIX),
         idempotency_expiry_seconds=section.integer(
-            "idempotencyExpirySeconds", defaults.INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS, minimum=60),
+            "idempotencyExpirySeconds", conventions.INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS, minimum=60),
         alarm_actions=platform["alarm_actions"],
         log_retention_days=platform["log_retention_days"],
         powertools_layer_version=platform["powertools_layer_version"],
@@ -262,7 +262,7 @@ def distributed_map_args(platform: dict) -> Optional[dict]:
         # Unset both: no failed item is tolerated. Set both: the run fails past either threshold.
         "tolerated_failure_percentage": section.number(
             "toleratedFailurePercentage", None, minimum=0,
-            maximum=defaults.DISTRIBUTED_MAP_TOLERATED_FAILURE_PERCENTAGE_MAX),
+            maximum=aws_limits.DISTRIBUTED_MAP_TOLERATED_FAILURE_PERCENTAGE_MAX),
         "tolerated_failure_count": section.integer("toleratedFailureCount", None, minimum=0),
         "item_reserved_concurrency": section.integer("itemReservedConcurrency", None, minimum=1),
         "max_items_per_batch": section.integer("maxItemsPerBatch", None, minimum=1),
@@ -282,11 +282,11 @@ def distributed_map_args(platform: dict) -> Optional[dict]:
         schedule_enabled=section.boolean("scheduleEnabled", True),
         schedule_input_key=section.string("scheduleInputKey", DEFAULT_SCHEDULE_INPUT_KEY),
         scheduler_retry_attempts=section.integer(
-            "schedulerRetryAttempts", defaults.SCHEDULER_RETRY_ATTEMPTS_DEFAULT, minimum=0,
-            maximum=defaults.SCHEDULER_RETRY_ATTEMPTS_MAX),
+            "schedulerRetryAttempts", conventions.SCHEDULER_RETRY_ATTEMPTS_DEFAULT, minimum=0,
+            maximum=aws_limits.SCHEDULER_RETRY_ATTEMPTS_MAX),
         scheduler_max_event_age_seconds=section.integer(
-            "schedulerMaxEventAgeSeconds", defaults.SCHEDULER_EVENT_AGE_DEFAULT_SECONDS,
-            minimum=defaults.SCHEDULER_EVENT_AGE_MIN_SECONDS, maximum=defaults.SCHEDULER_EVENT_AGE_MAX_SECONDS),
+            "schedulerMaxEventAgeSeconds", conventions.SCHEDULER_EVENT_AGE_DEFAULT_SECONDS,
+            minimum=aws_limits.SCHEDULER_EVENT_AGE_MIN_SECONDS, maximum=aws_limits.SCHEDULER_EVENT_AGE_MAX_SECONDS),
     )
     if schedule["schedule_expression"] is not None:
         args.update(schedule)
@@ -297,36 +297,36 @@ def distributed_map_args(platform: dict) -> Optional[dict]:
 def _stream_consumer_args(section: Section, platform: dict) -> dict:
     """The settings both Kinesis consumer patterns share (`blueprint:idempotentStream`,
     `blueprint:nonIdempotentStream`). Unset keys are left to the component's defaults."""
-    from components.kinesis_consumer import STREAM_MODES
+    from integration_blueprint.components.kinesis_consumer import STREAM_MODES
 
-    timeout = section.integer("functionTimeoutSeconds", None, minimum=1, maximum=defaults.LAMBDA_TIMEOUT_MAX_SECONDS)
+    timeout = section.integer("functionTimeoutSeconds", None, minimum=1, maximum=aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS)
     optional = {
         "stream_arn": section.string("streamArn", None, pattern=ARN_PATTERN, describe="a Kinesis stream ARN"),
         "stream_mode": section.string("streamMode", None, choices=STREAM_MODES),
         "shard_count": section.integer("shardCount", None, minimum=1),
-        "retention_hours": section.integer("retentionHours", None, minimum=defaults.KINESIS_RETENTION_MIN_HOURS,
-                                           maximum=defaults.KINESIS_RETENTION_MAX_HOURS),
+        "retention_hours": section.integer("retentionHours", None, minimum=aws_limits.KINESIS_RETENTION_MIN_HOURS,
+                                           maximum=aws_limits.KINESIS_RETENTION_MAX_HOURS),
         "kms_key_id": section.string("kmsKeyId", None),
         "enhanced_fan_out": section.boolean("enhancedFanOut", False),
-        "batch_size": section.integer("batchSize", None, minimum=defaults.KINESIS_ESM_BATCH_SIZE_MIN,
-                                      maximum=defaults.KINESIS_ESM_BATCH_SIZE_MAX),
+        "batch_size": section.integer("batchSize", None, minimum=aws_limits.KINESIS_ESM_BATCH_SIZE_MIN,
+                                      maximum=aws_limits.KINESIS_ESM_BATCH_SIZE_MAX),
         "batching_window_seconds": section.integer("batchingWindowSeconds", None, minimum=0,
-                                                   maximum=defaults.KINESIS_ESM_BATCHING_WINDOW_MAX_SECONDS),
+                                                   maximum=aws_limits.KINESIS_ESM_BATCHING_WINDOW_MAX_SECONDS),
         "parallelization_factor": section.integer("parallelizationFactor", None,
-                                                  minimum=defaults.KINESIS_ESM_PARALLELIZATION_MIN,
-                                                  maximum=defaults.KINESIS_ESM_PARALLELIZATION_MAX),
-        "starting_position": section.string("startingPosition", None, choices=defaults.KINESIS_ESM_STARTING_POSITIONS),
+                                                  minimum=aws_limits.KINESIS_ESM_PARALLELIZATION_MIN,
+                                                  maximum=aws_limits.KINESIS_ESM_PARALLELIZATION_MAX),
+        "starting_position": section.string("startingPosition", None, choices=aws_limits.KINESIS_ESM_STARTING_POSITIONS),
         "function_timeout_seconds": timeout,
         "memory_mb": section.integer("memoryMb", None, minimum=128, maximum=10240),
-        "retry_delay_seconds": section.integer("retryDelaySeconds", None, minimum=0, maximum=defaults.SQS_DELAY_MAX_SECONDS),
+        "retry_delay_seconds": section.integer("retryDelaySeconds", None, minimum=0, maximum=aws_limits.SQS_DELAY_MAX_SECONDS),
         "retry_visibility_timeout_seconds": section.integer(
             "retryVisibilityTimeoutSeconds", None, minimum=timeout or 0,
-            maximum=defaults.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS, why="at least the function timeout"),
-        "max_receive_count": section.integer("maxReceiveCount", None, minimum=defaults.MIN_SAFE_MAX_RECEIVE_COUNT,
-                                             maximum=defaults.SQS_MAX_RECEIVE_COUNT_MAX),
-        "retry_batch_size": section.integer("retryBatchSize", None, minimum=1, maximum=defaults.SQS_ESM_BATCH_SIZE_DEFAULT),
-        "retry_retention_seconds": section.integer("retryRetentionSeconds", None, minimum=defaults.SQS_RETENTION_MIN_SECONDS,
-                                                   maximum=defaults.DLQ_RETENTION_SECONDS - 1),
+            maximum=aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS, why="at least the function timeout"),
+        "max_receive_count": section.integer("maxReceiveCount", None, minimum=conventions.MIN_SAFE_MAX_RECEIVE_COUNT,
+                                             maximum=aws_limits.SQS_MAX_RECEIVE_COUNT_MAX),
+        "retry_batch_size": section.integer("retryBatchSize", None, minimum=1, maximum=aws_limits.SQS_ESM_BATCH_SIZE_DEFAULT),
+        "retry_retention_seconds": section.integer("retryRetentionSeconds", None, minimum=aws_limits.SQS_RETENTION_MIN_SECONDS,
+                                                   maximum=conventions.DLQ_RETENTION_SECONDS - 1),
         "iterator_age_alarm_ms": section.integer("iteratorAgeAlarmMs", None, minimum=1),
         "retry_dlq_age_alarm_seconds": section.integer("retryDlqAgeAlarmSeconds", None, minimum=1),
     }
@@ -339,7 +339,7 @@ def _stream_consumer_args(section: Section, platform: dict) -> dict:
 def idempotent_stream_args(platform: dict) -> Optional[dict]:
     """`blueprint:idempotentStream` -> IdempotentStreamConsumerArgs, or None when the stack disables it.
     The component checks the numbers against each other (replay window vs retention)."""
-    from components.idempotent_stream_consumer import IdempotentStreamConsumerArgs
+    from integration_blueprint.components.idempotent_stream_consumer import IdempotentStreamConsumerArgs
 
     section = Section.from_pulumi("idempotentStream")
     if not section.boolean("enabled", False):
@@ -348,10 +348,10 @@ def idempotent_stream_args(platform: dict) -> Optional[dict]:
     args = IdempotentStreamConsumerArgs(**_stream_consumer_args(section, platform))
     optional = {
         "maximum_retry_attempts": section.integer("maximumRetryAttempts", None, minimum=1,
-                                                  maximum=defaults.KINESIS_ESM_RETRY_ATTEMPTS_MAX),
+                                                  maximum=aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_MAX),
         "maximum_record_age_seconds": section.integer("maximumRecordAgeSeconds", None,
-                                                      minimum=defaults.KINESIS_ESM_RECORD_AGE_MIN_SECONDS,
-                                                      maximum=defaults.KINESIS_ESM_RECORD_AGE_MAX_SECONDS),
+                                                      minimum=aws_limits.KINESIS_ESM_RECORD_AGE_MIN_SECONDS,
+                                                      maximum=aws_limits.KINESIS_ESM_RECORD_AGE_MAX_SECONDS),
         "idempotency_key_jmespath": section.string("idempotencyKeyJmespath", None),
         "idempotency_ttl_seconds": section.integer("idempotencyTtlSeconds", None, minimum=1),
     }
@@ -362,7 +362,7 @@ def idempotent_stream_args(platform: dict) -> Optional[dict]:
 
 def non_idempotent_stream_args(platform: dict) -> Optional[dict]:
     """`blueprint:nonIdempotentStream` -> NonIdempotentStreamConsumerArgs, or None when disabled."""
-    from components.non_idempotent_stream_consumer import NonIdempotentStreamConsumerArgs
+    from integration_blueprint.components.non_idempotent_stream_consumer import NonIdempotentStreamConsumerArgs
 
     section = Section.from_pulumi("nonIdempotentStream")
     if not section.boolean("enabled", False):

@@ -39,10 +39,11 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.idempotency import (
     DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function)
 
-from components.defaults import KINESIS_GET_RECORDS_LIMIT_MAX, POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS
-from handlers.retry import call_with_retries
-from handlers.stream_records import StreamRecord, batch_info, is_kinesis_event, is_sqs_event, sqs_body
-from handlers.stream_refetch import read_batch
+from integration_blueprint.aws_limits import KINESIS_GET_RECORDS_LIMIT_MAX, POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS
+from integration_blueprint.handlers.runtime.retry import call_with_retries
+from integration_blueprint.handlers.runtime.stream_records import StreamRecord, batch_info, is_kinesis_event, is_sqs_event, sqs_body
+from integration_blueprint.handlers.runtime import config
+from integration_blueprint.handlers.runtime.stream_refetch import read_batch
 
 ProcessRecord = Callable[[StreamRecord], Any]
 
@@ -51,6 +52,7 @@ ProcessRecord = Callable[[StreamRecord], Any]
 IDEMPOTENCY_KEY_PREFIX = "stream-record"
 PARKED_KEY_PREFIX = "stream-range-parked"
 UNREPLAYABLE_KIND = "blueprint.unreplayable-stream-range/v1"
+SET_BY = "IdempotentStreamConsumer"
 
 
 class RecordFailed(Exception):
@@ -59,14 +61,6 @@ class RecordFailed(Exception):
 
 class UnrecognizedRetryMessage(Exception):
     """A Retry-DLQ message that is not Lambda's on-failure record for a stream."""
-
-
-def _required_env(name: str) -> str:
-    value = os.environ.get(name)
-    if not value:
-        raise RuntimeError(f"environment variable {name} is not set; the IdempotentStreamConsumer "
-                           "component sets it, set it yourself when you deploy this handler another way")
-    return value
 
 
 @dataclass
@@ -80,11 +74,11 @@ class IdempotentStreamSettings:
     @classmethod
     def from_environment(cls) -> "IdempotentStreamSettings":
         return cls(
-            idempotency_table=_required_env("IDEMPOTENCY_TABLE_NAME"),
-            unrecoverable_dlq_url=_required_env("UNRECOVERABLE_DLQ_URL"),
-            key_jmespath=os.environ.get("IDEMPOTENCY_KEY_JMESPATH") or None,
-            expiry_seconds=int(os.environ.get("IDEMPOTENCY_EXPIRY_SECONDS",
-                                              POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS)),
+            idempotency_table=config.required(config.IDEMPOTENCY_TABLE_NAME, set_by=SET_BY),
+            unrecoverable_dlq_url=config.required(config.UNRECOVERABLE_DLQ_URL, set_by=SET_BY),
+            key_jmespath=config.optional(config.IDEMPOTENCY_KEY_JMESPATH),
+            expiry_seconds=config.optional_int(config.IDEMPOTENCY_EXPIRY_SECONDS,
+                                               POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS),
         )
 
 
@@ -216,7 +210,7 @@ def make_handler(process_record: ProcessRecord, *, settings: Optional[Idempotent
         if not runtime:
             runtime.append(IdempotentStreamRuntime(
                 process_record, settings or IdempotentStreamSettings.from_environment(),
-                logger=logger or Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "stream-consumer")),
+                logger=logger or Logger(service=config.service_name("stream-consumer")),
                 kinesis=kinesis, sqs=sqs, dynamodb=dynamodb))
         return runtime[0].handle(event, context)
 

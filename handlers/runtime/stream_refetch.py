@@ -16,9 +16,9 @@ from typing import Callable, Optional
 
 from botocore.exceptions import ClientError
 
-from components.defaults import KINESIS_GET_RECORDS_LIMIT_MAX
-from handlers.retry import call_with_retries
-from handlers.stream_records import StreamRecord
+from integration_blueprint.aws_limits import KINESIS_GET_RECORDS_LIMIT_MAX
+from integration_blueprint.handlers.runtime.retry import call_with_retries
+from integration_blueprint.handlers.runtime.stream_records import StreamRecord
 
 # GetRecords allows 5 calls/s per shard, shared with every other reader: throughput errors are
 # expected under load, so retry them longer than a single DynamoDB call would be.

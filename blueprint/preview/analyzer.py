@@ -13,6 +13,7 @@ the tests and the benchmark from paying the start-up cost each time.
 from __future__ import annotations
 
 import os
+import importlib.util
 import select
 import subprocess
 import sys
@@ -26,10 +27,10 @@ import grpc
 from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from blueprint import policy_config
-from blueprint.engine import RecordedStack
+from integration_blueprint.preview import policy_config
+from integration_blueprint.preview.recording import RecordedStack
 
-DEFAULT_PACK_DIR = Path(__file__).resolve().parent.parent / "policies"
+DEFAULT_PACK_DIR = Path(importlib.util.find_spec("integration_blueprint.policies").origin).parent
 START_TIMEOUT_SECONDS = 60
 # The pack never calls back into an engine offline; pulumi.policy only requires the argument.
 NO_ENGINE = "127.0.0.1:0"

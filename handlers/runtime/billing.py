@@ -9,7 +9,7 @@ import json
 import re
 from dataclasses import asdict, dataclass
 
-from components.defaults import SQS_DEDUPLICATION_ID_MAX_LENGTH, SQS_MESSAGE_GROUP_ID_MAX_LENGTH
+from integration_blueprint.aws_limits import SQS_DEDUPLICATION_ID_MAX_LENGTH, SQS_MESSAGE_GROUP_ID_MAX_LENGTH
 
 MONTH_PATTERN = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
 CURRENCY_PATTERN = re.compile(r"[A-Z]{3}")

@@ -25,11 +25,12 @@ from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, proce
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from botocore.exceptions import ClientError
 
-from components.defaults import BILLING_LEDGER_TTL_DEFAULT_DAYS
-from handlers.billing import ACCOUNTS_PK, ACCOUNTS_SK, TENANT_SK, Charge, InvalidCharge, UnknownTenant
-from handlers.retry import call_with_retries
+from integration_blueprint.conventions import BILLING_LEDGER_TTL_DEFAULT_DAYS
+from integration_blueprint.handlers.runtime.billing import ACCOUNTS_PK, ACCOUNTS_SK, TENANT_SK, Charge, InvalidCharge, UnknownTenant
+from integration_blueprint.handlers.runtime import config
+from integration_blueprint.handlers.runtime.retry import call_with_retries
 
-logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "billing-consumer"))
+logger = Logger(service=config.service_name("billing-consumer"))
 
 # A tenant that exists stays valid for this long in a warm container: saves one read per charge.
 TENANT_CACHE_SECONDS = 300
@@ -90,8 +91,9 @@ _ledger = None
 def ledger() -> Ledger:
     global _ledger
     if _ledger is None:
-        _ledger = Ledger(os.environ["LEDGER_TABLE"], os.environ["ACCOUNTS_TABLE"],
-                         int(os.environ.get("LEDGER_TTL_DAYS", BILLING_LEDGER_TTL_DEFAULT_DAYS)))
+        _ledger = Ledger(config.required(config.LEDGER_TABLE_NAME, set_by="FifoBillingQueue"),
+                         config.required(config.ACCOUNTS_TABLE_NAME, set_by="FifoBillingQueue"),
+                         config.optional_int(config.LEDGER_TTL_DAYS, BILLING_LEDGER_TTL_DEFAULT_DAYS))
     return _ledger
 
 

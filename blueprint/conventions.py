@@ -1,0 +1,56 @@
+"""The project's own choices that several parts share: components deploy them, handlers assume them,
+the policy pack enforces them. Each says why. AWS's facts are in `integration_blueprint.aws_limits`;
+a setting a user can change is declared in its component's settings table, not here.
+
+It imports only aws_limits, so it also ships inside every Lambda archive.
+"""
+
+from integration_blueprint.aws_limits import SQS_RETENTION_MAX_SECONDS
+
+# --- Dead-letter queues --------------------------------------------------------------------------
+# AWS advises against maxReceiveCount 1; this project refuses anything <= 3 so a transient failure
+# cannot push a healthy message to the DLQ.
+MIN_SAFE_MAX_RECEIVE_COUNT = 4
+DEFAULT_MAX_RECEIVE_COUNT = 5
+# Dead-letter queues keep messages as long as SQS allows, so an investigation never races expiry.
+DLQ_RETENTION_SECONDS = SQS_RETENTION_MAX_SECONDS
+
+# --- Lambda functions ----------------------------------------------------------------------------
+# https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtimes.html (a supported Python runtime)
+LAMBDA_RUNTIME = "python3.12"
+LAMBDA_ARCHITECTURE = "x86_64"
+LAMBDA_MEMORY_DEFAULT_MB = 256
+# The Powertools layer version the handlers were tested with (the layer's ARN ends with it).
+POWERTOOLS_LAYER_VERSION_DEFAULT = 27
+# Log groups the components own keep 30 days unless the stack says otherwise (Lambda's own group
+# would never expire).
+LOG_RETENTION_DEFAULT_DAYS = 30
+
+# --- Idempotency records -------------------------------------------------------------------------
+# Billing ledger rows live 90 days, the window the billing article keeps idempotency keys for.
+BILLING_LEDGER_TTL_DEFAULT_DAYS = 90
+# Invoice idempotency records outlive the Step Functions retries (minutes) and a manual re-run of
+# a failed night within a week; after that a re-run of the same file would count again.
+INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS = 7 * 24 * 3600
+
+# --- Scheduler --------------------------------------------------------------------------------
+# AWS defaults to 185 attempts over 24 hours; a monthly run that cannot start within an hour and
+# three attempts pages someone instead.
+SCHEDULER_RETRY_ATTEMPTS_DEFAULT = 3
+SCHEDULER_EVENT_AGE_DEFAULT_SECONDS = 3600
+
+# --- Step Functions task retries ---------------------------------------------------------------
+# Always FULL jitter (AWS's default is NONE) so retries of thousands of children do not arrive in
+# lockstep; bounded attempts and delay so a run ends.
+SFN_RETRY_INTERVAL_DEFAULT_SECONDS = 2
+SFN_RETRY_BACKOFF_RATE_DEFAULT = 2.0
+SFN_RETRY_MAX_ATTEMPTS_DEFAULT = 4
+SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS = 30
+# https://docs.aws.amazon.com/step-functions/latest/dg/sfn-stuck-execution.html: a Task without
+# TimeoutSeconds can wait forever; the item task waits the function timeout plus this margin.
+SFN_TASK_TIMEOUT_MARGIN_SECONDS = 10
+
+# --- Alarms ------------------------------------------------------------------------------------
+# A DLQ alarm fires on the first message: one poison message is already an incident.
+DLQ_DEPTH_ALARM_THRESHOLD = 1
+ALARM_PERIOD_SECONDS = 60

@@ -1,0 +1,90 @@
+"""What every pattern driver shares: finding its functions in the sandbox by the reference handler
+the stack deploys, its invokers (duplicates and crashes), and reading queues."""
+
+from __future__ import annotations
+
+import random
+from typing import Callable
+
+from integration_blueprint.drill.invoker import Invoker, plan_crashes
+from integration_blueprint.drill.report import DrillOptions
+from integration_blueprint.drill.faults import FaultInjector
+from integration_blueprint.preview.recording import RecordedStack
+from integration_blueprint.sandbox.realization import LocalFunction, Sandbox
+
+Step = Callable[[float], None]
+
+
+ALL_FAULTS = ("duplicates", "poison", "transient", "crashes")
+
+
+class PatternDriver:
+    name = ""
+    handler = ""  # the reference handler module this driver drives
+    # Faults outside the pattern's contract, with the reason; everything else is injected.
+    not_covered: dict[str, str] = {}
+
+    def __init__(self, sandbox: Sandbox, options: DrillOptions, faults: FaultInjector, rng: random.Random):
+        self.sandbox = sandbox
+        self.options = options
+        self.faults = faults
+        self.rng = rng
+        self.poison_count = round(options.records * options.poison)
+
+    @classmethod
+    def deploys(cls, handler: str) -> bool:
+        """Whether a function with this handler is the pattern's reference handler."""
+        return handler.startswith(cls.handler + ".")
+
+    @classmethod
+    def components(cls, recorded: RecordedStack) -> set[str]:
+        """The components (URNs) whose functions run this pattern's handler."""
+        return {r.parent for r in recorded.of_type("aws:lambda/function:Function")
+                if cls.deploys(str(r.inputs.get("handler", "")))}
+
+    @classmethod
+    def functions(cls, sandbox: Sandbox) -> list[LocalFunction]:
+        unique = {f.arn: f for f in sandbox.functions.values()}
+        return [f for f in unique.values() if cls.deploys(f.handler)]
+
+    @classmethod
+    def applies(cls, sandbox: Sandbox) -> bool:
+        return bool(cls.functions(sandbox))
+
+    def invoker(self, function: Callable, batch_size: int) -> Invoker:
+        expected = self.options.records // max(batch_size, 1)
+        return Invoker(function=function, faults=self.faults, rng=self.rng,
+                       duplicate_rate=0.0 if "duplicates" in self.not_covered else self.options.duplicates,
+                       crash_plan=(set() if "crashes" in self.not_covered
+                                   else plan_crashes(self.rng, self.options.crashes, expected)))
+
+    def invokers(self) -> list[Invoker]:
+        return [v for v in vars(self).values() if isinstance(v, Invoker)]
+
+    def injected(self) -> dict:
+        invokers = self.invokers()
+        return {"duplicates": sum(i.duplicates_delivered for i in invokers),
+                "crashes": sum(i.crashes for i in invokers), "poison": self.poison_count}
+
+    def fault_notes(self) -> list[str]:
+        return [f"{fault} not injected: {why}" for fault, why in self.not_covered.items()]
+
+    def client(self, service: str):
+        return self.sandbox.emulator.client(service, self.sandbox.session)
+
+    def drain_queue_messages(self, queue_url: str) -> list[dict]:
+        """Every message in a queue (read by the drill, not a consumer: deleted as it goes)."""
+        sqs = self.sandbox.sqs
+        messages = []
+        while True:
+            batch = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, VisibilityTimeout=60,
+                                        MessageSystemAttributeNames=["All"]).get("Messages", [])
+            if not batch:
+                return messages
+            messages.extend(batch)
+            sqs.delete_message_batch(QueueUrl=queue_url, Entries=[
+                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(batch)])
+
+    def prepare(self) -> None: ...
+    def drive(self, step: Step) -> None: ...
+    def verify(self) -> PatternReport: ...

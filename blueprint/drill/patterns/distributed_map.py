@@ -1,0 +1,118 @@
+"""The Distributed Map batch's drill driver."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+
+from integration_blueprint.drill.patterns.base import PatternDriver, Step
+from integration_blueprint.drill.report import PatternReport
+from integration_blueprint.handlers.runtime import config as handler_config
+
+
+class DistributedMapDriver(PatternDriver):
+    """A CSV of N invoices, one customer each, so every customer's ledger must hold exactly one
+    invoice, written exactly once (audited at the botocore layer). Duplicates: a fraction of the rows appear twice in the file, and item deliveries are
+    repeated. Poison: rows with an amount that is not a number. Failed items are read from the
+    Map's ResultWriter output; a run over the tolerated threshold reaches the ops queue."""
+
+    name = "distributed_map"
+    handler = "integration_blueprint.handlers.reference.invoice_enricher"
+
+    def prepare(self) -> None:
+        function = self.functions(self.sandbox)[0]
+        self.function = function
+        self.machine_arn, definition = next(
+            (arn, json.loads(self._definition(arn))) for arn in self.sandbox.state_machines
+            if function.arn in self._definition(arn))
+        self.map_state = next(state for state in definition["States"].values()
+                              if state.get("Type") == "Map")
+        self.bucket = self.map_state["ItemReader"]["Parameters"]["Bucket"]
+        self.ledger = function.environment[handler_config.INVOICE_LEDGER_TABLE_NAME]
+        self.ops_queue_url = self.sandbox.map_value(
+            next(state["Parameters"]["QueueUrl"] for state in definition["States"].values()
+                 if state.get("Resource") == "arn:aws:states:::sqs:sendMessage"))
+        self.invoker_ = self.invoker(function, 1)
+        self.invoker_.item_key = lambda event: event.get("invoice_id") if isinstance(event, dict) else None
+        self.sandbox.invocation_wrappers[function.name] = self.invoker_
+        self.writes: Counter = Counter()
+        self.faults.auditors.append(self._audit)
+
+        poison = set(self.rng.sample(range(self.options.records), self.poison_count))
+        self.expected: dict[str, int] = {}
+        self.poison_ids = set()
+        rows = ["invoice_id,customer_id,region,billing_date,amount"]
+        for i in range(self.options.records):
+            invoice = f"INV-{i:06d}"
+            if i in poison:
+                line = f"{invoice},C-{i:06d},eu,2026-11-01,not-a-number"
+                self.poison_ids.add(invoice)
+            else:
+                cents = 100 + self.rng.randrange(100_000)
+                line = f"{invoice},C-{i:06d},eu,2026-11-01,{cents // 100}.{cents % 100:02d}"
+                self.expected[f"C-{i:06d}"] = cents
+            rows.append(line)
+            if self.rng.random() < self.options.duplicates:
+                rows.append(line)  # the same invoice twice in the file
+        self.key = "incoming/drill.csv"
+        self.client("s3").put_object(Bucket=self.bucket, Key=self.key, Body="\n".join(rows).encode())
+
+    def _audit(self, operation: str, params: dict, _response: dict) -> None:
+        if operation == "PutItem" and params.get("TableName") == self.ledger:
+            self.writes[params["Item"]["customer_id"]["S"]] += 1
+
+    def _definition(self, arn: str) -> str:
+        return self.client("stepfunctions").describe_state_machine(stateMachineArn=arn)["definition"]
+
+    def drive(self, step: Step) -> None:
+        sfn = self.client("stepfunctions")
+        self.execution = sfn.start_execution(stateMachineArn=self.machine_arn, name="drill",
+                                             input=json.dumps({"inputKey": self.key}))["executionArn"]
+        while True:
+            description = sfn.describe_execution(executionArn=self.execution)
+            if description["status"] != "RUNNING":
+                self.status = description["status"]
+                return
+            step(min(self.invoker_.invocations / max(self.options.records, 1), 0.99))
+            time.sleep(0.2)
+
+    def _failed_items(self) -> set:
+        """Invoice ids of the items that failed for good. On AWS these are the ResultWriter's
+        FAILED_*.json files; moto's ResultWriter writes only the manifest, so they are the items
+        whose last delivery to the function failed (Step Functions retried it until then)."""
+        return {key for key, outcome in self.invoker_.outcomes.items() if outcome == "failed"}
+
+    def verify(self) -> PatternReport:
+        self.faults.auditors.remove(self._audit)
+        ddb = self.client("dynamodb")
+        totals: dict[str, tuple[int, int]] = {}
+        for page in ddb.get_paginator("scan").paginate(TableName=self.ledger):
+            for item in page["Items"]:
+                count, cents = totals.get(item["customer_id"]["S"], (0, 0))
+                totals[item["customer_id"]["S"]] = (count + 1, cents + int(item["amount_cents"]["N"]))
+        processed = {customer for customer, cents in self.expected.items()
+                     if totals.get(customer) == (1, cents) and self.writes[customer] == 1}
+        # Ledger rows cannot double (one key per invoice), so doubling shows in the write audit:
+        # every ledger write that went through, per customer (one invoice per customer here).
+        duplicates = sum(count - 1 for count in self.writes.values() if count > 1)
+        failed = self._failed_items()
+        ops_messages = self.drain_queue_messages(self.ops_queue_url)
+        processed_ids = {f"INV-{customer[2:]}" for customer in processed}
+        unrecoverable = failed - processed_ids
+        report = PatternReport(
+            sent=self.options.records, processed_once=len(processed), duplicate_effects=duplicates,
+            unrecoverable=len(unrecoverable), expected_unrecoverable=self.poison_count,
+            invocations=self.invoker_.invocations,
+            retries=max(0, self.invoker_.invocations - self.invoker_.duplicates_delivered - self.options.records))
+        report.lost = report.sent - report.processed_once - report.unrecoverable
+        if ops_messages:
+            report.notes.append(f"the run exceeded its tolerated failures: {len(ops_messages)} ops message(s)")
+        wrong = unrecoverable - self.poison_ids
+        if wrong:
+            report.notes.append(f"{len(wrong)} valid invoices failed, e.g. {sorted(wrong)[:3]}")
+        report.notes.append(f"execution {self.status}")
+        return report
+
+
+# Longest-running first: with fewer worker processes than patterns, the short ones fill the gaps.

@@ -1,0 +1,151 @@
+"""The two Kinesis patterns' drill drivers (they share the ledger and the stream traffic)."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+from integration_blueprint.drill.patterns.base import PatternDriver, Step
+from integration_blueprint.drill.report import PatternReport
+from integration_blueprint.handlers.runtime import config as handler_config
+
+
+class StreamLedgerDriver(PatternDriver):
+    """N events into the stream, one account each, so every account's final `applied` count must be
+    exactly 1 (0 = lost, 2 = done twice). Poison: events the reference ledger rejects."""
+
+    consumer_handler = ""
+
+    @classmethod
+    def deploys(cls, handler: str) -> bool:
+        return handler == cls.consumer_handler
+
+    def prepare(self) -> None:
+        function = self.functions(self.sandbox)[0]
+        self.stream_mapping = next(m for m in self.sandbox.kinesis_mappings if m.handler is function)
+        self.retry_mappings = [m for m in self.sandbox.sqs_mappings if m.handler is function]
+        self.invoker_ = self.invoker(function, self.stream_mapping.settings.batch_size)
+        self.stream_mapping.handler = self.invoker_
+        for mapping in self.retry_mappings:
+            mapping.handler = self.invoker_
+        self.ledger = function.environment[handler_config.LEDGER_TABLE_NAME]
+        self.parking_urls = [self.sandbox.dead_letter_queue(m.queue_arn).url for m in self.retry_mappings]
+        self.kinesis = self.client("kinesis")
+        poison = set(self.rng.sample(range(self.options.records), self.poison_count))
+        self.expected: dict[str, int] = {}
+        self.poison_ids = set()
+        events = []
+        for i in range(self.options.records):
+            event_id = f"{self.name}-{i:06d}"
+            if i in poison:
+                events.append({"eventId": event_id, "account": f"acct-{i:06d}", "poison": True})
+                self.poison_ids.add(event_id)
+            else:
+                amount = 1 + self.rng.randrange(100)
+                events.append({"eventId": event_id, "account": f"acct-{i:06d}", "amount": amount})
+                self.expected[f"acct-{i:06d}"] = amount
+        self.event_of_account = {e["account"]: e["eventId"] for e in events}
+        self.refetched = 0
+        self.faults.auditors.append(self._audit)
+        stream = self.stream_mapping.stream_name
+        for start in range(0, len(events), 500):
+            chunk = events[start:start + 500]
+            self.kinesis.put_records(StreamName=stream, Records=[
+                {"Data": json.dumps(e).encode(), "PartitionKey": e["account"]} for e in chunk])
+
+    def _audit(self, operation: str, _params: dict, response: dict) -> None:
+        if operation == "GetRecords":  # the handler reading an on-failure range back
+            self.refetched += len(response.get("Records", []))
+
+    def records_reread(self) -> int:
+        """Records delivered or read more than once: re-invocations (bisect, retries, duplicate
+        deliveries) and ranges the handler read back from the stream."""
+        delivered = sum(self.stream_mapping.stats.batch_sizes)
+        return delivered - self.options.records + self.refetched
+
+    def drive(self, step: Step) -> None:
+        total = max(self.options.records, 1)
+        read = 0
+        while True:
+            moved = self.stream_mapping.poll()
+            read += moved
+            for mapping in self.retry_mappings:
+                moved += mapping.poll_once()
+            step(min(read / total, 0.99))
+            if not moved:
+                return
+
+    def _parked_event_ids(self) -> tuple[set, int]:
+        """Event ids of everything parked for a human, and the messages that held them."""
+        ids, messages = set(), 0
+        for url in self.parking_urls:
+            for message in self.drain_queue_messages(url):
+                messages += 1
+                body = json.loads(message["Body"])
+                if "data" in body:
+                    ids.add(json.loads(base64.b64decode(body["data"]))["eventId"])
+                elif "KinesisBatchInfo" in body:
+                    ids.update(self._read_range(body["KinesisBatchInfo"]))
+        return ids, messages
+
+    def _read_range(self, info: dict) -> set:
+        iterator = self.kinesis.get_shard_iterator(
+            StreamName=self.stream_mapping.stream_name, ShardId=info["shardId"],
+            ShardIteratorType="AT_SEQUENCE_NUMBER", StartingSequenceNumber=info["startSequenceNumber"])["ShardIterator"]
+        end = int(info["endSequenceNumber"])
+        ids = set()
+        while iterator:
+            page = self.kinesis.get_records(ShardIterator=iterator, Limit=1000)
+            for record in page["Records"]:
+                if int(record["SequenceNumber"]) > end:
+                    return ids
+                ids.add(json.loads(record["Data"])["eventId"])
+            if not page["Records"]:
+                return ids
+            iterator = page.get("NextShardIterator")
+        return ids
+
+    def verify(self) -> PatternReport:
+        self.faults.auditors.remove(self._audit)
+        ddb = self.client("dynamodb")
+        applied = {}
+        for page in ddb.get_paginator("scan").paginate(TableName=self.ledger):
+            for item in page["Items"]:
+                applied[item["account"]["S"]] = (int(item.get("applied", {}).get("N", "0")),
+                                                 float(item.get("balance", {}).get("N", "0")))
+        processed_ids = {self.event_of_account[account] for account, amount in self.expected.items()
+                         if applied.get(account) == (1, float(amount))}
+        duplicates = sum(count - 1 for count, _ in applied.values() if count > 1)
+        parked, messages = self._parked_event_ids()
+        unrecoverable = parked - processed_ids
+        report = PatternReport(
+            sent=self.options.records, processed_once=len(processed_ids), duplicate_effects=duplicates,
+            unrecoverable=len(unrecoverable), expected_unrecoverable=self.poison_count,
+            invocations=self.invoker_.invocations,
+            retries=self.stream_mapping.stats.function_errors + sum(m.stats.messages_failed for m in self.retry_mappings))
+        report.lost = report.sent - report.processed_once - report.unrecoverable
+        wrong = unrecoverable - self.poison_ids
+        if wrong:
+            report.notes.append(f"{len(wrong)} valid events were parked, e.g. {sorted(wrong)[:3]}")
+        report.notes.append(f"{messages} messages parked in the Unrecoverable-DLQ; "
+                            f"{self.records_reread()} records re-delivered or re-read")
+        report.injected["records_reread"] = self.records_reread()
+        report.notes.extend(self.fault_notes())
+        return report
+
+
+class IdempotentStreamDriver(StreamLedgerDriver):
+    name = "idempotent_stream"
+    consumer_handler = "integration_blueprint.handlers.reference.ledger_idempotent_consumer.lambda_handler"
+
+
+class NonIdempotentStreamDriver(StreamLedgerDriver):
+    name = "non_idempotent_stream"
+    consumer_handler = "integration_blueprint.handlers.reference.ledger_app_dlq_consumer.lambda_handler"
+    not_covered = {
+        "duplicates": "this pattern has no idempotency store by definition; it is exactly-once because the "
+                      "mapping never retries, and a redelivered record would repeat its effect",
+        "crashes": "a crashed batch goes, as Lambda's metadata-only on-failure record, straight to the "
+                   "Unrecoverable-DLQ: it may be partly applied, so a person replays what was not "
+                   "(components/non_idempotent_stream_consumer.py)",
+    }

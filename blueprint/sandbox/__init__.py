@@ -1,0 +1,11 @@
+"""The local sandbox: a recorded stack realized in an AWS emulator, its handlers run in-process.
+
+    errors          SandboxError, FunctionCrashed (importable without boto3)
+    emulator        moto's server on loopback and clients for it
+    realization     Sandbox: queues, streams, tables, functions, schedules from the recording
+    sqs_esm         Lambda's SQS event source mapping semantics
+    kinesis_esm     Lambda's Kinesis event source mapping semantics
+    lambda_context  a Lambda-like context object
+
+It depends on the recording (integration_blueprint.preview.recording) and nothing above it.
+"""
