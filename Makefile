@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: test install preview local
+.PHONY: test install preview local lint
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,6 +15,11 @@ install: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(PY) -m pytest -q
+
+# Lint and type check (CI runs both).
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+	$(PY) tools/typecheck.py
 
 # Offline preview of every stack through the policy pack; fails on a mandatory violation.
 preview: $(VENV)/.installed

@@ -16,9 +16,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")
 
+from integration_blueprint.drill.patterns import IdempotentStreamDriver, NonIdempotentStreamDriver  # noqa: E402
 from integration_blueprint.drill.report import DrillOptions
 from integration_blueprint.drill.runner import run_drill  # noqa: E402
-from integration_blueprint.drill.patterns import IdempotentStreamDriver, NonIdempotentStreamDriver  # noqa: E402
 
 RECORDS = 2000
 RATES = (0.001, 0.01, 0.05)

@@ -26,9 +26,9 @@ import boto3  # noqa: E402
 from botocore.exceptions import ClientError  # noqa: E402
 from moto import mock_aws  # noqa: E402
 
-from integration_blueprint.sandbox.lambda_context import LocalLambdaContext  # noqa: E402
 from handlers import billing_consumer  # noqa: E402
 from integration_blueprint.handlers.runtime.billing import Charge  # noqa: E402
+from integration_blueprint.sandbox.lambda_context import LocalLambdaContext  # noqa: E402
 
 CHARGES = 1000
 TENANTS = 20
@@ -97,8 +97,11 @@ def ours(client):
 
 def powertools(client):
     from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
-    from aws_lambda_powertools.utilities.idempotency import (DynamoDBPersistenceLayer, IdempotencyConfig,
-                                                             idempotent_function)
+    from aws_lambda_powertools.utilities.idempotency import (
+        DynamoDBPersistenceLayer,
+        IdempotencyConfig,
+        idempotent_function,
+    )
 
     persistence = DynamoDBPersistenceLayer(table_name="idempotency", boto3_client=client)
     config = IdempotencyConfig(event_key_jmespath="idempotency_key", expires_after_seconds=90 * 86400,

@@ -40,11 +40,11 @@ import boto3  # noqa: E402
 from aws_lambda_powertools import Logger  # noqa: E402
 from moto import mock_aws  # noqa: E402
 
-from integration_blueprint.sandbox.kinesis_esm import KinesisEventSourceMapping, KinesisMappingSettings  # noqa: E402
-from integration_blueprint.components.idempotent_stream_consumer import DEFAULT_MAXIMUM_RETRY_ATTEMPTS  # noqa: E402
 from handlers import app_dlq_stream, idempotent_stream  # noqa: E402
-from integration_blueprint.handlers.runtime.idempotent_stream import IdempotentStreamSettings  # noqa: E402
+from integration_blueprint.components.idempotent_stream_consumer import DEFAULT_MAXIMUM_RETRY_ATTEMPTS  # noqa: E402
 from integration_blueprint.handlers.reference.reference_ledger import BUSINESS_KEY_JMESPATH, AccountLedger  # noqa: E402
+from integration_blueprint.handlers.runtime.idempotent_stream import IdempotentStreamSettings  # noqa: E402
+from integration_blueprint.sandbox.kinesis_esm import KinesisEventSourceMapping, KinesisMappingSettings  # noqa: E402
 
 BATCH_SIZES = (10, 100, 1000)
 POISON_COUNTS = (1, 2, 5)

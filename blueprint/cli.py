@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerError
-from integration_blueprint.preview.recording import ProgramError
 from integration_blueprint.preview.policy_config import PolicyConfigError
+from integration_blueprint.preview.recording import ProgramError
 from integration_blueprint.sandbox.errors import SandboxError
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)

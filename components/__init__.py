@@ -12,10 +12,14 @@ each: `function` (Lambda packaging + least-privilege role), `queues` (queue + al
 
 from integration_blueprint.components.distributed_map_batch import DistributedMapBatch, DistributedMapBatchArgs
 from integration_blueprint.components.fifo_billing_queue import FifoBillingQueue, FifoBillingQueueArgs
-from integration_blueprint.components.idempotent_stream_consumer import (IdempotentStreamConsumer,
-                                                                         IdempotentStreamConsumerArgs)
-from integration_blueprint.components.non_idempotent_stream_consumer import (NonIdempotentStreamConsumer,
-                                                                             NonIdempotentStreamConsumerArgs)
+from integration_blueprint.components.idempotent_stream_consumer import (
+                                                                         IdempotentStreamConsumer,
+                                                                         IdempotentStreamConsumerArgs,
+)
+from integration_blueprint.components.non_idempotent_stream_consumer import (
+                                                                         NonIdempotentStreamConsumer,
+                                                                         NonIdempotentStreamConsumerArgs,
+)
 
 __all__ = ["FifoBillingQueue", "FifoBillingQueueArgs", "IdempotentStreamConsumer", "IdempotentStreamConsumerArgs",
            "NonIdempotentStreamConsumer", "NonIdempotentStreamConsumerArgs", "DistributedMapBatch",

@@ -21,9 +21,18 @@ import pulumi
 import pulumi_aws as aws
 
 from integration_blueprint.components.function import Statement
-from integration_blueprint.components.kinesis_consumer import (SQS_CONSUME_ACTIONS, StreamConsumerArgs, consumer_alarms, consumer_function,
-                                         dlq_pair, reference_ledger, retry_mapping, stream_mapping_settings,
-                                         stream_source, validate_common)
+from integration_blueprint.components.kinesis_consumer import (
+    SQS_CONSUME_ACTIONS,
+    StreamConsumerArgs,
+    consumer_alarms,
+    consumer_function,
+    dlq_pair,
+    reference_ledger,
+    retry_mapping,
+    stream_mapping_settings,
+    stream_source,
+    validate_common,
+)
 from integration_blueprint.handlers.runtime import config as handler_config
 
 TYPE = "blueprint:index:NonIdempotentStreamConsumer"

@@ -8,11 +8,10 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from moto import mock_aws
 
+from integration_blueprint.handlers.reference import billing_consumer, billing_dispatcher
+from integration_blueprint.handlers.runtime.billing import Charge
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
 from integration_blueprint.sandbox.sqs_esm import SqsEventSourceMapping
-from integration_blueprint.handlers.reference import billing_consumer
-from integration_blueprint.handlers.reference import billing_dispatcher
-from integration_blueprint.handlers.runtime.billing import Charge
 
 MONTH = "2026-10"
 TENANTS = {"acme": {"alice": 1200, "bob": 800, "carol": 500}, "globex": {"dave": 3000, "erin": 700}}

@@ -18,7 +18,6 @@ from moto.awslambda.models import LambdaFunction
 from moto.dynamodb.responses import DynamoHandler
 from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 
-from integration_blueprint.preview.recording import ProgramError, record_program
 from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.distributed_map_batch import DistributedMapBatch
 from integration_blueprint.components.distributed_map_definition import (
@@ -34,11 +33,13 @@ from integration_blueprint.components.distributed_map_definition import (
     to_json,
 )
 from integration_blueprint.components.validation import ComponentArgumentError
-from tests.conftest import REGION
+from integration_blueprint.preview.recording import ProgramError, record_program
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
+from tests.conftest import REGION
 from tests.invoice_fixtures import ENVIRONMENT, create_tables, customer_total, load_handler
 
 REPO = Path(__file__).resolve().parents[1]
+ENRICHER_MODULE = "integration_blueprint.handlers.reference.invoice_enricher"
 STACKS = ("dev", "staging", "prod")
 FUNCTION_ARN = "arn:aws:lambda:eu-west-1:123456789012:function:enricher"
 QUEUE_URL = "https://sqs.eu-west-1.amazonaws.com/123456789012/ops"
@@ -253,7 +254,7 @@ def test_item_function_gets_its_tables_from_the_component():
     assert variables["INVOICE_LEDGER_TABLE_NAME"] == recorded.named("invoices-invoice-ledger").outputs["name"]
     assert variables["IDEMPOTENCY_EXPIRY_SECONDS"] == "3600"
     assert set(ENVIRONMENT) <= set(variables)  # the tests run the handler with the same variables
-    assert recorded.named("invoices-enricher").inputs["handler"] == "integration_blueprint.handlers.reference.invoice_enricher.lambda_handler"
+    assert recorded.named("invoices-enricher").inputs["handler"] == f"{ENRICHER_MODULE}.lambda_handler"
     idempotency = recorded.named("invoices-idempotency").inputs
     assert idempotency["hashKey"] == "id" and idempotency["ttl"]["attributeName"] == "expiration"
 
@@ -375,10 +376,10 @@ def moto_batch(monkeypatch):
             RoleName="batch", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
         archive = io.BytesIO()
         with zipfile.ZipFile(archive, "w") as zf:
-            zf.write(REPO / "handlers" / "reference" / "invoice_enricher.py", "integration_blueprint/handlers/reference/invoice_enricher.py")
+            zf.write(REPO / "handlers" / "reference" / "invoice_enricher.py", ENRICHER_MODULE.replace(".", "/") + ".py")
         function_arn = boto3.client("lambda", region_name=REGION).create_function(
             FunctionName="invoice-enricher", Runtime=conventions.LAMBDA_RUNTIME, Role=role,
-            Handler="integration_blueprint.handlers.reference.invoice_enricher.lambda_handler", Code={"ZipFile": archive.getvalue()},
+            Handler=f"{ENRICHER_MODULE}.lambda_handler", Code={"ZipFile": archive.getvalue()},
             Timeout=30, Environment={"Variables": ENVIRONMENT})["FunctionArn"]
         queue_url = boto3.client("sqs", region_name=REGION).create_queue(QueueName="ops")["QueueUrl"]
 

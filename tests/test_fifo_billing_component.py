@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from integration_blueprint.preview.recording import ProgramError, record_program
 from integration_blueprint.components.fifo_billing_queue import FifoBillingQueue
+from integration_blueprint.preview.recording import ProgramError, record_program
 
 REPO = Path(__file__).resolve().parents[1]
 REGION_CONFIG = {"aws:region": "eu-west-1"}

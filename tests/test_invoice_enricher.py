@@ -4,8 +4,8 @@ return the same result; invalid rows fail with the named error."""
 import pytest
 from moto import mock_aws
 
-from tests.conftest import REGION
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
+from tests.conftest import REGION
 from tests.invoice_fixtures import create_tables, customer_total, load_handler
 
 ROW = {"invoice_id": "INV-1", "customer_id": "C-7", "region": "eu", "billing_date": "2026-11-01",

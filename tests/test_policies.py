@@ -11,8 +11,8 @@ import pulumi
 import pulumi_aws as aws
 import pytest
 
-from integration_blueprint.preview.recording import record_program
 from integration_blueprint.components.alarms import queue_depth_alarm
+from integration_blueprint.preview.recording import record_program
 
 ROLE = "arn:aws:iam::123456789012:role/test"
 REDRIVE_OK = 5

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from integration_blueprint.cli import main
 from integration_blueprint.preview import policy_config
 from integration_blueprint.preview.analyzer import PolicyAnalyzer
-from integration_blueprint.cli import main
 from integration_blueprint.preview.run import REPO_ROOT, render_text, run_preview, stack_policy_config
 
 FIXTURES = Path(__file__).parent / "fixtures"

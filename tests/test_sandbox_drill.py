@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from blueprint import cli
+from integration_blueprint.drill.patterns import DRIVERS, IdempotentStreamDriver
 from integration_blueprint.drill.report import DrillOptions
 from integration_blueprint.drill.runner import run_drill
-from integration_blueprint.drill.patterns import DRIVERS, IdempotentStreamDriver
-from integration_blueprint.sandbox.emulator import running_emulator
 from integration_blueprint.preview.recording import record_program
+from integration_blueprint.sandbox.emulator import running_emulator
 from integration_blueprint.sandbox.realization import Sandbox
 
 REPO = Path(__file__).resolve().parents[1]

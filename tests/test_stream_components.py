@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from integration_blueprint.preview.recording import ProgramError, record_program
 from integration_blueprint.components.idempotent_stream_consumer import IdempotentStreamConsumer
 from integration_blueprint.components.non_idempotent_stream_consumer import NonIdempotentStreamConsumer
+from integration_blueprint.preview.recording import ProgramError, record_program
 
 REPO = Path(__file__).resolve().parents[1]
 REGION_CONFIG = {"aws:region": "eu-west-1"}

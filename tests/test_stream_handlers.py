@@ -14,13 +14,12 @@ import pytest
 from aws_lambda_powertools import Logger
 from moto import mock_aws
 
-from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
-from integration_blueprint.sandbox.kinesis_esm import KinesisEventSourceMapping, KinesisMappingSettings
-from integration_blueprint.sandbox.sqs_esm import SqsEventSourceMapping
-from integration_blueprint.handlers.runtime import app_dlq_stream
-from integration_blueprint.handlers.runtime import idempotent_stream
-from integration_blueprint.handlers.runtime.idempotent_stream import IdempotentStreamSettings
 from integration_blueprint.handlers.reference.reference_ledger import BUSINESS_KEY_JMESPATH, AccountLedger
+from integration_blueprint.handlers.runtime import app_dlq_stream, idempotent_stream
+from integration_blueprint.handlers.runtime.idempotent_stream import IdempotentStreamSettings
+from integration_blueprint.sandbox.kinesis_esm import KinesisEventSourceMapping, KinesisMappingSettings
+from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
+from integration_blueprint.sandbox.sqs_esm import SqsEventSourceMapping
 
 REGION = "eu-west-1"
 STREAM = "orders"

@@ -12,8 +12,8 @@ the tests and the benchmark from paying the start-up cost each time.
 
 from __future__ import annotations
 
-import os
 import importlib.util
+import os
 import select
 import subprocess
 import sys

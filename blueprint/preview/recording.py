@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
+import pulumi
 import yaml
 from google.protobuf import struct_pb2
-
-import pulumi
-from pulumi.runtime import mocks, rpc, settings as pulumi_settings
+from pulumi.runtime import mocks, rpc
+from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.config import set_all_config
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
@@ -229,8 +229,20 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)  # the wire format has only doubles; whole numbers were ints in the program
     if isinstance(value, (pulumi.Asset, pulumi.Archive)):
-        return {"archive" if isinstance(value, pulumi.Archive) else "asset": type(value).__name__}
+        return _plain_asset(value)
     return value
+
+
+def _plain_asset(value: Any) -> dict:
+    """An asset or archive as its kind and where its content comes from (for an AssetArchive, each
+    member's path in the archive), so a check can see what a Lambda archive would hold."""
+    plain: dict[str, Any] = {"archive" if isinstance(value, pulumi.Archive) else "asset": type(value).__name__}
+    if isinstance(value, pulumi.AssetArchive):
+        plain["assets"] = {name: _plain_asset(member) for name, member in sorted(value.assets.items())}
+    for attribute in ("path", "uri"):
+        if isinstance(getattr(value, attribute, None), str):
+            plain[attribute] = getattr(value, attribute)
+    return plain
 
 
 # ---- config ----------------------------------------------------------------------------------
@@ -296,6 +308,11 @@ def _program_environment(program_dir: Optional[Path]):
     finally:
         os.chdir(old_cwd)
         sys.path[:] = old_path
+        # The program's own modules (a team's `components/`, say) belong to that program: the next
+        # program recorded in this process imports its own.
+        for name, module in list(sys.modules.items()):
+            if str(getattr(module, "__file__", None) or "").startswith(str(program_dir) + os.sep):
+                del sys.modules[name]
 
 
 def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str = "dev",

@@ -146,6 +146,10 @@ class Section:
 ARN_PATTERN = r"arn:aws[a-z-]*:[a-z0-9-]+:[a-z0-9-]*:\d{12}:.+"
 
 
+SCHEDULE_PATTERN = r"(cron\(\S+( \S+){5}\)|rate\(\d+ \w+\)|at\(\S+\))"
+SCHEDULE_DESCRIPTION = "a Scheduler expression: cron(min hour dom month dow year), rate(...) or at(...)"
+
+
 def platform_settings() -> dict:
     """`blueprint:platform`: what every pattern of the stack shares."""
     section = Section.from_pulumi("platform")
@@ -196,8 +200,7 @@ def fifo_billing_args(platform: dict) -> Optional[dict]:
         reserved_concurrency=section.integer("reservedConcurrency", None, minimum=1),
         oldest_message_alarm_seconds=section.integer("oldestMessageAlarmSeconds", 900, minimum=60),
         schedule_expression=section.string("schedule", "cron(0 3 1 * ? *)",
-                                           pattern=r"(cron\(\S+( \S+){5}\)|rate\(\d+ \w+\)|at\(\S+\))",
-                                           describe="a Scheduler expression: cron(min hour dom month dow year), rate(...) or at(...)"),
+                                           pattern=SCHEDULE_PATTERN, describe=SCHEDULE_DESCRIPTION),
         schedule_timezone=section.string("scheduleTimezone", "UTC"),
         schedule_enabled=section.boolean("scheduleEnabled", True),
         scheduler_retry_attempts=section.integer("schedulerRetryAttempts", conventions.SCHEDULER_RETRY_ATTEMPTS_DEFAULT,
@@ -222,8 +225,12 @@ def fifo_billing_args(platform: dict) -> Optional[dict]:
 def distributed_map_args(platform: dict) -> Optional[dict]:
     """`blueprint:distributedMap` -> DistributedMapBatchArgs, or None when the stack disables it."""
     from integration_blueprint.components.distributed_map_batch import (
-        DEFAULT_INPUT_PREFIX, DEFAULT_ITEM_TIMEOUT_SECONDS, DEFAULT_RESULT_PREFIX,
-        DEFAULT_SCHEDULE_INPUT_KEY, DistributedMapBatchArgs)
+        DEFAULT_INPUT_PREFIX,
+        DEFAULT_ITEM_TIMEOUT_SECONDS,
+        DEFAULT_RESULT_PREFIX,
+        DEFAULT_SCHEDULE_INPUT_KEY,
+        DistributedMapBatchArgs,
+    )
 
     section = Section.from_pulumi("distributedMap")
     if not section.boolean("enabled", False):
@@ -276,8 +283,7 @@ def distributed_map_args(platform: dict) -> Optional[dict]:
     # No `schedule`: runs are started by hand (or by the team's own trigger).
     schedule = dict(
         schedule_expression=section.string("schedule", None,
-                                           pattern=r"(cron\(\S+( \S+){5}\)|rate\(\d+ \w+\)|at\(\S+\))",
-                                           describe="a Scheduler expression: cron(min hour dom month dow year), rate(...) or at(...)"),
+                                           pattern=SCHEDULE_PATTERN, describe=SCHEDULE_DESCRIPTION),
         schedule_timezone=section.string("scheduleTimezone", "UTC"),
         schedule_enabled=section.boolean("scheduleEnabled", True),
         schedule_input_key=section.string("scheduleInputKey", DEFAULT_SCHEDULE_INPUT_KEY),

@@ -15,7 +15,6 @@ fails the rest of its message group in this batch (so nothing in that group runs
 while other groups go on.
 """
 
-import os
 import time
 from datetime import datetime, timezone
 
@@ -26,8 +25,15 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from botocore.exceptions import ClientError
 
 from integration_blueprint.conventions import BILLING_LEDGER_TTL_DEFAULT_DAYS
-from integration_blueprint.handlers.runtime.billing import ACCOUNTS_PK, ACCOUNTS_SK, TENANT_SK, Charge, InvalidCharge, UnknownTenant
 from integration_blueprint.handlers.runtime import config
+from integration_blueprint.handlers.runtime.billing import (
+    ACCOUNTS_PK,
+    ACCOUNTS_SK,
+    TENANT_SK,
+    Charge,
+    InvalidCharge,
+    UnknownTenant,
+)
 from integration_blueprint.handlers.runtime.retry import call_with_retries
 
 logger = Logger(service=config.service_name("billing-consumer"))

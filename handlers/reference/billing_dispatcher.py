@@ -6,7 +6,6 @@ it twice for a month is safe: within SQS's 5-minute window FIFO deduplication dr
 and after it the consumer's conditional ledger write refuses to charge a key twice.
 """
 
-import os
 import time
 from datetime import datetime, timezone
 from typing import Iterable, Iterator, Optional
@@ -15,8 +14,14 @@ import boto3
 from aws_lambda_powertools import Logger
 
 from integration_blueprint.aws_limits import SQS_SEND_BATCH_MAX_ENTRIES
-from integration_blueprint.handlers.runtime.billing import (ACCOUNTS_SK, EMPLOYEE_SK_PREFIX, MONTH_PATTERN, Charge, InvalidCharge)
 from integration_blueprint.handlers.runtime import config
+from integration_blueprint.handlers.runtime.billing import (
+    ACCOUNTS_SK,
+    EMPLOYEE_SK_PREFIX,
+    MONTH_PATTERN,
+    Charge,
+    InvalidCharge,
+)
 from integration_blueprint.handlers.runtime.retry import call_with_retries, full_jitter_delay
 
 logger = Logger(service=config.service_name("billing-dispatcher"))

@@ -18,7 +18,6 @@ Payload (JSON): {"eventId": "e-1", "account": "acct-1", "amount": 5}. A payload 
 
 from __future__ import annotations
 
-import os
 from decimal import Decimal
 from typing import Optional
 

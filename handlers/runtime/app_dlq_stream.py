@@ -27,7 +27,6 @@ Environment (set by the component): RETRY_DLQ_URL.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, Optional
 
 import boto3
@@ -35,9 +34,16 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from integration_blueprint.handlers.runtime.retry import call_with_retries
 from integration_blueprint.handlers.runtime import config
-from integration_blueprint.handlers.runtime.stream_records import StreamRecord, batch_info, is_inserted_record, is_kinesis_event, is_sqs_event, sqs_body
+from integration_blueprint.handlers.runtime.retry import call_with_retries
+from integration_blueprint.handlers.runtime.stream_records import (
+    StreamRecord,
+    batch_info,
+    is_inserted_record,
+    is_kinesis_event,
+    is_sqs_event,
+    sqs_body,
+)
 
 ProcessRecord = Callable[[StreamRecord], Any]
 

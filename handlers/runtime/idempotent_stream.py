@@ -26,7 +26,6 @@ IDEMPOTENCY_KEY_JMESPATH, IDEMPOTENCY_EXPIRY_SECONDS.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional
@@ -36,13 +35,21 @@ import jmespath
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
-from aws_lambda_powertools.utilities.idempotency import (
-    DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function)
+from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function
 
-from integration_blueprint.aws_limits import KINESIS_GET_RECORDS_LIMIT_MAX, POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS
-from integration_blueprint.handlers.runtime.retry import call_with_retries
-from integration_blueprint.handlers.runtime.stream_records import StreamRecord, batch_info, is_kinesis_event, is_sqs_event, sqs_body
+from integration_blueprint.aws_limits import (
+    KINESIS_GET_RECORDS_LIMIT_MAX,
+    POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS,
+)
 from integration_blueprint.handlers.runtime import config
+from integration_blueprint.handlers.runtime.retry import call_with_retries
+from integration_blueprint.handlers.runtime.stream_records import (
+    StreamRecord,
+    batch_info,
+    is_kinesis_event,
+    is_sqs_event,
+    sqs_body,
+)
 from integration_blueprint.handlers.runtime.stream_refetch import read_batch
 
 ProcessRecord = Callable[[StreamRecord], Any]

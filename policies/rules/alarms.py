@@ -1,12 +1,11 @@
 """CloudWatch rule: every dead-letter queue alarms on its first message."""
 
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
+from pulumi_policy.proxy import UnknownValueError
 
 from integration_blueprint import conventions
 
-from ._links import (ALARM, MAPPING, QUEUE, SCHEDULE, RedrivesBySource, StackIndex, label, mapping_source)
-from pulumi_policy.proxy import UnknownValueError
-
+from ._links import ALARM, MAPPING, QUEUE, SCHEDULE, RedrivesBySource, StackIndex, label, mapping_source
 from ._values import each, gather, get, is_set, number
 
 DEPTH_METRIC = "ApproximateNumberOfMessagesVisible"

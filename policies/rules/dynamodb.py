@@ -2,9 +2,13 @@
 
 import re
 
-from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, StackValidationArgs,
-                           StackValidationPolicy)
-
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
 from pulumi_policy.proxy import UnknownValueError
 
 from ._links import FUNCTION, TABLE, StackIndex, label

@@ -9,8 +9,7 @@ from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 
 from integration_blueprint import aws_limits
 
-from ._links import (MAPPING, QUEUE, STREAM, STREAM_CONSUMER, RedrivesBySource, StackIndex, label,
-                     mapping_source)
+from ._links import MAPPING, QUEUE, STREAM, STREAM_CONSUMER, RedrivesBySource, StackIndex, label, mapping_source
 from ._values import each, gather, get, number
 
 

@@ -1,10 +1,9 @@
 """EventBridge Scheduler rule: a target that fails must be retried and then kept, not dropped."""
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
-
-from ._links import SCHEDULE
 from pulumi_policy.proxy import UnknownValueError
 
+from ._links import SCHEDULE
 from ._values import get, is_set, resource_rule
 
 

@@ -1,15 +1,32 @@
 """SQS rules: redrive policies, dead-letter queues, and queues that Lambda consumes."""
 
-from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation,
-                           ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs,
-                           StackValidationPolicy)
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
 
 from integration_blueprint import aws_limits, conventions
 
-from ._links import (MAPPING, QUEUE, REDRIVE_POLICY, RedrivesBySource, StackIndex, fifo, label,
-                     mapping_function, mapping_source, max_receive_count, redrive, redrive_owners)
+from ._links import (
+    MAPPING,
+    QUEUE,
+    REDRIVE_POLICY,
+    RedrivesBySource,
+    StackIndex,
+    fifo,
+    label,
+    mapping_function,
+    mapping_source,
+    max_receive_count,
+    redrive,
+    redrive_owners,
+)
 from ._values import config_value, each, is_set, number, resource_rule
-
 
 # ---- sqs-dlq-max-receive-count ------------------------------------------------------------------
 

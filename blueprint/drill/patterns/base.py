@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 from typing import Callable
 
-from integration_blueprint.drill.invoker import Invoker, plan_crashes
-from integration_blueprint.drill.report import DrillOptions
 from integration_blueprint.drill.faults import FaultInjector
+from integration_blueprint.drill.invoker import Invoker, plan_crashes
+from integration_blueprint.drill.report import DrillOptions, PatternReport
 from integration_blueprint.preview.recording import RecordedStack
 from integration_blueprint.sandbox.realization import LocalFunction, Sandbox
 

@@ -13,7 +13,8 @@ from integration_blueprint.handlers.runtime import config as handler_config
 
 class DistributedMapDriver(PatternDriver):
     """A CSV of N invoices, one customer each, so every customer's ledger must hold exactly one
-    invoice, written exactly once (audited at the botocore layer). Duplicates: a fraction of the rows appear twice in the file, and item deliveries are
+    invoice, written exactly once (audited at the botocore layer). Duplicates: a fraction of the rows
+    appear twice in the file, and item deliveries are
     repeated. Poison: rows with an amount that is not a number. Failed items are read from the
     Map's ResultWriter output; a run over the tolerated threshold reaches the ops queue."""
 

@@ -7,8 +7,8 @@ from collections import Counter
 
 from integration_blueprint.drill.patterns.base import PatternDriver, Step
 from integration_blueprint.drill.report import PatternReport
-from integration_blueprint.sandbox.errors import SandboxError
 from integration_blueprint.handlers.runtime import config as handler_config
+from integration_blueprint.sandbox.errors import SandboxError
 
 
 class FifoBillingDriver(PatternDriver):
@@ -19,12 +19,14 @@ class FifoBillingDriver(PatternDriver):
 
     name = "fifo_billing"
     handler = "integration_blueprint.handlers.reference.billing_dispatcher"
+    consumer_handler = "integration_blueprint.handlers.reference.billing_consumer.lambda_handler"
     EMPLOYEES_PER_TENANT = 10
 
     def prepare(self) -> None:
         dispatcher = self.functions(self.sandbox)[0]
-        consumers = [m for m in self.sandbox.sqs_mappings if m.handler.handler == "integration_blueprint.handlers.reference.billing_consumer.lambda_handler"
-                     and m.handler.environment.get(handler_config.ACCOUNTS_TABLE_NAME) == dispatcher.environment[handler_config.ACCOUNTS_TABLE_NAME]]
+        accounts = dispatcher.environment[handler_config.ACCOUNTS_TABLE_NAME]
+        consumers = [m for m in self.sandbox.sqs_mappings if m.handler.handler == self.consumer_handler
+                     and m.handler.environment.get(handler_config.ACCOUNTS_TABLE_NAME) == accounts]
         if len(consumers) != 1:
             raise SandboxError("fifo_billing: expected one consumer mapping for the dispatcher's accounts table")
         self.mapping = consumers[0]
