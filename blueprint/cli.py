@@ -14,12 +14,15 @@ import traceback
 from pathlib import Path
 from typing import Callable, Optional
 
+from integration_blueprint import __version__
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerError
 from integration_blueprint.preview.policy_config import PolicyConfigError
 from integration_blueprint.preview.recording import ProgramError
 from integration_blueprint.sandbox.errors import SandboxError
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
+DESCRIPTION = ("Offline policy preview, local sandbox drill and policy pack tools for the integration blueprint "
+               "(no Pulumi CLI or AWS account needed).")
 # Failures the user can fix; anything else is a bug and keeps its traceback.
 USER_ERRORS = (ProgramError, AnalyzerError, PolicyConfigError, SandboxError)
 
@@ -115,11 +118,28 @@ def add_drill_command(subparsers) -> None:
     parser.set_defaults(run=_run_drill)
 
 
-COMMANDS: list[Callable] = [add_preview_command, add_drill_command]
+def _print_pack_path(args: argparse.Namespace) -> int:
+    print(DEFAULT_PACK_DIR)
+    return 0
+
+
+def add_policy_command(subparsers) -> None:
+    """`blueprint policy <action>`: the policy pack itself, like `pulumi policy`."""
+    parser = subparsers.add_parser("policy", help="the policy pack installed with this package",
+                                   description="The CrossGuard policy pack installed with this package.")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    path = actions.add_parser("path", help="print the policy pack's folder",
+                              description="Print the folder of the installed policy pack, for "
+                                          '`pulumi preview --policy-pack "$(blueprint policy path)"`.')
+    path.set_defaults(run=_print_pack_path)
+
+
+COMMANDS: list[Callable] = [add_preview_command, add_drill_command, add_policy_command]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="blueprint", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="blueprint", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add_command in COMMANDS:
         add_command(subparsers)

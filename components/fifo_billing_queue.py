@@ -126,7 +126,7 @@ class FifoBillingQueue(pulumi.ComponentResource):
     ledger_table_name: pulumi.Output[str]
     accounts_table_name: pulumi.Output[str]
 
-    def __init__(self, name: str, args: Optional[FifoBillingQueueArgs] = None,
+    def __init__(self, name: str, args: FifoBillingQueueArgs = None,  # type: ignore[assignment]  # Pulumi schema inference reads this annotation; Optional[...] breaks it
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE, name, None, opts)
         args = dict(args or {})

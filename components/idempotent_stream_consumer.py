@@ -12,7 +12,6 @@ still in the stream: the component refuses a configuration whose replay window e
 stream's retention. For the same reason idempotency keys must outlive the last replay.
 """
 
-from __future__ import annotations
 
 from typing import Optional
 
@@ -105,7 +104,7 @@ class IdempotentStreamConsumer(pulumi.ComponentResource):
     idempotency_table_name: pulumi.Output[str]
     ledger_table_name: pulumi.Output[Optional[str]]
 
-    def __init__(self, name: str, args: Optional[IdempotentStreamConsumerArgs] = None,
+    def __init__(self, name: str, args: IdempotentStreamConsumerArgs = None,  # type: ignore[assignment]  # Pulumi schema inference reads this annotation; Optional[...] breaks it
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE, name, None, opts)
         args = dict(args or {})

@@ -10,7 +10,6 @@ The two components (idempotent_stream_consumer.py, non_idempotent_stream_consume
 Kinesis mapping's error handling and in who writes to the Retry-DLQ.
 """
 
-from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence, TypedDict

@@ -13,7 +13,6 @@ batch may be partly applied, so replaying it automatically could apply records t
 once and a person replays what was not applied, while the records are still in the stream.
 """
 
-from __future__ import annotations
 
 from typing import Optional
 
@@ -60,7 +59,7 @@ class NonIdempotentStreamConsumer(pulumi.ComponentResource):
     function_arn: pulumi.Output[str]
     ledger_table_name: pulumi.Output[Optional[str]]
 
-    def __init__(self, name: str, args: Optional[NonIdempotentStreamConsumerArgs] = None,
+    def __init__(self, name: str, args: NonIdempotentStreamConsumerArgs = None,  # type: ignore[assignment]  # Pulumi schema inference reads this annotation; Optional[...] breaks it
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE, name, None, opts)
         args = dict(args or {})

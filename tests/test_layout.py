@@ -153,3 +153,16 @@ def test_a_team_program_with_its_own_components_and_handlers_folders_gets_our_co
         member = members[handler_module.replace(".", "/") + ".py"]
         assert Path(member["path"]).resolve().is_relative_to(REPO / "handlers"), member
         assert not any(str(tmp_path) in m.get("path", "") for m in members.values())
+
+
+def test_the_cli_names_its_version_and_the_installed_policy_pack(capsys):
+    import pytest
+
+    from integration_blueprint import __version__, cli
+
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"blueprint {__version__}"
+    assert cli.main(["policy", "path"]) == 0
+    pack = Path(capsys.readouterr().out.strip())
+    assert (pack / "PulumiPolicy.yaml").is_file() and (pack / "__main__.py").is_file()

@@ -300,7 +300,7 @@ def _program_environment(program_dir: Optional[Path]):
     if program_dir is None:
         yield
         return
-    old_cwd, old_path = os.getcwd(), list(sys.path)
+    old_cwd, old_path, old_modules = os.getcwd(), list(sys.path), set(sys.modules)
     os.chdir(program_dir)
     sys.path.insert(0, str(program_dir))
     try:
@@ -308,10 +308,11 @@ def _program_environment(program_dir: Optional[Path]):
     finally:
         os.chdir(old_cwd)
         sys.path[:] = old_path
-        # The program's own modules (a team's `components/`, say) belong to that program: the next
-        # program recorded in this process imports its own.
-        for name, module in list(sys.modules.items()):
-            if str(getattr(module, "__file__", None) or "").startswith(str(program_dir) + os.sep):
+        # Modules the program imported from its own folder (a team's `components/`, say) belong to
+        # that program: the next program recorded in this process imports its own.
+        for name in set(sys.modules) - old_modules:
+            top = name.partition(".")[0]
+            if (program_dir / top).is_dir() or (program_dir / f"{top}.py").is_file():
                 del sys.modules[name]
 
 
