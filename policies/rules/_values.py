@@ -25,6 +25,18 @@ class Malformed(Exception):
     """A property is present but not of a shape AWS accepts; the message names the fix."""
 
 
+class Unverifiable(UnknownValueError):
+    """A fact this stack cannot show (a DLQ given by the ARN of a queue in another stack). Like an
+    unknown value, the SDK reports it as an advisory "can't run policy" note with this message, so
+    the gap is said, not passed over in silence."""
+
+    def __init__(self, message: str):
+        Exception.__init__(self, message)
+        self.unknown_type_sentinel = ""
+        self.props = []
+        self.message = message
+
+
 def is_set(props: Mapping, key: str) -> bool:
     """Whether `key` is given at all. An unknown value is given (it just is not known yet), so this
     never raises: iterating the proxy yields keys without checking their values."""
@@ -58,6 +70,41 @@ def to_number(value: Any, what: str) -> Optional[float]:
         except ValueError:
             pass
     raise Malformed(f"{what} must be a number, got {value!r}")
+
+
+def whole_number(value: Any, what: str) -> float:
+    """A count: a number with no fraction (AWS refuses 4.5 receives)."""
+    number_ = to_number(value, what)
+    if number_ is None or not float(number_).is_integer():
+        raise Malformed(f"{what} must be a whole number, got {value!r}")
+    return number_
+
+
+def within(value: Any, low: float, high: float, what: str, *, also: tuple = ()) -> float:
+    """`value` (a number) if AWS accepts it: low..high, or one of `also` (like -1 for "no limit")."""
+    if value is None:
+        raise Malformed(f"{what} must be a number")
+    if value in also or low <= value <= high:
+        return value
+    extra = "".join(f" or {a:g}" for a in also)
+    raise Malformed(f"{what} is {value:g}; AWS accepts {low:g}-{high:g}{extra}")
+
+
+def a_list(value: Any, what: str) -> list:
+    """A JSON list field (a Catch, a Retry, Branches): absent is empty, anything else is malformed."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise Malformed(f"{what} must be a list, got {type(value).__name__} {json.dumps(value)[:80]}")
+    return value
+
+
+def an_object(value: Any, what: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise Malformed(f"{what} must be an object, got {type(value).__name__} {json.dumps(value)[:80]}")
+    return value
 
 
 def boolean(props: Mapping, key: str, default: bool) -> bool:
