@@ -86,8 +86,13 @@ def within(value: Any, low: float, high: float, what: str, *, also: tuple = ()) 
         raise Malformed(f"{what} must be a number")
     if value in also or low <= value <= high:
         return value
-    extra = "".join(f" or {a:g}" for a in also)
-    raise Malformed(f"{what} is {value:g}; AWS accepts {low:g}-{high:g}{extra}")
+    extra = "".join(f" or {shown(a)}" for a in also)
+    raise Malformed(f"{what} is {shown(value)}; AWS accepts {shown(low)}-{shown(high)}{extra}")
+
+
+def shown(value: float) -> str:
+    """A number as written in a program: 1209600, not 1.2096e+06."""
+    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def a_list(value: Any, what: str) -> list:

@@ -29,15 +29,13 @@ from ._values import each, gather, get, is_set, plain
 def _callers(index: StackIndex):
     """(caller, how) for every resource of the stack that invokes a function asynchronously."""
     for permission in index.of_type(PERMISSION):
-        yield permission, "function", lambda p=permission: (
-            get(p.props, "function") if get(p.props, "principal") in aws_limits.LAMBDA_ASYNC_INVOKING_PRINCIPALS else None)
+        yield permission, "function", lambda p=permission: get(p.props, "function")
     for schedule in index.of_type(SCHEDULE):
         yield schedule, "target", lambda s=schedule: get(s.props, "target", "arn")
     for target in index.of_type(EVENT_TARGET):
         yield target, "arn", lambda t=target: get(t.props, "arn")
     for subscription in index.of_type(SUBSCRIPTION):
-        yield subscription, "endpoint", lambda s=subscription: (
-            get(s.props, "endpoint") if get(s.props, "protocol") == "lambda" else None)
+        yield subscription, "endpoint", lambda s=subscription: get(s.props, "endpoint")
     for notification in index.of_type(BUCKET_NOTIFICATION):
         for i, _ in enumerate(plain(get(notification.props, "lambdaFunctions", default=[])) or []):
             yield notification, "lambdaFunctions", lambda n=notification, i=i: get(n.props, "lambdaFunctions")[i].get(
@@ -45,11 +43,10 @@ def _callers(index: StackIndex):
 
 
 def _invoked(index: StackIndex, caller, prop, value):
-    ref = value()  # None when this caller does not invoke asynchronously (an API Gateway permission)
-    if ref is None:
+    if caller.resource_type == PERMISSION and get(caller.props, "principal") not in aws_limits.LAMBDA_ASYNC_INVOKING_PRINCIPALS:
+        return None  # a synchronous caller (API Gateway, a load balancer)
+    if caller.resource_type == SUBSCRIPTION and get(caller.props, "protocol") != "lambda":
         return None
-    if caller.resource_type == PERMISSION:
-        return function_at(index, caller, prop, lambda: ref)
     found = function_at(index, caller, prop, value)
     return found if found is not None and found.resource_type == FUNCTION else None
 
