@@ -14,7 +14,8 @@ import pulumi_aws as aws
 import pytest
 from test_policies import ROLE, analyse, dlq, flagged, function, later, redrive_to, skipped
 
-from integration_blueprint.preview.analyzer import AnalyzerError
+from integration_blueprint.preview.analyzer import AnalyzerError, analyzer_pb2
+from integration_blueprint.preview.recording import record_program
 
 EXTERNAL_QUEUE = "arn:aws:sqs:us-east-1:123456789012:elsewhere"
 
@@ -515,7 +516,6 @@ def test_a_negative_retention_is_a_violation(policy_analyzer):
     ({"dynamodb-idempotency-table-ttl": {"environmentKeyPattern": "(IDEMPOTENCY"}}, "is not a regular expression"),
 ])
 def test_the_pack_refuses_a_config_it_cannot_apply(policy_analyzer, config, complaint):
-    from integration_blueprint.preview.analyzer import analyzer_pb2
     request = analyzer_pb2.ConfigureAnalyzerRequest()
     for name, properties in config.items():
         request.policyConfig[name].enforcementLevel = analyzer_pb2.MANDATORY
@@ -523,7 +523,7 @@ def test_the_pack_refuses_a_config_it_cannot_apply(policy_analyzer, config, comp
     policy_analyzer._call(policy_analyzer._stub.Configure, request)  # as the Pulumi CLI sends it, unchecked
     try:
         with pytest.raises(AnalyzerError, match=complaint):
-            policy_analyzer.analyze(__import__("integration_blueprint.preview.recording", fromlist=["x"]).record_program(
+            policy_analyzer.analyze(record_program(
                 lambda: aws.sqs.Queue("orders", redrive_policy=redrive_to(dlq("orders-dlq"))), stack="test"))
     finally:
         policy_analyzer.configure({})

@@ -25,6 +25,15 @@ class Malformed(Exception):
     """A property is present but not of a shape AWS accepts; the message names the fix."""
 
 
+# What a rule's reading of a hand-written value can raise when the value has a shape no rule
+# expected (a string where an object belongs): still a malformed value, never a crashed pack.
+UNEXPECTED_SHAPE = (TypeError, AttributeError, KeyError, IndexError)
+
+
+def unexpected(exc: Exception) -> str:
+    return f"a value does not have the shape AWS expects ({type(exc).__name__}: {exc}); check the resource's properties"
+
+
 class Unverifiable(UnknownValueError):
     """A fact this stack cannot show (a DLQ given by the ARN of a queue in another stack). Like an
     unknown value, the SDK reports it as an advisory "can't run policy" note with this message, so
@@ -158,6 +167,8 @@ def each(items: Iterable, check: Callable[[Any], None], report: ReportViolation,
             check(item)
         except Malformed as exc:
             report(str(exc), urn_of(item))
+        except UNEXPECTED_SHAPE as exc:
+            report(unexpected(exc), urn_of(item))
         except UnknownValueError as exc:
             first_unknown = first_unknown or exc
     if first_unknown is not None:
@@ -174,6 +185,8 @@ def resource_rule(check: Callable[[ResourceValidationArgs, ReportViolation], Non
             check(args, report)
         except Malformed as exc:
             report(str(exc), None)
+        except UNEXPECTED_SHAPE as exc:
+            report(unexpected(exc), None)
     return validate
 
 
@@ -192,6 +205,6 @@ def gather(items: Iterable, collect: Callable[[Any], None]) -> list[UnknownValue
             collect(item)
         except UnknownValueError as exc:
             unknowns.append(exc)
-        except Malformed:
+        except (Malformed, *UNEXPECTED_SHAPE):
             pass
     return unknowns
