@@ -120,3 +120,56 @@ LOG_RETENTION_ALLOWED_DAYS = (
     1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922,
     3288, 3653,
 )
+
+# --- Amazon DynamoDB Streams -------------------------------------------------------------------
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Streams.html ("stream records
+# ... are removed automatically after 24 hours"; not configurable)
+DYNAMODB_STREAM_RETENTION_HOURS = 24
+
+# --- Asynchronous Lambda invocation ------------------------------------------------------------
+# https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html: Lambda retries
+# a function error twice by default (0-2), keeps an event up to 6 hours, then discards it unless
+# an on-failure destination or a DLQ is configured. These services invoke asynchronously:
+# https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html
+LAMBDA_ASYNC_RETRY_ATTEMPTS_DEFAULT = 2
+LAMBDA_ASYNC_EVENT_AGE_MAX_SECONDS = 21_600
+LAMBDA_ASYNC_INVOKING_PRINCIPALS = ("events.amazonaws.com", "scheduler.amazonaws.com", "sns.amazonaws.com",
+                                    "s3.amazonaws.com")
+
+# --- Resource name lengths ---------------------------------------------------------------------
+# https://docs.aws.amazon.com/lambda/latest/api/API_CreateFunction.html (FunctionName: 1-64)
+LAMBDA_FUNCTION_NAME_MAX_LENGTH = 64
+# https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html (role name 64,
+# policy name 128)
+IAM_ROLE_NAME_MAX_LENGTH = 64
+IAM_POLICY_NAME_MAX_LENGTH = 128
+# https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html
+# (QueueName: up to 80 characters, alphanumerics, hyphens and underscores; a FIFO name ends .fifo
+# and the suffix counts)
+SQS_QUEUE_NAME_MAX_LENGTH = 80
+# https://docs.aws.amazon.com/sns/latest/api/API_CreateTopic.html (256, FIFO suffix included)
+SNS_TOPIC_NAME_MAX_LENGTH = 256
+# https://docs.aws.amazon.com/scheduler/latest/APIReference/API_CreateSchedule.html (Name: 1-64)
+SCHEDULER_SCHEDULE_NAME_MAX_LENGTH = 64
+# https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutRule.html (Name: 1-64)
+EVENTBRIDGE_RULE_NAME_MAX_LENGTH = 64
+# https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_CreateLogGroup.html
+LOG_GROUP_NAME_MAX_LENGTH = 512
+# https://docs.aws.amazon.com/streams/latest/dev/service-sizes-and-limits.html (stream name 128)
+KINESIS_STREAM_NAME_MAX_LENGTH = 128
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html
+DYNAMODB_TABLE_NAME_MAX_LENGTH = 255
+# https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs.html: a function logs to
+# /aws/lambda/<function name> unless its logging config names another group.
+LAMBDA_LOG_GROUP_PREFIX = "/aws/lambda/"
+
+# --- Step Functions task timeouts --------------------------------------------------------------
+# https://docs.aws.amazon.com/step-functions/latest/dg/state-task.html: TimeoutSeconds defaults to
+# 99999999 (a Task without it waits a year and more).
+SFN_TASK_TIMEOUT_DEFAULT_SECONDS = 99_999_999
+
+# --- EventBridge / SNS dead-letter queues ------------------------------------------------------
+# https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html and
+# https://docs.aws.amazon.com/sns/latest/dg/sns-dead-letter-queues.html: the DLQ of an EventBridge
+# target must be a standard queue; an SNS subscription's DLQ has the type of its topic.
+EVENTBRIDGE_RETRY_ATTEMPTS_MAX = 185

@@ -10,6 +10,7 @@ PolicyPack(
     name="integration-blueprint",
     enforcement_level=EnforcementLevel.MANDATORY,
     policies=POLICIES,
-    description="The integration blueprint's rules for SQS, Lambda mappings, Kinesis, DynamoDB, "
-                "Step Functions, Scheduler and IAM.",
+    description="The integration blueprint's rules for SQS, SNS, Lambda (mappings, asynchronous "
+                "invocation, logs), Kinesis, DynamoDB, Step Functions, EventBridge (Scheduler, rules, "
+                "Pipes) and IAM.",
 )

@@ -24,6 +24,12 @@ ALL_RULES = {
     "kinesis-replay-window-within-retention", "dynamodb-idempotency-table-ttl", "sfn-distributed-map-bounded",
     "scheduler-target-has-retry-and-dlq", "dlq-has-depth-alarm", "sqs-queue-encrypted-at-rest",
     "kinesis-stream-encrypted-at-rest", "dynamodb-table-encrypted-with-kms", "iam-no-wildcard-actions",
+    # second edition (issue 12)
+    "lambda-async-invoke-has-on-failure-destination", "eventbridge-target-has-dlq-and-retry-policy",
+    "sns-subscription-has-redrive-policy", "pipe-source-has-dlq-and-bounded-retries",
+    "lambda-sqs-esm-concurrency-within-reserved", "queue-topic-policy-denies-insecure-transport",
+    "queue-topic-policy-no-public-principal", "iam-no-write-actions-on-all-resources", "lambda-esm-role-can-use-source",
+    "sfn-task-timeout-covers-lambda-timeout", "lambda-log-group-has-retention", "aws-resource-names-within-limits",
 }
 
 
@@ -31,7 +37,8 @@ def test_the_pack_has_the_specified_rules_levels_and_threshold_settings(policy_a
     policies = {p.name: p for p in policy_analyzer.info.policies}
     assert set(policies) == ALL_RULES
     advisory = {name for name, p in policies.items() if p.enforcementLevel == 0}  # proto ADVISORY
-    assert advisory == {"sqs-visibility-timeout-six-times-function-timeout", "dynamodb-table-encrypted-with-kms"}
+    assert advisory == {"sqs-visibility-timeout-six-times-function-timeout", "dynamodb-table-encrypted-with-kms",
+                        "queue-topic-policy-denies-insecure-transport"}
     settings = {name: set(p.configSchema.properties) for name, p in policies.items() if p.configSchema.properties}
     assert settings == {"sqs-dlq-max-receive-count": {"minimum"},
                         "sqs-visibility-timeout-six-times-function-timeout": {"multiplier"},
@@ -97,11 +104,11 @@ def test_a_wrong_policy_config_is_refused_with_what_to_fix(policy_analyzer, docu
 def test_text_output_shows_the_resource_tree_and_violations_by_level(policy_analyzer):
     text = render_text(run_preview(EVERY_VIOLATION, stack="test", analyzer=policy_analyzer))
     assert "    + aws:sqs/queue:Queue  orders\n" in text
-    mandatory, advisory = text.index("Mandatory policy violations (16):"), text.index("Advisory policy violations (2):")
+    mandatory, advisory = text.index("Mandatory policy violations (27):"), text.index("Advisory policy violations (3):")
     assert mandatory < advisory
     assert "  [sqs-event-source-has-dlq] orders (aws:sqs/queue:Queue)" in text[mandatory:advisory]
     assert "Give the queue a redrivePolicy" in text
-    assert text.rstrip().endswith("16 mandatory and 2 advisory violations: the stack may not be deployed.")
+    assert text.rstrip().endswith("27 mandatory and 3 advisory violations: the stack may not be deployed.")
 
 
 # ---- the command line ------------------------------------------------------------------
@@ -117,7 +124,7 @@ def test_cli_json_output_and_exit_1_on_mandatory_violations(capsys):
     assert {v["policy"] for v in output["violations"]} == ALL_RULES
     assert all(set(v) == {"policy", "level", "urn", "message"} and v["level"] in ("advisory", "mandatory")
                for v in output["violations"])
-    assert output["summary"]["mandatory"] == 16 and output["summary"]["advisory"] == 2
+    assert output["summary"]["mandatory"] == 27 and output["summary"]["advisory"] == 3
 
 
 def test_cli_exit_0_for_a_clean_stack_with_unknowns(capsys):

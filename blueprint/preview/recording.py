@@ -184,7 +184,78 @@ class _Mocks(mocks.Mocks):
         if token == "aws:index/getPartition:getPartition":
             return {"partition": "aws", "id": "aws", "dnsSuffix": "amazonaws.com",
                     "reverseDnsPrefix": "com.amazonaws"}
+        if token == "aws:iam/getPolicyDocument:getPolicyDocument":
+            return policy_document_result(args.args)
         return {}
+
+
+def policy_document_result(args: dict) -> dict:
+    """aws.iam.get_policy_document as the provider computes it (it is evaluated locally, never by
+    AWS): the document as `json` (2-space indented) and `minifiedJson`. Lists of one collapse to a
+    string and actions/resources are sorted, as the provider writes them; source documents come
+    first, statements with the same Sid are replaced by later ones, override documents last."""
+    import json
+
+    def field(value: dict, camel: str):
+        snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
+        return value.get(camel, value.get(snake))
+
+    def one_or_many(values) -> Any:
+        values = sorted(set(values or []))
+        return values[0] if len(values) == 1 else values
+
+    def principals(entries) -> Any:
+        found: dict[str, list] = {}
+        for entry in entries or []:
+            found.setdefault(field(entry, "type"), []).extend(field(entry, "identifiers") or [])
+        if list(found) == ["*"]:
+            return "*"
+        return {kind: one_or_many(ids) for kind, ids in found.items()}
+
+    def statement(raw: dict) -> dict:
+        out: dict[str, Any] = {}
+        if field(raw, "sid"):
+            out["Sid"] = field(raw, "sid")
+        out["Effect"] = field(raw, "effect") or "Allow"
+        for camel, key in (("actions", "Action"), ("notActions", "NotAction"),
+                           ("resources", "Resource"), ("notResources", "NotResource")):
+            if field(raw, camel):
+                out[key] = one_or_many(field(raw, camel))
+        for camel, key in (("principals", "Principal"), ("notPrincipals", "NotPrincipal")):
+            if field(raw, camel):
+                out[key] = principals(field(raw, camel))
+        conditions: dict[str, dict] = {}
+        for condition in field(raw, "conditions") or []:
+            values = field(condition, "values") or []
+            conditions.setdefault(field(condition, "test"), {})[field(condition, "variable")] = (
+                values[0] if len(values) == 1 else list(values))
+        if conditions:
+            out["Condition"] = conditions
+        return out
+
+    def merge(into: list, statements: list) -> None:
+        for item in statements:
+            sid = item.get("Sid")
+            same = [i for i, existing in enumerate(into) if sid and existing.get("Sid") == sid]
+            if same:
+                into[same[0]] = item
+            else:
+                into.append(item)
+
+    merged: list = []
+    for source in field(args, "sourcePolicyDocuments") or []:
+        merge(merged, json.loads(source).get("Statement", []))
+    merge(merged, [statement(raw) for raw in field(args, "statements") or []])
+    for override in field(args, "overridePolicyDocuments") or []:
+        merge(merged, json.loads(override).get("Statement", []))
+    document: dict[str, Any] = {"Version": field(args, "version") or "2012-10-17"}
+    if field(args, "policyId"):
+        document["Id"] = field(args, "policyId")
+    document["Statement"] = merged
+    pretty = json.dumps(document, indent=2)
+    return {"id": hashlib.sha256(pretty.encode()).hexdigest()[:10], "json": pretty,
+            "minifiedJson": json.dumps(document, separators=(",", ":")), "version": document["Version"],
+            "statements": field(args, "statements") or []}
 
 
 class _RecordingMonitor(mocks.MockMonitor):

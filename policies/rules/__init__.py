@@ -1,14 +1,35 @@
 """The blueprint's CrossGuard rules, one module per AWS service. `POLICIES` is the whole pack."""
 
-from . import alarms, dynamodb, kinesis, lambda_mappings, scheduler, security, sqs, step_functions
+from . import (
+    alarms,
+    async_invoke,
+    dynamodb,
+    eventbridge,
+    kinesis,
+    lambda_mappings,
+    logs,
+    names,
+    resource_policies,
+    scheduler,
+    security,
+    sns,
+    sqs,
+    step_functions,
+)
 
 POLICIES = [
     *sqs.POLICIES,
     *lambda_mappings.POLICIES,
+    *async_invoke.POLICIES,
     *kinesis.POLICIES,
     *dynamodb.POLICIES,
     *step_functions.POLICIES,
     *scheduler.POLICIES,
+    *eventbridge.POLICIES,
+    *sns.POLICIES,
     *alarms.POLICIES,
+    *logs.POLICIES,
     *security.POLICIES,
+    *resource_policies.POLICIES,
+    *names.POLICIES,
 ]

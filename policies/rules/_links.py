@@ -20,7 +20,9 @@ from typing import Callable, Iterable, Optional
 from pulumi_policy import PolicyResource
 from pulumi_policy.proxy import UnknownValueError
 
-from ._values import Malformed, get, is_set, json_document, to_number
+from integration_blueprint import aws_limits
+
+from ._values import Malformed, get, is_set, json_document, whole_number
 
 QUEUE = "aws:sqs/queue:Queue"
 REDRIVE_POLICY = "aws:sqs/redrivePolicy:RedrivePolicy"
@@ -31,9 +33,26 @@ STREAM_CONSUMER = "aws:kinesis/streamConsumer:StreamConsumer"
 TABLE = "aws:dynamodb/table:Table"
 ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
 SCHEDULE = "aws:scheduler/schedule:Schedule"
+ALIAS = "aws:lambda/alias:Alias"
+INVOKE_CONFIG = "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig"
+PERMISSION = "aws:lambda/permission:Permission"
+TOPIC = "aws:sns/topic:Topic"
+SUBSCRIPTION = "aws:sns/topicSubscription:TopicSubscription"
+EVENT_TARGET = "aws:cloudwatch/eventTarget:EventTarget"
+BUCKET_NOTIFICATION = "aws:s3/bucketNotification:BucketNotification"
+PIPE = "aws:pipes/pipe:Pipe"
+LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
+STATE_MACHINE = "aws:sfn/stateMachine:StateMachine"
+ROLE = "aws:iam/role:Role"
+ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
+MANAGED_POLICY = "aws:iam/policy:Policy"
+ROLE_POLICY_ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
+QUEUE_POLICY = "aws:sqs/queuePolicy:QueuePolicy"
+TOPIC_POLICY = "aws:sns/topicPolicy:TopicPolicy"
 
 STREAM_SOURCES = (STREAM, STREAM_CONSUMER, TABLE)
-_REFERABLE = frozenset((QUEUE, FUNCTION, *STREAM_SOURCES))  # what the rules look up by value
+# what the rules look up by value (ARN, name, URL)
+_REFERABLE = frozenset((QUEUE, FUNCTION, ALIAS, ROLE, MANAGED_POLICY, TOPIC, LOG_GROUP, *STREAM_SOURCES))
 _ARN = re.compile(r"^arn:[^:]+:(?P<service>[^:]+):[^:]*:[^:]*:(?P<resource>.+)$")
 
 
@@ -57,7 +76,19 @@ def _names_in_reference(type_token: str, ref: str) -> list[str]:
     if match and type_token in (STREAM, TABLE):  # stream/NAME, table/NAME[/stream/label]
         parts = match.group("resource").split("/")
         return [parts[1]] if len(parts) > 1 else []
+    if match and type_token in (ROLE, MANAGED_POLICY):  # role/[path/]NAME
+        return [match.group("resource").rsplit("/", 1)[-1]]
+    if match and type_token == TOPIC:
+        return [match.group("resource")]
+    if match and type_token == LOG_GROUP:  # log-group:NAME[:*]
+        resource = match.group("resource")
+        return [resource.split(":", 2)[1]] if resource.startswith("log-group:") else []
     return []
+
+
+def name_in_arn(ref: str) -> str:
+    """The last name in an ARN or queue URL (the queue name of either)."""
+    return ref.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
 
 
 class StackIndex:
@@ -119,7 +150,7 @@ def max_receive_count(props) -> float:
     value = redrive_document(props).get("maxReceiveCount")
     if value is None:
         raise Malformed("redrivePolicy has no maxReceiveCount; set it (this project requires > 3)")
-    return to_number(value, "redrivePolicy.maxReceiveCount")
+    return whole_number(value, "redrivePolicy.maxReceiveCount")
 
 
 @dataclass
@@ -136,6 +167,11 @@ class Redrive:
                 raise Malformed("redrivePolicy has no deadLetterTargetArn; set it to the DLQ's ARN")
             return arn
         return index.follow(self.owner, "redrivePolicy", target, [QUEUE])
+
+    def dlq_arn(self) -> Optional[str]:
+        """The DLQ's ARN as written (for a DLQ outside the stack), or None when not yet known."""
+        arn = redrive_document(self.owner.props).get("deadLetterTargetArn")
+        return arn if isinstance(arn, str) else None
 
     def max_receive_count(self) -> float:
         return max_receive_count(self.owner.props)
@@ -201,8 +237,27 @@ def mapping_source_kind(index: StackIndex, mapping: PolicyResource) -> Optional[
     return None
 
 
+def function_at(index: StackIndex, resource: PolicyResource, prop: str, value: Callable[[], object]
+                ) -> Optional[PolicyResource]:
+    """The function `resource.<prop>` invokes, also through an alias (or a qualified ARN: the
+    function is the same whatever version or alias is invoked)."""
+    found = index.follow(resource, prop, value, [FUNCTION, ALIAS])
+    if found is not None and found.resource_type == ALIAS:
+        return index.follow(found, "functionName", lambda: get(found.props, "functionName"), [FUNCTION])
+    return found
+
+
+def function_timeout(function: PolicyResource) -> float:
+    timeout = whole_number(get(function.props, "timeout", default=aws_limits.LAMBDA_TIMEOUT_DEFAULT_SECONDS),
+                           f"function {label(function)}: timeout")
+    if not 1 <= timeout <= aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS:
+        raise Malformed(f"function {label(function)}: timeout is {timeout:g}; Lambda accepts "
+                        f"1-{aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS} s")
+    return timeout
+
+
 def mapping_function(index: StackIndex, mapping: PolicyResource) -> Optional[PolicyResource]:
-    return index.follow(mapping, "functionName", lambda: get(mapping.props, "functionName"), [FUNCTION])
+    return function_at(index, mapping, "functionName", lambda: get(mapping.props, "functionName"))
 
 
 def fifo(queue: PolicyResource) -> bool:
@@ -211,6 +266,12 @@ def fifo(queue: PolicyResource) -> bool:
     if not isinstance(flag, bool):
         raise Malformed(f"fifoQueue must be true or false, got {flag!r}")
     return flag
+
+
+def fifo_by_name(ref: str) -> bool:
+    """For a queue outside the stack, its ARN or URL says it: a FIFO queue's name ends `.fifo`
+    and a standard queue's name cannot contain a dot (SQS CreateQueue naming rules)."""
+    return name_in_arn(ref).endswith(aws_limits.SQS_FIFO_SUFFIX)
 
 
 def label(resource: Optional[PolicyResource]) -> str:

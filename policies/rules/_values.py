@@ -25,6 +25,27 @@ class Malformed(Exception):
     """A property is present but not of a shape AWS accepts; the message names the fix."""
 
 
+# What a rule's reading of a hand-written value can raise when the value has a shape no rule
+# expected (a string where an object belongs): still a malformed value, never a crashed pack.
+UNEXPECTED_SHAPE = (TypeError, AttributeError, KeyError, IndexError)
+
+
+def unexpected(exc: Exception) -> str:
+    return f"a value does not have the shape AWS expects ({type(exc).__name__}: {exc}); check the resource's properties"
+
+
+class Unverifiable(UnknownValueError):
+    """A fact this stack cannot show (a DLQ given by the ARN of a queue in another stack). Like an
+    unknown value, the SDK reports it as an advisory "can't run policy" note with this message, so
+    the gap is said, not passed over in silence."""
+
+    def __init__(self, message: str):
+        Exception.__init__(self, message)
+        self.unknown_type_sentinel = ""
+        self.props = []
+        self.message = message
+
+
 def is_set(props: Mapping, key: str) -> bool:
     """Whether `key` is given at all. An unknown value is given (it just is not known yet), so this
     never raises: iterating the proxy yields keys without checking their values."""
@@ -58,6 +79,46 @@ def to_number(value: Any, what: str) -> Optional[float]:
         except ValueError:
             pass
     raise Malformed(f"{what} must be a number, got {value!r}")
+
+
+def whole_number(value: Any, what: str) -> float:
+    """A count: a number with no fraction (AWS refuses 4.5 receives)."""
+    number_ = to_number(value, what)
+    if number_ is None or not float(number_).is_integer():
+        raise Malformed(f"{what} must be a whole number, got {value!r}")
+    return number_
+
+
+def within(value: Any, low: float, high: float, what: str, *, also: tuple = ()) -> float:
+    """`value` (a number) if AWS accepts it: low..high, or one of `also` (like -1 for "no limit")."""
+    if value is None:
+        raise Malformed(f"{what} must be a number")
+    if value in also or low <= value <= high:
+        return value
+    extra = "".join(f" or {shown(a)}" for a in also)
+    raise Malformed(f"{what} is {shown(value)}; AWS accepts {shown(low)}-{shown(high)}{extra}")
+
+
+def shown(value: float) -> str:
+    """A number as written in a program: 1209600, not 1.2096e+06."""
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def a_list(value: Any, what: str) -> list:
+    """A JSON list field (a Catch, a Retry, Branches): absent is empty, anything else is malformed."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise Malformed(f"{what} must be a list, got {type(value).__name__} {json.dumps(value)[:80]}")
+    return value
+
+
+def an_object(value: Any, what: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise Malformed(f"{what} must be an object, got {type(value).__name__} {json.dumps(value)[:80]}")
+    return value
 
 
 def boolean(props: Mapping, key: str, default: bool) -> bool:
@@ -106,6 +167,8 @@ def each(items: Iterable, check: Callable[[Any], None], report: ReportViolation,
             check(item)
         except Malformed as exc:
             report(str(exc), urn_of(item))
+        except UNEXPECTED_SHAPE as exc:
+            report(unexpected(exc), urn_of(item))
         except UnknownValueError as exc:
             first_unknown = first_unknown or exc
     if first_unknown is not None:
@@ -122,6 +185,8 @@ def resource_rule(check: Callable[[ResourceValidationArgs, ReportViolation], Non
             check(args, report)
         except Malformed as exc:
             report(str(exc), None)
+        except UNEXPECTED_SHAPE as exc:
+            report(unexpected(exc), None)
     return validate
 
 
@@ -140,6 +205,6 @@ def gather(items: Iterable, collect: Callable[[Any], None]) -> list[UnknownValue
             collect(item)
         except UnknownValueError as exc:
             unknowns.append(exc)
-        except Malformed:
+        except (Malformed, *UNEXPECTED_SHAPE):
             pass
     return unknowns

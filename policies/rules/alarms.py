@@ -1,12 +1,13 @@
 """CloudWatch rule: every dead-letter queue alarms on its first message."""
 
-from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import ReportViolation, StackValidationArgs
 from pulumi_policy.proxy import UnknownValueError
 
 from integration_blueprint import conventions
 
 from ._links import ALARM, MAPPING, QUEUE, SCHEDULE, RedrivesBySource, StackIndex, label, mapping_source
-from ._values import each, gather, get, is_set, number
+from ._policy import HIGH, MANDATORY, rule
+from ._values import each, gather, get, is_set, number, plain
 
 DEPTH_METRIC = "ApproximateNumberOfMessagesVisible"
 
@@ -21,12 +22,35 @@ def _fires_at_one(alarm) -> bool:
             or (operator == "GreaterThanThreshold" and threshold < target))
 
 
-def _watched_queue(index: StackIndex, alarm):
-    if get(alarm.props, "namespace") != "AWS/SQS" or get(alarm.props, "metricName") != DEPTH_METRIC:
-        return None
+def _depth_metric(metric) -> bool:
+    return (isinstance(metric, dict) and metric.get("namespace") == "AWS/SQS"
+            and metric.get("metricName") == DEPTH_METRIC)
+
+
+def _watched_queues(index: StackIndex, alarm) -> list:
+    """The queues whose depth the alarm watches: its own metric, or the depth metrics its
+    metricQueries return (directly, or through the expression the alarm returns)."""
     if not _fires_at_one(alarm):
-        return None
-    return index.follow(alarm, "dimensions", lambda: get(alarm.props, "dimensions", "QueueName"), [QUEUE])
+        return []
+    if get(alarm.props, "namespace") == "AWS/SQS" and get(alarm.props, "metricName") == DEPTH_METRIC:
+        return [index.follow(alarm, "dimensions", lambda: get(alarm.props, "dimensions", "QueueName"), [QUEUE])]
+    queries = plain(get(alarm.props, "metricQueries", default=[]))
+    if not isinstance(queries, list):
+        return []
+    queries = [q for q in queries if isinstance(q, dict)]
+    returned = [q for q in queries if q.get("returnData")] or queries[:1]
+    expressions = " ".join(str(q.get("expression", "")) for q in returned)
+    watched = [q["metric"] for q in queries if _depth_metric(q.get("metric"))
+               and (q in returned or str(q.get("id", "")) in expressions)]
+    queues = []
+    for metric in watched:
+        name = (metric.get("dimensions") or {}).get("QueueName")
+        if isinstance(name, str):
+            queues.append(index.lookup(name, [QUEUE]))
+    if watched and not any(queues):
+        # names not known yet: the queues that fed metricQueries are the ones watched
+        queues = [d for d in alarm.property_dependencies.get("metricQueries", []) if d.resource_type == QUEUE]
+    return queues
 
 
 def _schedule_dlq(index: StackIndex, schedule):
@@ -71,8 +95,9 @@ def _dead_letter_queues(index: StackIndex):
 
 def _check(args: StackValidationArgs, report: ReportViolation) -> None:
     index = StackIndex(args.resources)
-    covered = set()
-    unknown_alarms = gather(index.of_type(ALARM), lambda a: covered.add(getattr(_watched_queue(index, a), "urn", None)))
+    covered: set[str] = set()
+    unknown_alarms = gather(index.of_type(ALARM), lambda a: covered.update(
+        q.urn for q in _watched_queues(index, a) if q is not None))
     dlqs, unknown_dlqs = _dead_letter_queues(index)
 
     def check(dlq):
@@ -90,12 +115,16 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
         raise unknown_dlqs[0]
 
 
-dlq_has_depth_alarm = StackValidationPolicy(
-    name="dlq-has-depth-alarm",
+dlq_has_depth_alarm = rule(
+    "stack", name="dlq-has-depth-alarm", display_name="Dead-letter queues alarm on their first message",
     description=("Every queue used as a dead-letter queue needs a CloudWatch alarm on "
-                 f"{DEPTH_METRIC} that fires at {conventions.DLQ_DEPTH_ALARM_THRESHOLD} message (a retry "
-                 "stage that a function consumes and that redrives to its own DLQ is exempt; its DLQ is not)."),
-    enforcement_level=EnforcementLevel.MANDATORY,
+                 f"{DEPTH_METRIC} that fires at {conventions.DLQ_DEPTH_ALARM_THRESHOLD} message (a metric or "
+                 "metricQueries alarm; a retry stage that a function consumes and that redrives to its own "
+                 "DLQ is exempt; its DLQ is not)."),
+    level=MANDATORY, severity=HIGH, tags=["reliability", "observability", "sqs", "dlq"],
+    remediation=("Add a MetricAlarm on AWS/SQS ApproximateNumberOfMessagesVisible (dimension QueueName), "
+                 "threshold 1, GreaterThanOrEqualToThreshold."),
+    url="https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/creating-cloudwatch-alarm-sqs-dlq.html",
     validate=_check,
 )
 

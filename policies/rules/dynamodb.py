@@ -2,16 +2,11 @@
 
 import re
 
-from pulumi_policy import (
-    EnforcementLevel,
-    PolicyConfigSchema,
-    ReportViolation,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
+from pulumi_policy import ReportViolation, StackValidationArgs
 from pulumi_policy.proxy import UnknownValueError
 
 from ._links import FUNCTION, TABLE, StackIndex, label
+from ._policy import MANDATORY, MEDIUM, PolicyConfigError, rule
 from ._values import Malformed, config_value, each, get
 
 # Which environment variables name an idempotency store: the Powertools convention
@@ -28,7 +23,11 @@ def _has_ttl(table) -> bool:
 
 def _check_ttl(args: StackValidationArgs, report: ReportViolation) -> None:
     pattern = config_value(args.get_config(), "environmentKeyPattern", DEFAULT_KEY_PATTERN)
-    matches_key = re.compile(pattern, re.IGNORECASE).search
+    try:
+        matches_key = re.compile(pattern, re.IGNORECASE).search
+    except re.error as exc:
+        raise PolicyConfigError(f"policy config for dynamodb-idempotency-table-ttl: environmentKeyPattern "
+                                f"{pattern!r} is not a regular expression ({exc})") from None
     index = StackIndex(args.resources)
     reported = set()
 
@@ -36,7 +35,7 @@ def _check_ttl(args: StackValidationArgs, report: ReportViolation) -> None:
         variables = get(function.props, "environment", "variables", default={})
         for key in [k for k in variables if matches_key(k)]:
             try:
-                table = index.follow(function, "environment", lambda key=key: variables[key], [TABLE])
+                table = index.follow(function, "environment", lambda key=key: variables[key], [TABLE])  # type: ignore[misc]
             except UnknownValueError:
                 # The variable's value is not known yet, but it comes from one of the tables that
                 # fed `environment`: if every one of them has TTL, so does the store.
@@ -56,15 +55,17 @@ def _check_ttl(args: StackValidationArgs, report: ReportViolation) -> None:
     each(index.of_type(FUNCTION), check, report, lambda f: f.urn)
 
 
-dynamodb_idempotency_table_ttl = StackValidationPolicy(
-    name="dynamodb-idempotency-table-ttl",
+dynamodb_idempotency_table_ttl = rule(
+    "stack", name="dynamodb-idempotency-table-ttl", display_name="Idempotency tables expire their records",
     description=("A DynamoDB table a function uses as its idempotency store (an environment variable "
                  "matching environmentKeyPattern names it) must have TTL enabled on its expiry attribute."),
-    enforcement_level=EnforcementLevel.MANDATORY,
-    config_schema=PolicyConfigSchema(properties={"environmentKeyPattern": {
+    level=MANDATORY, severity=MEDIUM, tags=["reliability", "dynamodb", "idempotency", "cost"],
+    remediation="Set ttl={'attribute_name': 'expiration', 'enabled': True} (the Powertools attribute).",
+    url="https://docs.powertools.aws.dev/lambda/python/latest/utilities/idempotency/#required-resources",
+    config={"environmentKeyPattern": {
         "type": "string", "default": DEFAULT_KEY_PATTERN,
         "description": "regular expression (case-insensitive) for the environment variable names "
-                       "that name an idempotency store"}}),
+                       "that name an idempotency store"}},
     validate=_check_ttl,
 )
 

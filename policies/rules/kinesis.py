@@ -5,12 +5,15 @@ numbers), not the data; the consumer of that queue reads the records back from t
 every redelivery of that message must happen while the stream still has the records.
 """
 
-from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
+from pulumi_policy import ReportViolation, StackValidationArgs
 
 from integration_blueprint import aws_limits
 
 from ._links import MAPPING, QUEUE, STREAM, STREAM_CONSUMER, RedrivesBySource, StackIndex, label, mapping_source
-from ._values import each, gather, get, number
+from ._policy import HIGH, MANDATORY, rule
+from ._values import each, gather, get, number, within
+from .lambda_mappings import retry_bounds
+from .sqs import retention as retention_of_queue
 
 
 def _stream_of(index: StackIndex, source):
@@ -44,15 +47,19 @@ def _check_replay_window(args: StackValidationArgs, report: ReportViolation) -> 
             if unknown_sources:
                 raise unknown_sources[0]  # a mapping we cannot resolve may consume this queue
             return
-        retention = number(stream.props, "retentionPeriod", aws_limits.KINESIS_RETENTION_DEFAULT_HOURS) * 3600
-        age = number(mapping.props, "maximumRecordAgeInSeconds", aws_limits.KINESIS_ESM_RECORD_AGE_DEFAULT)
+        retention = within(number(stream.props, "retentionPeriod", aws_limits.KINESIS_RETENTION_DEFAULT_HOURS),
+                           aws_limits.KINESIS_RETENTION_MIN_HOURS, aws_limits.KINESIS_RETENTION_MAX_HOURS,
+                           f"stream {label(stream)}: retentionPeriod (hours)") * 3600
+        _, age = retry_bounds(mapping.props, f"mapping '{mapping.name}':")
         age = max(age, 0)  # -1 (no limit) is the bounded-retries rule's concern
-        delay = number(queue.props, "delaySeconds", 0)
-        visibility = number(queue.props, "visibilityTimeoutSeconds", aws_limits.SQS_VISIBILITY_TIMEOUT_DEFAULT_SECONDS)
+        delay = within(number(queue.props, "delaySeconds", 0), 0, aws_limits.SQS_DELAY_MAX_SECONDS,
+                       f"queue {label(queue)}: delaySeconds")
+        visibility = within(number(queue.props, "visibilityTimeoutSeconds", aws_limits.SQS_VISIBILITY_TIMEOUT_DEFAULT_SECONDS),
+                            0, aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS, f"queue {label(queue)}: visibilityTimeoutSeconds")
         link = redrives.of(queue)
         receives = link.max_receive_count() if link is not None else None
         if receives is None:  # no DLQ: SQS redelivers until the message expires
-            window = number(queue.props, "messageRetentionSeconds", aws_limits.SQS_RETENTION_DEFAULT_SECONDS)
+            window = retention_of_queue(queue)
             how = "the queue has no redrive policy, so it is redelivered for its whole retention"
         else:
             window = delay + receives * visibility
@@ -68,13 +75,16 @@ def _check_replay_window(args: StackValidationArgs, report: ReportViolation) -> 
     each(mappings, check, report, lambda m: m.urn)
 
 
-kinesis_replay_window_within_retention = StackValidationPolicy(
-    name="kinesis-replay-window-within-retention",
+kinesis_replay_window_within_retention = rule(
+    "stack", name="kinesis-replay-window-within-retention",
+    display_name="Replayed on-failure queue finishes within the stream's retention",
     description=("Where a Kinesis mapping's on-failure queue is consumed to replay records from the "
                  "stream, maximumRecordAgeInSeconds + delay + maxReceiveCount x visibility timeout must "
                  f"end inside the stream's retention (default {aws_limits.KINESIS_RETENTION_DEFAULT_HOURS} h): "
                  "raise retentionPeriod or shorten the replay window."),
-    enforcement_level=EnforcementLevel.MANDATORY,
+    level=MANDATORY, severity=HIGH, tags=["reliability", "kinesis", "data-loss"],
+    remediation="Raise the stream's retentionPeriod, or lower the queue's delay, visibility timeout or maxReceiveCount.",
+    url="https://docs.aws.amazon.com/lambda/latest/dg/kinesis-on-failure-destination.html",
     validate=_check_replay_window,
 )
 

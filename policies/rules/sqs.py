@@ -1,14 +1,6 @@
 """SQS rules: redrive policies, dead-letter queues, and queues that Lambda consumes."""
 
-from pulumi_policy import (
-    EnforcementLevel,
-    PolicyConfigSchema,
-    ReportViolation,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
+from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from integration_blueprint import aws_limits, conventions
 
@@ -19,6 +11,8 @@ from ._links import (
     RedrivesBySource,
     StackIndex,
     fifo,
+    fifo_by_name,
+    function_timeout,
     label,
     mapping_function,
     mapping_source,
@@ -26,7 +20,8 @@ from ._links import (
     redrive,
     redrive_owners,
 )
-from ._values import config_value, each, is_set, number, resource_rule
+from ._policy import ADVISORY, HIGH, LOW, MANDATORY, MEDIUM, rule
+from ._values import Unverifiable, config_value, each, is_set, number, resource_rule, within
 
 # ---- sqs-dlq-max-receive-count ------------------------------------------------------------------
 
@@ -42,15 +37,20 @@ def _check_max_receive_count(args: ResourceValidationArgs, report: ReportViolati
         report(f"maxReceiveCount is {count:g}; SQS accepts 1-{aws_limits.SQS_MAX_RECEIVE_COUNT_MAX}.", None)
 
 
-sqs_dlq_max_receive_count = ResourceValidationPolicy(
-    name="sqs-dlq-max-receive-count",
-    description=(f"A redrive policy's maxReceiveCount must be at least the configured minimum "
-                 f"(default {conventions.MIN_SAFE_MAX_RECEIVE_COUNT}): set maxReceiveCount in the "
+DLQ_DOC = "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html"
+RELIABILITY = ["reliability", "sqs"]
+
+sqs_dlq_max_receive_count = rule(
+    "resource", name="sqs-dlq-max-receive-count", display_name="Redrive after more than a few receives",
+    description=(f"A redrive policy's maxReceiveCount must be a whole number of at least the configured "
+                 f"minimum (default {conventions.MIN_SAFE_MAX_RECEIVE_COUNT}; AWS advises against 1 and "
+                 f"accepts 1-{aws_limits.SQS_MAX_RECEIVE_COUNT_MAX}): set maxReceiveCount in the "
                  "queue's redrivePolicy or the RedrivePolicy resource."),
-    enforcement_level=EnforcementLevel.MANDATORY,
-    config_schema=PolicyConfigSchema(properties={"minimum": {
-        "type": "integer", "minimum": 1, "maximum": aws_limits.SQS_MAX_RECEIVE_COUNT_MAX,
-        "default": conventions.MIN_SAFE_MAX_RECEIVE_COUNT}}),
+    level=MANDATORY, severity=MEDIUM, tags=[*RELIABILITY, "dlq"],
+    remediation=f"Set redrivePolicy maxReceiveCount to {conventions.DEFAULT_MAX_RECEIVE_COUNT} (at least the minimum).",
+    url=DLQ_DOC,
+    config={"minimum": {"type": "integer", "minimum": 1, "maximum": aws_limits.SQS_MAX_RECEIVE_COUNT_MAX,
+                        "default": conventions.MIN_SAFE_MAX_RECEIVE_COUNT}},
     validate=resource_rule(_check_max_receive_count, QUEUE, REDRIVE_POLICY),
 )
 
@@ -75,9 +75,13 @@ def _visibility_rule(args: StackValidationArgs, report: ReportViolation, multipl
         if found is None:
             return
         queue, function = found
-        visibility = number(queue.props, "visibilityTimeoutSeconds", aws_limits.SQS_VISIBILITY_TIMEOUT_DEFAULT_SECONDS)
-        timeout = number(function.props, "timeout", aws_limits.LAMBDA_TIMEOUT_DEFAULT_SECONDS)
-        window = number(mapping.props, "maximumBatchingWindowInSeconds", 0) if with_batching_window else 0
+        visibility = within(number(queue.props, "visibilityTimeoutSeconds", aws_limits.SQS_VISIBILITY_TIMEOUT_DEFAULT_SECONDS),
+                            0, aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS, f"queue {label(queue)}: visibilityTimeoutSeconds")
+        timeout = function_timeout(function)
+        window = (within(number(mapping.props, "maximumBatchingWindowInSeconds", 0), 0,
+                         aws_limits.KINESIS_ESM_BATCHING_WINDOW_MAX_SECONDS,
+                         f"mapping '{mapping.name}': maximumBatchingWindowInSeconds")
+                  if with_batching_window else 0)
         required = multiplier * timeout + window
         if visibility < required:
             report(f"queue {label(queue)} has visibilityTimeoutSeconds {visibility:g} but function "
@@ -100,78 +104,113 @@ def _check_six_times(args: StackValidationArgs, report: ReportViolation) -> None
                      with_batching_window=True)
 
 
-sqs_visibility_timeout_covers_function_timeout = StackValidationPolicy(
-    name="sqs-visibility-timeout-covers-function-timeout",
+SQS_LAMBDA_DOC = "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html"
+
+sqs_visibility_timeout_covers_function_timeout = rule(
+    "stack", name="sqs-visibility-timeout-covers-function-timeout",
+    display_name="Queue visibility covers the consumer's timeout",
     description=("A queue consumed by a Lambda function needs visibilityTimeoutSeconds >= the "
                  f"function's timeout (defaults: {aws_limits.SQS_VISIBILITY_TIMEOUT_DEFAULT_SECONDS} s and "
                  f"{aws_limits.LAMBDA_TIMEOUT_DEFAULT_SECONDS} s): raise the queue's visibility timeout."),
-    enforcement_level=EnforcementLevel.MANDATORY,
+    level=MANDATORY, severity=HIGH, tags=[*RELIABILITY, "lambda", "duplicates"],
+    remediation="Raise the queue's visibilityTimeoutSeconds to at least the function's timeout (AWS: 6x).",
+    url=SQS_LAMBDA_DOC,
     validate=_check_covers,
 )
 
-sqs_visibility_timeout_six_times_function_timeout = StackValidationPolicy(
-    name="sqs-visibility-timeout-six-times-function-timeout",
+sqs_visibility_timeout_six_times_function_timeout = rule(
+    "stack", name="sqs-visibility-timeout-six-times-function-timeout",
+    display_name="Queue visibility is six times the consumer's timeout",
     description=("A queue consumed by a Lambda function should have a visibility timeout of at least "
                  f"{aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}x the function timeout plus the "
                  "mapping's batching window (AWS's recommendation): raise visibilityTimeoutSeconds."),
-    enforcement_level=EnforcementLevel.ADVISORY,
-    config_schema=PolicyConfigSchema(properties={"multiplier": {
-        "type": "number", "minimum": 1,
-        "default": aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}}),
+    level=ADVISORY, severity=LOW, tags=[*RELIABILITY, "lambda"],
+    remediation="Set visibilityTimeoutSeconds to 6 x the function timeout + maximumBatchingWindowInSeconds.",
+    url=SQS_LAMBDA_DOC,
+    config={"multiplier": {"type": "number", "minimum": 1,
+                           "default": aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}},
     validate=_check_six_times,
 )
 
 
 # ---- dead-letter queue vs its source ---------------------------------------------------------
 
+def retention(queue) -> float:
+    kept = number(queue.props, "messageRetentionSeconds", aws_limits.SQS_RETENTION_DEFAULT_SECONDS)
+    return within(kept, aws_limits.SQS_RETENTION_MIN_SECONDS, aws_limits.SQS_RETENTION_MAX_SECONDS,
+                  f"queue {label(queue)}: messageRetentionSeconds")
+
+
 def _redrive_pairs(args: StackValidationArgs, report: ReportViolation, check_pair) -> None:
+    """`check_pair(source, dlq, dlq_arn)` for every redrive whose source is in this stack; `dlq` is
+    None when the DLQ is a queue outside the stack (then `dlq_arn` is its ARN)."""
     index = StackIndex(args.resources)
 
     def check(owner):
         link = redrive(index, owner)
         dlq = link.dlq(index)
-        if link.source is not None and dlq is not None:
-            check_pair(link.source, dlq)
+        if link.source is None:
+            return
+        if dlq is not None:
+            check_pair(link.source, dlq, None)
+        elif link.dlq_arn():
+            check_pair(link.source, None, link.dlq_arn())
 
     each(redrive_owners(index), check, report, lambda owner: owner.urn)
 
 
 def _check_retention(args: StackValidationArgs, report: ReportViolation) -> None:
-    def check_pair(source, dlq):
-        kept = number(dlq.props, "messageRetentionSeconds", aws_limits.SQS_RETENTION_DEFAULT_SECONDS)
-        source_kept = number(source.props, "messageRetentionSeconds", aws_limits.SQS_RETENTION_DEFAULT_SECONDS)
-        if kept <= source_kept:
-            report(f"DLQ {label(dlq)} keeps messages {kept:g} s, not longer than its source "
-                   f"{label(source)} ({source_kept:g} s): a message keeps its original enqueue time, "
-                   "so it would expire in the DLQ before anyone sees it. Set the DLQ's "
-                   f"messageRetentionSeconds to {conventions.DLQ_RETENTION_SECONDS}.", dlq.urn)
+    def check_pair(source, dlq, dlq_arn):
+        source_kept = retention(source)
+        if dlq is None:
+            raise Unverifiable(f"the DLQ {dlq_arn} of queue {label(source)} is outside this stack: "
+                               f"check by hand that it keeps messages longer than {source_kept:g} s")
+        kept = retention(dlq)
+        if kept > source_kept:
+            return
+        if fifo(source):
+            why = ("AWS's best practice for every DLQ (a FIFO queue resets a message's enqueue time "
+                   "when it moves to the DLQ, so here the DLQ's own retention is all the time anyone has)")
+        else:
+            why = "a message keeps its original enqueue time, so it would expire in the DLQ before anyone sees it"
+        report(f"DLQ {label(dlq)} keeps messages {kept:g} s, not longer than its source "
+               f"{label(source)} ({source_kept:g} s): {why}. Set the DLQ's "
+               f"messageRetentionSeconds to {conventions.DLQ_RETENTION_SECONDS}.", dlq.urn)
     _redrive_pairs(args, report, check_pair)
 
 
 def _check_type(args: StackValidationArgs, report: ReportViolation) -> None:
-    def check_pair(source, dlq):
-        if fifo(source) != fifo(dlq):
+    def check_pair(source, dlq, dlq_arn):
+        dlq_fifo = fifo(dlq) if dlq is not None else fifo_by_name(dlq_arn)
+        if fifo(source) != dlq_fifo:
             kinds = {True: "FIFO", False: "standard"}
+            target = label(dlq) if dlq is not None else dlq_arn
             report(f"source {label(source)} is a {kinds[fifo(source)]} queue but its DLQ "
-                   f"{label(dlq)} is {kinds[fifo(dlq)]}; SQS requires the same type: make the DLQ "
+                   f"{target} is {kinds[dlq_fifo]}; SQS requires the same type: make the DLQ "
                    f"{kinds[fifo(source)]}.", source.urn)
     _redrive_pairs(args, report, check_pair)
 
 
-sqs_dlq_retention_exceeds_source = StackValidationPolicy(
-    name="sqs-dlq-retention-exceeds-source",
+sqs_dlq_retention_exceeds_source = rule(
+    "stack", name="sqs-dlq-retention-exceeds-source", display_name="DLQ keeps messages longer than its source",
     description=("A dead-letter queue must keep messages longer than its source queue (both default "
-                 f"to {aws_limits.SQS_RETENTION_DEFAULT_SECONDS} s): set the DLQ's messageRetentionSeconds "
-                 f"to {conventions.DLQ_RETENTION_SECONDS}."),
-    enforcement_level=EnforcementLevel.MANDATORY,
+                 f"to {aws_limits.SQS_RETENTION_DEFAULT_SECONDS} s), FIFO pairs included (AWS's best "
+                 "practice): set the DLQ's messageRetentionSeconds to "
+                 f"{conventions.DLQ_RETENTION_SECONDS}. A DLQ outside the stack is noted as not checked."),
+    level=MANDATORY, severity=HIGH, tags=[*RELIABILITY, "dlq", "data-loss"],
+    remediation=f"Set the DLQ's messageRetentionSeconds to {conventions.DLQ_RETENTION_SECONDS} (14 days).",
+    url=DLQ_DOC,
     validate=_check_retention,
 )
 
-sqs_dlq_type_matches_source = StackValidationPolicy(
-    name="sqs-dlq-type-matches-source",
-    description=("A FIFO queue needs a FIFO dead-letter queue and a standard queue a standard one: "
-                 "set fifoQueue on the DLQ to match its source."),
-    enforcement_level=EnforcementLevel.MANDATORY,
+sqs_dlq_type_matches_source = rule(
+    "stack", name="sqs-dlq-type-matches-source", display_name="DLQ type matches its source",
+    description=("A FIFO queue needs a FIFO dead-letter queue and a standard queue a standard one "
+                 "(a DLQ outside the stack is judged by its name: only FIFO names end .fifo): set "
+                 "fifoQueue on the DLQ to match its source."),
+    level=MANDATORY, severity=HIGH, tags=[*RELIABILITY, "dlq", "fifo"],
+    remediation="Set fifoQueue on the DLQ to the source's value (a FIFO DLQ's name ends .fifo).",
+    url=DLQ_DOC,
     validate=_check_type,
 )
 
@@ -197,11 +236,13 @@ def _check_has_dlq(args: StackValidationArgs, report: ReportViolation) -> None:
     each(index.of_type(MAPPING), check, report, lambda m: m.urn)
 
 
-sqs_event_source_has_dlq = StackValidationPolicy(
-    name="sqs-event-source-has-dlq",
+sqs_event_source_has_dlq = rule(
+    "stack", name="sqs-event-source-has-dlq", display_name="Queues Lambda consumes have a DLQ",
     description=("A queue consumed by a Lambda function needs a redrive policy to a dead-letter queue: "
                  "set redrivePolicy on the queue or add an aws.sqs.RedrivePolicy."),
-    enforcement_level=EnforcementLevel.MANDATORY,
+    level=MANDATORY, severity=HIGH, tags=[*RELIABILITY, "dlq", "lambda"],
+    remediation="Give the queue a redrivePolicy (deadLetterTargetArn, maxReceiveCount) or an aws.sqs.RedrivePolicy.",
+    url="https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html",
     validate=_check_has_dlq,
 )
 

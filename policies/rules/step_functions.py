@@ -1,13 +1,16 @@
-"""Step Functions rule: a Distributed Map must be bounded, tolerate some failures, and back off."""
+"""Step Functions rules: a Distributed Map must be bounded, tolerate some failures, and back off;
+a task that invokes a Lambda function must wait at least as long as the function may run."""
 
-from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
+from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from integration_blueprint import aws_limits
 
-from ._values import Malformed, json_document, resource_rule
+from ._links import STATE_MACHINE, StackIndex, function_at, function_timeout, label
+from ._policy import HIGH, MANDATORY, rule
+from ._values import Malformed, a_list, an_object, each, json_document, resource_rule, to_number, within
 
-STATE_MACHINE = "aws:sfn/stateMachine:StateMachine"
 EXCEEDED = aws_limits.DISTRIBUTED_MAP_TOLERATED_FAILURE_ERROR
+LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
 
 
 def _states(container: dict, where: str) -> dict:
@@ -18,46 +21,71 @@ def _states(container: dict, where: str) -> dict:
 
 
 def _walk(states: dict, where: str):
-    """Every (path, state) in `states`, including those inside Map processors and Parallel branches."""
+    """Every (path, state) in `states`, including those inside Map processors and Parallel branches.
+    A part of the wrong JSON type (a Branches that is not a list, an ItemProcessor that is not an
+    object) is malformed: Step Functions refuses the definition."""
     for name, state in states.items():
-        if not isinstance(state, dict):
-            raise Malformed(f"definition: state {where}{name} must be an object")
         path = f"{where}{name}"
+        if not isinstance(state, dict):
+            raise Malformed(f"definition: state {path} must be an object")
         yield path, state
         if state.get("Type") == "Map":
-            processor = state.get("ItemProcessor") or state.get("Iterator") or {}
+            processor = _processor(state, path)
             yield from _walk(_states(processor, path), f"{path}/")
         if state.get("Type") == "Parallel":
-            for i, branch in enumerate(state.get("Branches") or []):
+            for i, branch in enumerate(a_list(state.get("Branches"), f"definition: {path}.Branches")):
+                if not isinstance(branch, dict):
+                    raise Malformed(f"definition: {path}.Branches[{i}] must be an object with States, got {branch!r}")
                 yield from _walk(_states(branch, f"{path} branch {i}"), f"{path}[{i}]/")
 
 
-def _distributed(state: dict) -> bool:
-    processor = state.get("ItemProcessor") or {}
-    return state.get("Type") == "Map" and (processor.get("ProcessorConfig") or {}).get("Mode") == "DISTRIBUTED"
+def _processor(state: dict, path: str) -> dict:
+    key = "ItemProcessor" if "ItemProcessor" in state else "Iterator"
+    return an_object(state.get(key), f"definition: {path}.{key}")
 
 
-def _problems(state: dict) -> list[str]:
+def _distributed(state: dict, path: str) -> bool:
+    if state.get("Type") != "Map":
+        return False
+    config = an_object(_processor(state, path).get("ProcessorConfig"), f"definition: {path}.ItemProcessor.ProcessorConfig")
+    return config.get("Mode") == "DISTRIBUTED"
+
+
+def _retriers(task: dict, path: str) -> list:
+    retriers = a_list(task.get("Retry"), f"definition: {path}.Retry")
+    for i, retrier in enumerate(retriers):
+        if not isinstance(retrier, dict):
+            raise Malformed(f"definition: {path}.Retry[{i}] must be an object, got {retrier!r}")
+    return retriers
+
+
+def _problems(state: dict, path: str) -> list[str]:
     problems = []
-    if not (state.get("MaxConcurrency") or state.get("MaxConcurrencyPath")):
+    concurrency = state.get("MaxConcurrency")
+    if concurrency is not None:
+        concurrency = within(to_number(concurrency, f"definition: {path}.MaxConcurrency"),
+                             0, aws_limits.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX, f"definition: {path}.MaxConcurrency")
+    if not (concurrency or state.get("MaxConcurrencyPath")):
         problems.append(f"set MaxConcurrency from the downstream capacity (0 or absent means up to "
                         f"{aws_limits.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX} parallel children)")
     if not any(k in state for k in ("ToleratedFailurePercentage", "ToleratedFailureCount",
                                     "ToleratedFailurePercentagePath", "ToleratedFailureCountPath")):
         problems.append("set ToleratedFailurePercentage (or ToleratedFailureCount)")
-    caught = {e for c in state.get("Catch") or [] for e in (c.get("ErrorEquals") or [])}
+    caught = set()
+    for i, catcher in enumerate(a_list(state.get("Catch"), f"definition: {path}.Catch")):
+        caught.update(a_list(an_object(catcher, f"definition: {path}.Catch[{i}]").get("ErrorEquals"),
+                             f"definition: {path}.Catch[{i}].ErrorEquals"))
     if not caught & {EXCEEDED, "States.ALL"}:
         problems.append(f"add a Catch for {EXCEEDED} that alerts (e.g. sends to an ops queue)")
-    processor = state.get("ItemProcessor") or {}
-    for path, task in _walk(_states(processor, "ItemProcessor"), ""):
+    for task_path, task in _walk(_states(_processor(state, path), path), ""):
         if task.get("Type") != "Task":
             continue
-        retriers = task.get("Retry") or []
+        retriers = _retriers(task, task_path)
         if not retriers:
-            problems.append(f"give task {path} a Retry with JitterStrategy FULL and MaxDelaySeconds")
+            problems.append(f"give task {task_path} a Retry with JitterStrategy FULL and MaxDelaySeconds")
         for retrier in retriers:
             if retrier.get("JitterStrategy") != "FULL" or "MaxDelaySeconds" not in retrier:
-                problems.append(f"task {path}: every Retry needs JitterStrategy \"FULL\" and "
+                problems.append(f"task {task_path}: every Retry needs JitterStrategy \"FULL\" and "
                                 f"MaxDelaySeconds (got {retrier.get('ErrorEquals')})")
     return problems
 
@@ -67,18 +95,78 @@ def _check(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if definition is None:
         return
     for path, state in _walk(_states(definition, "the definition"), ""):
-        if _distributed(state):
-            problems = _problems(state)
+        if _distributed(state, path):
+            problems = _problems(state, path)
             if problems:
                 report(f"Distributed Map {path}: " + "; ".join(problems) + ".", None)
 
 
-sfn_distributed_map_bounded = ResourceValidationPolicy(
-    name="sfn-distributed-map-bounded",
+# ---- sfn-task-timeout-covers-lambda-timeout ------------------------------------------------------
+
+def _invoked_function(task: dict):
+    """The FunctionName (ARN or name) a Task invokes, or None when it invokes no Lambda function."""
+    resource = task.get("Resource")
+    if not isinstance(resource, str):
+        return None
+    if resource.startswith(LAMBDA_INVOKE):
+        parameters = an_object(task.get("Parameters") or task.get("Arguments"), "Parameters")
+        name = parameters.get("FunctionName")
+        return name if isinstance(name, str) else None
+    return resource if resource.startswith("arn:") and ":lambda:" in resource and ":function:" in resource else None
+
+
+def _check_task_timeouts(args: StackValidationArgs, report: ReportViolation) -> None:
+    index = StackIndex(args.resources)
+
+    def check(machine):
+        definition = json_document(machine.props, "definition")
+        if definition is None:
+            return
+        for path, state in _walk(_states(definition, "the definition"), ""):
+            if state.get("Type") != "Task" or "TimeoutSecondsPath" in state:
+                continue
+            name = _invoked_function(state)
+            if name is None:
+                continue
+            function = function_at(index, machine, "definition", lambda name=name: name)  # type: ignore[misc]
+            if function is None:
+                continue
+            timeout = within(to_number(state.get("TimeoutSeconds", aws_limits.SFN_TASK_TIMEOUT_DEFAULT_SECONDS),
+                                       f"definition: {path}.TimeoutSeconds"),
+                             1, aws_limits.SFN_TASK_TIMEOUT_DEFAULT_SECONDS, f"definition: {path}.TimeoutSeconds")
+            runs = function_timeout(function)
+            if timeout < runs:
+                report(f"state machine {label(machine)}: task {path} times out after {timeout:g} s but "
+                       f"function {label(function)} may run {runs:g} s: the task gives up (and a Retry "
+                       "on States.Timeout starts the item again) while the first invocation still "
+                       f"runs. Set TimeoutSeconds to at least {runs:g} (the function timeout plus a margin).",
+                       machine.urn)
+
+    each(index.of_type(STATE_MACHINE), check, report, lambda m: m.urn)
+
+
+SFN = ["reliability", "step-functions"]
+
+sfn_distributed_map_bounded = rule(
+    "resource", name="sfn-distributed-map-bounded", display_name="Distributed Maps are bounded",
     description=("A DISTRIBUTED Map must set MaxConcurrency, a tolerated failure threshold, a Catch for "
                  f"{EXCEEDED}, and Retry on its tasks with JitterStrategy FULL and MaxDelaySeconds."),
-    enforcement_level=EnforcementLevel.MANDATORY,
+    level=MANDATORY, severity=HIGH, tags=[*SFN, "distributed-map"],
+    remediation=("Set MaxConcurrency (downstream capacity), ToleratedFailurePercentage, a Catch for "
+                 f"{EXCEEDED}, and task Retry with JitterStrategy FULL and MaxDelaySeconds."),
+    url="https://docs.aws.amazon.com/step-functions/latest/dg/state-map-distributed.html",
     validate=resource_rule(_check, STATE_MACHINE),
 )
 
-POLICIES = [sfn_distributed_map_bounded]
+sfn_task_timeout_covers_lambda_timeout = rule(
+    "stack", name="sfn-task-timeout-covers-lambda-timeout", display_name="Task timeouts cover the Lambda timeout",
+    description=("A Step Functions Task that invokes a Lambda function of this stack (lambda:invoke or the "
+                 "function's ARN) must have TimeoutSeconds >= the function's timeout: a shorter task "
+                 "timeout retries an item that is still running."),
+    level=MANDATORY, severity=HIGH, tags=[*SFN, "lambda", "duplicates"],
+    remediation="Set the task's TimeoutSeconds to the function timeout plus a margin (or lower the function timeout).",
+    url="https://docs.aws.amazon.com/step-functions/latest/dg/state-task.html",
+    validate=_check_task_timeouts,
+)
+
+POLICIES = [sfn_distributed_map_bounded, sfn_task_timeout_covers_lambda_timeout]

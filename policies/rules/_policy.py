@@ -1,0 +1,98 @@
+"""How every rule of the pack is declared: its metadata and a config the pack itself checks.
+
+The pulumi-policy SDK publishes a policy's description, display name, severity, tags, remediation
+steps and URL in GetAnalyzerInfo (the CLI and `blueprint` show them); `rule()` makes each of them
+required, so no rule ships without its fix and its AWS source.
+
+The SDK sends only a config schema's `properties` and `required` to the engine (no
+`additionalProperties`), and its Configure accepts anything. So the rule checks its own config
+before it runs: an unknown property, a wrong type or an out-of-range value stops the analysis with
+an error that names the rule and the property (a typo in a threshold must not silently keep the
+default).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Callable, Optional
+
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyComplianceFramework,
+    PolicyConfigSchema,
+    ResourceValidationPolicy,
+    Severity,
+    StackValidationPolicy,
+)
+
+ADVISORY = EnforcementLevel.ADVISORY
+MANDATORY = EnforcementLevel.MANDATORY
+LOW, MEDIUM, HIGH, CRITICAL = Severity.LOW, Severity.MEDIUM, Severity.HIGH, Severity.CRITICAL
+
+# AWS Security Hub's "AWS Foundational Security Best Practices" standard: the only compliance
+# framework some of these rules implement one to one (the others are AWS guidance, cited by url).
+FSBP = "AWS Foundational Security Best Practices"
+FSBP_URL = "https://docs.aws.amazon.com/securityhub/latest/userguide/fsbp-standard.html"
+
+
+class PolicyConfigError(ValueError):
+    """The policy config given for a rule does not fit the rule's schema."""
+
+
+def _check_type(value: Any, schema: Mapping[str, Any]) -> bool:
+    kinds = {"integer": lambda v: isinstance(v, int) or (isinstance(v, float) and v.is_integer()),
+             "number": lambda v: isinstance(v, (int, float)),
+             "string": lambda v: isinstance(v, str),
+             "boolean": lambda v: isinstance(v, bool)}
+    expected = schema.get("type")
+    if expected is None:
+        return True
+    if isinstance(value, bool) and expected != "boolean":
+        return False
+    return kinds[expected](value)
+
+
+def check_config(rule_name: str, schema: Mapping[str, Mapping[str, Any]], config: Mapping[str, Any]) -> None:
+    """Raise PolicyConfigError naming the rule and the property when `config` does not fit."""
+    for key in config:
+        if key not in schema:
+            takes = ", ".join(sorted(schema)) if schema else "no settings"
+            raise PolicyConfigError(f"policy config for {rule_name}: unknown property {key!r} "
+                                    f"({rule_name} takes {takes})")
+        value, prop = config[key], schema[key]
+        if not _check_type(value, prop):
+            raise PolicyConfigError(f"policy config for {rule_name}: {key} must be a {prop['type']}, "
+                                    f"got {json.dumps(value)}")
+        if "minimum" in prop and value < prop["minimum"]:
+            raise PolicyConfigError(f"policy config for {rule_name}: {key} must be at least "
+                                    f"{prop['minimum']}, got {value}")
+        if "maximum" in prop and value > prop["maximum"]:
+            raise PolicyConfigError(f"policy config for {rule_name}: {key} must be at most "
+                                    f"{prop['maximum']}, got {value}")
+
+
+def _checked(name: str, schema: Mapping[str, Mapping[str, Any]], validate: Callable) -> Callable:
+    def run(args, report):
+        config = args.get_config() or {}
+        check_config(name, schema, {k: config[k] for k in config})
+        return validate(args, report)
+    return run
+
+
+def rule(kind: str, *, name: str, display_name: str, description: str, level: EnforcementLevel,
+         severity: Severity, tags: list[str], remediation: str, url: str, validate: Callable,
+         config: Optional[dict[str, dict[str, Any]]] = None,
+         framework: Optional[PolicyComplianceFramework] = None):
+    """A ResourceValidationPolicy (kind "resource") or StackValidationPolicy (kind "stack")."""
+    schema = config or {}
+    policy_class = ResourceValidationPolicy if kind == "resource" else StackValidationPolicy
+    return policy_class(
+        name=name, description=description, enforcement_level=level,
+        config_schema=PolicyConfigSchema(properties=schema) if schema else None,
+        validate=_checked(name, schema, validate), display_name=display_name, severity=severity,
+        framework=framework, tags=tags, remediation_steps=remediation, url=url)
+
+
+def fsbp(control: str) -> PolicyComplianceFramework:
+    return PolicyComplianceFramework(name=FSBP, reference=control, specification=FSBP_URL)

@@ -1,0 +1,104 @@
+"""What a role of this stack is allowed to do, from every policy attached to it in the stack:
+its inline policies, RolePolicy resources, attached managed policies of the stack, and the AWS
+managed execution-role policies Lambda documents."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections import defaultdict
+from typing import Optional
+
+from pulumi_policy import PolicyResource
+from pulumi_policy.proxy import UnknownValueError
+
+from . import _iam
+from ._links import FUNCTION, MANAGED_POLICY, ROLE, ROLE_POLICY, ROLE_POLICY_ATTACHMENT, StackIndex
+from ._values import Malformed, Unverifiable, get, json_document, plain
+
+# The AWS managed policies Lambda's documentation gives for event sources, with their actions
+# (https://docs.aws.amazon.com/lambda/latest/dg/lambda-intro-execution-role.html#permissions-executionrole-features).
+_AWS_MANAGED = {
+    "service-role/AWSLambdaSQSQueueExecutionRole": ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"),
+    "service-role/AWSLambdaKinesisExecutionRole": (
+        "kinesis:DescribeStream", "kinesis:DescribeStreamSummary", "kinesis:GetRecords", "kinesis:GetShardIterator",
+        "kinesis:ListShards", "kinesis:ListStreams", "kinesis:SubscribeToShard"),
+    "service-role/AWSLambdaDynamoDBExecutionRole": (
+        "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
+    "AdministratorAccess": ("*",),
+}
+_AWS_MANAGED_PREFIX = "arn:aws:iam::aws:policy/"
+
+
+class RoleGrants:
+    def __init__(self, index: StackIndex):
+        self.index = index
+        self._statements: dict[str, list[_iam.Statement]] = defaultdict(list)
+        self._gaps: dict[str, list[UnknownValueError]] = defaultdict(list)
+        self._unlinked: list[UnknownValueError] = []  # a policy whose role is not known yet
+        for holder in index.of_type(ROLE_POLICY, ROLE_POLICY_ATTACHMENT):
+            try:
+                role = index.follow(holder, "role", lambda h=holder: get(h.props, "role"), [ROLE])  # type: ignore[misc]
+            except UnknownValueError as exc:
+                self._unlinked.append(exc)
+                continue
+            if role is not None:
+                self._add(role.urn, holder)
+        for role in index.of_type(ROLE):
+            self._add(role.urn, role)
+
+    def _add(self, role_urn: str, holder: PolicyResource) -> None:
+        try:
+            if holder.resource_type == ROLE:
+                inline = plain(get(holder.props, "inlinePolicies", default=[])) or []
+                for i, entry in enumerate(inline if isinstance(inline, list) else []):
+                    if isinstance(entry, dict) and entry.get("policy"):
+                        self._document(role_urn, json_document(entry, "policy"), f"inlinePolicies[{i}]")
+                for arn in plain(get(holder.props, "managedPolicyArns", default=[])) or []:
+                    self._managed(role_urn, holder, "managedPolicyArns", arn)
+            elif holder.resource_type == ROLE_POLICY:
+                self._document(role_urn, json_document(holder.props, "policy"), f"RolePolicy {holder.name}")
+            else:
+                self._managed(role_urn, holder, "policyArn", get(holder.props, "policyArn"))
+        except UnknownValueError as exc:
+            self._gaps[role_urn].append(exc)
+        except Malformed:
+            pass  # a malformed policy is iam-no-wildcard-actions' to report
+
+    def _document(self, role_urn: str, document: Optional[dict], where: str) -> None:
+        if document is not None:
+            self._statements[role_urn] += _iam.statements(document, where)
+
+    def _managed(self, role_urn: str, holder: PolicyResource, prop: str, arn) -> None:
+        policy = self.index.follow(holder, prop, lambda: arn, [MANAGED_POLICY])
+        if policy is not None:
+            self._document(role_urn, json_document(policy.props, "policy"), f"policy {policy.name}")
+            return
+        if isinstance(arn, str) and arn.startswith(_AWS_MANAGED_PREFIX):
+            actions = _AWS_MANAGED.get(arn[len(_AWS_MANAGED_PREFIX):])
+            if actions is not None:
+                self._statements[role_urn].append(
+                    _iam.Statement(where=arn, effect="Allow", actions=list(actions), resources=["*"]))
+                return
+        self._gaps[role_urn].append(Unverifiable(
+            f"role has managed policy {arn} from outside this stack; its permissions could not be checked"))
+
+    def role_of(self, function: PolicyResource) -> Optional[PolicyResource]:
+        assert function.resource_type == FUNCTION
+        return self.index.follow(function, "role", lambda: get(function.props, "role"), [ROLE])
+
+    def allows(self, role: PolicyResource, action: str, arn: Optional[str]) -> bool:
+        """Whether `role` may do `action` on `arn` (None: on the resource, whatever its ARN)."""
+        def on(statement: _iam.Statement) -> bool:
+            if arn is None or statement.not_resources is not None:
+                return True
+            return any(fnmatch.fnmatchcase(arn, r) for r in statement.resources)
+
+        statements = self._statements.get(role.urn, [])
+        denied = any(not s.allows and not s.condition and _iam.grants(s, action) and on(s) for s in statements)
+        allowed = any(s.allows and _iam.grants(s, action) and on(s) for s in statements)
+        if allowed and not denied:
+            return True
+        gaps = self._gaps.get(role.urn, []) + self._unlinked
+        if gaps:
+            raise gaps[0]  # a policy we cannot read may grant it
+        return False

@@ -1,0 +1,101 @@
+"""Asynchronous Lambda invocations: what fails in the function must land somewhere.
+
+EventBridge rules, EventBridge Scheduler, SNS and S3 invoke Lambda asynchronously. A rule's or
+schedule's DLQ catches only events that could not be delivered; an error the function returns is
+retried by Lambda (twice by default) and then dropped, unless the function has an on-failure
+destination (FunctionEventInvokeConfig) or a dead-letter queue (deadLetterConfig).
+"""
+
+from pulumi_policy import ReportViolation, StackValidationArgs
+
+from integration_blueprint import aws_limits
+
+from ._links import (
+    BUCKET_NOTIFICATION,
+    EVENT_TARGET,
+    FUNCTION,
+    INVOKE_CONFIG,
+    PERMISSION,
+    SCHEDULE,
+    SUBSCRIPTION,
+    StackIndex,
+    function_at,
+    label,
+)
+from ._policy import HIGH, MANDATORY, rule
+from ._values import each, gather, get, is_set, plain
+
+
+def _callers(index: StackIndex):
+    """(caller, how) for every resource of the stack that invokes a function asynchronously."""
+    for permission in index.of_type(PERMISSION):
+        yield permission, "function", lambda p=permission: get(p.props, "function")
+    for schedule in index.of_type(SCHEDULE):
+        yield schedule, "target", lambda s=schedule: get(s.props, "target", "arn")
+    for target in index.of_type(EVENT_TARGET):
+        yield target, "arn", lambda t=target: get(t.props, "arn")
+    for subscription in index.of_type(SUBSCRIPTION):
+        yield subscription, "endpoint", lambda s=subscription: get(s.props, "endpoint")
+    for notification in index.of_type(BUCKET_NOTIFICATION):
+        for i, _ in enumerate(plain(get(notification.props, "lambdaFunctions", default=[])) or []):
+            yield notification, "lambdaFunctions", lambda n=notification, i=i: get(n.props, "lambdaFunctions")[i].get(
+                "lambdaFunctionArn")
+
+
+def _invoked(index: StackIndex, caller, prop, value):
+    if caller.resource_type == PERMISSION and get(caller.props, "principal") not in aws_limits.LAMBDA_ASYNC_INVOKING_PRINCIPALS:
+        return None  # a synchronous caller (API Gateway, a load balancer)
+    if caller.resource_type == SUBSCRIPTION and get(caller.props, "protocol") != "lambda":
+        return None
+    found = function_at(index, caller, prop, value)
+    return found if found is not None and found.resource_type == FUNCTION else None
+
+
+def _check(args: StackValidationArgs, report: ReportViolation) -> None:
+    index = StackIndex(args.resources)
+    kept = set()
+
+    def note_config(config):
+        destination = get(config.props, "destinationConfig", "onFailure", default={})
+        if is_set(destination, "destination"):
+            function = function_at(index, config, "functionName", lambda: get(config.props, "functionName"))
+            if function is not None:
+                kept.add(function.urn)
+    unknown_configs = gather(index.of_type(INVOKE_CONFIG), note_config)
+    reported = set()
+
+    def check(item):
+        caller, prop, value = item
+        function = _invoked(index, caller, prop, value)
+        if function is None or function.urn in kept or function.urn in reported:
+            return
+        if is_set(get(function.props, "deadLetterConfig", default={}), "targetArn"):
+            return
+        if unknown_configs:
+            raise unknown_configs[0]  # an invoke config we cannot read may belong to this function
+        reported.add(function.urn)
+        report(f"function {label(function)} is invoked asynchronously by {caller.resource_type.rsplit(':', 1)[-1]} "
+               f"'{caller.name}' but has no on-failure destination or dead-letter queue: an error it "
+               f"returns is retried {aws_limits.LAMBDA_ASYNC_RETRY_ATTEMPTS_DEFAULT} times by Lambda and then the "
+               "event is dropped (a target's or schedule's DLQ only catches delivery failures). Add an "
+               "aws.lambda_.FunctionEventInvokeConfig with destination_config.on_failure.destination (an "
+               "SQS queue with a depth alarm), or set the function's dead_letter_config.", function.urn)
+
+    each(list(_callers(index)), check, report, lambda item: item[0].urn)
+
+
+lambda_async_invoke_has_on_failure_destination = rule(
+    "stack", name="lambda-async-invoke-has-on-failure-destination",
+    display_name="Asynchronously invoked functions keep what fails",
+    description=("A function invoked asynchronously (an aws.lambda_.Permission for events, scheduler, sns "
+                 "or s3, a Scheduler schedule, an EventBridge target, an SNS subscription, an S3 "
+                 "notification) needs an on-failure destination (FunctionEventInvokeConfig) or a "
+                 "deadLetterConfig: Lambda retries a function error twice, then drops the event."),
+    level=MANDATORY, severity=HIGH, tags=["reliability", "lambda", "async", "data-loss"],
+    remediation=("Add aws.lambda_.FunctionEventInvokeConfig(function_name=..., destination_config="
+                 "{'on_failure': {'destination': <queue ARN>}}) and alarm on that queue's depth."),
+    url="https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html",
+    validate=_check,
+)
+
+POLICIES = [lambda_async_invoke_has_on_failure_destination]

@@ -1,0 +1,112 @@
+"""EventBridge rules: a rule target retries and keeps what it cannot deliver; a pipe from a queue
+or a stream keeps what fails and does not retry forever."""
+
+from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
+from pulumi_policy.proxy import UnknownValueError
+
+from ._links import (
+    EVENT_TARGET,
+    PIPE,
+    QUEUE,
+    STREAM_SOURCES,
+    TABLE,
+    RedrivesBySource,
+    StackIndex,
+    arn_service,
+    fifo_by_name,
+    label,
+)
+from ._policy import HIGH, MANDATORY, rule
+from ._values import each, get, is_set, resource_rule
+from .lambda_mappings import retry_bounds, stream_retention_seconds, unbounded_because
+
+
+def _check_target(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    missing = []
+    if not is_set(args.props, "retryPolicy"):
+        missing.append("retryPolicy (maximumRetryAttempts, maximumEventAgeInSeconds)")
+    dead_letter = get(args.props, "deadLetterConfig", default={})
+    if not is_set(dead_letter, "arn"):
+        missing.append("deadLetterConfig.arn (a standard SQS queue)")
+    else:
+        try:
+            arn = dead_letter["arn"]
+        except UnknownValueError:
+            arn = None  # set; its ARN (to tell FIFO from standard) comes later
+        if isinstance(arn, str) and fifo_by_name(arn):
+            report(f"the dead-letter queue {arn} is FIFO; EventBridge needs a standard queue.", None)
+    if missing:
+        report("the rule target has no " + " and no ".join(missing) + ": an event EventBridge cannot "
+               "deliver is retried for up to 24 hours by default and then dropped with no record of it.", None)
+
+
+# ---- pipe-source-has-dlq-and-bounded-retries ------------------------------------------------------
+
+def _source_kind(index: StackIndex, pipe):
+    source = index.follow(pipe, "source", lambda: get(pipe.props, "source"), [QUEUE, *STREAM_SOURCES])
+    if source is not None:
+        return source, ("sqs" if source.resource_type == QUEUE else "stream")
+    arn = get(pipe.props, "source")
+    service = arn_service(arn) if isinstance(arn, str) else None
+    return None, {"sqs": "sqs", "kinesis": "stream", "dynamodb": "stream"}.get(service or "")
+
+
+def _check_pipes(args: StackValidationArgs, report: ReportViolation) -> None:
+    index = StackIndex(args.resources)
+    redrives = RedrivesBySource(index)
+
+    def check(pipe):
+        source, kind = _source_kind(index, pipe)
+        if kind == "sqs":
+            if source is not None and not is_set(source.props, "redrivePolicy") and redrives.of(source) is None:
+                report(f"pipe '{pipe.name}' reads queue {label(source)}, which has no redrive policy: a "
+                       "message the pipe cannot process returns until it expires and blocks the rest. "
+                       "Give the queue a redrivePolicy to a dead-letter queue.", pipe.urn)
+            return
+        if kind != "stream":
+            return
+        arn = get(pipe.props, "source")
+        key = "dynamodbStreamParameters" if (source is not None and source.resource_type == TABLE) or (
+            isinstance(arn, str) and arn_service(arn) == "dynamodb") else "kinesisStreamParameters"
+        parameters = get(pipe.props, "sourceParameters", key, default={})
+        problems = []
+        if not is_set(get(parameters, "deadLetterConfig", default={}), "arn"):
+            problems.append(f"set sourceParameters.{key}.deadLetterConfig.arn (a standard SQS queue, SNS "
+                            "topic or S3 bucket) so records that exhaust their retries are kept")
+        retries, age = retry_bounds(parameters, f"pipe '{pipe.name}': {key}.")
+        retention, kept = stream_retention_seconds(index, source, arn)
+        why = unbounded_because(retries, age, retention, kept)
+        if why:
+            problems.append(f"it {why}: set maximumRetryAttempts or a shorter maximumRecordAgeInSeconds")
+        if problems:
+            report(f"pipe '{pipe.name}' (stream source): " + "; ".join(problems) + ".", pipe.urn)
+
+    each(index.of_type(PIPE), check, report, lambda p: p.urn)
+
+
+eventbridge_target_has_dlq_and_retry_policy = rule(
+    "resource", name="eventbridge-target-has-dlq-and-retry-policy",
+    display_name="EventBridge rule targets retry and keep what fails",
+    description=("An EventBridge rule target (aws.cloudwatch.EventTarget) must set a retryPolicy and a "
+                 "deadLetterConfig (a standard SQS queue): undeliverable events are dropped otherwise."),
+    level=MANDATORY, severity=HIGH, tags=["reliability", "eventbridge", "dlq"],
+    remediation="Set retry_policy and dead_letter_config.arn (a standard SQS queue with a depth alarm) on the target.",
+    url="https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html",
+    validate=resource_rule(_check_target, EVENT_TARGET),
+)
+
+pipe_source_has_dlq_and_bounded_retries = rule(
+    "stack", name="pipe-source-has-dlq-and-bounded-retries",
+    display_name="EventBridge Pipes keep what fails and bound their retries",
+    description=("An EventBridge pipe reading a Kinesis or DynamoDB stream needs a deadLetterConfig and a "
+                 "bound on maximumRetryAttempts or maximumRecordAgeInSeconds (both default to -1, and an "
+                 "age at or beyond the stream's retention bounds nothing); a pipe reading SQS needs a "
+                 "redrive policy on its queue."),
+    level=MANDATORY, severity=HIGH, tags=["reliability", "eventbridge", "pipes", "dlq"],
+    remediation=("Stream source: set deadLetterConfig.arn and maximumRetryAttempts in the source parameters; "
+                 "SQS source: give the queue a redrivePolicy."),
+    url="https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-pipes-batching-concurrency.html",
+    validate=_check_pipes,
+)
+
+POLICIES = [eventbridge_target_has_dlq_and_retry_policy, pipe_source_has_dlq_and_bounded_retries]

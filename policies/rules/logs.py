@@ -1,0 +1,70 @@
+"""CloudWatch Logs rule: every function's log group expires its events.
+
+Lambda writes to /aws/lambda/<function name> (or the group its loggingConfig names) and, when no
+such group exists, creates it with retention "never expire": logs then grow, and cost, forever.
+"""
+
+from pulumi_policy import ReportViolation, StackValidationArgs
+
+from integration_blueprint import aws_limits
+
+from ._links import FUNCTION, LOG_GROUP, StackIndex, label
+from ._policy import LOW, MANDATORY, rule
+from ._values import Malformed, each, gather, get, to_number
+
+
+def _retention_days(group) -> float:
+    days = to_number(get(group.props, "retentionInDays", default=0), f"log group {label(group)}: retentionInDays") or 0
+    if days and days not in aws_limits.LOG_RETENTION_ALLOWED_DAYS:
+        raise Malformed(f"log group {label(group)}: retentionInDays is {days:g}; CloudWatch Logs accepts "
+                        f"{', '.join(map(str, aws_limits.LOG_RETENTION_ALLOWED_DAYS))}")
+    return days
+
+
+def _check(args: StackValidationArgs, report: ReportViolation) -> None:
+    index = StackIndex(args.resources)
+    by_function = {}  # log groups whose name was built from a function (name=f"/aws/lambda/{fn.name}")
+
+    def note(group):
+        for dependency in group.property_dependencies.get("name", []):
+            if dependency.resource_type == FUNCTION:
+                by_function[dependency.urn] = group
+    gather(index.of_type(LOG_GROUP), note)
+
+    def check(function):
+        configured = get(function.props, "loggingConfig", "logGroup")
+        if configured:
+            group = index.follow(function, "loggingConfig", lambda: configured, [LOG_GROUP])
+            where = configured
+        else:
+            group = by_function.get(function.urn)
+            name = get(function.props, "name")
+            where = f"{aws_limits.LAMBDA_LOG_GROUP_PREFIX}{name}" if isinstance(name, str) else "/aws/lambda/<its name>"
+            if group is None and isinstance(name, str):
+                group = index.lookup(where, [LOG_GROUP])
+        if group is None:
+            if configured:
+                return  # a group of another stack: that stack's rule judges its retention
+            report(f"function {label(function)} logs to {where}, which no LogGroup of this stack creates: "
+                   "Lambda creates it on first use with retention \"never expire\". Declare "
+                   "aws.cloudwatch.LogGroup(name=f\"/aws/lambda/{function.name}\", retention_in_days=30) "
+                   "or set logging_config.log_group to a group with a retention.", function.urn)
+            return
+        if not _retention_days(group):
+            report(f"log group {label(group)} of function {label(function)} has no retentionInDays: its "
+                   "events never expire. Set retention_in_days (e.g. 30).", group.urn)
+
+    each(index.of_type(FUNCTION), check, report, lambda f: f.urn)
+
+
+lambda_log_group_has_retention = rule(
+    "stack", name="lambda-log-group-has-retention", display_name="Function log groups expire their events",
+    description=("Every Lambda function's log group (/aws/lambda/<name>, or its loggingConfig.logGroup) must "
+                 "be declared in the stack with retentionInDays: the group Lambda creates itself never expires."),
+    level=MANDATORY, severity=LOW, tags=["cost", "observability", "lambda", "logs"],
+    remediation="Declare the function's LogGroup with retention_in_days, or point logging_config.log_group at one.",
+    url="https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-loggroups.html",
+    validate=_check,
+)
+
+POLICIES = [lambda_log_group_has_retention]

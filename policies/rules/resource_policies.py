@@ -1,0 +1,123 @@
+"""Queue and topic policies: only encrypted transport, and no one-and-all principal.
+
+A queue's or topic's resource policy is given by its own `policy` or by a QueuePolicy/TopicPolicy.
+"""
+
+from __future__ import annotations
+
+from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
+
+from . import _iam
+from ._links import QUEUE, QUEUE_POLICY, TOPIC, TOPIC_POLICY, StackIndex, label
+from ._policy import ADVISORY, HIGH, MANDATORY, MEDIUM, rule
+from ._values import each, gather, get, is_set, json_document, resource_rule
+
+# Condition keys that tie a public principal to one account, organization, source or network.
+RESTRICTING_KEYS = frozenset(k.lower() for k in (
+    "aws:SourceArn", "aws:SourceAccount", "aws:SourceOwner", "aws:SourceOrgID", "aws:SourceOrgPaths",
+    "aws:PrincipalOrgID", "aws:PrincipalOrgPaths", "aws:PrincipalAccount", "aws:PrincipalArn",
+    "aws:SourceVpc", "aws:SourceVpce", "aws:SourceIp"))
+# What a transport rule must deny for each kind of resource: the data going in and out.
+GUARDED = {QUEUE: ("sqs:SendMessage", "sqs:ReceiveMessage"), TOPIC: ("sns:Publish", "sns:Subscribe")}
+
+
+def _public(principal) -> bool:
+    if principal == "*":
+        return True
+    if isinstance(principal, dict):
+        aws = principal.get("AWS")
+        return aws == "*" or (isinstance(aws, list) and "*" in aws)
+    return False
+
+
+def _condition_keys(statement: _iam.Statement) -> set[str]:
+    return {key.lower() for test in statement.condition.values() if isinstance(test, dict) for key in test}
+
+
+def _check_public(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if not is_set(args.props, "policy"):
+        return
+    document = json_document(args.props, "policy")
+    for statement in _iam.statements(document or {}, "policy"):
+        if not statement.allows:
+            continue
+        if _public(statement.principal) and not _condition_keys(statement) & RESTRICTING_KEYS:
+            actions = statement.not_actions and ["NotAction"] or statement.actions
+            report(f"{statement.where}: allows {actions} to Principal \"*\" (anyone, any account) with no "
+                   "condition on aws:SourceArn, aws:SourceAccount or aws:PrincipalOrgID: name the principals, "
+                   "or add such a condition.", None)
+
+
+# ---- queue-topic-policy-denies-insecure-transport -------------------------------------------------
+
+def _denies_plain_transport(statement: _iam.Statement, kind: str) -> bool:
+    if statement.allows or not _public(statement.principal):
+        return False
+    insecure = False
+    for operator, test in statement.condition.items():
+        if operator.lower() not in ("bool", "boolifexists") or not isinstance(test, dict):
+            continue
+        for key, value in test.items():
+            values = value if isinstance(value, list) else [value]
+            if key.lower() == "aws:securetransport" and any(str(v).lower() == "false" for v in values):
+                insecure = True
+    return insecure and all(_iam.grants(statement, action) for action in GUARDED[kind])
+
+
+def _check_transport(args: StackValidationArgs, report: ReportViolation) -> None:
+    index = StackIndex(args.resources)
+    policies: dict[str, list[dict]] = {}
+
+    def add(holder, owner):
+        if owner is not None:
+            document = json_document(holder.props, "policy")
+            if document is not None:
+                policies.setdefault(owner.urn, []).append(document)
+
+    unknowns = gather(index.of_type(QUEUE_POLICY), lambda p: add(p, index.follow(
+        p, "queueUrl", lambda: get(p.props, "queueUrl"), [QUEUE])))
+    unknowns += gather(index.of_type(TOPIC_POLICY), lambda p: add(p, index.follow(
+        p, "arn", lambda: get(p.props, "arn"), [TOPIC])))
+
+    def check(resource):
+        if is_set(resource.props, "policy"):
+            add(resource, resource)
+        kind = resource.resource_type
+        if any(_denies_plain_transport(s, kind) for d in policies.get(resource.urn, [])
+               for s in _iam.statements(d, "policy")):
+            return
+        if unknowns:
+            raise unknowns[0]  # a policy we cannot place yet may be this one's
+        what = "queue" if kind == QUEUE else "topic"
+        report(f"{what} {label(resource)} has no policy statement that denies requests without TLS: add a "
+               f"Deny for Principal \"*\", Action {list(GUARDED[kind])} (or {kind.split('/')[0].split(':')[1]}:*) "
+               "with Condition {\"Bool\": {\"aws:SecureTransport\": \"false\"}}.", resource.urn)
+
+    each(index.of_type(QUEUE, TOPIC), check, report, lambda r: r.urn)
+
+
+queue_topic_policy_denies_insecure_transport = rule(
+    "stack", name="queue-topic-policy-denies-insecure-transport",
+    display_name="Queues and topics refuse unencrypted transport",
+    description=("Every SQS queue and SNS topic should have a resource policy that denies requests made "
+                 "without TLS (Deny, Principal \"*\", Condition Bool aws:SecureTransport \"false\"), as AWS's "
+                 "security best practices for SQS and SNS advise."),
+    level=ADVISORY, severity=MEDIUM, tags=["security", "sqs", "sns", "encryption-in-transit"],
+    remediation=("Add a QueuePolicy/TopicPolicy statement: Effect Deny, Principal '*', Action 'sqs:*' "
+                 "(or 'sns:Publish'), Resource the queue/topic ARN, Condition {'Bool': {'aws:SecureTransport': 'false'}}."),
+    url="https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-security-best-practices.html",
+    validate=_check_transport,
+)
+
+queue_topic_policy_no_public_principal = rule(
+    "resource", name="queue-topic-policy-no-public-principal", display_name="Queue and topic policies are not public",
+    description=("A queue or topic policy must not Allow Principal \"*\" without a condition that ties it to "
+                 "a source or account (aws:SourceArn, aws:SourceAccount, aws:PrincipalOrgID, ...): anyone "
+                 "could send, read or delete."),
+    level=MANDATORY, severity=HIGH, tags=["security", "sqs", "sns", "public-access"],
+    remediation="Name the principals (an account, a role, a service) or add an aws:SourceArn / aws:SourceAccount condition.",
+    url="https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-security-best-practices.html",
+    validate=resource_rule(_check_public, QUEUE_POLICY, TOPIC_POLICY, QUEUE, TOPIC),
+)
+
+POLICIES = [queue_topic_policy_denies_insecure_transport, queue_topic_policy_no_public_principal]
