@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import grpc
-from google.protobuf import empty_pb2, struct_pb2
+from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from integration_blueprint.preview import policy_config
@@ -46,6 +46,40 @@ _MAX_MESSAGE = 400 * 1024 * 1024  # the pack's own limit (pulumi_policy._MAX_RPC
 
 class AnalyzerError(Exception):
     """The policy pack could not be started or failed while analysing."""
+
+
+# The pack's PolicySeverity (proto) as the SDK's Severity names; UNSPECIFIED is left out.
+_SEVERITY_NAMES = {
+    analyzer_pb2.POLICY_SEVERITY_LOW: "low",
+    analyzer_pb2.POLICY_SEVERITY_MEDIUM: "medium",
+    analyzer_pb2.POLICY_SEVERITY_HIGH: "high",
+    analyzer_pb2.POLICY_SEVERITY_CRITICAL: "critical",
+}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One policy as the pack describes it over GetAnalyzerInfo: what the CLI shows for
+    `pulumi policy ls` plus the metadata the SDK carries beside the description. A rule that has
+    no remediation steps, url or severity yet has them empty (None / "" / ())."""
+    name: str
+    description: str
+    level: str  # the pack's own enforcement level, before any policy config
+    kind: str  # "resource" or "stack"
+    config_schema: dict
+    remediation: str
+    url: Optional[str]
+    severity: Optional[str]
+    tags: tuple[str, ...]
+
+    @classmethod
+    def from_info(cls, info) -> "Rule":
+        schema = json_format.MessageToDict(info.configSchema) if info.HasField("configSchema") else {}
+        return cls(name=info.name, description=info.description,
+                   level=_LEVEL_NAMES.get(info.enforcementLevel, "advisory"),
+                   kind="stack" if info.policy_type == analyzer_pb2.POLICY_TYPE_STACK else "resource",
+                   config_schema=schema, remediation=info.remediation_steps, url=info.url or None,
+                   severity=_SEVERITY_NAMES.get(info.severity), tags=tuple(info.tags))
 
 
 @dataclass(frozen=True)
@@ -134,10 +168,21 @@ class PolicyAnalyzer:
     def policy_names(self) -> list[str]:
         return [p.name for p in self.info.policies]
 
+    @property
+    def rules(self) -> dict[str, Rule]:
+        """Every policy of the pack by name, as GetAnalyzerInfo describes it."""
+        return {info.name: Rule.from_info(info) for info in self.info.policies}
+
+    def resolve(self, document: Optional[dict[str, Any]] = None,
+                source: str = "policy config") -> dict[str, policy_config.ResolvedPolicyConfig]:
+        """What a policy config document makes of each policy (level and settings), checked
+        against the pack's schemas, without configuring the pack."""
+        return policy_config.resolve(list(self.info.policies), document or {}, source, _LEVEL_NAMES)
+
     def configure(self, document: Optional[dict[str, Any]] = None,
                   source: str = "policy config") -> dict[str, policy_config.ResolvedPolicyConfig]:
         """Configure the pack from a policy config document (None: the pack's own defaults)."""
-        resolved = policy_config.resolve(list(self.info.policies), document or {}, source, _LEVEL_NAMES)
+        resolved = self.resolve(document, source)
         request = analyzer_pb2.ConfigureAnalyzerRequest()
         for name, entry in resolved.items():
             config = request.policyConfig[name]
