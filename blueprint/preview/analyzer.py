@@ -12,7 +12,7 @@ the tests and the benchmark from paying the start-up cost each time.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import os
 import select
 import subprocess
@@ -30,7 +30,8 @@ from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from integration_blueprint.preview import policy_config
 from integration_blueprint.preview.recording import RecordedStack
 
-DEFAULT_PACK_DIR = Path(importlib.util.find_spec("integration_blueprint.policies").origin).parent
+# The pack installed with this package (a folder of the namespace: integration_blueprint.policies).
+DEFAULT_PACK_DIR = Path(importlib.import_module("integration_blueprint.policies").__file__ or "").parent
 START_TIMEOUT_SECONDS = 60
 # The pack never calls back into an engine offline; pulumi.policy only requires the argument.
 NO_ENGINE = "127.0.0.1:0"
@@ -120,8 +121,10 @@ class PolicyAnalyzer:
     # ---- process ---------------------------------------------------------------------------
 
     def _read_port(self) -> int:
-        ready, _, _ = select.select([self._process.stdout], [], [], START_TIMEOUT_SECONDS)
-        line = self._process.stdout.readline() if ready else b""
+        stdout = self._process.stdout
+        assert stdout is not None  # Popen(stdout=PIPE)
+        ready, _, _ = select.select([stdout], [], [], START_TIMEOUT_SECONDS)
+        line = stdout.readline() if ready else b""
         try:
             port = int(line.strip())
         except ValueError:
@@ -130,7 +133,7 @@ class PolicyAnalyzer:
             raise AnalyzerError(f"the policy pack in {self.pack_dir} did not start "
                                 f"(it printed {line[:200]!r}):\n{self._stderr_tail()}") from None
         # Keep reading stdout so a rule that prints cannot fill the pipe and stall the server.
-        threading.Thread(target=self._process.stdout.read, daemon=True).start()
+        threading.Thread(target=stdout.read, daemon=True).start()
         return port
 
     def _stderr_tail(self, lines: int = 25) -> str:

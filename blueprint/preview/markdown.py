@@ -90,7 +90,8 @@ def links(recorded: RecordedStack) -> list[Link]:
                     found.append(Link(resource.urn, urn, "DLQ", resource.urn))
                 elif not kind.startswith("aws:iam/"):
                     found.append(Link(resource.urn, urn, "invokes", resource.urn))
-    return found
+    # In URN order, not registration order: the same program draws the same diagram every run.
+    return sorted(set(found), key=lambda link: (link.held_by, link.source, link.target, link.label))
 
 
 def component_of(recorded: RecordedStack, urn: str) -> str:

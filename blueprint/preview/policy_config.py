@@ -16,7 +16,7 @@ import difflib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import jsonschema
 from google.protobuf import json_format
@@ -54,7 +54,7 @@ def _level(value: Any, where: str) -> str:
 
 
 def resolve(policies: list, document: dict[str, Any], source: str = "policy config",
-            level_names: Optional[dict[int, str]] = None) -> dict[str, ResolvedPolicyConfig]:
+            level_names: Optional[Mapping[Any, str]] = None) -> dict[str, ResolvedPolicyConfig]:
     """`policies` are the analyzer's PolicyInfo messages (name, enforcementLevel, configSchema)."""
     level_names = level_names or {}
     resolved: dict[str, ResolvedPolicyConfig] = {}
