@@ -306,3 +306,12 @@ def test_markdown_draws_one_diagram_per_component_with_source_function_and_dlq(p
     assert ("orders-stream", "event source mapping: orders-stream-mapping", "orders-consumer") in edges
     assert ("orders-consumer", "on failure: orders-stream-mapping", "orders-retry-dlq") in edges
     assert ("orders-retry-dlq", "redrive (DLQ)", "orders-unrecoverable-dlq") in edges
+
+
+@pytest.mark.parametrize("fmt, check", [
+    ("sarif", lambda out: json.loads(out)["version"] == "2.1.0"),
+    ("markdown", lambda out: out.startswith("### ❌ Policy preview of stack `ci`")),
+])
+def test_cli_prints_the_chosen_format_and_keeps_the_exit_code(capsys, fmt, check):
+    code = main(["preview", "--program", str(EVERY_VIOLATION), "--stack", "ci", "--format", fmt])
+    assert code == 1 and check(capsys.readouterr().out)
