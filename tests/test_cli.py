@@ -138,6 +138,12 @@ def test_policy_ls_refuses_a_stack_policy_config_that_does_not_fit_the_pack(proj
     assert "has no setting 'minimun'; did you mean 'minimum'?" in capsys.readouterr().err
 
 
+def test_policy_ls_outside_a_project_lists_the_packs_own_levels(tmp_path, capsys):
+    assert main(["policy", "ls", "--program", str(tmp_path), "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert listing["stacks"] == [] and all(set(p["levels"]) == {"default"} for p in listing["policies"])
+
+
 # ---- the drill's progress line -------------------------------------------------------------------
 
 class _Terminal(io.StringIO):

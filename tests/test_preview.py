@@ -232,7 +232,9 @@ def test_markdown_links_each_fix_to_its_docs(metadata_result):
 
 @pytest.fixture(scope="module")
 def every_violation_sarif(policy_analyzer):
-    return to_sarif(run_preview(EVERY_VIOLATION, stack="test", analyzer=policy_analyzer))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(REPO_ROOT)  # the checkout root, as in CI: paths in SARIF are relative to it
+        return to_sarif(run_preview(EVERY_VIOLATION, stack="test", analyzer=policy_analyzer))
 
 
 def test_sarif_is_valid_against_the_published_sarif_2_1_0_schema(every_violation_sarif):

@@ -43,10 +43,9 @@ class RuleListing:
 def stacks_of(program_dir: Path) -> tuple[Optional[Path], list[str]]:
     """The project's stack config folder and the stacks found in it (a Pulumi.<stack>.yaml or a
     policy.<stack>.json); (None, []) where there is no Pulumi project."""
-    try:
-        project = load_project(program_dir)
-    except Exception:  # noqa: BLE001 - no project here: list the pack's own levels only
-        return None, []
+    if not any((program_dir / name).exists() for name in ("Pulumi.yaml", "Pulumi.yml")):
+        return None, []  # no project here: the pack's own levels only
+    project = load_project(program_dir)  # a broken Pulumi.yaml is an error, not "no stacks"
     folder = program_dir / project.get("stackConfigDir", ".")
     names = {p.name[len("Pulumi."):-len(".yaml")] for p in folder.glob("Pulumi.*.yaml")}
     names |= {p.name[len("policy."):-len(".json")] for p in folder.glob("policy.*.json")}
