@@ -3,7 +3,8 @@ registers its arguments and the function that runs it; adding a subcommand is ad
 function to COMMANDS.
 
 Exit codes: 0 success, 1 the check failed (e.g. mandatory policy violations), 2 the command could
-not run (bad program, config or policy pack); the error is printed without a traceback.
+not run (bad program, config or policy pack, or a missing optional extra); the error is printed,
+with the fix, without a traceback.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from integration_blueprint import __version__
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerError
 from integration_blueprint.preview.policy_config import PolicyConfigError
 from integration_blueprint.preview.recording import ProgramError
+from integration_blueprint.preview.render import FORMATS
 from integration_blueprint.sandbox.errors import SandboxError
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
@@ -39,7 +41,6 @@ def _program_dir(args: argparse.Namespace) -> Path:
 
 
 def _run_preview(args: argparse.Namespace) -> int:
-    from integration_blueprint.preview.render import FORMATS
     from integration_blueprint.preview.run import run_preview
 
     result = run_preview(_program_dir(args), stack=args.stack,
@@ -47,9 +48,6 @@ def _run_preview(args: argparse.Namespace) -> int:
                          unknowns=args.unknowns, pack_dir=Path(args.policy_pack))
     print(FORMATS["json" if args.json else args.format](result))
     return result.exit_code
-
-
-PREVIEW_FORMATS = ("text", "json", "sarif", "markdown")
 
 
 def add_preview_command(subparsers) -> None:
@@ -64,10 +62,10 @@ def add_preview_command(subparsers) -> None:
     parser.add_argument("--policy-config", help="policy pack config JSON, as for --policy-pack-config "
                         "(default: <stackConfigDir>/policy.<stack>.json if present)")
     parser.add_argument("--policy-pack", default=str(DEFAULT_PACK_DIR),
-                        help="the policy pack directory (default: this repository's policies/)")
+                        help="the policy pack directory (default: the pack installed with this package)")
     parser.add_argument("--unknowns", action="store_true",
                         help="leave outputs unknown, as in a first `pulumi preview`")
-    parser.add_argument("--format", choices=PREVIEW_FORMATS, default="text",
+    parser.add_argument("--format", choices=list(FORMATS), default="text",
                         help="text (default); json: one object, violations with stable fields (see README); "
                              "sarif: SARIF 2.1.0 for GitHub code scanning; markdown: a pull-request comment")
     parser.add_argument("--json", action="store_true", help="the same as --format json")
