@@ -153,8 +153,9 @@ def _verdict(result: PreviewResult) -> str:
     return f"### ✅ Policy preview of stack `{stack}`: no mandatory violations ({advisory} advisory)"
 
 
-def _row(finding: Finding) -> str:
-    detail = finding.message.split("\n", 1)[1] if "\n" in finding.message else finding.message
+def _row(finding: Finding, description: str) -> str:
+    # The SDK reports "<description>\n<what it found>"; the table shows what it found.
+    detail = finding.message.removeprefix(description).strip() or finding.message
     fix = _cell(finding.remediation) + (f" ([docs]({finding.url}))" if finding.url else "")
     where = f"`{finding.name}`<br><sub>{finding.type}</sub>" if finding.urn else "(stack)"
     return f"| {finding.level} | `{finding.policy}` | {where} | {_cell(detail)} | {fix} |"
@@ -168,7 +169,7 @@ def render_markdown(result: PreviewResult) -> str:
              f"{'; outputs unknown, as in a first preview' if recorded.unknowns else ''}.", ""]
     if findings:
         lines += ["| level | policy | resource | finding | fix |", "| --- | --- | --- | --- | --- |"]
-        lines += [_row(f) for f in findings]
+        lines += [_row(f, result.rules[f.policy].description if f.policy in result.rules else "") for f in findings]
         lines.append("")
     violated = {f.urn for f in findings if f.urn}
     groups: dict[str, list[Link]] = {}
