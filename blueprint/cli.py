@@ -3,7 +3,8 @@ registers its arguments and the function that runs it; adding a subcommand is ad
 function to COMMANDS.
 
 Exit codes: 0 success, 1 the check failed (e.g. mandatory policy violations), 2 the command could
-not run (bad program, config or policy pack); the error is printed without a traceback.
+not run (bad program, config or policy pack, or a missing optional extra); the error is printed,
+with the fix, without a traceback.
 """
 
 from __future__ import annotations
@@ -18,22 +19,34 @@ from integration_blueprint import __version__
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerError
 from integration_blueprint.preview.policy_config import PolicyConfigError
 from integration_blueprint.preview.recording import ProgramError
+from integration_blueprint.preview.render import FORMATS
 from integration_blueprint.sandbox.errors import SandboxError
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 DESCRIPTION = ("Offline policy preview, local sandbox drill and policy pack tools for the integration blueprint "
                "(no Pulumi CLI or AWS account needed).")
+
+
+class MissingExtra(Exception):
+    """An optional part of the package is not installed."""
+
+
 # Failures the user can fix; anything else is a bug and keeps its traceback.
-USER_ERRORS = (ProgramError, AnalyzerError, PolicyConfigError, SandboxError)
+USER_ERRORS = (ProgramError, AnalyzerError, PolicyConfigError, SandboxError, MissingExtra)
+
+
+def _program_dir(args: argparse.Namespace) -> Path:
+    """--program, else the current directory, as `pulumi` takes the project from where it runs."""
+    return Path(args.program or Path.cwd()).resolve()
 
 
 def _run_preview(args: argparse.Namespace) -> int:
-    from integration_blueprint.preview.run import REPO_ROOT, render_json, render_text, run_preview
+    from integration_blueprint.preview.run import run_preview
 
-    result = run_preview(Path(args.program) if args.program else REPO_ROOT, stack=args.stack,
+    result = run_preview(_program_dir(args), stack=args.stack,
                          policy_config_path=Path(args.policy_config) if args.policy_config else None,
                          unknowns=args.unknowns, pack_dir=Path(args.policy_pack))
-    print(render_json(result) if args.json else render_text(result))
+    print(FORMATS["json" if args.json else args.format](result))
     return result.exit_code
 
 
@@ -45,14 +58,17 @@ def add_preview_command(subparsers) -> None:
                     "`pulumi preview --policy-pack policies` does. Exit 1 on a mandatory violation.")
     parser.add_argument("--stack", default="dev", help="stack name; its config is Pulumi.<stack>.yaml "
                         "in the project's stackConfigDir (default: dev)")
-    parser.add_argument("--program", help="the Pulumi project directory (default: this repository)")
+    parser.add_argument("--program", help="the Pulumi project directory (default: the current directory)")
     parser.add_argument("--policy-config", help="policy pack config JSON, as for --policy-pack-config "
                         "(default: <stackConfigDir>/policy.<stack>.json if present)")
     parser.add_argument("--policy-pack", default=str(DEFAULT_PACK_DIR),
-                        help="the policy pack directory (default: this repository's policies/)")
+                        help="the policy pack directory (default: the pack installed with this package)")
     parser.add_argument("--unknowns", action="store_true",
                         help="leave outputs unknown, as in a first `pulumi preview`")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--format", choices=list(FORMATS), default="text",
+                        help="text (default); json: one object, violations with stable fields (see README); "
+                             "sarif: SARIF 2.1.0 for GitHub code scanning; markdown: a pull-request comment")
+    parser.add_argument("--json", action="store_true", help="the same as --format json")
     parser.set_defaults(run=_run_preview)
 
 
@@ -71,6 +87,7 @@ def _count(text: str) -> int:
 
 
 def _run_drill(args: argparse.Namespace) -> int:
+    _require_local_extra()
     from integration_blueprint.drill.progress import ProgressBar
     from integration_blueprint.drill.report import DrillOptions, dumps, format_table
     from integration_blueprint.drill.runner import run_drill
@@ -80,7 +97,7 @@ def _run_drill(args: argparse.Namespace) -> int:
         return 2
     options = DrillOptions(stack=args.stack, records=args.records, seed=args.seed, duplicates=args.duplicates,
                            poison=args.poison, transient=args.transient, crashes=args.crashes,
-                           program_dir=Path(args.program).resolve() if args.program else DrillOptions.program_dir)
+                           program_dir=_program_dir(args))
     bar = None if args.no_progress else ProgressBar()
     try:
         report = run_drill(options, progress=bar, workers=args.workers)
@@ -89,6 +106,16 @@ def _run_drill(args: argparse.Namespace) -> int:
             bar.close()
     print(dumps(report) if args.json else format_table(report))
     return 0 if report.passed else 1
+
+
+def _require_local_extra() -> None:
+    """The sandbox runs AWS in moto's server, an optional extra: without it the drill cannot run
+    (exit 2), which must not read as "the drill found data loss" (exit 1)."""
+    try:
+        import moto.server  # noqa: F401
+    except ImportError as exc:
+        raise MissingExtra(f"the drill needs the local sandbox's AWS emulator (moto's server), which is not "
+                           f"installed ({exc}); install the extra: pip install 'integration-blueprint[local]'") from None
 
 
 def add_drill_command(subparsers) -> None:
@@ -100,7 +127,7 @@ def add_drill_command(subparsers) -> None:
                     "state. Exit 0 only if nothing was lost, nothing was done twice and exactly the "
                     "poison records were parked.")
     parser.add_argument("--stack", default="dev", help="stack whose config to realize (default: dev)")
-    parser.add_argument("--program", help="the Pulumi project directory (default: this repository)")
+    parser.add_argument("--program", help="the Pulumi project directory (default: the current directory)")
     parser.add_argument("--records", type=int, default=1500, help="records per pattern (default: 1500)")
     parser.add_argument("--seed", type=int, default=7, help="seed for every random choice (default: 7)")
     parser.add_argument("--duplicates", type=_fraction, default=0.05,
@@ -123,6 +150,16 @@ def _print_pack_path(args: argparse.Namespace) -> int:
     return 0
 
 
+def _list_policies(args: argparse.Namespace) -> int:
+    from integration_blueprint.preview.analyzer import PolicyAnalyzer
+    from integration_blueprint.preview.policy_list import list_rules, render_json, render_text
+
+    with PolicyAnalyzer(Path(args.policy_pack)) as analyzer:
+        listing = list_rules(analyzer, _program_dir(args))
+    print(render_json(listing) if args.json else render_text(listing))
+    return 0
+
+
 def add_policy_command(subparsers) -> None:
     """`blueprint policy <action>`: the policy pack itself, like `pulumi policy`."""
     parser = subparsers.add_parser("policy", help="the policy pack installed with this package",
@@ -132,6 +169,17 @@ def add_policy_command(subparsers) -> None:
                               description="Print the folder of the installed policy pack, for "
                                           '`pulumi preview --policy-pack "$(blueprint policy path)"`.')
     path.set_defaults(run=_print_pack_path)
+    ls = actions.add_parser(
+        "ls", help="list the pack's policies with their level per stack",
+        description="List every policy of the pack, as `pulumi policy ls` does: its enforcement level "
+                    "(the pack's own and each stack's, from <stackConfigDir>/policy.<stack>.json of the "
+                    "project), what it checks and its config settings. The pack is asked over its "
+                    "Analyzer interface, as the Pulumi CLI asks it.")
+    ls.add_argument("--program", help="the Pulumi project whose stacks to show (default: the current directory)")
+    ls.add_argument("--policy-pack", default=str(DEFAULT_PACK_DIR),
+                    help="the policy pack directory (default: the pack installed with this package)")
+    ls.add_argument("--json", action="store_true", help="print one JSON object")
+    ls.set_defaults(run=_list_policies)
 
 
 COMMANDS: list[Callable] = [add_preview_command, add_drill_command, add_policy_command]

@@ -5,17 +5,25 @@ own, as a user's run does.
 """
 
 import json
+import re
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from integration_blueprint.cli import main
 from integration_blueprint.preview import policy_config
 from integration_blueprint.preview.analyzer import PolicyAnalyzer
-from integration_blueprint.preview.run import REPO_ROOT, render_text, run_preview, stack_policy_config
+from integration_blueprint.preview.markdown import render_markdown
+from integration_blueprint.preview.render import render_text
+from integration_blueprint.preview.run import REPO_ROOT, run_preview, stack_policy_config
+from integration_blueprint.preview.sarif import to_sarif
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EVERY_VIOLATION = FIXTURES / "every_violation"
+METADATA_PACK = FIXTURES / "metadata_pack"  # one rule with remediation, url, severity and tags; one without
+SARIF_SCHEMA = FIXTURES / "schemas" / "sarif-schema-2.1.0.json"
+FINDING_FIELDS = {"policy", "level", "urn", "type", "name", "message", "remediation", "url", "severity", "tags"}
 ALL_RULES = {
     "sqs-dlq-max-receive-count", "sqs-visibility-timeout-covers-function-timeout",
     "sqs-visibility-timeout-six-times-function-timeout", "sqs-dlq-retention-exceeds-source",
@@ -95,6 +103,11 @@ def test_schema_defaults_are_applied_before_configure(policy_analyzer):
     ({"sqs-dlq-max-receive-count": {"minimum": 0}}, "sqs-dlq-max-receive-count.minimum: 0 is less than the minimum of 1"),
     ({"all": "strict"}, "enforcement level 'strict' is not one of"),
     ({"sqs-dlq-type-matches-source": {"strict": True}}, "takes no settings"),
+    ({"sqs-dlq-max-receive-count": {"minimun": 6}},
+     "policy sqs-dlq-max-receive-count has no setting 'minimun'; did you mean 'minimum'\\? its settings are: minimum"),
+    ({"sqs-dlq-max-receive-count": {"minimum": "six"}}, "sqs-dlq-max-receive-count.minimum: 'six' is not of type 'integer'"),
+    ({"sqs-visibility-timeout-six-times-function-timeout": {"enforcementLevel": "advisory", "multipler": 8}},
+     "has no setting 'multipler'; did you mean 'multiplier'"),
 ])
 def test_a_wrong_policy_config_is_refused_with_what_to_fix(policy_analyzer, document, complaint):
     with pytest.raises(policy_config.PolicyConfigError, match=complaint):
@@ -113,8 +126,9 @@ def test_text_output_shows_the_resource_tree_and_violations_by_level(policy_anal
 
 # ---- the command line ------------------------------------------------------------------
 
-def test_cli_json_output_and_exit_1_on_mandatory_violations(capsys):
-    code = main(["preview", "--program", str(EVERY_VIOLATION), "--stack", "ci", "--json"])
+@pytest.mark.parametrize("flag", [["--json"], ["--format", "json"]])
+def test_cli_json_output_and_exit_1_on_mandatory_violations(capsys, flag):
+    code = main(["preview", "--program", str(EVERY_VIOLATION), "--stack", "ci", *flag])
     output = json.loads(capsys.readouterr().out)
     assert code == 1
     assert set(output) == {"stack", "program", "resources", "violations", "summary"}
@@ -122,12 +136,24 @@ def test_cli_json_output_and_exit_1_on_mandatory_violations(capsys):
     queue = next(r for r in output["resources"] if r["name"] == "orders")
     assert set(queue) == {"urn", "type", "name", "parent", "inputs"} and queue["type"] == "aws:sqs/queue:Queue"
     assert {v["policy"] for v in output["violations"]} == ALL_RULES
-    assert all(set(v) == {"policy", "level", "urn", "message"} and v["level"] in ("advisory", "mandatory")
-               for v in output["violations"])
+    assert all(set(v) == FINDING_FIELDS and v["level"] in ("advisory", "mandatory") for v in output["violations"])
     assert output["summary"]["mandatory"] == 27 and output["summary"]["advisory"] == 3
 
 
-def test_cli_exit_0_for_a_clean_stack_with_unknowns(capsys):
+def test_json_violations_name_their_resource_and_are_sorted(capsys):
+    main(["preview", "--program", str(EVERY_VIOLATION), "--stack", "ci", "--format", "json"])
+    output = json.loads(capsys.readouterr().out)
+    violations = output["violations"]
+    order = [({"mandatory": 0, "advisory": 1}[v["level"]], v["policy"], v["urn"], v["message"]) for v in violations]
+    assert order == sorted(order)
+    assert [r["urn"] for r in output["resources"]] == sorted(r["urn"] for r in output["resources"])
+    receive = next(v for v in violations if v["policy"] == "sqs-dlq-max-receive-count")
+    assert (receive["type"], receive["name"]) == ("aws:sqs/queue:Queue", "payments")
+    assert receive["remediation"]  # the rule's remediation steps, or its description until it has them
+
+
+def test_cli_exit_0_for_a_clean_stack_with_unknowns(capsys, monkeypatch):
+    monkeypatch.chdir(REPO_ROOT)
     code = main(["preview", "--stack", "prod", "--unknowns", "--json"])
     output = json.loads(capsys.readouterr().out)
     assert code == 0 and output["summary"]["mandatory"] == 0
@@ -139,7 +165,8 @@ def test_cli_exit_0_for_a_clean_stack_with_unknowns(capsys):
     (["--policy-config", str(FIXTURES / "missing.json")], "does not exist"),
     (["--policy-pack", str(FIXTURES)], "is not a policy pack"),
 ])
-def test_cli_exit_2_with_a_clean_error(capsys, args, complaint):
+def test_cli_exit_2_with_a_clean_error(capsys, monkeypatch, args, complaint):
+    monkeypatch.chdir(REPO_ROOT)
     code = main(["preview", *args])
     err = capsys.readouterr().err
     assert code == 2
@@ -151,3 +178,149 @@ def test_a_pack_that_cannot_start_is_reported_with_its_stderr(tmp_path):
     (tmp_path / "__main__.py").write_text("raise SystemExit('the pack is broken')\n")
     with pytest.raises(Exception, match="did not start(.|\n)*the pack is broken"):
         PolicyAnalyzer(tmp_path)
+
+
+def test_cli_refuses_a_misspelled_setting_in_the_policy_config_file(tmp_path, capsys):
+    config = tmp_path / "policy.json"
+    config.write_text('{"sqs-dlq-max-receive-count": {"minimun": 6}}')
+    code = main(["preview", "--program", str(EVERY_VIOLATION), "--policy-config", str(config)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith(f"error: {config}: policy sqs-dlq-max-receive-count has no setting 'minimun'")
+
+
+# ---- rule metadata in every format ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def metadata_result():
+    """EVERY_VIOLATION through a pack whose rule queue-named-explicitly has remediation steps, a
+    url, a severity and tags, and whose rule queue-has-no-delay has none of them."""
+    return run_preview(EVERY_VIOLATION, stack="test", pack_dir=METADATA_PACK)
+
+
+def test_json_carries_the_rule_metadata_and_falls_back_to_the_description(metadata_result):
+    findings = {f.policy: f.to_json() for f in metadata_result.findings()}
+    assert findings["queue-named-explicitly"] | {"urn": "", "name": "", "message": ""} == {
+        "policy": "queue-named-explicitly", "level": "mandatory", "urn": "", "type": "aws:sqs/queue:Queue",
+        "name": "", "message": "", "remediation": "Set `name` on the queue.",
+        "url": "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-queues.html",
+        "severity": "high", "tags": ["reliability", "sqs"]}
+    bare = findings["queue-has-no-delay"]
+    assert (bare["remediation"], bare["url"], bare["severity"], bare["tags"]) == (
+        "Queues must not delay messages.", None, None, [])
+
+
+def test_text_shows_the_fix_and_the_link_where_the_rule_has_them(metadata_result):
+    text = render_text(metadata_result)
+    assert "      Fix: Set `name` on the queue.\n      See: https://docs.aws.amazon.com/" in text
+    assert text.count("Fix:") == 6  # the six unnamed queues; the rule without metadata adds none
+
+
+def test_sarif_rules_carry_help_url_severity_and_tags(metadata_result):
+    rules = {r["id"]: r for r in to_sarif(metadata_result)["runs"][0]["tool"]["driver"]["rules"]}
+    named = rules["queue-named-explicitly"]
+    assert named["help"]["text"] == "Set `name` on the queue."
+    assert named["helpUri"].startswith("https://docs.aws.amazon.com/")
+    assert named["properties"]["security-severity"] == "8.0"
+    assert named["properties"]["tags"] == ["pulumi-policy", "reliability", "sqs"]
+    assert named["defaultConfiguration"]["level"] == "error"
+    bare = rules["queue-has-no-delay"]
+    assert bare["help"]["text"] == bare["fullDescription"]["text"] == "Queues must not delay messages."
+    assert "helpUri" not in bare and "security-severity" not in bare["properties"]
+    assert bare["defaultConfiguration"]["level"] == "warning"
+
+
+def test_markdown_links_each_fix_to_its_docs(metadata_result):
+    markdown = render_markdown(metadata_result)
+    assert "Set `name` on the queue. ([docs](https://docs.aws.amazon.com/" in markdown
+
+
+# ---- SARIF -------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def every_violation_sarif(policy_analyzer):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(REPO_ROOT)  # the checkout root, as in CI: paths in SARIF are relative to it
+        return to_sarif(run_preview(EVERY_VIOLATION, stack="test", analyzer=policy_analyzer))
+
+
+def test_sarif_is_valid_against_the_published_sarif_2_1_0_schema(every_violation_sarif):
+    schema = json.loads(SARIF_SCHEMA.read_text())
+    jsonschema.validate(every_violation_sarif, schema, cls=jsonschema.Draft4Validator)
+    broken = json.loads(json.dumps(every_violation_sarif))
+    broken["runs"][0]["results"][0]["level"] = "mandatory"  # and the check can fail
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema, cls=jsonschema.Draft4Validator)
+
+
+def test_sarif_has_one_rule_per_policy_and_one_result_per_violation(every_violation_sarif):
+    run = every_violation_sarif["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == sorted(ALL_RULES)
+    assert all(r["fullDescription"]["text"] and r["help"]["text"] for r in rules)
+    assert len(run["results"]) == 18
+    for result in run["results"]:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        assert result["level"] in ("error", "warning")
+
+
+def test_sarif_locates_each_violation_at_the_line_that_declares_the_resource(every_violation_sarif, monkeypatch):
+    """What GitHub code scanning needs: a repository-relative file and a start line per result."""
+    source = (EVERY_VIOLATION / "__main__.py").read_text().splitlines()
+    results = every_violation_sarif["runs"][0]["results"]
+    for result in results:
+        location = result["locations"][0]["physicalLocation"]
+        assert location["artifactLocation"]["uri"] == "tests/fixtures/every_violation/__main__.py"
+        assert location["region"]["startLine"] >= 1
+    receive = next(r for r in results if r["ruleId"] == "sqs-dlq-max-receive-count")
+    line = source[receive["locations"][0]["physicalLocation"]["region"]["startLine"] - 1]
+    assert line.startswith('aws.sqs.Queue("payments", fifo_queue=True')
+    assert receive["locations"][0]["logicalLocations"][0]["name"] == "payments"
+
+
+def test_sarif_locates_a_component_child_at_the_components_declaration():
+    """The component's queues are declared in the blueprint's own module; the team's program
+    names the component, so that is the line code scanning points at."""
+    program = FIXTURES / "component_program"
+    sarif = to_sarif(run_preview(program, stack="test", pack_dir=METADATA_PACK))
+    results = sarif["runs"][0]["results"]
+    source = (program / "__main__.py").read_text().splitlines()
+    assert len(results) == 3
+    lines = {source[r["locations"][0]["physicalLocation"]["region"]["startLine"] - 1].split("(")[0] for r in results}
+    assert lines == {"billing = FifoBillingQueue"}
+
+
+# ---- markdown ----------------------------------------------------------------------------------
+
+def test_markdown_has_a_verdict_a_table_and_a_diagram_of_the_checked_links(policy_analyzer):
+    markdown = render_markdown(run_preview(EVERY_VIOLATION, stack="test", analyzer=policy_analyzer))
+    lines = markdown.splitlines()
+    assert lines[0] == ("### ❌ Policy preview of stack `test`: 16 mandatory and 2 advisory violations; "
+                        "the stack may not be deployed")
+    rows = [line for line in lines if line.startswith("| mandatory |") or line.startswith("| advisory |")]
+    assert len(rows) == 18 and all(line.count(" | ") == 4 for line in rows)
+    assert "```mermaid" in markdown
+    assert re.search(r'n\d+\["⚠ orders<br/>sqs Queue"\]:::violation', markdown)  # no DLQ: marked
+    assert '-- "⚠ event source mapping: orders-mapping" -->' in markdown  # no ReportBatchItemFailures
+
+
+def test_markdown_draws_one_diagram_per_component_with_source_function_and_dlq(policy_analyzer):
+    markdown = render_markdown(run_preview(REPO_ROOT, stack="dev", analyzer=policy_analyzer))
+    assert markdown.startswith("### ✅ Policy preview of stack `dev`: no mandatory violations")
+    assert markdown.count("```mermaid") == 4
+    orders = markdown[markdown.index("**`orders`**"):]
+    orders = orders[:orders.index("```\n", orders.index("```mermaid") + 3)]
+    nodes = dict(re.findall(r'(n\d+)\["([^<"]+)<br/>', orders))
+    edges = {(nodes[a], label, nodes[b]) for a, label, b in re.findall(r'(n\d+) -- "([^"]+)" --> (n\d+)', orders)}
+    assert ("orders-stream", "event source mapping: orders-stream-mapping", "orders-consumer") in edges
+    assert ("orders-consumer", "on failure: orders-stream-mapping", "orders-retry-dlq") in edges
+    assert ("orders-retry-dlq", "redrive (DLQ)", "orders-unrecoverable-dlq") in edges
+
+
+@pytest.mark.parametrize("fmt, check", [
+    ("sarif", lambda out: json.loads(out)["version"] == "2.1.0"),
+    ("markdown", lambda out: out.startswith("### ❌ Policy preview of stack `ci`")),
+])
+def test_cli_prints_the_chosen_format_and_keeps_the_exit_code(capsys, fmt, check):
+    code = main(["preview", "--program", str(EVERY_VIOLATION), "--stack", "ci", "--format", fmt])
+    assert code == 1 and check(capsys.readouterr().out)

@@ -12,7 +12,7 @@ the tests and the benchmark from paying the start-up cost each time.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import os
 import select
 import subprocess
@@ -24,13 +24,14 @@ from pathlib import Path
 from typing import Any, Optional
 
 import grpc
-from google.protobuf import empty_pb2, struct_pb2
+from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from integration_blueprint.preview import policy_config
 from integration_blueprint.preview.recording import RecordedStack
 
-DEFAULT_PACK_DIR = Path(importlib.util.find_spec("integration_blueprint.policies").origin).parent
+# The pack installed with this package (a folder of the namespace: integration_blueprint.policies).
+DEFAULT_PACK_DIR = Path(importlib.import_module("integration_blueprint.policies").__file__ or "").parent
 START_TIMEOUT_SECONDS = 60
 # The pack never calls back into an engine offline; pulumi.policy only requires the argument.
 NO_ENGINE = "127.0.0.1:0"
@@ -46,6 +47,40 @@ _MAX_MESSAGE = 400 * 1024 * 1024  # the pack's own limit (pulumi_policy._MAX_RPC
 
 class AnalyzerError(Exception):
     """The policy pack could not be started or failed while analysing."""
+
+
+# The pack's PolicySeverity (proto) as the SDK's Severity names; UNSPECIFIED is left out.
+_SEVERITY_NAMES = {
+    analyzer_pb2.POLICY_SEVERITY_LOW: "low",
+    analyzer_pb2.POLICY_SEVERITY_MEDIUM: "medium",
+    analyzer_pb2.POLICY_SEVERITY_HIGH: "high",
+    analyzer_pb2.POLICY_SEVERITY_CRITICAL: "critical",
+}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One policy as the pack describes it over GetAnalyzerInfo: what the CLI shows for
+    `pulumi policy ls` plus the metadata the SDK carries beside the description. A rule that has
+    no remediation steps, url or severity yet has them empty (None / "" / ())."""
+    name: str
+    description: str
+    level: str  # the pack's own enforcement level, before any policy config
+    kind: str  # "resource" or "stack"
+    config_schema: dict
+    remediation: str
+    url: Optional[str]
+    severity: Optional[str]
+    tags: tuple[str, ...]
+
+    @classmethod
+    def from_info(cls, info) -> "Rule":
+        schema = json_format.MessageToDict(info.configSchema) if info.HasField("configSchema") else {}
+        return cls(name=info.name, description=info.description,
+                   level=_LEVEL_NAMES.get(info.enforcementLevel, "advisory"),
+                   kind="stack" if info.policy_type == analyzer_pb2.POLICY_TYPE_STACK else "resource",
+                   config_schema=schema, remediation=info.remediation_steps, url=info.url or None,
+                   severity=_SEVERITY_NAMES.get(info.severity), tags=tuple(info.tags))
 
 
 @dataclass(frozen=True)
@@ -86,8 +121,10 @@ class PolicyAnalyzer:
     # ---- process ---------------------------------------------------------------------------
 
     def _read_port(self) -> int:
-        ready, _, _ = select.select([self._process.stdout], [], [], START_TIMEOUT_SECONDS)
-        line = self._process.stdout.readline() if ready else b""
+        stdout = self._process.stdout
+        assert stdout is not None  # Popen(stdout=PIPE)
+        ready, _, _ = select.select([stdout], [], [], START_TIMEOUT_SECONDS)
+        line = stdout.readline() if ready else b""
         try:
             port = int(line.strip())
         except ValueError:
@@ -96,7 +133,7 @@ class PolicyAnalyzer:
             raise AnalyzerError(f"the policy pack in {self.pack_dir} did not start "
                                 f"(it printed {line[:200]!r}):\n{self._stderr_tail()}") from None
         # Keep reading stdout so a rule that prints cannot fill the pipe and stall the server.
-        threading.Thread(target=self._process.stdout.read, daemon=True).start()
+        threading.Thread(target=stdout.read, daemon=True).start()
         return port
 
     def _stderr_tail(self, lines: int = 25) -> str:
@@ -134,10 +171,21 @@ class PolicyAnalyzer:
     def policy_names(self) -> list[str]:
         return [p.name for p in self.info.policies]
 
+    @property
+    def rules(self) -> dict[str, Rule]:
+        """Every policy of the pack by name, as GetAnalyzerInfo describes it."""
+        return {info.name: Rule.from_info(info) for info in self.info.policies}
+
+    def resolve(self, document: Optional[dict[str, Any]] = None,
+                source: str = "policy config") -> dict[str, policy_config.ResolvedPolicyConfig]:
+        """What a policy config document makes of each policy (level and settings), checked
+        against the pack's schemas, without configuring the pack."""
+        return policy_config.resolve(list(self.info.policies), document or {}, source, _LEVEL_NAMES)
+
     def configure(self, document: Optional[dict[str, Any]] = None,
                   source: str = "policy config") -> dict[str, policy_config.ResolvedPolicyConfig]:
         """Configure the pack from a policy config document (None: the pack's own defaults)."""
-        resolved = policy_config.resolve(list(self.info.policies), document or {}, source, _LEVEL_NAMES)
+        resolved = self.resolve(document, source)
         request = analyzer_pb2.ConfigureAnalyzerRequest()
         for name, entry in resolved.items():
             config = request.policyConfig[name]

@@ -12,10 +12,11 @@ Resolution: each policy starts at its own enforcement level with its schema's de
 
 from __future__ import annotations
 
+import difflib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import jsonschema
 from google.protobuf import json_format
@@ -53,7 +54,7 @@ def _level(value: Any, where: str) -> str:
 
 
 def resolve(policies: list, document: dict[str, Any], source: str = "policy config",
-            level_names: Optional[dict[int, str]] = None) -> dict[str, ResolvedPolicyConfig]:
+            level_names: Optional[Mapping[Any, str]] = None) -> dict[str, ResolvedPolicyConfig]:
     """`policies` are the analyzer's PolicyInfo messages (name, enforcementLevel, configSchema)."""
     level_names = level_names or {}
     resolved: dict[str, ResolvedPolicyConfig] = {}
@@ -92,6 +93,7 @@ def resolve(policies: list, document: dict[str, Any], source: str = "policy conf
         schema = schemas[name]
         if not schema and entry.properties:
             raise PolicyConfigError(f"{source}: policy {name} takes no settings, got {sorted(entry.properties)}")
+        _refuse_unknown_settings(name, entry.properties, schema, source)
         if schema:
             try:
                 jsonschema.validate(entry.properties, {"type": "object", **schema})
@@ -99,3 +101,14 @@ def resolve(policies: list, document: dict[str, Any], source: str = "policy conf
                 where = ".".join(str(p) for p in exc.absolute_path) or "(settings)"
                 raise PolicyConfigError(f"{source}: {name}.{where}: {exc.message}") from None
     return resolved
+
+
+def _refuse_unknown_settings(name: str, properties: dict[str, Any], schema: dict, source: str) -> None:
+    """A misspelled setting would otherwise be ignored and the policy run on its default (the
+    pack's schemas do not forbid extra properties, and neither does the Pulumi CLI)."""
+    known = sorted(schema.get("properties") or {})
+    for key in sorted(set(properties) - set(known)):
+        guess = difflib.get_close_matches(key, known, n=1)
+        hint = f"did you mean {guess[0]!r}? " if guess else ""
+        raise PolicyConfigError(f"{source}: policy {name} has no setting {key!r}; {hint}"
+                                f"its settings are: {', '.join(known)}")

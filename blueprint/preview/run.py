@@ -7,14 +7,12 @@ the real policy pack analyses the recording over its gRPC interface (integration
 
 from __future__ import annotations
 
-import json
-from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from integration_blueprint.preview import policy_config
-from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, PolicyAnalyzer, Violation
+from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, PolicyAnalyzer, Rule, Violation
 from integration_blueprint.preview.recording import RecordedStack, load_project, record_program
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -28,11 +26,43 @@ def stack_policy_config(program_dir: Path, stack: str) -> Optional[Path]:
     return path if path.exists() else None
 
 
+@dataclass(frozen=True)
+class Finding:
+    """A violation joined with its resource and its rule's metadata: what every output format
+    shows. `remediation` falls back to the rule's description (which says the fix) while a rule
+    has no remediation steps of its own; `url`, `severity` and `tags` stay empty then."""
+    policy: str
+    level: str
+    urn: str
+    type: str
+    name: str
+    message: str
+    remediation: str
+    url: Optional[str]
+    severity: Optional[str]
+    tags: tuple[str, ...]
+
+    def to_json(self) -> dict:
+        return {"policy": self.policy, "level": self.level, "urn": self.urn, "type": self.type,
+                "name": self.name, "message": self.message, "remediation": self.remediation,
+                "url": self.url, "severity": self.severity, "tags": list(self.tags)}
+
+
+def type_and_name(urn: str) -> tuple[str, str]:
+    """A URN's resource type and name: urn:pulumi:<stack>::<project>::<parent types$>type::name."""
+    parts = urn.split("::")
+    if len(parts) < 4:
+        return "", ""
+    return parts[2].rsplit("$", 1)[-1], "::".join(parts[3:])
+
+
 @dataclass
 class PreviewResult:
     recorded: RecordedStack
     violations: list[Violation]
     policy_config: Optional[Path]
+    rules: dict[str, Rule] = field(default_factory=dict)
+    levels: dict[str, str] = field(default_factory=dict)  # each policy's level after the policy config
 
     def count(self, level: str) -> int:
         return sum(1 for v in self.violations if v.level == level)
@@ -41,13 +71,30 @@ class PreviewResult:
     def exit_code(self) -> int:
         return 1 if self.count("mandatory") else 0
 
+    def findings(self) -> list[Finding]:
+        """Every violation with its resource and rule, mandatory first, then by policy, URN and
+        message, so that two runs of the same program compare line by line."""
+        by_urn = self.recorded.by_urn()
+        found = []
+        for violation in self.violations:
+            resource = by_urn.get(violation.urn)
+            kind, name = (resource.type, resource.name) if resource else type_and_name(violation.urn)
+            rule = self.rules.get(violation.policy)
+            found.append(Finding(
+                policy=violation.policy, level=violation.level, urn=violation.urn, type=kind, name=name,
+                message=violation.message,
+                remediation=(rule.remediation or rule.description) if rule else "",
+                url=rule.url if rule else None, severity=rule.severity if rule else None,
+                tags=rule.tags if rule else ()))
+        return sorted(found, key=lambda f: (LEVELS.index(f.level), f.policy, f.urn, f.message))
+
     def to_json(self) -> dict:
         return {
             "stack": self.recorded.stack,
             "program": str(self.recorded.program_dir) if self.recorded.program_dir else None,
             "resources": [{"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent,
-                           "inputs": r.inputs} for r in self.recorded.resources],
-            "violations": [v.to_json() for v in self.violations],
+                           "inputs": r.inputs} for r in sorted(self.recorded.resources, key=lambda r: r.urn)],
+            "violations": [f.to_json() for f in self.findings()],
             "summary": {"resources": len(self.recorded.resources),
                         "mandatory": self.count("mandatory"), "advisory": self.count("advisory"),
                         "policyConfig": str(self.policy_config) if self.policy_config else None},
@@ -72,45 +119,6 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
 
 
 def _analyse(analyzer, recorded, document, path) -> PreviewResult:
-    analyzer.configure(document, source=str(path) if path else "policy config")
-    return PreviewResult(recorded, analyzer.analyze(recorded), path)
-
-
-# ---- text output ---------------------------------------------------------------------------
-
-def render_text(result: PreviewResult) -> str:
-    recorded = result.recorded
-    by_urn = recorded.by_urn()
-    children = defaultdict(list)
-    for resource in recorded.resources:
-        parent = resource.parent if resource.parent in by_urn else ""
-        children[parent].append(resource)
-
-    lines = [f"Previewing stack '{recorded.stack}' of {recorded.program_dir or recorded.project}"
-             f"{' (outputs unknown, as in a first preview)' if recorded.unknowns else ''}",
-             f"Policy config: {result.policy_config or '(pack defaults)'}", "", "Resources:"]
-
-    def tree(parent: str, depth: int) -> None:
-        for resource in children.get(parent, []):
-            lines.append(f"{'    ' * depth}+ {resource.type}  {resource.name}")
-            tree(resource.urn, depth + 1)
-    tree("", 1)
-
-    for level in LEVELS:
-        found = [v for v in result.violations if v.level == level]
-        if not found:
-            continue
-        lines += ["", f"{level.capitalize()} policy violations ({len(found)}):"]
-        for violation in found:
-            resource = by_urn.get(violation.urn)
-            where = f"{resource.name} ({resource.type})" if resource else "(stack)"
-            lines.append(f"  [{violation.policy}] {where}")
-            lines += [f"      {line}" for line in violation.message.splitlines() if line.strip()]
-    lines += ["", f"{len(recorded.resources)} resources, {result.count('mandatory')} mandatory and "
-                  f"{result.count('advisory')} advisory violations"
-                  + (": the stack may not be deployed." if result.exit_code else ".")]
-    return "\n".join(lines)
-
-
-def render_json(result: PreviewResult) -> str:
-    return json.dumps(result.to_json(), indent=2, default=str)
+    resolved = analyzer.configure(document, source=str(path) if path else "policy config")
+    return PreviewResult(recorded, analyzer.analyze(recorded), path, rules=analyzer.rules,
+                         levels={name: entry.enforcement_level for name, entry in resolved.items()})

@@ -1,0 +1,66 @@
+"""`blueprint preview --format text|json`, and the table of formats the CLI offers.
+
+Every format reads the same `PreviewResult.findings()`: violations joined with their resource and
+their rule's metadata (remediation, url, severity, tags), sorted the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from typing import Callable
+
+from integration_blueprint.preview.markdown import render_markdown
+from integration_blueprint.preview.run import LEVELS, PreviewResult
+from integration_blueprint.preview.sarif import render_sarif
+
+
+def render_text(result: PreviewResult) -> str:
+    recorded = result.recorded
+    by_urn = recorded.by_urn()
+    children = defaultdict(list)
+    for resource in recorded.resources:
+        parent = resource.parent if resource.parent in by_urn else ""
+        children[parent].append(resource)
+
+    lines = [f"Previewing stack '{recorded.stack}' of {recorded.program_dir or recorded.project}"
+             f"{' (outputs unknown, as in a first preview)' if recorded.unknowns else ''}",
+             f"Policy config: {result.policy_config or '(pack defaults)'}", "", "Resources:"]
+
+    def tree(parent: str, depth: int) -> None:
+        for resource in children.get(parent, []):
+            lines.append(f"{'    ' * depth}+ {resource.type}  {resource.name}")
+            tree(resource.urn, depth + 1)
+    tree("", 1)
+
+    findings = result.findings()
+    for level in LEVELS:
+        found = [f for f in findings if f.level == level]
+        if not found:
+            continue
+        lines += ["", f"{level.capitalize()} policy violations ({len(found)}):"]
+        for finding in found:
+            where = f"{finding.name} ({finding.type})" if finding.urn else "(stack)"
+            lines.append(f"  [{finding.policy}] {where}")
+            lines += [f"      {line}" for line in finding.message.splitlines() if line.strip()]
+            rule = result.rules.get(finding.policy)
+            if rule is not None and rule.remediation:  # else the description above says the fix
+                lines.append(f"      Fix: {rule.remediation}")
+            if finding.url:
+                lines.append(f"      See: {finding.url}")
+    lines += ["", f"{len(recorded.resources)} resources, {result.count('mandatory')} mandatory and "
+                  f"{result.count('advisory')} advisory violations"
+                  + (": the stack may not be deployed." if result.exit_code else ".")]
+    return "\n".join(lines)
+
+
+def render_json(result: PreviewResult) -> str:
+    return json.dumps(result.to_json(), indent=2, default=str)
+
+
+FORMATS: dict[str, Callable[[PreviewResult], str]] = {
+    "text": render_text,
+    "json": render_json,
+    "sarif": render_sarif,
+    "markdown": render_markdown,
+}

@@ -1,0 +1,229 @@
+"""The `blueprint` command as a team's CI uses it: its help and version, where it finds the
+program, `policy ls`, what the drill says without its optional extra, the drill's progress line,
+and the CI workflow a team copies (examples/ci/)."""
+
+import io
+import json
+import re
+import shlex
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from integration_blueprint import __version__
+from integration_blueprint.cli import build_parser, main
+from integration_blueprint.drill.progress import ProgressBar
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).parent / "fixtures"
+WORKFLOW = REPO_ROOT / "examples" / "ci" / "policy-preview.yml"
+WORKFLOW_SCHEMA = FIXTURES / "schemas" / "github-workflow.json"
+
+
+# ---- help and version ------------------------------------------------------------------------
+
+def test_version_prints_the_package_version(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0 and capsys.readouterr().out.strip() == f"blueprint {__version__}"
+
+
+def test_help_lists_every_command_in_words_for_users_not_the_modules_docstring(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert out.startswith("usage: blueprint")
+    for command in ("preview", "drill", "policy"):
+        assert re.search(rf"^\s+{command}\s+\S", out, re.M), command
+    assert "add_<name>_command" not in out and "Exit codes" not in out
+
+
+def test_policy_help_lists_its_actions(capsys):
+    with pytest.raises(SystemExit):
+        main(["policy", "--help"])
+    out = capsys.readouterr().out
+    assert re.search(r"^\s+ls\s+list the pack's policies", out, re.M)
+    assert re.search(r"^\s+path\s+print the policy pack's folder", out, re.M)
+
+
+# ---- --program defaults to the current directory -----------------------------------------------
+
+def test_preview_takes_the_program_from_the_current_directory_like_pulumi(monkeypatch, capsys):
+    program = FIXTURES / "every_violation"
+    monkeypatch.chdir(program)
+    code = main(["preview", "--stack", "ci", "--format", "json"])
+    output = json.loads(capsys.readouterr().out)
+    assert output["program"] == str(program) and code == 1
+
+
+def test_preview_outside_a_project_says_to_point_program_at_one(monkeypatch, tmp_path, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["preview"]) == 2
+    assert f"{tmp_path} has no Pulumi.yaml" in capsys.readouterr().err
+
+
+def test_drill_takes_the_program_from_the_current_directory(monkeypatch, tmp_path):
+    from integration_blueprint.drill import runner
+
+    seen = {}
+
+    def fake_run_drill(options, **_):
+        seen["program_dir"] = options.program_dir
+        raise KeyboardInterrupt  # stop before any sandbox starts
+
+    monkeypatch.setattr(runner, "run_drill", fake_run_drill)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        main(["drill", "--no-progress"])
+    assert seen["program_dir"] == tmp_path.resolve()
+
+
+# ---- the drill without its optional extra ------------------------------------------------------
+
+def test_drill_without_the_local_extra_exits_2_naming_the_extra(monkeypatch, capsys):
+    for name in [m for m in sys.modules if m == "moto" or m.startswith("moto.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "moto", None)  # `import moto` now raises ImportError
+    code = main(["drill", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "pip install 'integration-blueprint[local]'" in err
+    assert "Traceback" not in err and err.count("\n") == 1
+
+
+# ---- policy ls -----------------------------------------------------------------------------------
+
+@pytest.fixture
+def project_with_two_stacks(tmp_path):
+    """A project whose stack config folder holds a dev stack (with a policy config) and a prod
+    stack (without one)."""
+    (tmp_path / "Pulumi.yaml").write_text("name: team\nruntime: python\nstackConfigDir: env\n")
+    (tmp_path / "env").mkdir()
+    (tmp_path / "env" / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (tmp_path / "env" / "Pulumi.prod.yaml").write_text("config: {}\n")
+    (tmp_path / "env" / "policy.dev.json").write_text(json.dumps({
+        "dlq-has-depth-alarm": "advisory", "sqs-dlq-max-receive-count": {"minimum": 6}}))
+    return tmp_path
+
+
+def test_policy_ls_lists_every_rule_with_its_level_per_stack(project_with_two_stacks, monkeypatch, capsys):
+    monkeypatch.chdir(project_with_two_stacks)
+    assert main(["policy", "ls", "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert listing["pack"] == "integration-blueprint" and listing["stacks"] == ["dev", "prod"]
+    policies = {p["name"]: p for p in listing["policies"]}
+    assert len(policies) == 18 and list(policies) == sorted(policies)
+    assert policies["dlq-has-depth-alarm"]["levels"] == {"default": "mandatory", "dev": "advisory",
+                                                         "prod": "mandatory"}
+    receive = policies["sqs-dlq-max-receive-count"]
+    assert receive["configSchema"]["properties"]["minimum"]["type"] == "integer"
+    assert "maxReceiveCount" in receive["description"]
+    assert receive["kind"] == "resource" and policies["dlq-has-depth-alarm"]["kind"] == "stack"
+
+
+def test_policy_ls_text_shows_levels_description_and_settings(project_with_two_stacks, capsys):
+    assert main(["policy", "ls", "--program", str(project_with_two_stacks)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^NAME\s+DEFAULT\s+DEV\s+PROD$", out, re.M)
+    assert re.search(r"^dlq-has-depth-alarm\s+mandatory\s+advisory\s+mandatory$", out, re.M)
+    assert re.search(r"^    config: minimum \(integer, 1\.\.1000, default 4\)", out, re.M)
+
+
+def test_policy_ls_refuses_a_stack_policy_config_that_does_not_fit_the_pack(project_with_two_stacks, capsys):
+    (project_with_two_stacks / "env" / "policy.prod.json").write_text('{"sqs-dlq-max-receive-count": {"minimun": 6}}')
+    assert main(["policy", "ls", "--program", str(project_with_two_stacks)]) == 2
+    assert "has no setting 'minimun'; did you mean 'minimum'?" in capsys.readouterr().err
+
+
+def test_policy_ls_outside_a_project_lists_the_packs_own_levels(tmp_path, capsys):
+    assert main(["policy", "ls", "--program", str(tmp_path), "--json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    assert listing["stacks"] == [] and all(set(p["levels"]) == {"default"} for p in listing["policies"])
+
+
+# ---- the drill's progress line -------------------------------------------------------------------
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_draws_nothing_into_a_redirected_log():
+    log = io.StringIO()  # not a terminal
+    bar = ProgressBar(log)
+    for step in range(1000):
+        bar("fifo_billing", step / 1000)
+    bar.close()
+    assert log.getvalue() == ""
+
+
+def test_progress_on_a_terminal_writes_a_bounded_number_of_updates():
+    screen = _Terminal()
+    bar = ProgressBar(screen)
+    for step in range(20_000):  # the drill reports every few milliseconds
+        bar("distributed_map", step / 20_000)
+    bar("distributed_map", 1.0)
+    bar.close()
+    updates = screen.getvalue().count("\r")
+    assert 100 <= updates <= 101
+    last = screen.getvalue().split("\r")[-1]
+    assert last.endswith("\n") and last.rstrip().endswith("100% done")
+
+
+def test_progress_never_cuts_its_label_and_wipes_a_longer_one():
+    screen = _Terminal()
+    bar = ProgressBar(screen)
+    long_label = "fifo_billing, stream_ledger_idempotent, stream_ledger_app_dlq, distributed_map"
+    bar(long_label, 0.25)
+    bar("distributed_map", 0.5)
+    first, second = screen.getvalue().split("\r")[1:]
+    assert first.endswith(f"running: {long_label}")
+    assert len(second) == len(first) and second.rstrip().endswith("running: distributed_map")
+
+
+# ---- the CI workflow a team copies -------------------------------------------------------------
+
+def _workflow() -> dict:
+    document = yaml.safe_load(WORKFLOW.read_text())
+    document["on"] = document.pop(True)  # YAML 1.1 reads the key `on` as true
+    return document
+
+
+def test_the_ci_workflow_is_a_valid_github_actions_workflow():
+    """actionlint has no wheel on PyPI (its sdist downloads the binary from GitHub), so the
+    workflow is checked against SchemaStore's GitHub workflow schema instead."""
+    schema = json.loads(WORKFLOW_SCHEMA.read_text())
+    jsonschema.validate(_workflow(), schema, cls=jsonschema.Draft7Validator)
+    # and the check can fail: a misspelled step key is refused
+    broken = _workflow()
+    broken["jobs"]["offline-preview"]["steps"][0]["use"] = broken["jobs"]["offline-preview"]["steps"][0].pop("uses")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema, cls=jsonschema.Draft7Validator)
+
+
+def test_the_ci_workflow_runs_the_real_and_the_offline_preview():
+    jobs = _workflow()["jobs"]
+    assert set(jobs) == {"pulumi-preview", "offline-preview"}
+    real = {s.get("uses", "").split("@")[0]: s for s in jobs["pulumi-preview"]["steps"]}
+    assert real["pulumi/actions"]["with"]["command"] == "preview"
+    assert "policyPacks" in real["pulumi/actions"]["with"] and "policyPackConfigs" in real["pulumi/actions"]["with"]
+    assert "secrets.PULUMI_ACCESS_TOKEN" in json.dumps(jobs["pulumi-preview"])
+    offline = jobs["offline-preview"]
+    assert "secrets." not in json.dumps(offline)  # runs for forks and on runners without credentials
+    assert offline["permissions"]["security-events"] == "write"
+    uses = [s.get("uses", "").split("@")[0] for s in offline["steps"]]
+    assert "github/codeql-action/upload-sarif" in uses
+    script = "\n".join(s.get("run", "") for s in offline["steps"])
+    assert "--format sarif" in script and "--format markdown" in script and "GITHUB_STEP_SUMMARY" in script
+
+
+def test_every_blueprint_command_in_the_workflow_parses():
+    text = WORKFLOW.read_text()
+    commands = re.findall(r"venv/bin/(blueprint [^>)\n]*)", text)
+    assert len(commands) >= 3
+    for command in commands:
+        words = [w for w in shlex.split(command)[1:]]
+        build_parser().parse_args([w.replace("$stack", "dev").replace("$STACK", "dev") for w in words])
