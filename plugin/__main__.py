@@ -54,7 +54,7 @@ def _map_input_properties(self, inputs, properties, mapping, component_name, pro
     integers = {name for name, prop in properties.items() if prop.type == PropertyType.INTEGER}
     as_numbers = {name: dataclasses.replace(prop, type=PropertyType.NUMBER) if name in integers else prop
                   for name, prop in properties.items()}
-    mapped = _sdk_map_input_properties(self, inputs, as_numbers, mapping, component_name, property_path)
+    mapped = dict(_sdk_map_input_properties(self, inputs, as_numbers, mapping, component_name, property_path))
     for name in integers:
         if mapping[name] in mapped:
             path = f"{property_path}.{name}" if property_path else name

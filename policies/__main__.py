@@ -20,7 +20,7 @@ class _PackVersionServicer(pulumi_policy_sdk._PolicyAnalyzerServicer):
         super().__init__(name, __version__, *args, **kwargs)
 
 
-pulumi_policy_sdk._PolicyAnalyzerServicer = _PackVersionServicer  # type: ignore[misc]
+pulumi_policy_sdk._PolicyAnalyzerServicer = _PackVersionServicer  # type: ignore[misc,assignment]
 
 PolicyPack(
     name="integration-blueprint",

@@ -150,6 +150,7 @@ class Plugin:
         self.stderr = tempfile.TemporaryFile()
         self.process = subprocess.Popen([sys.executable, str(PLUGIN_DIR), engine.address],
                                         stdout=subprocess.PIPE, stderr=self.stderr)
+        assert self.process.stdout is not None
         ready, _, _ = select.select([self.process.stdout], [], [], START_TIMEOUT_SECONDS)
         line = self.process.stdout.readline() if ready else b""
         assert line.strip().isdigit(), f"the plugin printed {line!r}, not its port:\n{self.stderr_text()}"

@@ -14,6 +14,7 @@ import select
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 import zipfile
@@ -187,19 +188,26 @@ def test_the_installed_cli_previews_a_team_program_with_the_installed_pack(venv,
     assert function["inputs"]["code"]["path"] == "./handlers"
 
 
+def stderr_text(stderr) -> str:
+    stderr.seek(0)
+    return stderr.read().decode(errors="replace")[-3000:]
+
+
 @pytest.mark.wheel
 def test_the_installed_pack_starts_as_the_pulumi_cli_starts_it(venv):
     """pulumi-language-python runs a policy pack as `python -u -m pulumi.policy <engine> <pack>` in
     the pack's folder and reads the port from its first line; then the engine asks over gRPC."""
     pack = Path(installed_cli(venv, "policy", "path", cwd=venv).stdout.strip())
     env = dict(clean_env(venv), PULUMI_PROJECT="team-app", PULUMI_STACK="dev", PULUMI_DRY_RUN="true")
+    stderr = tempfile.TemporaryFile()
     started = time.monotonic()
     process = subprocess.Popen([str(venv / "bin" / "python"), "-u", "-m", "pulumi.policy", "127.0.0.1:0", str(pack)],
-                               cwd=pack, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                               cwd=pack, env=env, stdout=subprocess.PIPE, stderr=stderr)
+    assert process.stdout is not None
     try:
         ready, _, _ = select.select([process.stdout], [], [], START_TIMEOUT_SECONDS)
         line = process.stdout.readline() if ready else b""
-        assert line.strip().isdigit(), f"the pack printed {line!r}, not its port"
+        assert line.strip().isdigit(), f"the pack printed {line!r}, not its port: {stderr_text(stderr)}"
         with grpc.insecure_channel(f"127.0.0.1:{int(line)}") as channel:
             analyzer = analyzer_pb2_grpc.AnalyzerStub(channel)
             info = analyzer.GetAnalyzerInfo(empty_pb2.Empty(), timeout=60)
@@ -216,6 +224,7 @@ def test_the_installed_pack_starts_as_the_pulumi_cli_starts_it(venv):
     finally:
         process.terminate()
         process.wait(timeout=10)
+        stderr.close()
     (diagnostic,) = response.diagnostics
     assert (diagnostic.policyName, diagnostic.policyPackName, diagnostic.policyPackVersion) == (
         "sqs-dlq-max-receive-count", PACK_NAME, __version__)
