@@ -21,13 +21,14 @@ import zipfile
 from pathlib import Path
 
 import grpc
+import pulumi_aws as aws
 import pytest
 import yaml
 from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from integration_blueprint import __version__
-from integration_blueprint.preview.run import REPO_ROOT, run_preview
+from integration_blueprint.preview.recording import record_program
 
 REPO = Path(__file__).resolve().parents[1]
 PACK = REPO / "policies"
@@ -63,10 +64,17 @@ def test_the_pack_folder_names_nothing_outside_itself():
 
 def test_the_running_pack_reports_the_package_version(policy_analyzer):
     assert (policy_analyzer.info.name, policy_analyzer.info.version) == (PACK_NAME, __version__)
-    # The SDK's own messages for values a first preview cannot know name the pack and its version.
-    result = run_preview(REPO_ROOT, stack="dev", unknowns=True, analyzer=policy_analyzer)
-    named = [v.message for v in result.violations if f"'{PACK_NAME}@v" in v.message]
-    assert named and all(f"'{PACK_NAME}@v{__version__}'" in message for message in named)
+
+    def program():  # in a first preview the DLQ's ARN, and so the redrive policy, is unknown
+        dlq = aws.sqs.Queue("orders-dlq")
+        aws.sqs.Queue("orders", redrive_policy=dlq.arn.apply(
+            lambda arn: json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 5})))
+
+    policy_analyzer.configure()
+    violations = policy_analyzer.analyze(record_program(program, unknowns=True))
+    # The SDK's own message for a value the preview cannot know names the pack and its version.
+    named = [v.message for v in violations if f"'{PACK_NAME}@v" in v.message]
+    assert named and all(f"'{PACK_NAME}@v{__version__}' during preview" in message for message in named)
 
 
 # ---- the wheel, installed into a fresh virtualenv ------------------------------------------------
