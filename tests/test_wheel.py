@@ -18,6 +18,7 @@ import tempfile
 import time
 import tomllib
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -80,24 +81,26 @@ def test_the_running_pack_reports_the_package_version(policy_analyzer):
 # ---- the wheel, installed into a fresh virtualenv ------------------------------------------------
 
 @pytest.fixture(scope="session")
-def wheel(tmp_path_factory) -> Path:
+def wheel(tmp_path_factory) -> Iterator[Path]:
     """The wheel, built once per session from a copy of the sources (the checkout stays clean)."""
     work = tmp_path_factory.mktemp("wheel")
     source = work / "source"
     shutil.copytree(REPO, source, ignore=NOT_SOURCE)
     run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(work / "dist"), str(source)])
     (built,) = (work / "dist").glob("integration_blueprint-*.whl")
-    return built
+    yield built
+    shutil.rmtree(work, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
-def venv(wheel, tmp_path_factory) -> Path:
+def venv(wheel, tmp_path_factory) -> Iterator[Path]:
     """A new virtualenv outside the repository with the wheel and its dependencies installed."""
     venv = tmp_path_factory.mktemp("team") / "venv"
     run([sys.executable, "-m", "venv", str(venv)])
     run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-compile", "--disable-pip-version-check",
          str(wheel)])
-    return venv
+    yield venv
+    shutil.rmtree(venv, ignore_errors=True)  # half a gigabyte, mostly pulumi-aws
 
 
 def run(command: list[str]) -> None:
