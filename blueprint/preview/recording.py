@@ -16,6 +16,7 @@ import hashlib
 import os
 import runpy
 import sys
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -262,11 +263,15 @@ class _RecordingMonitor(mocks.MockMonitor):
     def __init__(self, mocks_: _Mocks):
         super().__init__(mocks_)
         self.recorded: list[RecordedResource] = []
+        # The SDK registers resources from several threads; the mocks name a resource's outputs
+        # from `current_urn`, so one registration at a time keeps each name its own resource's.
+        self._registering = threading.Lock()
 
     def RegisterResource(self, request):
         urn = self.make_urn(request.parent, request.type, request.name)
-        self.mocks.current_urn = urn
-        response = super().RegisterResource(request)
+        with self._registering:
+            self.mocks.current_urn = urn
+            response = super().RegisterResource(request)
         if request.type == "pulumi:pulumi:Stack":
             return response
         raw = struct_pb2.Struct()

@@ -1,0 +1,349 @@
+"""The multi-language component package (plugin/), without the Pulumi CLI: the plugin is started as
+the engine starts it (`python <plugin folder> <engine address>`, it prints its port), asked for its
+schema over gRPC, and asked to Construct each component with the camelCase inputs a generated SDK
+sends. What it registers with the resource monitor must be exactly what the Python class registers
+when a Python program uses it.
+
+One plugin process serves the whole module; a fake engine and a recording resource monitor (the
+offline preview's own, served over gRPC) stand in for the Pulumi engine.
+"""
+
+import functools
+import inspect
+import json
+import re
+import select
+import subprocess
+import sys
+import tempfile
+import typing
+from concurrent import futures
+from pathlib import Path
+
+import grpc
+import pulumi
+import pytest
+from google.protobuf import empty_pb2
+from google.rpc import status_pb2
+from pulumi.runtime.proto import (
+    engine_pb2,
+    engine_pb2_grpc,
+    errors_pb2,
+    provider_pb2,
+    provider_pb2_grpc,
+    resource_pb2,
+    resource_pb2_grpc,
+)
+
+from integration_blueprint import __version__
+from integration_blueprint.components import (
+    DistributedMapBatch,
+    FifoBillingQueue,
+    IdempotentStreamConsumer,
+    NonIdempotentStreamConsumer,
+)
+from integration_blueprint.preview.recording import (
+    DEFAULT_REGION,
+    RecordedResource,
+    _Mocks,
+    _RecordingMonitor,
+    load_stack_config,
+    record_program,
+)
+from integration_blueprint.program import stack_config
+
+REPO = Path(__file__).resolve().parents[1]
+PLUGIN_DIR = REPO / "plugin"
+PROJECT = "blueprint"
+START_TIMEOUT_SECONDS = 60
+# The blueprint program's resource name and stack-config reader for each component.
+COMPONENTS = {
+    FifoBillingQueue: ("billing", stack_config.fifo_billing_args),
+    DistributedMapBatch: ("invoices", stack_config.distributed_map_args),
+    IdempotentStreamConsumer: ("orders", stack_config.idempotent_stream_args),
+    NonIdempotentStreamConsumer: ("payments", stack_config.non_idempotent_stream_args),
+}
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def type_token(component: type) -> str:
+    return f"{PROJECT}:index:{component.__name__}"
+
+
+# ---- the engine's side: a resource monitor and an engine, over gRPC -----------------------------
+
+class _EngineMonitor(_RecordingMonitor):
+    """The offline preview's recording monitor, naming resources as the engine does for the stack
+    the Construct request names (the mock monitor would ask this process's Pulumi settings)."""
+
+    def __init__(self, stack: str, region: str):
+        super().__init__(_Mocks(region=region, unknowns=False))
+        self.stack = stack
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        if parent:
+            type_ = parent.split("::")[2].split("$")[-1] + "$" + type_
+        return f"urn:pulumi:{self.stack}::{PROJECT}::{type_}::{name}"
+
+
+class _MonitorService(resource_pb2_grpc.ResourceMonitorServicer):
+    def __init__(self):
+        self.monitor: _EngineMonitor
+
+    def GetDeploymentInfo(self, request, context):
+        return self.monitor.GetDeploymentInfo(request)
+
+    def SupportsFeature(self, request, context):
+        return resource_pb2.SupportsFeatureResponse(hasSupport=self.monitor.SupportsFeature(request).hasSupport)
+
+    def RegisterResource(self, request, context):
+        return self.monitor.RegisterResource(request)
+
+    def RegisterResourceOutputs(self, request, context):
+        return self.monitor.RegisterResourceOutputs(request)
+
+    def Invoke(self, request, context):
+        return self.monitor.Invoke(request)
+
+    def RegisterPackage(self, request, context):
+        return self.monitor.RegisterPackage(request)
+
+    def SignalAndWaitForShutdown(self, request, context):
+        return empty_pb2.Empty()
+
+
+class _EngineService(engine_pb2_grpc.EngineServicer):
+    def __init__(self):
+        self.logs: list[str] = []
+
+    def Log(self, request, context):
+        self.logs.append(request.message)
+        return empty_pb2.Empty()
+
+    def GetRootResource(self, request, context):
+        return engine_pb2.GetRootResourceResponse()
+
+    def SetRootResource(self, request, context):
+        return engine_pb2.SetRootResourceResponse()
+
+
+class Engine:
+    def __init__(self):
+        self.monitor_service = _MonitorService()
+        self.engine_service = _EngineService()
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        resource_pb2_grpc.add_ResourceMonitorServicer_to_server(self.monitor_service, self.server)
+        engine_pb2_grpc.add_EngineServicer_to_server(self.engine_service, self.server)
+        self.address = f"127.0.0.1:{self.server.add_insecure_port('127.0.0.1:0')}"
+        self.server.start()
+
+
+class Plugin:
+    """The plugin folder run as the engine runs a Python plugin."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.stderr = tempfile.TemporaryFile()
+        self.process = subprocess.Popen([sys.executable, str(PLUGIN_DIR), engine.address],
+                                        stdout=subprocess.PIPE, stderr=self.stderr)
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], START_TIMEOUT_SECONDS)
+        line = self.process.stdout.readline() if ready else b""
+        assert line.strip().isdigit(), f"the plugin printed {line!r}, not its port:\n{self.stderr_text()}"
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{int(line)}")
+        self.provider = provider_pb2_grpc.ResourceProviderStub(self.channel)
+
+    def stderr_text(self) -> str:
+        self.stderr.seek(0)
+        return self.stderr.read().decode(errors="replace")
+
+    def construct(self, component: type, name: str, inputs: dict, *, stack: str, parent: str,
+                  config: dict[str, str], input_dependencies: typing.Optional[dict[str, list[str]]] = None,
+                  ) -> list[RecordedResource]:
+        """Construct `component` with wire `inputs`; every resource it registered, in order."""
+        monitor = _EngineMonitor(stack, region=config.get("aws:region", DEFAULT_REGION))
+        self.engine.monitor_service.monitor = monitor
+        request = provider_pb2.ConstructRequest(
+            project=PROJECT, stack=stack, organization="organization", config=config, dryRun=False,
+            monitorEndpoint=self.engine.address, type=type_token(component), name=name, parent=parent)
+        request.inputs.update(inputs)
+        for key, urns in (input_dependencies or {}).items():
+            request.inputDependencies[key].urns.extend(urns)
+        self.provider.Construct(request, timeout=120)
+        return monitor.recorded
+
+    def close(self) -> None:
+        self.channel.close()
+        self.process.terminate()
+        self.process.wait(timeout=10)
+        self.stderr.close()
+
+
+@pytest.fixture(scope="module")
+def plugin():
+    engine = Engine()
+    started = Plugin(engine)
+    yield started
+    started.close()
+    engine.server.stop(None)
+
+
+@pytest.fixture(scope="module")
+def schema(plugin) -> dict:
+    return json.loads(plugin.provider.GetSchema(provider_pb2.GetSchemaRequest()).schema)
+
+
+# ---- the reference: each stack's components run in-process, as a Python program runs them ---------
+
+@functools.cache
+def in_process(stack: str):
+    """(args per component, everything registered) for the blueprint's components in `stack`."""
+    config = load_stack_config(REPO, stack)
+    args = {}
+
+    def program():
+        platform = stack_config.platform_settings()
+        for component, (name, read_args) in COMPONENTS.items():
+            args[component] = read_args(platform)
+            if args[component] is not None:
+                component(name, args[component])
+
+    return args, config, record_program(program, stack=stack, config=config)
+
+
+def wire_inputs(args: dict) -> dict:
+    """The inputs as a generated SDK sends them: camelCase names, unset values left out (numbers
+    travel as doubles in the protobuf Struct)."""
+    return {camel(key): value for key, value in args.items() if value is not None}
+
+
+def registrations(resources: list[RecordedResource]) -> list[dict]:
+    return sorted(({"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent, "inputs": r.inputs,
+                    "dependencies": sorted(r.dependencies),
+                    "property_dependencies": {k: sorted(v) for k, v in r.property_dependencies.items()}}
+                   for r in resources), key=lambda r: r["urn"])
+
+
+# ---- the schema ---------------------------------------------------------------------------------
+
+def test_the_plugin_folder_is_a_python_plugin_that_installs_this_repository():
+    manifest = (PLUGIN_DIR / "PulumiPlugin.yaml").read_text()
+    assert re.search(r"^runtime:\s*\n\s+name: python$", manifest, re.MULTILINE)
+    requirements = [line for line in (PLUGIN_DIR / "requirements.txt").read_text().splitlines()
+                    if line.strip() and not line.startswith("#")]
+    assert requirements == [".."]  # pip runs in the plugin folder: the repository itself
+
+
+def test_the_schema_names_the_package_its_version_and_the_four_components(schema):
+    assert (schema["name"], schema["version"]) == (PROJECT, __version__)
+    assert set(schema["resources"]) == {type_token(c) for c in COMPONENTS}
+    assert all(resource["isComponent"] for resource in schema["resources"].values())
+
+
+@pytest.mark.parametrize("component", list(COMPONENTS), ids=lambda c: c.__name__)
+def test_every_argument_is_a_typed_input_and_every_output_attribute_an_output(schema, component):
+    resource = schema["resources"][type_token(component)]
+    args_class = inspect.signature(component.__init__).parameters["args"].annotation
+    assert set(resource["inputProperties"]) == {camel(name) for name in args_class.__annotations__}
+    assert sorted(resource["requiredInputs"]) == sorted(camel(n) for n in args_class.__required_keys__)
+    assert all("type" in prop or "$ref" in prop for prop in resource["inputProperties"].values())
+    outputs = {camel(name): typing.get_args(hint)[0] for name, hint in component.__annotations__.items()
+               if typing.get_origin(hint) is pulumi.Output}
+    always_set = [name for name, value_type in outputs.items() if type(None) not in typing.get_args(value_type)]
+    assert set(resource["properties"]) == set(outputs)
+    assert sorted(resource["required"]) == sorted(always_set)
+
+
+def test_inputs_carry_their_types_and_the_docstrings_as_descriptions(schema):
+    fifo = schema["resources"][type_token(FifoBillingQueue)]["inputProperties"]
+    assert fifo["maxReceiveCount"] == {"type": "integer", "description":
+                                       "Receives before a message moves to the DLQ; default 5, must be > 3."}
+    assert fifo["scheduleEnabled"]["type"] == "boolean"
+    assert fifo["scheduleExpression"]["type"] == "string"
+    assert fifo["alarmActions"] == {"type": "array", "items": {"type": "string"}}
+    assert fifo["consumerCode"]["$ref"] == "pulumi.json#/Archive"
+    batch = schema["resources"][type_token(DistributedMapBatch)]["inputProperties"]
+    assert batch["toleratedFailurePercentage"]["type"] == "number"
+    assert batch["maxConcurrency"]["description"].startswith("Required. Children running at once")
+    stream = schema["resources"][type_token(IdempotentStreamConsumer)]
+    assert stream["inputProperties"]["environment"] == {"type": "object", "additionalProperties": {"type": "string"}}
+    statement = stream["inputProperties"]["policyStatements"]["items"]["$ref"]
+    assert set(schema["types"][statement.removeprefix("#/types/")]["properties"]) == {"actions", "resources"}
+    assert stream["properties"]["streamArn"] == {"type": "string"}
+
+
+# ---- Construct: the same resources as the Python class --------------------------------------------
+
+@pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
+def test_each_stack_constructs_through_the_plugin_exactly_as_in_python(plugin, stack):
+    args, config, expected = in_process(stack)
+    compared = 0
+    for component, (name, _) in COMPONENTS.items():
+        if args[component] is None:
+            continue
+        reference = expected.named(name)
+        through_plugin = plugin.construct(component, name, wire_inputs(args[component]), stack=stack,
+                                          parent=reference.parent, config=config)
+        assert registrations(through_plugin) == registrations(expected.within({reference.urn}).resources)
+        compared += 1
+    assert compared == len(COMPONENTS)
+
+
+def test_whole_numbers_stay_whole_through_the_wire(plugin):
+    """pulumi 3.272 hands integer inputs to the component as floats; the plugin's workaround keeps
+    the queue's redrive policy, the layer ARN and the environment free of `.0`."""
+    args, config, expected = in_process("dev")
+    recorded = plugin.construct(FifoBillingQueue, "billing", wire_inputs(args[FifoBillingQueue]), stack="dev",
+                                parent=expected.named("billing").parent, config=config)
+    named = {r.name: r for r in recorded}
+    assert '"maxReceiveCount": 5}' in named["billing-charges"].inputs["redrivePolicy"]
+    assert named["billing-consumer"].inputs["layers"][0].endswith(":27")
+    assert named["billing-consumer"].inputs["environment"]["variables"]["LEDGER_TTL_DAYS"] == "90"
+
+
+def test_an_integer_input_that_depends_on_another_resource_arrives_as_a_whole_number(plugin):
+    """An input with a dependency reaches the component as an Output (the SDK's own int() fails on
+    it in 3.272): the mapping gets the number and the dependency."""
+    args, config, expected = in_process("dev")
+    upstream = f"urn:pulumi:dev::{PROJECT}::aws:ssm/parameter:Parameter::batch-size"
+    recorded = plugin.construct(FifoBillingQueue, "billing", wire_inputs(args[FifoBillingQueue]), stack="dev",
+                                parent=expected.named("billing").parent, config=config,
+                                input_dependencies={"batchSize": [upstream]})
+    mapping = next(r for r in recorded if r.name == "billing-consumer-mapping")
+    assert mapping.raw_inputs["batchSize"] == 10
+    assert mapping.property_dependencies["batchSize"] == [upstream]
+
+
+DEV_REGION = {"aws:region": "eu-west-1"}
+
+
+def property_errors(error: grpc.RpcError) -> dict[str, str]:
+    """The per-property reasons of an InvalidArgument status, as the engine shows them."""
+    found = {}
+    for key, value in error.trailing_metadata() or ():
+        if key == "grpc-status-details-bin":
+            for detail in status_pb2.Status.FromString(value).details:
+                reasons = errors_pb2.InputPropertiesError()
+                detail.Unpack(reasons)
+                found.update({e.property_path: e.reason for e in reasons.errors})
+    return found
+
+
+def test_an_unsafe_setting_is_refused_over_grpc_with_the_component_s_own_message(plugin):
+    with pytest.raises(grpc.RpcError) as refused:
+        plugin.construct(FifoBillingQueue, "billing", {"maxReceiveCount": 2}, stack="dev", parent="",
+                         config=DEV_REGION)
+    assert ("FifoBillingQueue: max_receive_count=2 is not allowed; use 4-1000 (3 or fewer receives sends "
+            "messages that hit one transient error to the DLQ)") in refused.value.details()
+
+
+def test_a_fraction_for_a_whole_number_input_is_refused_naming_the_input(plugin):
+    with pytest.raises(grpc.RpcError) as refused:
+        plugin.construct(FifoBillingQueue, "billing", {"batchSize": 4.5}, stack="dev", parent="",
+                         config=DEV_REGION)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert property_errors(refused.value) == {"batchSize": "batchSize must be a whole number, not 4.5"}

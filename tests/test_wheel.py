@@ -1,0 +1,243 @@
+"""The package as teams install it: the policy pack travels inside it, self-contained and at the
+package's version, and (marked `wheel`) a wheel built from this repository works from a fresh
+virtualenv outside it.
+
+The `wheel` tests build the wheel once, install it with its dependencies into a new virtualenv (pip
+takes them from its cache or the package index, as for any team) and run the installed `blueprint`
+command and policy pack from a team's own program folder. They take a minute or two; skip them
+locally with `pytest -m "not wheel"`. `make test` and CI run them.
+"""
+
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pulumi_aws as aws
+import pytest
+import yaml
+from google.protobuf import empty_pb2, struct_pb2
+from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
+
+from integration_blueprint import __version__
+from integration_blueprint.preview.recording import record_program
+
+REPO = Path(__file__).resolve().parents[1]
+PACK = REPO / "policies"
+PACK_NAME = "integration-blueprint"
+DISTRIBUTION = "integration-blueprint"
+# What the wheel is built from: the repository less what is not source.
+NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "venv", "build", "dist", "*.egg-info", "__pycache__",
+                                    ".pytest_cache", ".mypy_cache", ".ruff_cache")
+START_TIMEOUT_SECONDS = 120
+
+
+def requirement_lines(path: Path) -> list[str]:
+    return [line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
+
+
+# ---- the pack folder, in the checkout ------------------------------------------------------------
+
+def test_the_pack_and_its_requirements_carry_the_package_version():
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert pyproject["project"]["dynamic"] == ["version"]
+    assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "integration_blueprint.__version__"}
+    assert yaml.safe_load((PACK / "PulumiPolicy.yaml").read_text())["version"] == __version__
+    assert requirement_lines(PACK / "requirements.txt") == [f"{DISTRIBUTION}=={__version__}"]
+
+
+def test_the_pack_folder_names_nothing_outside_itself():
+    """`pulumi policy publish` uploads the folder alone: no path requirement, no virtualenv beside it."""
+    runtime = yaml.safe_load((PACK / "PulumiPolicy.yaml").read_text())["runtime"]
+    assert runtime["name"] == "python" and "virtualenv" not in runtime.get("options", {})
+    for line in requirement_lines(PACK / "requirements.txt"):
+        assert not line.startswith((".", "/", "-e", "file:")) and "@" not in line, line
+
+
+def test_the_running_pack_reports_the_package_version(policy_analyzer):
+    assert (policy_analyzer.info.name, policy_analyzer.info.version) == (PACK_NAME, __version__)
+
+    def program():  # in a first preview the DLQ's ARN, and so the redrive policy, is unknown
+        dlq = aws.sqs.Queue("orders-dlq")
+        aws.sqs.Queue("orders", redrive_policy=dlq.arn.apply(
+            lambda arn: json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 5})))
+
+    policy_analyzer.configure()
+    violations = policy_analyzer.analyze(record_program(program, unknowns=True))
+    # The SDK's own message for a value the preview cannot know names the pack and its version.
+    named = [v.message for v in violations if f"'{PACK_NAME}@v" in v.message]
+    assert named and all(f"'{PACK_NAME}@v{__version__}' during preview" in message for message in named)
+
+
+# ---- the wheel, installed into a fresh virtualenv ------------------------------------------------
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Iterator[Path]:
+    """The wheel, built once per session from a copy of the sources (the checkout stays clean)."""
+    work = tmp_path_factory.mktemp("wheel")
+    source = work / "source"
+    shutil.copytree(REPO, source, ignore=NOT_SOURCE)
+    run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(work / "dist"), str(source)])
+    (built,) = (work / "dist").glob("integration_blueprint-*.whl")
+    yield built
+    shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def venv(wheel, tmp_path_factory) -> Iterator[Path]:
+    """A new virtualenv outside the repository with the wheel and its dependencies installed."""
+    venv = tmp_path_factory.mktemp("team") / "venv"
+    run([sys.executable, "-m", "venv", str(venv)])
+    run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-compile", "--disable-pip-version-check",
+         str(wheel)])
+    yield venv
+    shutil.rmtree(venv, ignore_errors=True)  # half a gigabyte, mostly pulumi-aws
+
+
+def run(command: list[str]) -> None:
+    done = subprocess.run(command, env=clean_env(), capture_output=True, text=True)
+    assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr[-3000:]}"
+
+
+def clean_env(venv: Path | None = None) -> dict[str, str]:
+    """The environment of a shell with `venv` activated (none: no virtualenv at all)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
+    path = [p for p in env.get("PATH", "").split(os.pathsep) if not p.startswith(str(REPO))]
+    if venv is not None:
+        env["VIRTUAL_ENV"] = str(venv)
+        path.insert(0, str(venv / "bin"))
+    env["PATH"] = os.pathsep.join(path)
+    return env
+
+
+TEAM_PROGRAM = '''
+"""A team's own program: its own components/ and handlers/ folders, one blueprint component, and
+a queue + function + mapping written by hand with the classic mistakes."""
+
+import pulumi
+import pulumi_aws as aws
+
+from components.naming import PREFIX
+from integration_blueprint.components import FifoBillingQueue
+
+FifoBillingQueue(f"{PREFIX}-billing", {"consumer_timeout_seconds": 30})
+
+# Default 30 s visibility under a 60 s function, no DLQ, no ReportBatchItemFailures.
+orders = aws.sqs.Queue(f"{PREFIX}-orders")
+handler = aws.lambda_.Function(f"{PREFIX}-orders-fn", role="arn:aws:iam::123456789012:role/team",
+                               runtime="python3.12", handler="app.handler", timeout=60,
+                               code=pulumi.FileArchive("./handlers"))
+aws.lambda_.EventSourceMapping(f"{PREFIX}-orders-mapping", event_source_arn=orders.arn,
+                               function_name=handler.name)
+'''
+HAND_WRITTEN_MISTAKES = {
+    "sqs-visibility-timeout-covers-function-timeout", "sqs-visibility-timeout-six-times-function-timeout",
+    "sqs-event-source-has-dlq", "lambda-sqs-esm-reports-batch-item-failures",
+}
+
+
+@pytest.fixture(scope="session")
+def team_program(tmp_path_factory) -> Path:
+    program = tmp_path_factory.mktemp("team") / "app"
+    program.mkdir()
+    (program / "Pulumi.yaml").write_text("name: team-app\nruntime: python\n")
+    (program / "Pulumi.dev.yaml").write_text("config:\n  aws:region: eu-west-1\n")
+    for folder, module, body in (("components", "naming", "PREFIX = 'team'\n"),
+                                 ("handlers", "app", "def handler(event, context):\n    return {}\n")):
+        (program / folder).mkdir()
+        (program / folder / "__init__.py").write_text("")
+        (program / folder / f"{module}.py").write_text(body)
+    (program / "__main__.py").write_text(TEAM_PROGRAM)
+    return program
+
+
+def installed_cli(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(venv / "bin" / "blueprint"), *args], cwd=cwd, env=clean_env(venv),
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.wheel
+def test_the_wheel_holds_the_policy_pack_and_nothing_of_the_checkout(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    pack = "integration_blueprint/policies/"
+    assert {f"{pack}PulumiPolicy.yaml", f"{pack}__main__.py", f"{pack}requirements.txt",
+            f"{pack}rules/__init__.py"} <= names
+    assert {name.split("/")[0] for name in names} == {"integration_blueprint",
+                                                      f"integration_blueprint-{__version__}.dist-info"}
+
+
+@pytest.mark.wheel
+def test_the_installed_cli_previews_a_team_program_with_the_installed_pack(venv, team_program):
+    version = installed_cli(venv, "--version", cwd=team_program)
+    assert version.stdout.strip() == f"blueprint {__version__}"
+    pack = Path(installed_cli(venv, "policy", "path", cwd=team_program).stdout.strip())
+    assert pack.is_relative_to(venv) and (pack / "PulumiPolicy.yaml").is_file()
+
+    preview = installed_cli(venv, "preview", "--program", str(team_program), "--stack", "dev", "--json",
+                            cwd=team_program)
+
+    assert preview.returncode == 1, preview.stderr
+    report = json.loads(preview.stdout)
+    by_urn = {r["urn"]: r for r in report["resources"]}
+    flagged = {(by_urn[v["urn"]]["name"] if v["urn"] else "(stack)", v["policy"]) for v in report["violations"]}
+    assert {policy for name, policy in flagged if name.startswith("team-orders")} == HAND_WRITTEN_MISTAKES
+    component_resources = {name for name, _ in flagged if name.startswith("team-billing")}
+    mandatory_on_component = [v for v in report["violations"] if v["level"] == "mandatory"
+                              and v["urn"] and by_urn[v["urn"]]["name"] in component_resources]
+    assert mandatory_on_component == []
+    # The team's own handlers/ became its function's code; the component's code is ours.
+    function = next(r for r in report["resources"] if r["name"] == "team-orders-fn")
+    assert function["inputs"]["code"]["path"] == "./handlers"
+
+
+def stderr_text(stderr) -> str:
+    stderr.seek(0)
+    return stderr.read().decode(errors="replace")[-3000:]
+
+
+@pytest.mark.wheel
+def test_the_installed_pack_starts_as_the_pulumi_cli_starts_it(venv):
+    """pulumi-language-python runs a policy pack as `python -u -m pulumi.policy <engine> <pack>` in
+    the pack's folder and reads the port from its first line; then the engine asks over gRPC."""
+    pack = Path(installed_cli(venv, "policy", "path", cwd=venv).stdout.strip())
+    env = dict(clean_env(venv), PULUMI_PROJECT="team-app", PULUMI_STACK="dev", PULUMI_DRY_RUN="true")
+    stderr = tempfile.TemporaryFile()
+    started = time.monotonic()
+    process = subprocess.Popen([str(venv / "bin" / "python"), "-u", "-m", "pulumi.policy", "127.0.0.1:0", str(pack)],
+                               cwd=pack, env=env, stdout=subprocess.PIPE, stderr=stderr)
+    assert process.stdout is not None
+    try:
+        ready, _, _ = select.select([process.stdout], [], [], START_TIMEOUT_SECONDS)
+        line = process.stdout.readline() if ready else b""
+        assert line.strip().isdigit(), f"the pack printed {line!r}, not its port: {stderr_text(stderr)}"
+        with grpc.insecure_channel(f"127.0.0.1:{int(line)}") as channel:
+            analyzer = analyzer_pb2_grpc.AnalyzerStub(channel)
+            info = analyzer.GetAnalyzerInfo(empty_pb2.Empty(), timeout=60)
+            print(f"installed pack answered GetAnalyzerInfo {time.monotonic() - started:.1f} s after its start")
+            assert (info.name, info.version) == (PACK_NAME, __version__)
+            analyzer.ConfigureStack(analyzer_pb2.AnalyzerStackConfigureRequest(
+                project="team-app", stack="dev", dry_run=True), timeout=60)
+            properties = struct_pb2.Struct()
+            properties.update({"redrivePolicy": json.dumps({"deadLetterTargetArn": "arn:aws:sqs:eu-west-1:1:dlq",
+                                                            "maxReceiveCount": 1})})
+            response = analyzer.Analyze(analyzer_pb2.AnalyzeRequest(
+                type="aws:sqs/queue:Queue", name="orders", properties=properties,
+                urn="urn:pulumi:dev::team-app::aws:sqs/queue:Queue::orders"), timeout=60)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        stderr.close()
+    (diagnostic,) = response.diagnostics
+    assert (diagnostic.policyName, diagnostic.policyPackName, diagnostic.policyPackVersion) == (
+        "sqs-dlq-max-receive-count", PACK_NAME, __version__)
+    assert diagnostic.enforcementLevel == analyzer_pb2.MANDATORY
+
