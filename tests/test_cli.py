@@ -115,7 +115,9 @@ def test_policy_ls_lists_every_rule_with_its_level_per_stack(project_with_two_st
     listing = json.loads(capsys.readouterr().out)
     assert listing["pack"] == "integration-blueprint" and listing["stacks"] == ["dev", "prod"]
     policies = {p["name"]: p for p in listing["policies"]}
-    assert len(policies) == 18 and list(policies) == sorted(policies)
+    from integration_blueprint.policies.rules import POLICIES
+
+    assert set(policies) == {p.name for p in POLICIES} and list(policies) == sorted(policies)
     assert policies["dlq-has-depth-alarm"]["levels"] == {"default": "mandatory", "dev": "advisory",
                                                          "prod": "mandatory"}
     receive = policies["sqs-dlq-max-receive-count"]
