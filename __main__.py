@@ -1,16 +1,16 @@
 """The blueprint program: reads the stack's config and instantiates the patterns the stack enables.
 
 Each pattern has one section in stacks/Pulumi.<stack>.yaml; blueprint/program/stack_config.py checks every
-value before any resource is declared.
+section and value before any resource is declared.
 """
 
 import pulumi
 
 from integration_blueprint.program import stack_config
 
-platform = stack_config.platform_settings()
+stack = stack_config.read()
 
-billing = stack_config.fifo_billing_args(platform)
+billing = stack.fifo_billing
 if billing is not None:
     from integration_blueprint.components.fifo_billing_queue import FifoBillingQueue
 
@@ -18,7 +18,7 @@ if billing is not None:
     pulumi.export("billing_queue_url", fifo.queue_url)
     pulumi.export("billing_dlq_url", fifo.dlq_url)
 
-batch = stack_config.distributed_map_args(platform)
+batch = stack.distributed_map
 if batch is not None:
     from integration_blueprint.components.distributed_map_batch import DistributedMapBatch
 
@@ -28,7 +28,7 @@ if batch is not None:
     pulumi.export("invoice_batch_ops_queue_url", invoices.ops_queue_url)
     pulumi.export("invoice_batch_ledger_table", invoices.invoice_ledger_table_name)
 
-orders_stream = stack_config.idempotent_stream_args(platform)
+orders_stream = stack.idempotent_stream
 if orders_stream is not None:
     from integration_blueprint.components.idempotent_stream_consumer import IdempotentStreamConsumer
 
@@ -37,7 +37,7 @@ if orders_stream is not None:
     pulumi.export("orders_retry_dlq_url", orders.retry_dlq_url)
     pulumi.export("orders_unrecoverable_dlq_url", orders.unrecoverable_dlq_url)
 
-payments_stream = stack_config.non_idempotent_stream_args(platform)
+payments_stream = stack.non_idempotent_stream
 if payments_stream is not None:
     from integration_blueprint.components.non_idempotent_stream_consumer import NonIdempotentStreamConsumer
 

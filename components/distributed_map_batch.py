@@ -16,7 +16,8 @@ machine: no dependency cycle.
 
 import json
 import re
-from typing import Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -25,6 +26,7 @@ from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.alarms import queue_depth_alarm, state_machine_alarms
 from integration_blueprint.components.distributed_map_definition import (
     INPUT_KEY_FIELD,
+    SETTINGS,
     MapSettings,
     RetrySettings,
     build_definition,
@@ -35,17 +37,12 @@ from integration_blueprint.components.platform import PlatformArgs, runtime_sett
 from integration_blueprint.components.queues import dead_letter_queue, redrive_policy
 from integration_blueprint.components.schedules import scheduled_start
 from integration_blueprint.components.tables import idempotency_table
-from integration_blueprint.components.validation import ComponentArgumentError, is_known, require, require_range
+from integration_blueprint.components.validation import ComponentArgumentError, is_known, require
 from integration_blueprint.handlers.runtime import config as handler_config
 
 TYPE = "blueprint:index:DistributedMapBatch"
 COMPONENT = "DistributedMapBatch"
 
-DEFAULT_INPUT_PREFIX = "incoming/"
-DEFAULT_RESULT_PREFIX = "results/"
-DEFAULT_ITEM_TIMEOUT_SECONDS = 30
-DEFAULT_SCHEDULE_INPUT_KEY = "incoming/invoices.csv"
-_NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]+")
 
 
 class DistributedMapBatchArgs(PlatformArgs, total=False):
@@ -118,65 +115,73 @@ def default_state_machine_name(resource_name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "-", raw)[:aws_limits.SFN_STATE_MACHINE_NAME_MAX_LENGTH]
 
 
-def validate(args: DistributedMapBatchArgs) -> dict:
+@dataclass(frozen=True)
+class DistributedMapValues:
+    """The effective, checked values of a DistributedMapBatch (Outputs stay Outputs)."""
+
+    max_concurrency: pulumi.Input[int]
+    tolerated_pct: Optional[pulumi.Input[float]]
+    tolerated_count: Optional[pulumi.Input[int]]
+    retry_values: dict[str, Any]
+    """RetrySettings' fields."""
+    csv_headers: Optional[pulumi.Input[Sequence[str]]]
+    batch: Optional[pulumi.Input[int]]
+    item_timeout: pulumi.Input[int]
+    input_prefix: pulumi.Input[str]
+    result_prefix: pulumi.Input[str]
+
+
+def validate(args: DistributedMapBatchArgs) -> DistributedMapValues:
     """The effective values, or a ComponentArgumentError that names the argument and the fix."""
     require(COMPONENT, args.get("max_concurrency") is not None,
             "max_concurrency is required: set it from the downstream capacity (e.g. the item "
             f"function's reserved concurrency); leaving it out means up to "
             f"{aws_limits.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX} children at once")
-    item_timeout = args.get("item_timeout_seconds", DEFAULT_ITEM_TIMEOUT_SECONDS)
-    require_range(COMPONENT, "item_timeout_seconds", item_timeout, 1, aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS)
-    values = {
-        "max_concurrency": args["max_concurrency"],
-        "tolerated_pct": args.get("tolerated_failure_percentage",
-                                  None if args.get("tolerated_failure_count") is not None else 0.0),
-        "tolerated_count": args.get("tolerated_failure_count"),
-        "retry_values": {
-            "interval_seconds": args.get("retry_interval_seconds", conventions.SFN_RETRY_INTERVAL_DEFAULT_SECONDS),
-            "backoff_rate": args.get("retry_backoff_rate", conventions.SFN_RETRY_BACKOFF_RATE_DEFAULT),
-            "max_attempts": args.get("retry_max_attempts", conventions.SFN_RETRY_MAX_ATTEMPTS_DEFAULT),
-            "max_delay_seconds": args.get("retry_max_delay_seconds", conventions.SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS),
-            "jitter_strategy": args.get("retry_jitter_strategy", "FULL"),
+    for setting in SETTINGS:
+        SETTINGS.value(args, setting.arg)
+    tolerated_count = args.get("tolerated_failure_count")
+    tolerated_pct = args.get("tolerated_failure_percentage")
+    if tolerated_pct is None and tolerated_count is None:
+        tolerated_pct = 0.0
+    values = DistributedMapValues(
+        max_concurrency=SETTINGS.value(args, "max_concurrency"),
+        tolerated_pct=tolerated_pct,
+        tolerated_count=tolerated_count,
+        retry_values={
+            "interval_seconds": SETTINGS.value(args, "retry_interval_seconds"),
+            "backoff_rate": SETTINGS.value(args, "retry_backoff_rate"),
+            "max_attempts": SETTINGS.value(args, "retry_max_attempts"),
+            "max_delay_seconds": SETTINGS.value(args, "retry_max_delay_seconds"),
+            "jitter_strategy": SETTINGS.value(args, "retry_jitter_strategy"),
         },
-        "csv_headers": args.get("csv_headers"),
-        "batch": args.get("max_items_per_batch"),
-        "item_timeout": item_timeout,
-    }
-    plain = [values["max_concurrency"], values["tolerated_pct"], values["tolerated_count"],
-             *values["retry_values"].values(), values["batch"], item_timeout]
-    if all(v is None or is_known(v) for v in plain) and not hasattr(values["csv_headers"], "apply"):
-        _map_settings(**values)  # raises ComponentArgumentError now, before any resource
+        csv_headers=args.get("csv_headers"),
+        batch=args.get("max_items_per_batch"),
+        item_timeout=SETTINGS.value(args, "item_timeout_seconds"),
+        input_prefix=SETTINGS.value(args, "input_prefix"),
+        result_prefix=SETTINGS.value(args, "result_prefix"),
+    )
+    plain = [values.max_concurrency, values.tolerated_pct, values.tolerated_count,
+             *values.retry_values.values(), values.batch, values.item_timeout]
+    if all(v is None or is_known(v) for v in plain) and not hasattr(values.csv_headers, "apply"):
+        _map_settings(values.max_concurrency, values.tolerated_pct, values.tolerated_count, values.retry_values,
+                      values.csv_headers, values.batch, values.item_timeout)  # raises now, before any resource
     reserved = args.get("item_reserved_concurrency")
-    require_range(COMPONENT, "item_reserved_concurrency", reserved, 1)
-    if is_known(reserved) and is_known(values["max_concurrency"]) and values["max_concurrency"] > reserved:
+    if is_known(reserved) and is_known(values.max_concurrency) and values.max_concurrency > reserved:
         raise ComponentArgumentError(
-            f"{COMPONENT}: max_concurrency={values['max_concurrency']} is above "
+            f"{COMPONENT}: max_concurrency={values.max_concurrency} is above "
             f"item_reserved_concurrency={reserved}; the extra children would be throttled and burn "
             f"their retries. Use max_concurrency <= {reserved} or raise the reserved concurrency.")
-    require_range(COMPONENT, "idempotency_expiry_seconds", args.get("idempotency_expiry_seconds"), 60)
-    input_prefix = args.get("input_prefix", DEFAULT_INPUT_PREFIX)
-    result_prefix = args.get("result_prefix", DEFAULT_RESULT_PREFIX)
-    _prefix("input_prefix", input_prefix)
-    _prefix("result_prefix", result_prefix)
-    sm_name = args.get("state_machine_name")
-    if is_known(sm_name):
-        require(COMPONENT, len(sm_name) <= aws_limits.SFN_STATE_MACHINE_NAME_MAX_LENGTH
-                and _NAME_PATTERN.fullmatch(sm_name) is not None,
-                f"state_machine_name={sm_name!r} must be 1-{aws_limits.SFN_STATE_MACHINE_NAME_MAX_LENGTH} "
-                "letters, digits, '-' or '_'")
+    _prefix("input_prefix", values.input_prefix)
+    _prefix("result_prefix", values.result_prefix)
     if args.get("schedule_expression") is not None:
-        key = args.get("schedule_input_key", DEFAULT_SCHEDULE_INPUT_KEY)
-        if is_known(key) and is_known(input_prefix):
-            require(COMPONENT, isinstance(key, str) and key.startswith(input_prefix),
-                    f"schedule_input_key={key!r} is outside input_prefix={input_prefix!r}; the state "
+        key = SETTINGS.value(args, "schedule_input_key")
+        if is_known(key) and is_known(values.input_prefix):
+            require(COMPONENT, isinstance(key, str) and key.startswith(values.input_prefix),
+                    f"schedule_input_key={key!r} is outside input_prefix={values.input_prefix!r}; the state "
                     "machine may only read under the input prefix")
-        require_range(COMPONENT, "scheduler_retry_attempts", args.get("scheduler_retry_attempts"), 0,
-                      aws_limits.SCHEDULER_RETRY_ATTEMPTS_MAX)
-        require_range(COMPONENT, "scheduler_max_event_age_seconds", args.get("scheduler_max_event_age_seconds"),
-                      aws_limits.SCHEDULER_EVENT_AGE_MIN_SECONDS, aws_limits.SCHEDULER_EVENT_AGE_MAX_SECONDS)
     require(COMPONENT, args.get("item_code") is None or args.get("item_handler") is not None,
             "item_code is given without item_handler; name the handler in your code (module.function)")
-    return {**values, "input_prefix": input_prefix, "result_prefix": result_prefix}
+    return values
 
 
 class DistributedMapBatch(pulumi.ComponentResource):
@@ -201,7 +206,7 @@ class DistributedMapBatch(pulumi.ComponentResource):
         settings = runtime_settings(args)
         alarm_actions = args.get("alarm_actions")
         protect = args.get("protect_data", True)
-        write_results = args.get("write_results", True)
+        write_results = SETTINGS.value(args, "write_results")
         child = pulumi.ResourceOptions(parent=self)
 
         sm_name = args.get("state_machine_name") or default_state_machine_name(name)
@@ -242,13 +247,13 @@ class DistributedMapBatch(pulumi.ComponentResource):
         # Ledger rows never expire; the TTL attribute is simply never set on them.
         ledger = idempotency_table(f"{name}-invoice-ledger", parent=self, hash_key="customer_id",
                                    range_key="invoice_key", ttl_attribute="expires_at", protect=protect)
-        expiry = args.get("idempotency_expiry_seconds", conventions.INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS)
+        expiry = SETTINGS.value(args, "idempotency_expiry_seconds")
         item = packaged_function(
             f"{name}-enricher", parent=self, settings=settings,
             handler=args.get("item_handler", "integration_blueprint.handlers.reference.invoice_enricher.lambda_handler"),
             code=args.get("item_code"),
-            timeout=values["item_timeout"],
-            memory_size=args.get("item_memory_mb", conventions.LAMBDA_MEMORY_DEFAULT_MB),
+            timeout=values.item_timeout,
+            memory_size=SETTINGS.value(args, "item_memory_mb"),
             reserved_concurrency=args.get("item_reserved_concurrency"),
             environment={
                 handler_config.IDEMPOTENCY_TABLE_NAME: idempotency.name,
@@ -278,7 +283,7 @@ class DistributedMapBatch(pulumi.ComponentResource):
             # Distributed Map children are executions of this same machine.
             Statement(["states:StartExecution"], [sm_arn]),
             Statement(["states:DescribeExecution", "states:StopExecution"], [executions_arn]),
-            Statement(["s3:GetObject"], [pulumi.Output.format("{0}/{1}*", bucket_arn, values["input_prefix"])]),
+            Statement(["s3:GetObject"], [pulumi.Output.format("{0}/{1}*", bucket_arn, values.input_prefix)]),
             Statement(["lambda:InvokeFunction"], [item.function.arn, item.function.arn.apply(lambda a: f"{a}:*")]),
             Statement(["sqs:SendMessage"], [ops_queue.arn]),
             # CloudWatch Logs delivery and X-Ray do not support resource-level permissions:
@@ -292,16 +297,16 @@ class DistributedMapBatch(pulumi.ComponentResource):
         if write_results:
             statements.append(Statement(
                 ["s3:PutObject", "s3:GetObject", "s3:ListMultipartUploadParts", "s3:AbortMultipartUpload"],
-                [pulumi.Output.format("{0}/{1}*", bucket_arn, values["result_prefix"])]))
+                [pulumi.Output.format("{0}/{1}*", bucket_arn, values.result_prefix)]))
         policy = aws.iam.RolePolicy(f"{name}-policy", role=role.id, policy=policy_document(statements),
                                     opts=child)
 
         definition = pulumi.Output.all(
             function_arn=item.function.arn, bucket=bucket_name, queue_url=ops_queue.url,
-            max_concurrency=values["max_concurrency"], tolerated_pct=values["tolerated_pct"],
-            tolerated_count=values["tolerated_count"], retry_values=values["retry_values"],
-            csv_headers=values["csv_headers"], batch=values["batch"], item_timeout=values["item_timeout"],
-            result_prefix=values["result_prefix"], write_results=write_results,
+            max_concurrency=values.max_concurrency, tolerated_pct=values.tolerated_pct,
+            tolerated_count=values.tolerated_count, retry_values=values.retry_values,
+            csv_headers=values.csv_headers, batch=values.batch, item_timeout=values.item_timeout,
+            result_prefix=values.result_prefix, write_results=write_results,
         ).apply(lambda v: to_json(build_definition(
             function_arn=v["function_arn"], input_bucket=v["bucket"], ops_queue_url=v["queue_url"],
             settings=_map_settings(v["max_concurrency"], v["tolerated_pct"], v["tolerated_count"],
@@ -328,13 +333,14 @@ class DistributedMapBatch(pulumi.ComponentResource):
 
         schedule_arn: pulumi.Output[Optional[str]] = pulumi.Output.from_input(None)
         if args.get("schedule_expression") is not None:
-            key = args.get("schedule_input_key", DEFAULT_SCHEDULE_INPUT_KEY)
+            key = SETTINGS.value(args, "schedule_input_key")
             scheduled = scheduled_start(
                 f"{name}-schedule", parent=self, target_arn=machine.arn, start_action="states:StartExecution",
                 input=pulumi.Output.from_input(key).apply(lambda k: json.dumps({INPUT_KEY_FIELD: k})),
-                expression=args["schedule_expression"], timezone=args.get("schedule_timezone", "UTC"),
-                enabled=args.get("schedule_enabled", True), retry_attempts=args.get("scheduler_retry_attempts"),
-                max_event_age_seconds=args.get("scheduler_max_event_age_seconds"), alarm_actions=alarm_actions,
+                expression=args["schedule_expression"], timezone=SETTINGS.value(args, "schedule_timezone"),
+                enabled=SETTINGS.value(args, "schedule_enabled"),
+                retry_attempts=SETTINGS.value(args, "scheduler_retry_attempts"),
+                max_event_age_seconds=SETTINGS.value(args, "scheduler_max_event_age_seconds"), alarm_actions=alarm_actions,
                 dlq_description=f"{name}: the nightly run could not be started after all retries; start the "
                                 "state machine by hand with the input in this message (safe to repeat: "
                                 "processed invoices are skipped).")

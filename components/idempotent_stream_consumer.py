@@ -13,6 +13,7 @@ stream's retention. For the same reason idempotency keys must outlive the last r
 """
 
 
+from dataclasses import dataclass
 from typing import Optional
 
 import pulumi
@@ -22,6 +23,8 @@ from integration_blueprint import aws_limits
 from integration_blueprint.components.function import Statement
 from integration_blueprint.components.kinesis_consumer import (
     SQS_CONSUME_ACTIONS,
+    STREAM_SETTINGS,
+    Numbers,
     StreamConsumerArgs,
     consumer_alarms,
     consumer_function,
@@ -32,16 +35,29 @@ from integration_blueprint.components.kinesis_consumer import (
     stream_source,
     validate_common,
 )
+from integration_blueprint.components.settings import Setting, SettingsTable
 from integration_blueprint.components.tables import idempotency_table
-from integration_blueprint.components.validation import ComponentArgumentError, is_known, require_range
+from integration_blueprint.components.validation import ComponentArgumentError, is_known
 from integration_blueprint.handlers.runtime import config as handler_config
 
 TYPE = "blueprint:index:IdempotentStreamConsumer"
 NAME = "IdempotentStreamConsumer"
 DEFAULT_HANDLER = "integration_blueprint.handlers.reference.ledger_idempotent_consumer.lambda_handler"
-DEFAULT_MAXIMUM_RETRY_ATTEMPTS = 2
-DEFAULT_MAXIMUM_RECORD_AGE_SECONDS = 3600
 REFERENCE_KEY_JMESPATH = "eventId"  # the reference ledger's business key
+
+SETTINGS = SettingsTable(NAME, [
+    *STREAM_SETTINGS,
+    Setting("maximum_retry_attempts", int, 2, minimum=1, maximum=aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_MAX,
+            why="bounded, so a poison record reaches the Retry-DLQ instead of blocking its shard until it expires"),
+    Setting("maximum_record_age_seconds", int, 3600, minimum=aws_limits.KINESIS_ESM_RECORD_AGE_MIN_SECONDS,
+            maximum=aws_limits.KINESIS_ESM_RECORD_AGE_MAX_SECONDS, why="bounded; -1 (no limit) is refused"),
+    Setting("idempotency_key_jmespath", str, None,
+            why="the business key in the JSON payload; reference handler: eventId; none: shard + sequence number"),
+    Setting("idempotency_ttl_seconds", int, None, minimum=1,
+            why="how long a processed record's key is kept; default and minimum: the end of its last replay"),
+])
+# Kept for the benchmarks that quote the default.
+DEFAULT_MAXIMUM_RETRY_ATTEMPTS: int = SETTINGS.default("maximum_retry_attempts")
 
 
 class IdempotentStreamConsumerArgs(StreamConsumerArgs, total=False):
@@ -56,39 +72,45 @@ class IdempotentStreamConsumerArgs(StreamConsumerArgs, total=False):
     """How long a processed record's key is kept; default and minimum: the end of its last replay."""
 
 
-def validate(args: IdempotentStreamConsumerArgs) -> dict:
-    numbers = validate_common(NAME, args)
-    retries = args.get("maximum_retry_attempts", DEFAULT_MAXIMUM_RETRY_ATTEMPTS)
-    require_range(NAME, "maximum_retry_attempts", retries, 1, aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_MAX,
-                  why="bounded, so a poison record reaches the Retry-DLQ instead of blocking its shard until it expires")
-    max_age = args.get("maximum_record_age_seconds", DEFAULT_MAXIMUM_RECORD_AGE_SECONDS)
-    require_range(NAME, "maximum_record_age_seconds", max_age, aws_limits.KINESIS_ESM_RECORD_AGE_MIN_SECONDS,
-                  aws_limits.KINESIS_ESM_RECORD_AGE_MAX_SECONDS, why="bounded; -1 (no limit) is refused")
+@dataclass(frozen=True)
+class IdempotentStreamNumbers:
+    """The effective, checked numbers of an IdempotentStreamConsumer."""
+
+    numbers: Numbers
+    retries: pulumi.Input[int]
+    max_age: pulumi.Input[int]
+    ttl: pulumi.Input[int]
+
+
+def validate(args: IdempotentStreamConsumerArgs) -> IdempotentStreamNumbers:
+    numbers = validate_common(SETTINGS, args)
+    retries = SETTINGS.value(args, "maximum_retry_attempts")
+    max_age = SETTINGS.value(args, "maximum_record_age_seconds")
     horizon = None
-    if all(is_known(v) for v in (max_age, numbers.delay, numbers.visibility, numbers.receives,
-                                 numbers.retention_hours)):
+    window = numbers.known_replay_window()
+    retention_hours = numbers.retention_hours
+    if window is not None and is_known(max_age) and is_known(retention_hours):
         # A record may already be max_age old when Lambda hands it to the Retry-DLQ, and is read
         # back from the stream on every replay until the last one ends.
-        horizon = max_age + numbers.replay_window
-        retention = numbers.retention_hours * 3600
+        horizon = max_age + window
+        retention = retention_hours * 3600
         if horizon > retention:
             raise ComponentArgumentError(
                 f"{NAME}: the replay window does not end inside the stream's retention: maximum_record_age_seconds "
                 f"{max_age} + retry_delay_seconds {numbers.delay} + max_receive_count {numbers.receives} x "
                 f"retry_visibility_timeout_seconds {numbers.visibility} = {horizon} s, but retention_hours "
-                f"{numbers.retention_hours} keeps records {retention} s. The last replays would find the records "
+                f"{retention_hours} keeps records {retention} s. The last replays would find the records "
                 "trimmed. Shorten the window or raise retention_hours to at least "
                 f"{-(-horizon // 3600)}.")
-    ttl = args.get("idempotency_ttl_seconds")
+    ttl = SETTINGS.value(args, "idempotency_ttl_seconds")
     if ttl is None:
         ttl = max(aws_limits.POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS, horizon or 0)
-    require_range(NAME, "idempotency_ttl_seconds", ttl, 1)
     if horizon is not None and is_known(ttl) and ttl < horizon:
         raise ComponentArgumentError(
             f"{NAME}: idempotency_ttl_seconds={ttl} expires keys before the last replay ends ({horizon} s after "
             f"a record's arrival: maximum_record_age_seconds + the replay window); a replayed record could be "
             f"applied twice. Use at least {horizon}.")
-    return {"numbers": numbers, "retries": retries, "max_age": max_age, "ttl": ttl}
+    return IdempotentStreamNumbers(numbers=numbers, retries=retries, max_age=max_age, ttl=ttl)
 
 
 class IdempotentStreamConsumer(pulumi.ComponentResource):
@@ -109,7 +131,7 @@ class IdempotentStreamConsumer(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         args = dict(args or {})
         checked = validate(args)
-        numbers = checked["numbers"]
+        numbers = checked.numbers
         child = pulumi.ResourceOptions(parent=self)
 
         source = stream_source(name, args, numbers, self)
@@ -119,10 +141,10 @@ class IdempotentStreamConsumer(pulumi.ComponentResource):
                         "move it back to the Retry-DLQ while the records are still in the stream.")
         table = idempotency_table(f"{name}-idempotency", parent=self, protect=args.get("protect_data", True))
         ledger = reference_ledger(name, args, self)
-        key_path = args.get("idempotency_key_jmespath", REFERENCE_KEY_JMESPATH if ledger is not None else None)
+        key_path = args.get("idempotency_key_jmespath") or (REFERENCE_KEY_JMESPATH if ledger is not None else None)
         environment = {
             handler_config.IDEMPOTENCY_TABLE_NAME: table.name,
-            handler_config.IDEMPOTENCY_EXPIRY_SECONDS: pulumi.Output.from_input(checked["ttl"]).apply(str),
+            handler_config.IDEMPOTENCY_EXPIRY_SECONDS: pulumi.Output.from_input(checked.ttl).apply(str),
             handler_config.UNRECOVERABLE_DLQ_URL: dlqs.unrecoverable.queue.url,
         }
         if key_path is not None:
@@ -145,8 +167,8 @@ class IdempotentStreamConsumer(pulumi.ComponentResource):
             function_name=function.function.arn,
             **stream_mapping_settings(args),
             bisect_batch_on_function_error=True,
-            maximum_retry_attempts=checked["retries"],
-            maximum_record_age_in_seconds=checked["max_age"],
+            maximum_retry_attempts=checked.retries,
+            maximum_record_age_in_seconds=checked.max_age,
             destination_config={"on_failure": {"destination_arn": dlqs.retry.arn}},
             opts=child,
         )

@@ -22,6 +22,8 @@ import pulumi_aws as aws
 from integration_blueprint.components.function import Statement
 from integration_blueprint.components.kinesis_consumer import (
     SQS_CONSUME_ACTIONS,
+    STREAM_SETTINGS,
+    Numbers,
     StreamConsumerArgs,
     consumer_alarms,
     consumer_function,
@@ -32,6 +34,7 @@ from integration_blueprint.components.kinesis_consumer import (
     stream_source,
     validate_common,
 )
+from integration_blueprint.components.settings import SettingsTable
 from integration_blueprint.handlers.runtime import config as handler_config
 
 TYPE = "blueprint:index:NonIdempotentStreamConsumer"
@@ -43,8 +46,11 @@ class NonIdempotentStreamConsumerArgs(StreamConsumerArgs, total=False):
     """The shared stream consumer settings; retries and bisect are fixed off for this pattern."""
 
 
-def validate(args: NonIdempotentStreamConsumerArgs) -> dict:
-    return {"numbers": validate_common(NAME, args)}
+SETTINGS = SettingsTable(NAME, STREAM_SETTINGS)
+
+
+def validate(args: NonIdempotentStreamConsumerArgs) -> Numbers:
+    return validate_common(SETTINGS, args)
 
 
 class NonIdempotentStreamConsumer(pulumi.ComponentResource):
@@ -63,7 +69,7 @@ class NonIdempotentStreamConsumer(pulumi.ComponentResource):
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE, name, None, opts)
         args = dict(args or {})
-        numbers = validate(args)["numbers"]
+        numbers = validate(args)
         child = pulumi.ResourceOptions(parent=self)
 
         source = stream_source(name, args, numbers, self)

@@ -1,20 +1,31 @@
 """Refusals shared by every component: a bad argument fails the preview with a message that names
 the argument, what it got and what is allowed. Values that are still Outputs cannot be checked at
-construction time and pass through; the policy pack checks them once they are known."""
+construction time and pass through; the policy pack checks them once they are known.
 
-from typing import Any
+Public: `ComponentArgumentError`, `is_known` (narrows an Input to its plain value), `require`,
+`require_range`.
+"""
+
+from typing import Any, Optional, TypeVar
+
+import pulumi
+from typing_extensions import TypeIs
+
+__all__ = ["ComponentArgumentError", "is_known", "require", "require_range"]
+
+T = TypeVar("T")
 
 
 class ComponentArgumentError(ValueError):
     """A component argument outside what AWS or this blueprint allows."""
 
 
-def is_known(value: Any) -> bool:
+def is_known(value: Optional[pulumi.Input[T]]) -> TypeIs[T]:
     """True for a plain value the component can check now (not an Output/awaitable)."""
     return value is not None and not hasattr(value, "apply") and not hasattr(value, "__await__")
 
 
-def require_range(component: str, arg: str, value: Any, minimum: float, maximum: float | None = None,
+def require_range(component: str, arg: str, value: Any, minimum: float, maximum: Optional[float] = None,
                   why: str = "") -> None:
     if not is_known(value):
         return

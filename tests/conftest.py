@@ -1,8 +1,33 @@
-"""Shared test setup: fake AWS credentials (moto only; nothing leaves the machine)."""
+"""Shared test setup and helpers: fake AWS credentials (moto only; nothing leaves the machine), the
+repository's own stack files, and finding recorded resources by name."""
+
+import json
+from pathlib import Path
 
 import pytest
+import yaml
 
 REGION = "eu-west-1"
+REGION_CONFIG = {"aws:region": REGION}
+REPO = Path(__file__).resolve().parents[1]
+
+
+def stack_file(stack: str) -> dict:
+    """The `config` of the repository's stacks/Pulumi.<stack>.yaml, as written."""
+    return yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+
+
+def only(recorded, type_token: str, name_suffix: str, component=None):
+    """The one resource of `type_token` whose name ends with `name_suffix` (within `component`)."""
+    matches = [r for r in recorded.of_type(type_token) if r.name.endswith(name_suffix)
+               and (component is None or r.name == component or r.name.startswith(f"{component}-"))]
+    assert len(matches) == 1, [r.name for r in recorded.of_type(type_token)]
+    return matches[0]
+
+
+def policy_statements(resource) -> list[dict]:
+    """The statements of a recorded resource's JSON `policy` input (role, queue or bucket policy)."""
+    return json.loads(resource.inputs["policy"])["Statement"]
 
 
 @pytest.fixture(autouse=True)
