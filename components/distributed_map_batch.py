@@ -32,9 +32,10 @@ from integration_blueprint.components.distributed_map_definition import (
     build_definition,
     to_json,
 )
-from integration_blueprint.components.function import Statement, packaged_function, policy_document
-from integration_blueprint.components.platform import PlatformArgs, runtime_settings
-from integration_blueprint.components.queues import dead_letter_queue, redrive_policy
+from integration_blueprint.components.function import packaged_function
+from integration_blueprint.components.iam import Statement, service_role
+from integration_blueprint.components.platform import PlatformArgs, publish, runtime_settings
+from integration_blueprint.components.queues import queue_with_dlq
 from integration_blueprint.components.schedules import scheduled_start
 from integration_blueprint.components.tables import idempotency_table
 from integration_blueprint.components.validation import ComponentArgumentError, is_known, require
@@ -225,17 +226,13 @@ class DistributedMapBatch(pulumi.ComponentResource):
         bucket_arn = pulumi.Output.format("arn:{0}:s3:::{1}", partition, bucket_name)
 
         # --- ops queue: one message per run that exceeded its tolerated failures ---
-        ops_dlq = dead_letter_queue(
-            f"{name}-ops-dlq", parent=self, alarm_actions=alarm_actions,
-            description=f"{name}: an ops notification was received {conventions.DEFAULT_MAX_RECEIVE_COUNT} "
-                        "times without being handled; read it and redrive it to the ops queue.")
-        ops_queue = aws.sqs.Queue(
-            f"{name}-ops",
-            message_retention_seconds=conventions.DLQ_RETENTION_SECONDS - 1,  # DLQ keeps longer
-            sqs_managed_sse_enabled=True,
-            redrive_policy=redrive_policy(ops_dlq.queue.arn, conventions.DEFAULT_MAX_RECEIVE_COUNT),
-            opts=child,
-        )
+        ops = queue_with_dlq(
+            f"{name}-ops", parent=self, dlq_name=f"{name}-ops-dlq", max_receive_count=conventions.DEFAULT_MAX_RECEIVE_COUNT,
+            alarm_actions=alarm_actions,
+            dlq_description=f"{name}: an ops notification was received {conventions.DEFAULT_MAX_RECEIVE_COUNT} "
+                            "times without being handled; read it and redrive it to the ops queue.",
+            message_retention_seconds=conventions.DLQ_RETENTION_SECONDS - 1)  # the DLQ keeps longer
+        ops_queue, ops_dlq = ops.queue, ops.dlq
         queue_depth_alarm(
             f"{name}-ops-depth", queue=ops_queue, parent=self, alarm_actions=alarm_actions,
             description=f"{name}: a batch run exceeded its tolerated item failures; the message names the "
@@ -273,12 +270,6 @@ class DistributedMapBatch(pulumi.ComponentResource):
         log_group = aws.cloudwatch.LogGroup(
             f"{name}-logs", name=pulumi.Output.concat(aws_limits.SFN_LOG_GROUP_PREFIX, sm_name),
             retention_in_days=settings.log_retention_days, opts=child)
-        role = aws.iam.Role(
-            f"{name}-role",
-            assume_role_policy=json.dumps({"Version": "2012-10-17", "Statement": [{
-                "Effect": "Allow", "Principal": {"Service": "states.amazonaws.com"}, "Action": "sts:AssumeRole"}]}),
-            opts=child,
-        )
         statements = [
             # Distributed Map children are executions of this same machine.
             Statement(["states:StartExecution"], [sm_arn]),
@@ -298,8 +289,7 @@ class DistributedMapBatch(pulumi.ComponentResource):
             statements.append(Statement(
                 ["s3:PutObject", "s3:GetObject", "s3:ListMultipartUploadParts", "s3:AbortMultipartUpload"],
                 [pulumi.Output.format("{0}/{1}*", bucket_arn, values.result_prefix)]))
-        policy = aws.iam.RolePolicy(f"{name}-policy", role=role.id, policy=policy_document(statements),
-                                    opts=child)
+        access = service_role(name, parent=self, service="states.amazonaws.com", statements=statements)
 
         definition = pulumi.Output.all(
             function_arn=item.function.arn, bucket=bucket_name, queue_url=ops_queue.url,
@@ -316,7 +306,7 @@ class DistributedMapBatch(pulumi.ComponentResource):
             f"{name}-machine",
             name=sm_name,
             type="STANDARD",
-            role_arn=role.arn,
+            role_arn=access.role.arn,
             definition=definition,
             logging_configuration={
                 "level": "ERROR",
@@ -327,7 +317,7 @@ class DistributedMapBatch(pulumi.ComponentResource):
             },
             tracing_configuration={"enabled": True},
             # Step Functions checks the role can deliver logs when the machine is created.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[access.policy]),
         )
         state_machine_alarms(name, state_machine_arn=machine.arn, parent=self, alarm_actions=alarm_actions)
 
@@ -346,26 +336,12 @@ class DistributedMapBatch(pulumi.ComponentResource):
                                 "processed invoices are skipped).")
             schedule_arn = scheduled.schedule.arn
 
-        self.state_machine_arn = machine.arn
-        self.state_machine_name = machine.name
-        self.input_bucket_name = bucket_name
-        self.ops_queue_url = ops_queue.url
-        self.ops_queue_arn = ops_queue.arn
-        self.ops_dlq_url = ops_dlq.queue.url
-        self.item_function_name = item.function.name
-        self.item_function_arn = item.function.arn
-        self.idempotency_table_name = idempotency.name
-        self.invoice_ledger_table_name = ledger.name
-        self.log_group_name = log_group.name
-        self.schedule_arn = schedule_arn
-        self.register_outputs({
-            "state_machine_arn": self.state_machine_arn, "state_machine_name": self.state_machine_name,
-            "input_bucket_name": self.input_bucket_name, "ops_queue_url": self.ops_queue_url,
-            "ops_queue_arn": self.ops_queue_arn, "ops_dlq_url": self.ops_dlq_url,
-            "item_function_name": self.item_function_name, "item_function_arn": self.item_function_arn,
-            "idempotency_table_name": self.idempotency_table_name,
-            "invoice_ledger_table_name": self.invoice_ledger_table_name,
-            "log_group_name": self.log_group_name, "schedule_arn": self.schedule_arn,
+        publish(self, {
+            "state_machine_arn": machine.arn, "state_machine_name": machine.name, "input_bucket_name": bucket_name,
+            "ops_queue_url": ops_queue.url, "ops_queue_arn": ops_queue.arn, "ops_dlq_url": ops_dlq.queue.url,
+            "item_function_name": item.function.name, "item_function_arn": item.function.arn,
+            "idempotency_table_name": idempotency.name, "invoice_ledger_table_name": ledger.name,
+            "log_group_name": log_group.name, "schedule_arn": schedule_arn,
         })
 
     def _input_bucket(self, name: str) -> aws.s3.Bucket:

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import Optional
 
 import pulumi
-import pulumi_aws as aws
 
 from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.alarms import function_errors_alarm, oldest_message_age_alarm
-from integration_blueprint.components.function import Statement, packaged_function
-from integration_blueprint.components.platform import PlatformArgs, runtime_settings
-from integration_blueprint.components.queues import dead_letter_queue, redrive_policy
+from integration_blueprint.components.function import packaged_function
+from integration_blueprint.components.iam import Statement
+from integration_blueprint.components.platform import PlatformArgs, publish, runtime_settings
+from integration_blueprint.components.queues import consume_statement, queue_with_dlq, sqs_consumer_mapping
 from integration_blueprint.components.schedules import scheduled_start
 from integration_blueprint.components.settings import SCHEDULE_SETTINGS, Setting, SettingsTable, schedule_expression_setting
 from integration_blueprint.components.tables import idempotency_table
@@ -161,23 +161,18 @@ class FifoBillingQueue(pulumi.ComponentResource):
         settings = runtime_settings(args)
         alarm_actions = args.get("alarm_actions")
         protect = args.get("protect_data", True)
-        child = pulumi.ResourceOptions(parent=self)
-
-        dlq = dead_letter_queue(f"{name}-dlq", parent=self, fifo=True, alarm_actions=alarm_actions,
-                                description=f"{name}: a charge failed {numbers.receives} times and is parked "
-                                            "in the billing DLQ; fix the cause, then redrive it.")
-        queue = aws.sqs.Queue(
-            f"{name}-charges",
-            fifo_queue=True,
+        charges = queue_with_dlq(
+            f"{name}-charges", parent=self, dlq_name=f"{name}-dlq", fifo=True, max_receive_count=numbers.receives,
+            alarm_actions=alarm_actions,
+            dlq_description=f"{name}: a charge failed {numbers.receives} times and is parked "
+                            "in the billing DLQ; fix the cause, then redrive it.",
             content_based_deduplication=False,  # the dispatcher sends explicit deduplication ids
             deduplication_scope="messageGroup",  # high-throughput FIFO
             fifo_throughput_limit="perMessageGroupId",
             visibility_timeout_seconds=numbers.visibility,
             message_retention_seconds=numbers.retention,
-            sqs_managed_sse_enabled=True,
-            redrive_policy=redrive_policy(dlq.queue.arn, numbers.receives),
-            opts=child,
         )
+        queue, dlq = charges.queue, charges.dlq
 
         if args.get("accounts_table_name") is not None:
             accounts_name, accounts_arn = args["accounts_table_name"], args["accounts_table_arn"]
@@ -203,22 +198,13 @@ class FifoBillingQueue(pulumi.ComponentResource):
                 handler_config.POWERTOOLS_SERVICE_NAME: f"{name}-consumer",
             },
             statements=[
-                Statement(["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
-                           "sqs:ChangeMessageVisibility"], [queue.arn]),
+                consume_statement(queue),
                 Statement(["dynamodb:PutItem"], [ledger.arn]),
                 Statement(["dynamodb:GetItem"], [accounts_arn]),
             ],
         )
-        aws.lambda_.EventSourceMapping(
-            f"{name}-consumer-mapping",
-            event_source_arn=queue.arn,
-            function_name=consumer.function.arn,
-            batch_size=numbers.batch,
-            function_response_types=["ReportBatchItemFailures"],
-            scaling_config=({"maximum_concurrency": args["maximum_concurrency"]}
-                            if args.get("maximum_concurrency") is not None else None),
-            opts=child,
-        )
+        sqs_consumer_mapping(f"{name}-consumer-mapping", parent=self, consumed=queue, function=consumer.function,
+                             batch_size=numbers.batch, maximum_concurrency=args.get("maximum_concurrency"))
 
         dispatcher = packaged_function(
             f"{name}-dispatcher", parent=self, settings=settings,
@@ -254,25 +240,10 @@ class FifoBillingQueue(pulumi.ComponentResource):
         function_errors_alarm(f"{name}-dispatcher-errors", function=dispatcher.function, parent=self,
                               alarm_actions=alarm_actions)
 
-        self.queue_url = queue.url
-        self.queue_arn = queue.arn
-        self.dlq_url = dlq.queue.url
-        self.dlq_arn = dlq.queue.arn
-        self.consumer_function_name = consumer.function.name
-        self.consumer_function_arn = consumer.function.arn
-        self.dispatcher_function_name = dispatcher.function.name
-        self.dispatcher_function_arn = dispatcher.function.arn
-        self.schedule_arn = scheduled.schedule.arn
-        self.scheduler_dlq_url = scheduled.dlq.queue.url
-        self.ledger_table_name = ledger.name
-        self.accounts_table_name = pulumi.Output.from_input(accounts_name)
-        self.register_outputs({
-            "queue_url": self.queue_url, "queue_arn": self.queue_arn,
-            "dlq_url": self.dlq_url, "dlq_arn": self.dlq_arn,
-            "consumer_function_name": self.consumer_function_name,
-            "consumer_function_arn": self.consumer_function_arn,
-            "dispatcher_function_name": self.dispatcher_function_name,
-            "dispatcher_function_arn": self.dispatcher_function_arn,
-            "schedule_arn": self.schedule_arn, "scheduler_dlq_url": self.scheduler_dlq_url,
-            "ledger_table_name": self.ledger_table_name, "accounts_table_name": self.accounts_table_name,
+        publish(self, {
+            "queue_url": queue.url, "queue_arn": queue.arn, "dlq_url": dlq.queue.url, "dlq_arn": dlq.queue.arn,
+            "consumer_function_name": consumer.function.name, "consumer_function_arn": consumer.function.arn,
+            "dispatcher_function_name": dispatcher.function.name, "dispatcher_function_arn": dispatcher.function.arn,
+            "schedule_arn": scheduled.schedule.arn, "scheduler_dlq_url": scheduled.dlq.queue.url,
+            "ledger_table_name": ledger.name, "accounts_table_name": pulumi.Output.from_input(accounts_name),
         })

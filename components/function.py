@@ -11,7 +11,6 @@ the handlers import (boto3 is in the runtime). Logs go to a log group the compon
 retention, instead of the never-expiring group Lambda would create.
 """
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
@@ -22,21 +21,9 @@ import pulumi_aws as aws
 import integration_blueprint as namespace_package
 import integration_blueprint.handlers as handlers_package
 from integration_blueprint import aws_limits, conventions
+from integration_blueprint.components.iam import Statement, service_role
 
 ARCHIVE_ROOT = namespace_package.__name__
-
-@dataclass(frozen=True)
-class Statement:
-    """One IAM allow statement. Actions are always named: no wildcard actions anywhere."""
-
-    actions: Sequence[str]
-    resources: Sequence[pulumi.Input[str]]
-
-    def __post_init__(self):
-        for action in self.actions:
-            if "*" in action:
-                raise ValueError(f"IAM action {action!r} has a wildcard; name the exact actions")
-
 
 @dataclass
 class RuntimeSettings:
@@ -82,15 +69,6 @@ def stack_region(settings: RuntimeSettings) -> str:
     return region
 
 
-def policy_document(statements: Sequence[Statement]) -> pulumi.Output[str]:
-    resolved = [pulumi.Output.all(*s.resources).apply(
-        lambda resources, actions=list(s.actions): {"Effect": "Allow", "Action": sorted(actions),
-                                                    "Resource": list(resources)})
-        for s in statements]
-    return pulumi.Output.all(*resolved).apply(
-        lambda docs: json.dumps({"Version": "2012-10-17", "Statement": list(docs)}))
-
-
 def packaged_function(name: str, *, parent: pulumi.Resource, handler: str,
                       statements: Sequence[Statement], settings: RuntimeSettings,
                       timeout: int, memory_size: int = conventions.LAMBDA_MEMORY_DEFAULT_MB,
@@ -101,18 +79,11 @@ def packaged_function(name: str, *, parent: pulumi.Resource, handler: str,
     do exactly `statements` plus write its own logs."""
     opts = pulumi.ResourceOptions(parent=parent)
     log_group = aws.cloudwatch.LogGroup(f"{name}-logs", retention_in_days=settings.log_retention_days, opts=opts)
-    role = aws.iam.Role(
-        f"{name}-role",
-        assume_role_policy=json.dumps({"Version": "2012-10-17", "Statement": [{
-            "Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]}),
-        opts=opts,
-    )
     logs = Statement(["logs:CreateLogStream", "logs:PutLogEvents"], [log_group.arn.apply(lambda a: f"{a}:*")])
-    policy = aws.iam.RolePolicy(f"{name}-policy", role=role.id,
-                                policy=policy_document([logs, *statements]), opts=opts)
+    access = service_role(name, parent=parent, service="lambda.amazonaws.com", statements=[logs, *statements])
     function = aws.lambda_.Function(
         name,
-        role=role.arn,
+        role=access.role.arn,
         runtime=settings.runtime,
         architectures=[settings.architecture],
         handler=handler,
@@ -124,7 +95,7 @@ def packaged_function(name: str, *, parent: pulumi.Resource, handler: str,
         reserved_concurrent_executions=reserved_concurrency,
         logging_config={"log_format": "JSON", "log_group": log_group.name},
         # The role's policy must exist before the function can poll its event sources.
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[policy]),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[access.policy]),
     )
-    return PackagedFunction(function=function, role=role, log_group=log_group)
+    return PackagedFunction(function=function, role=access.role, log_group=log_group)
 

@@ -17,24 +17,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 import pulumi
-import pulumi_aws as aws
 
 from integration_blueprint import aws_limits
-from integration_blueprint.components.function import Statement
-from integration_blueprint.components.kinesis_consumer import (
-    SQS_CONSUME_ACTIONS,
-    STREAM_SETTINGS,
-    Numbers,
-    StreamConsumerArgs,
-    consumer_alarms,
-    consumer_function,
-    dlq_pair,
-    reference_ledger,
-    retry_mapping,
-    stream_mapping_settings,
-    stream_source,
-    validate_common,
-)
+from integration_blueprint.components import kinesis_consumer as shared
+from integration_blueprint.components.iam import Statement
+from integration_blueprint.components.kinesis_consumer import StreamConsumerArgs, StreamConsumerOutputs
+from integration_blueprint.components.platform import publish
 from integration_blueprint.components.settings import Setting, SettingsTable
 from integration_blueprint.components.tables import idempotency_table
 from integration_blueprint.components.validation import ComponentArgumentError, is_known
@@ -46,7 +34,7 @@ DEFAULT_HANDLER = "integration_blueprint.handlers.reference.ledger_idempotent_co
 REFERENCE_KEY_JMESPATH = "eventId"  # the reference ledger's business key
 
 SETTINGS = SettingsTable(NAME, [
-    *STREAM_SETTINGS,
+    *shared.STREAM_SETTINGS,
     Setting("maximum_retry_attempts", int, 2, minimum=1, maximum=aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_MAX,
             why="bounded, so a poison record reaches the Retry-DLQ instead of blocking its shard until it expires"),
     Setting("maximum_record_age_seconds", int, 3600, minimum=aws_limits.KINESIS_ESM_RECORD_AGE_MIN_SECONDS,
@@ -76,14 +64,14 @@ class IdempotentStreamConsumerArgs(StreamConsumerArgs, total=False):
 class IdempotentStreamNumbers:
     """The effective, checked numbers of an IdempotentStreamConsumer."""
 
-    numbers: Numbers
+    numbers: shared.Numbers
     retries: pulumi.Input[int]
     max_age: pulumi.Input[int]
     ttl: pulumi.Input[int]
 
 
 def validate(args: IdempotentStreamConsumerArgs) -> IdempotentStreamNumbers:
-    numbers = validate_common(SETTINGS, args)
+    numbers = shared.validate_common(SETTINGS, args)
     retries = SETTINGS.value(args, "maximum_retry_attempts")
     max_age = SETTINGS.value(args, "maximum_record_age_seconds")
     horizon = None
@@ -113,18 +101,8 @@ def validate(args: IdempotentStreamConsumerArgs) -> IdempotentStreamNumbers:
     return IdempotentStreamNumbers(numbers=numbers, retries=retries, max_age=max_age, ttl=ttl)
 
 
-class IdempotentStreamConsumer(pulumi.ComponentResource):
-    stream_arn: pulumi.Output[str]
-    stream_name: pulumi.Output[str]
-    stream_consumer_arn: pulumi.Output[Optional[str]]
-    retry_dlq_url: pulumi.Output[str]
-    retry_dlq_arn: pulumi.Output[str]
-    unrecoverable_dlq_url: pulumi.Output[str]
-    unrecoverable_dlq_arn: pulumi.Output[str]
-    function_name: pulumi.Output[str]
-    function_arn: pulumi.Output[str]
+class IdempotentStreamConsumer(pulumi.ComponentResource, StreamConsumerOutputs):
     idempotency_table_name: pulumi.Output[str]
-    ledger_table_name: pulumi.Output[Optional[str]]
 
     def __init__(self, name: str, args: IdempotentStreamConsumerArgs = None,  # type: ignore[assignment]  # Pulumi schema inference reads this annotation; Optional[...] breaks it
                  opts: Optional[pulumi.ResourceOptions] = None):
@@ -132,15 +110,14 @@ class IdempotentStreamConsumer(pulumi.ComponentResource):
         args = dict(args or {})
         checked = validate(args)
         numbers = checked.numbers
-        child = pulumi.ResourceOptions(parent=self)
 
-        source = stream_source(name, args, numbers, self)
-        dlqs = dlq_pair(name, numbers, self, args.get("alarm_actions"),
+        source = shared.stream_source(name, args, numbers, self)
+        dlqs = shared.dlq_pair(name, numbers, self, args.get("alarm_actions"),
                         f"{name}: a stream record failed every replay (or expired from the stream) and is parked in "
                         "the Unrecoverable-DLQ; its body holds the shard and sequence numbers. Fix the cause, then "
                         "move it back to the Retry-DLQ while the records are still in the stream.")
         table = idempotency_table(f"{name}-idempotency", parent=self, protect=args.get("protect_data", True))
-        ledger = reference_ledger(name, args, self)
+        ledger = shared.reference_ledger(name, args, self)
         key_path = args.get("idempotency_key_jmespath") or (REFERENCE_KEY_JMESPATH if ledger is not None else None)
         environment = {
             handler_config.IDEMPOTENCY_TABLE_NAME: table.name,
@@ -149,48 +126,26 @@ class IdempotentStreamConsumer(pulumi.ComponentResource):
         }
         if key_path is not None:
             environment[handler_config.IDEMPOTENCY_KEY_JMESPATH] = key_path
-        function = consumer_function(
+        function = shared.consumer_function(
             name, args, numbers, self, default_handler=DEFAULT_HANDLER, environment=environment, ledger=ledger,
             statements=[
                 *source.read_statements,
-                Statement(SQS_CONSUME_ACTIONS, [dlqs.retry.arn]),
                 # The mapping's on-failure destination is sent with the function's role.
-                Statement(["sqs:SendMessage"], [dlqs.retry.arn]),
+                *shared.retry_dlq_statements(dlqs),
                 # Ranges already trimmed from the stream are parked by the handler.
                 Statement(["sqs:SendMessage"], [dlqs.unrecoverable.queue.arn]),
                 Statement(["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"],
                           [table.arn]),
             ])
-        aws.lambda_.EventSourceMapping(
-            f"{name}-stream-mapping",
-            event_source_arn=source.mapping_source_arn,
-            function_name=function.function.arn,
-            **stream_mapping_settings(args),
+        shared.stream_mapping(
+            name, args, source, function, self,
             bisect_batch_on_function_error=True,
             maximum_retry_attempts=checked.retries,
             maximum_record_age_in_seconds=checked.max_age,
             destination_config={"on_failure": {"destination_arn": dlqs.retry.arn}},
-            opts=child,
         )
-        retry_mapping(name, args, function, dlqs.retry, self)
-        consumer_alarms(name, args, numbers, function, dlqs.retry, self)
+        shared.retry_mapping(name, args, function, dlqs.retry, self)
+        shared.consumer_alarms(name, args, numbers, function, dlqs.retry, self)
 
-        self.stream_arn = source.stream_arn
-        self.stream_name = source.stream_name
-        self.stream_consumer_arn = pulumi.Output.from_input(source.consumer_arn)
-        self.retry_dlq_url = dlqs.retry.url
-        self.retry_dlq_arn = dlqs.retry.arn
-        self.unrecoverable_dlq_url = dlqs.unrecoverable.queue.url
-        self.unrecoverable_dlq_arn = dlqs.unrecoverable.queue.arn
-        self.function_name = function.function.name
-        self.function_arn = function.function.arn
-        self.idempotency_table_name = table.name
-        self.ledger_table_name = pulumi.Output.from_input(ledger.name if ledger is not None else None)
-        self.register_outputs({
-            "stream_arn": self.stream_arn, "stream_name": self.stream_name,
-            "stream_consumer_arn": self.stream_consumer_arn,
-            "retry_dlq_url": self.retry_dlq_url, "retry_dlq_arn": self.retry_dlq_arn,
-            "unrecoverable_dlq_url": self.unrecoverable_dlq_url, "unrecoverable_dlq_arn": self.unrecoverable_dlq_arn,
-            "function_name": self.function_name, "function_arn": self.function_arn,
-            "idempotency_table_name": self.idempotency_table_name, "ledger_table_name": self.ledger_table_name,
-        })
+        publish(self, {**shared.stream_outputs(source, dlqs, function), "idempotency_table_name": table.name,
+                       "ledger_table_name": pulumi.Output.from_input(ledger.name if ledger is not None else None)})

@@ -18,10 +18,16 @@ import pulumi
 import pulumi_aws as aws
 
 from integration_blueprint import aws_limits, conventions
-from integration_blueprint.components.alarms import function_errors_alarm, iterator_age_alarm, oldest_message_age_alarm
-from integration_blueprint.components.function import PackagedFunction, Statement, packaged_function
+from integration_blueprint.components.alarms import (
+    AlarmActions,
+    function_errors_alarm,
+    iterator_age_alarm,
+    oldest_message_age_alarm,
+)
+from integration_blueprint.components.function import PackagedFunction, packaged_function
+from integration_blueprint.components.iam import Statement
 from integration_blueprint.components.platform import PlatformArgs, runtime_settings
-from integration_blueprint.components.queues import DeadLetterQueue, dead_letter_queue, redrive_policy
+from integration_blueprint.components.queues import DeadLetterQueue, consume_statement, queue_with_dlq, sqs_consumer_mapping
 from integration_blueprint.components.settings import Setting, SettingsTable
 from integration_blueprint.components.tables import idempotency_table
 from integration_blueprint.components.validation import ComponentArgumentError, is_known, require
@@ -256,22 +262,17 @@ class DlqPair:
     unrecoverable: DeadLetterQueue
 
 
-def dlq_pair(name: str, numbers: Numbers, parent: pulumi.Resource, alarm_actions, unrecoverable_description: str) -> DlqPair:
-    unrecoverable = dead_letter_queue(f"{name}-unrecoverable-dlq", parent=parent, alarm_actions=alarm_actions,
-                                      description=unrecoverable_description)
-    retry = aws.sqs.Queue(
-        f"{name}-retry-dlq",
-        delay_seconds=numbers.delay,
-        visibility_timeout_seconds=numbers.visibility,
-        message_retention_seconds=numbers.retry_retention,
-        sqs_managed_sse_enabled=True,
-        redrive_policy=redrive_policy(unrecoverable.queue.arn, numbers.receives),
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
+def dlq_pair(name: str, numbers: Numbers, parent: pulumi.Resource, alarm_actions: AlarmActions,
+             unrecoverable_description: str) -> DlqPair:
     # No depth alarm on the Retry-DLQ: a message there is routine (replays are automatic), and
     # paging on it would page on every failed record. Its age alarm catches replays that stall;
     # the Unrecoverable-DLQ alarms on its first message.
-    return DlqPair(retry=retry, unrecoverable=unrecoverable)
+    pair = queue_with_dlq(f"{name}-retry-dlq", parent=parent, dlq_name=f"{name}-unrecoverable-dlq",
+                          max_receive_count=numbers.receives, alarm_actions=alarm_actions,
+                          dlq_description=unrecoverable_description, delay_seconds=numbers.delay,
+                          visibility_timeout_seconds=numbers.visibility,
+                          message_retention_seconds=numbers.retry_retention)
+    return DlqPair(retry=pair.queue, unrecoverable=pair.dlq)
 
 
 def extra_statements(args: StreamConsumerArgs) -> list[Statement]:
@@ -307,23 +308,25 @@ def consumer_function(name: str, args: StreamConsumerArgs, numbers: Numbers, par
 def retry_mapping(name: str, args: StreamConsumerArgs, function: PackagedFunction, retry: aws.sqs.Queue,
                   parent: pulumi.Resource) -> aws.lambda_.EventSourceMapping:
     """The same function consumes the Retry-DLQ, reporting failed messages one by one."""
+    return sqs_consumer_mapping(f"{name}-retry-mapping", parent=parent, consumed=retry, function=function.function,
+                                batch_size=_COMMON.value(args, "retry_batch_size"))
+
+
+def stream_mapping(name: str, args: StreamConsumerArgs, source: StreamSource, function: PackagedFunction,
+                   parent: pulumi.Resource, **error_handling: Any) -> aws.lambda_.EventSourceMapping:
+    """The function reads the stream (or its EFO consumer) with the component's batching settings;
+    `error_handling` is what differs between the two patterns (bisect, retries, destination)."""
     return aws.lambda_.EventSourceMapping(
-        f"{name}-retry-mapping",
-        event_source_arn=retry.arn,
+        f"{name}-stream-mapping",
+        event_source_arn=source.mapping_source_arn,
         function_name=function.function.arn,
-        batch_size=_COMMON.value(args, "retry_batch_size"),
-        function_response_types=["ReportBatchItemFailures"],
+        batch_size=_COMMON.value(args, "batch_size"),
+        maximum_batching_window_in_seconds=_COMMON.value(args, "batching_window_seconds"),
+        parallelization_factor=_COMMON.value(args, "parallelization_factor"),
+        starting_position=_COMMON.value(args, "starting_position"),
+        **error_handling,
         opts=pulumi.ResourceOptions(parent=parent),
     )
-
-
-def stream_mapping_settings(args: StreamConsumerArgs) -> dict:
-    return {
-        "batch_size": _COMMON.value(args, "batch_size"),
-        "maximum_batching_window_in_seconds": _COMMON.value(args, "batching_window_seconds"),
-        "parallelization_factor": _COMMON.value(args, "parallelization_factor"),
-        "starting_position": _COMMON.value(args, "starting_position"),
-    }
 
 
 def consumer_alarms(name: str, args: StreamConsumerArgs, numbers: Numbers, function: PackagedFunction,
@@ -338,5 +341,35 @@ def consumer_alarms(name: str, args: StreamConsumerArgs, numbers: Numbers, funct
                           alarm_actions=alarm_actions)
 
 
-SQS_CONSUME_ACTIONS = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
-                       "sqs:ChangeMessageVisibility"]
+def retry_dlq_statements(dlqs: DlqPair) -> list[Statement]:
+    """The function consumes the Retry-DLQ and sends to it: the stream mapping's on-failure records
+    (pattern 1) or the failed records the handler inserts (pattern 2)."""
+    return [consume_statement(dlqs.retry), Statement(["sqs:SendMessage"], [dlqs.retry.arn])]
+
+
+class StreamConsumerOutputs:
+    """The outputs both stream consumer components publish (a mixin: Pulumi's schema inference
+    reads annotations through the class's MRO)."""
+
+    stream_arn: pulumi.Output[str]
+    stream_name: pulumi.Output[str]
+    stream_consumer_arn: pulumi.Output[Optional[str]]
+    retry_dlq_url: pulumi.Output[str]
+    retry_dlq_arn: pulumi.Output[str]
+    unrecoverable_dlq_url: pulumi.Output[str]
+    unrecoverable_dlq_arn: pulumi.Output[str]
+    function_name: pulumi.Output[str]
+    function_arn: pulumi.Output[str]
+    ledger_table_name: pulumi.Output[Optional[str]]
+    """The reference handler's ledger; None with a handler of your own."""
+
+
+def stream_outputs(source: StreamSource, dlqs: DlqPair, function: PackagedFunction) -> dict[str, pulumi.Input[Any]]:
+    """The outputs both stream consumer components publish."""
+    return {
+        "stream_arn": source.stream_arn, "stream_name": source.stream_name,
+        "stream_consumer_arn": pulumi.Output.from_input(source.consumer_arn),
+        "retry_dlq_url": dlqs.retry.url, "retry_dlq_arn": dlqs.retry.arn,
+        "unrecoverable_dlq_url": dlqs.unrecoverable.queue.url, "unrecoverable_dlq_arn": dlqs.unrecoverable.queue.arn,
+        "function_name": function.function.name, "function_arn": function.function.arn,
+    }

@@ -1,7 +1,8 @@
-"""What every component takes from the stack's shared `blueprint:platform` settings.
+"""What every component shares: the stack's `blueprint:platform` settings, and how it publishes
+its outputs.
 
 Public: `PlatformArgs` (the args every component's Args extend), `PLATFORM_SETTINGS` (their table),
-`runtime_settings` (the functions' deployment settings from a component's args).
+`runtime_settings` (the functions' deployment settings from a component's args), `publish`.
 """
 
 from typing import Any, Mapping, Sequence, TypedDict
@@ -12,7 +13,7 @@ from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.function import RuntimeSettings
 from integration_blueprint.components.settings import Setting, SettingsTable
 
-__all__ = ["PLATFORM_SETTINGS", "PlatformArgs", "runtime_settings"]
+__all__ = ["PLATFORM_SETTINGS", "PlatformArgs", "publish", "runtime_settings"]
 
 
 class PlatformArgs(TypedDict, total=False):
@@ -46,3 +47,10 @@ def runtime_settings(args: Mapping[str, Any]) -> RuntimeSettings:
     if args.get("powertools_layer_version") is not None:
         settings.powertools_layer_version = args["powertools_layer_version"]
     return settings
+
+
+def publish(component: pulumi.ComponentResource, outputs: Mapping[str, pulumi.Input[Any]]) -> None:
+    """Set each output as the component's attribute (declared on its class) and register them all."""
+    for key, value in outputs.items():
+        setattr(component, key, value)
+    component.register_outputs(dict(outputs))

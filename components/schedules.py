@@ -1,7 +1,6 @@
 """An EventBridge Scheduler schedule that starts a target, with the retry policy and dead-letter
 queue every schedule in this blueprint must have, and a role that may start only that target."""
 
-import json
 from dataclasses import dataclass
 from typing import Optional
 
@@ -10,7 +9,7 @@ import pulumi_aws as aws
 
 from integration_blueprint import conventions
 from integration_blueprint.components.alarms import AlarmActions
-from integration_blueprint.components.function import Statement, policy_document
+from integration_blueprint.components.iam import Statement, service_role
 from integration_blueprint.components.queues import DeadLetterQueue, dead_letter_queue
 
 
@@ -27,21 +26,11 @@ def scheduled_start(name: str, *, parent: pulumi.Resource, target_arn: pulumi.In
                     alarm_actions: AlarmActions = None, dlq_description: str = "") -> ScheduledStart:
     """`start_action` is the one IAM action the schedule needs on the target, e.g.
     `lambda:InvokeFunction` or `states:StartExecution`. Scheduler only accepts a standard-queue DLQ."""
-    child = pulumi.ResourceOptions(parent=parent)
     dlq = dead_letter_queue(f"{name}-dlq", parent=parent, fifo=False, alarm_actions=alarm_actions,
                             description=dlq_description)
-    role = aws.iam.Role(
-        f"{name}-role",
-        assume_role_policy=json.dumps({"Version": "2012-10-17", "Statement": [{
-            "Effect": "Allow", "Principal": {"Service": "scheduler.amazonaws.com"}, "Action": "sts:AssumeRole"}]}),
-        opts=child,
-    )
-    policy = aws.iam.RolePolicy(
-        f"{name}-policy", role=role.id,
-        policy=policy_document([Statement([start_action], [target_arn]),
-                                Statement(["sqs:SendMessage"], [dlq.queue.arn])]),
-        opts=child,
-    )
+    access = service_role(name, parent=parent, service="scheduler.amazonaws.com",
+                          statements=[Statement([start_action], [target_arn]),
+                                      Statement(["sqs:SendMessage"], [dlq.queue.arn])])
     schedule = aws.scheduler.Schedule(
         name,
         schedule_expression=expression,
@@ -50,7 +39,7 @@ def scheduled_start(name: str, *, parent: pulumi.Resource, target_arn: pulumi.In
         flexible_time_window={"mode": "OFF"},
         target={
             "arn": target_arn,
-            "role_arn": role.arn,
+            "role_arn": access.role.arn,
             "input": input,
             "retry_policy": {
                 "maximum_retry_attempts": conventions.SCHEDULER_RETRY_ATTEMPTS_DEFAULT
@@ -60,6 +49,6 @@ def scheduled_start(name: str, *, parent: pulumi.Resource, target_arn: pulumi.In
             },
             "dead_letter_config": {"arn": dlq.queue.arn},
         },
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[policy]),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[access.policy]),
     )
     return ScheduledStart(schedule=schedule, dlq=dlq)

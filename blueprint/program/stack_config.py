@@ -86,16 +86,35 @@ class Section:
 
     def integer(self, key: str, default: Any = _MISSING, *, minimum: Optional[int] = None,
                 maximum: Optional[int] = None, why: str = "") -> Optional[int]:
+        value = self._number(key, default, "a whole number", minimum, maximum, why)
+        return None if value is None else int(value)
+
+    def number(self, key: str, default: Any = _MISSING, *, minimum: Optional[float] = None,
+               maximum: Optional[float] = None, why: str = "") -> Optional[float]:
+        """A whole or decimal number (e.g. a percentage or a backoff rate), returned as float."""
+        value = self._number(key, default, "a number", minimum, maximum, why)
+        return None if value is None else float(value)
+
+    def _number(self, key: str, default: Any, kind: str, minimum: Optional[float], maximum: Optional[float],
+                why: str) -> Optional[float]:
+        """`kind` "a whole number" accepts integers (and strings of digits), "a number" decimals too."""
         value = self._get(key, default)
         if value is None:
             return None
-        allowed = "a whole number" + (f" from {minimum}" if minimum is not None else "") + \
-                  (f" to {maximum}" if maximum is not None else "") + (f" ({why})" if why else "")
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
-                value = int(value)
-            else:
-                raise self._fail(key, value, allowed)
+        allowed = kind + (f" from {minimum}" if minimum is not None else "") + \
+            (f" to {maximum}" if maximum is not None else "") + (f" ({why})" if why else "")
+        whole = kind == "a whole number"
+        if isinstance(value, str):
+            text = value.strip()
+            if whole and re.fullmatch(r"-?\d+", text):
+                value = int(text)
+            elif not whole:
+                try:
+                    value = float(text)
+                except ValueError:
+                    raise self._fail(key, value, allowed) from None
+        if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or value != value:
+            raise self._fail(key, value, allowed)
         if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
             raise self._fail(key, value, allowed)
         return value
@@ -109,25 +128,6 @@ class Section:
         if not isinstance(value, bool):
             raise self._fail(key, value, "true or false")
         return value
-
-    def number(self, key: str, default: Any = _MISSING, *, minimum: Optional[float] = None,
-               maximum: Optional[float] = None, why: str = "") -> Optional[float]:
-        """A whole or decimal number (e.g. a percentage or a backoff rate), returned as float."""
-        value = self._get(key, default)
-        if value is None:
-            return None
-        allowed = "a number" + (f" from {minimum}" if minimum is not None else "") + \
-                  (f" to {maximum}" if maximum is not None else "") + (f" ({why})" if why else "")
-        if isinstance(value, str):
-            try:
-                value = float(value)
-            except ValueError:
-                raise self._fail(key, value, allowed) from None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-            raise self._fail(key, value, allowed)
-        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-            raise self._fail(key, value, allowed)
-        return float(value)
 
     def string(self, key: str, default: Any = _MISSING, *, choices: Optional[Iterable[str]] = None,
                pattern: Optional[str] = None, describe: str = "") -> Optional[str]:
