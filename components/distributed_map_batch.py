@@ -33,9 +33,9 @@ from integration_blueprint.components.distributed_map_definition import (
     to_json,
 )
 from integration_blueprint.components.function import packaged_function
-from integration_blueprint.components.iam import Statement, service_role
+from integration_blueprint.components.iam import SourceCondition, Statement, account_context, service_role
 from integration_blueprint.components.platform import PlatformArgs, publish, runtime_settings
-from integration_blueprint.components.queues import queue_with_dlq
+from integration_blueprint.components.queues import deny_insecure_transport, queue_with_dlq
 from integration_blueprint.components.schedules import scheduled_start
 from integration_blueprint.components.tables import idempotency_table
 from integration_blueprint.components.validation import ComponentArgumentError, is_known, require
@@ -211,19 +211,16 @@ class DistributedMapBatch(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
 
         sm_name = args.get("state_machine_name") or default_state_machine_name(name)
-        partition = aws.get_partition_output().partition
-        region = aws.get_region_output().region
-        account = aws.get_caller_identity_output().account_id
-        sm_arn = pulumi.Output.format("arn:{0}:states:{1}:{2}:stateMachine:{3}", partition, region, account, sm_name)
-        executions_arn = pulumi.Output.format("arn:{0}:states:{1}:{2}:execution:{3}:*",
-                                              partition, region, account, sm_name)
+        where = account_context()
+        sm_arn = where.arn("states", pulumi.Output.concat("stateMachine:", sm_name))
+        executions_arn = where.arn("states", pulumi.Output.concat("execution:", sm_name, ":*"))
 
         # --- input bucket ---
         if args.get("input_bucket_name") is not None:
             bucket_name = pulumi.Output.from_input(args["input_bucket_name"])
         else:
             bucket_name = self._input_bucket(name).bucket
-        bucket_arn = pulumi.Output.format("arn:{0}:s3:::{1}", partition, bucket_name)
+        bucket_arn = pulumi.Output.format("arn:{0}:s3:::{1}", where.partition, bucket_name)
 
         # --- ops queue: one message per run that exceeded its tolerated failures ---
         ops = queue_with_dlq(
@@ -289,7 +286,11 @@ class DistributedMapBatch(pulumi.ComponentResource):
             statements.append(Statement(
                 ["s3:PutObject", "s3:GetObject", "s3:ListMultipartUploadParts", "s3:AbortMultipartUpload"],
                 [pulumi.Output.format("{0}/{1}*", bucket_arn, values.result_prefix)]))
-        access = service_role(name, parent=self, service="states.amazonaws.com", statements=statements)
+        # Step Functions may assume the role for this machine only (its ARN is known from the fixed
+        # name before the machine exists).
+        # https://docs.aws.amazon.com/step-functions/latest/dg/procedure-create-iam-role.html
+        access = service_role(name, parent=self, service="states.amazonaws.com", statements=statements,
+                              source=SourceCondition(account=where.account, arn=sm_arn))
 
         definition = pulumi.Output.all(
             function_arn=item.function.arn, bucket=bucket_name, queue_url=ops_queue.url,
@@ -345,7 +346,7 @@ class DistributedMapBatch(pulumi.ComponentResource):
         })
 
     def _input_bucket(self, name: str) -> aws.s3.Bucket:
-        """Versioned (an overwritten nightly file can be recovered), encrypted, never public."""
+        """Versioned (an overwritten nightly file can be recovered), encrypted, never public, TLS only."""
         child = pulumi.ResourceOptions(parent=self)
         bucket = aws.s3.Bucket(f"{name}-input", opts=child)
         aws.s3.BucketVersioning(f"{name}-input-versioning", bucket=bucket.id,
@@ -353,7 +354,12 @@ class DistributedMapBatch(pulumi.ComponentResource):
         aws.s3.BucketServerSideEncryptionConfiguration(
             f"{name}-input-encryption", bucket=bucket.id,
             rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}], opts=child)
-        aws.s3.BucketPublicAccessBlock(
+        public_access = aws.s3.BucketPublicAccessBlock(
             f"{name}-input-public-access", bucket=bucket.id, block_public_acls=True, block_public_policy=True,
             ignore_public_acls=True, restrict_public_buckets=True, opts=child)
+        # Every request without TLS is refused (a Deny is not a public policy, so the block allows it).
+        aws.s3.BucketPolicy(
+            f"{name}-input-tls-only", bucket=bucket.id,
+            policy=bucket.arn.apply(lambda arn: deny_insecure_transport("s3", [arn, f"{arn}/*"])),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[public_access]))
         return bucket

@@ -1,13 +1,15 @@
 """Queue building blocks: an encrypted queue, the dead-letter queue with its depth alarm, a queue that
 redrives to such a DLQ, and a function consuming a queue (mapping and the actions it needs).
 
-Public: `queue`, `DeadLetterQueue`, `dead_letter_queue`, `QueueWithDlq`, `queue_with_dlq`,
+Every queue refuses requests without TLS (a queue policy) and is encrypted at rest.
+
+Public: `deny_insecure_transport`, `queue`, `DeadLetterQueue`, `dead_letter_queue`, `QueueWithDlq`, `queue_with_dlq`,
 `redrive_policy`, `SQS_CONSUME_ACTIONS`, `consume_statement`, `sqs_consumer_mapping`.
 """
 
 import json
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -17,7 +19,7 @@ from integration_blueprint.components.alarms import AlarmActions, queue_depth_al
 from integration_blueprint.components.iam import Statement
 
 __all__ = ["SQS_CONSUME_ACTIONS", "DeadLetterQueue", "QueueWithDlq", "consume_statement", "dead_letter_queue",
-           "queue", "queue_with_dlq", "redrive_policy", "sqs_consumer_mapping"]
+           "deny_insecure_transport", "queue", "queue_with_dlq", "redrive_policy", "sqs_consumer_mapping"]
 
 # What a Lambda event source mapping needs on its queue (and what the function's role gets):
 # https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html#events-sqs-permissions
@@ -25,9 +27,25 @@ SQS_CONSUME_ACTIONS = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueA
                        "sqs:ChangeMessageVisibility")
 
 
+def deny_insecure_transport(service: str, resources: Sequence[str]) -> str:
+    """A resource policy that refuses every request not sent over TLS (`aws:SecureTransport`
+    false), the default of AWS Solutions Constructs' queues, topics and buckets:
+    https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-security-best-practices.html"""
+    return json.dumps({"Version": "2012-10-17", "Statement": [{
+        "Sid": "DenyInsecureTransport", "Effect": "Deny", "Principal": "*", "Action": f"{service}:*",
+        "Resource": list(resources) if len(resources) > 1 else resources[0],
+        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+    }]})
+
+
 def queue(name: str, *, parent: pulumi.Resource, **settings: Any) -> aws.sqs.Queue:
-    """A queue encrypted at rest (SSE-SQS) with `settings` (aws.sqs.Queue arguments)."""
-    return aws.sqs.Queue(name, sqs_managed_sse_enabled=True, **settings, opts=pulumi.ResourceOptions(parent=parent))
+    """A queue encrypted at rest (SSE-SQS) that refuses requests without TLS (its queue policy
+    `<name>-tls-only`), with `settings` (aws.sqs.Queue arguments)."""
+    opts = pulumi.ResourceOptions(parent=parent)
+    created = aws.sqs.Queue(name, sqs_managed_sse_enabled=True, **settings, opts=opts)
+    aws.sqs.QueuePolicy(f"{name}-tls-only", queue_url=created.url,
+                        policy=created.arn.apply(lambda arn: deny_insecure_transport("sqs", [arn])), opts=opts)
+    return created
 
 
 @dataclass

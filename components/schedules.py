@@ -9,8 +9,11 @@ import pulumi_aws as aws
 
 from integration_blueprint import conventions
 from integration_blueprint.components.alarms import AlarmActions
-from integration_blueprint.components.iam import Statement, service_role
+from integration_blueprint.components.iam import SourceCondition, Statement, account_context, service_role
 from integration_blueprint.components.queues import DeadLetterQueue, dead_letter_queue
+
+# Schedules are created in the account's default group (the Schedule's group_name is not set).
+SCHEDULE_GROUP = "default"
 
 
 @dataclass
@@ -28,9 +31,15 @@ def scheduled_start(name: str, *, parent: pulumi.Resource, target_arn: pulumi.In
     `lambda:InvokeFunction` or `states:StartExecution`. Scheduler only accepts a standard-queue DLQ."""
     dlq = dead_letter_queue(f"{name}-dlq", parent=parent, fifo=False, alarm_actions=alarm_actions,
                             description=dlq_description)
+    # Scheduler assumes the role for schedules of this account's default group only (the group's
+    # ARN, not the schedule's: the schedule needs the role first).
+    # https://docs.aws.amazon.com/scheduler/latest/UserGuide/setting-up.html#setting-up-execution-role
+    where = account_context()
     access = service_role(name, parent=parent, service="scheduler.amazonaws.com",
                           statements=[Statement([start_action], [target_arn]),
-                                      Statement(["sqs:SendMessage"], [dlq.queue.arn])])
+                                      Statement(["sqs:SendMessage"], [dlq.queue.arn])],
+                          source=SourceCondition(account=where.account,
+                                                 arn=where.arn("scheduler", f"schedule-group/{SCHEDULE_GROUP}")))
     schedule = aws.scheduler.Schedule(
         name,
         schedule_expression=expression,

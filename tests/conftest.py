@@ -25,6 +25,25 @@ def only(recorded, type_token: str, name_suffix: str, component=None):
     return matches[0]
 
 
+MOCK_ACCOUNT = "123456789012"  # the account the Pulumi SDK's mocks (and the recording) answer with
+
+
+def assert_tls_only(policy_resource, service: str, resources: list[str]) -> None:
+    """The recorded queue or bucket policy refuses every request to `resources` sent without TLS,
+    and allows nothing."""
+    [statement] = policy_statements(policy_resource)
+    assert statement["Effect"] == "Deny" and statement["Principal"] == "*"
+    assert statement["Action"] == f"{service}:*"
+    assert statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    assert (statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]) == resources
+
+
+def trust_policy(role) -> dict:
+    """The one statement of a recorded role's trust policy."""
+    [statement] = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+    return statement
+
+
 def policy_statements(resource) -> list[dict]:
     """The statements of a recorded resource's JSON `policy` input (role, queue or bucket policy)."""
     return json.loads(resource.inputs["policy"])["Statement"]

@@ -2,25 +2,18 @@
 stack deploys, and the configurations the components refuse."""
 
 import json
-from pathlib import Path
 
 import pytest
-import yaml
 
 from integration_blueprint.components.idempotent_stream_consumer import IdempotentStreamConsumer
 from integration_blueprint.components.non_idempotent_stream_consumer import NonIdempotentStreamConsumer
 from integration_blueprint.preview.recording import ProgramError, record_program
+from tests.conftest import REGION_CONFIG, REPO, assert_tls_only, stack_file
 
-REPO = Path(__file__).resolve().parents[1]
-REGION_CONFIG = {"aws:region": "eu-west-1"}
 PATTERNS = {  # component name in __main__.py -> (stack config section, type token)
     "orders": ("blueprint:idempotentStream", "blueprint:index:IdempotentStreamConsumer"),
     "payments": ("blueprint:nonIdempotentStream", "blueprint:index:NonIdempotentStreamConsumer"),
 }
-
-
-def stack_file(stack):
-    return yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
 
 
 class Deployed:
@@ -117,6 +110,11 @@ def test_each_stack_deploys_both_stream_patterns_with_its_numbers(stacks, stack,
     if consumers:
         assert "kinesis:SubscribeToShard" in d.allowed(consumers[0].outputs["arn"])
     assert not [a for s in d.policy()["Statement"] for a in s["Action"] if "*" in a]
+
+    for queue in (retry, unrecoverable):  # both refuse requests without TLS
+        policy = d.one("aws:sqs/queuePolicy:QueuePolicy", queue.name.removeprefix(component) + "-tls-only")
+        assert policy.inputs["queueUrl"] == queue.outputs["url"]
+        assert_tls_only(policy, "sqs", [queue.outputs["arn"]])
 
 
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
