@@ -34,6 +34,7 @@ from integration_blueprint.components.distributed_map_definition import (
 )
 from integration_blueprint.components.function import packaged_function
 from integration_blueprint.components.iam import SourceCondition, Statement, account_context, service_role
+from integration_blueprint.components.naming import PhysicalName, function_names, queue_name, require_fits, schedule_names
 from integration_blueprint.components.platform import PlatformArgs, publish, runtime_settings
 from integration_blueprint.components.queues import deny_insecure_transport, queue_with_dlq
 from integration_blueprint.components.schedules import scheduled_start
@@ -92,6 +93,13 @@ class DistributedMapBatchArgs(PlatformArgs, total=False):
     scheduler_max_event_age_seconds: pulumi.Input[int]
 
 
+# The physical names the component generates from its name (checked against AWS's limits); the
+# state machine's own name is checked on its own (it is fixed, not auto-named).
+PHYSICAL_NAMES = [*function_names("-enricher"), PhysicalName("IAM role", "-role", aws_limits.IAM_ROLE_NAME_MAX_LENGTH),
+                  queue_name("-ops"), queue_name("-ops-dlq"), *schedule_names()]
+INPUT_BUCKET_NAME = PhysicalName("S3 bucket", "-input", aws_limits.S3_BUCKET_NAME_MAX_LENGTH)
+
+
 def _map_settings(max_concurrency, tolerated_pct, tolerated_count, retry_values: dict,
                   csv_headers, batch, item_timeout) -> MapSettings:
     return MapSettings(
@@ -112,8 +120,13 @@ def _prefix(arg: str, value) -> None:
 
 
 def default_state_machine_name(resource_name: str) -> str:
-    raw = f"{pulumi.get_project()}-{pulumi.get_stack()}-{resource_name}"
-    return re.sub(r"[^A-Za-z0-9_-]", "-", raw)[:aws_limits.SFN_STATE_MACHINE_NAME_MAX_LENGTH]
+    """`<project>-<stack>-<resource name>`, refused (not cut, which could collide) when too long."""
+    name = re.sub(r"[^A-Za-z0-9_-]", "-", f"{pulumi.get_project()}-{pulumi.get_stack()}-{resource_name}")
+    limit = aws_limits.SFN_STATE_MACHINE_NAME_MAX_LENGTH
+    require(COMPONENT, len(name) <= limit,
+            f"the default state machine name {name!r} ({len(name)} characters) is over AWS's limit of {limit}; "
+            "give state_machine_name, or use a shorter component name")
+    return name
 
 
 @dataclass(frozen=True)
@@ -204,6 +217,8 @@ class DistributedMapBatch(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         args = dict(args or {})
         values = validate(args)
+        creates_bucket = args.get("input_bucket_name") is None
+        require_fits(COMPONENT, name, PHYSICAL_NAMES + ([INPUT_BUCKET_NAME] if creates_bucket else []))
         settings = runtime_settings(args)
         alarm_actions = args.get("alarm_actions")
         protect = args.get("protect_data", True)

@@ -20,6 +20,7 @@ from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.alarms import function_errors_alarm, oldest_message_age_alarm
 from integration_blueprint.components.function import packaged_function
 from integration_blueprint.components.iam import Statement
+from integration_blueprint.components.naming import function_names, queue_name, require_fits, schedule_names
 from integration_blueprint.components.platform import PlatformArgs, publish, runtime_settings
 from integration_blueprint.components.queues import consume_statement, queue_with_dlq, sqs_consumer_mapping
 from integration_blueprint.components.schedules import scheduled_start
@@ -66,6 +67,11 @@ SETTINGS = SettingsTable(COMPONENT, [
     Setting("oldest_message_alarm_seconds", int, 900, minimum=60,
             why="a charge waiting 15 minutes means the consumer is stuck or failing"),
 ])
+
+
+# The physical names the component generates from its name (checked against AWS's limits).
+PHYSICAL_NAMES = [*function_names("-consumer"), *function_names("-dispatcher"), queue_name("-charges", fifo=True),
+                  queue_name("-dlq", fifo=True), *schedule_names()]
 
 
 @dataclass(frozen=True)
@@ -158,6 +164,7 @@ class FifoBillingQueue(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         args = dict(args or {})
         numbers = validate(args)
+        require_fits(COMPONENT, name, PHYSICAL_NAMES)
         settings = runtime_settings(args)
         alarm_actions = args.get("alarm_actions")
         protect = args.get("protect_data", True)

@@ -22,6 +22,7 @@ from integration_blueprint import aws_limits
 from integration_blueprint.components import kinesis_consumer as shared
 from integration_blueprint.components.iam import Statement
 from integration_blueprint.components.kinesis_consumer import StreamConsumerArgs, StreamConsumerOutputs
+from integration_blueprint.components.naming import require_fits
 from integration_blueprint.components.platform import publish
 from integration_blueprint.components.settings import Setting, SettingsTable
 from integration_blueprint.components.tables import idempotency_table
@@ -109,6 +110,7 @@ class IdempotentStreamConsumer(pulumi.ComponentResource, StreamConsumerOutputs):
         super().__init__(TYPE, name, None, opts)
         args = dict(args or {})
         checked = validate(args)
+        require_fits(NAME, name, shared.PHYSICAL_NAMES)
         numbers = checked.numbers
 
         source = shared.stream_source(name, args, numbers, self)

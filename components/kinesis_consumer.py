@@ -26,6 +26,7 @@ from integration_blueprint.components.alarms import (
 )
 from integration_blueprint.components.function import PackagedFunction, packaged_function
 from integration_blueprint.components.iam import Statement
+from integration_blueprint.components.naming import PhysicalName, function_names, queue_name
 from integration_blueprint.components.platform import PlatformArgs, runtime_settings
 from integration_blueprint.components.queues import DeadLetterQueue, consume_statement, queue_with_dlq, sqs_consumer_mapping
 from integration_blueprint.components.settings import Setting, SettingsTable
@@ -79,6 +80,12 @@ STREAM_SETTINGS = (
     Setting("retry_dlq_age_alarm_seconds", int, None, minimum=1,
             why="default: the replay window (a message older than that is not being replayed)"),
 )
+# The physical names a stream consumer generates from its name (checked against AWS's limits).
+PHYSICAL_NAMES = [*function_names("-consumer"), queue_name("-retry-dlq"), queue_name("-unrecoverable-dlq"),
+                  PhysicalName("Kinesis stream", "-stream", aws_limits.KINESIS_STREAM_NAME_MAX_LENGTH),
+                  PhysicalName("enhanced fan-out consumer", "-consumer", aws_limits.KINESIS_STREAM_CONSUMER_NAME_MAX_LENGTH,
+                               auto=False)]
+
 # The shared rows on their own, for the building blocks below (each component validates first).
 _COMMON = SettingsTable("StreamConsumer", STREAM_SETTINGS)
 

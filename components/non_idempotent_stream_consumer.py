@@ -21,6 +21,7 @@ import pulumi
 from integration_blueprint.components import kinesis_consumer as shared
 from integration_blueprint.components.iam import Statement
 from integration_blueprint.components.kinesis_consumer import StreamConsumerArgs, StreamConsumerOutputs
+from integration_blueprint.components.naming import require_fits
 from integration_blueprint.components.platform import publish
 from integration_blueprint.components.settings import SettingsTable
 from integration_blueprint.handlers.runtime import config as handler_config
@@ -47,6 +48,7 @@ class NonIdempotentStreamConsumer(pulumi.ComponentResource, StreamConsumerOutput
         super().__init__(TYPE, name, None, opts)
         args = dict(args or {})
         numbers = validate(args)
+        require_fits(NAME, name, shared.PHYSICAL_NAMES)
 
         source = shared.stream_source(name, args, numbers, self)
         dlqs = shared.dlq_pair(name, numbers, self, args.get("alarm_actions"),
