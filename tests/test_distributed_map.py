@@ -33,7 +33,7 @@ from integration_blueprint.components.distributed_map_definition import (
 from integration_blueprint.components.validation import ComponentArgumentError
 from integration_blueprint.preview.recording import ProgramError, record_program
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
-from tests.conftest import MOCK_ACCOUNT, REGION, REPO, assert_tls_only, stack_file, trust_policy
+from tests.conftest import MOCK_ACCOUNT, REGION, REPO, assert_tls_only, policy_statements, stack_file, trust_policy
 from tests.invoice_fixtures import ENVIRONMENT, create_tables, customer_total, load_handler
 
 ENRICHER_MODULE = "integration_blueprint.handlers.reference.invoice_enricher"
@@ -174,7 +174,7 @@ def record_component(**args):
 
 
 def role_policy(recorded, name: str) -> list[dict]:
-    return json.loads(recorded.named(name).inputs["policy"])["Statement"]
+    return policy_statements(recorded.named(name))
 
 
 def test_state_machine_role_is_least_privilege_without_a_cycle():
