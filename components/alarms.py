@@ -12,8 +12,8 @@ AlarmActions = Optional[pulumi.Input[Sequence[pulumi.Input[str]]]]
 
 
 def metric_alarm(name: str, *, parent: pulumi.Resource, namespace: str, metric_name: str,
-                 dimensions: Mapping[str, pulumi.Input[str]], statistic: str, threshold: float,
-                 description: str, alarm_actions: AlarmActions = None,
+                 dimensions: Mapping[str, pulumi.Input[str]], statistic: str, threshold: pulumi.Input[float],
+                 description: pulumi.Input[str], alarm_actions: AlarmActions = None,
                  comparison: str = "GreaterThanOrEqualToThreshold",
                  period: int = conventions.ALARM_PERIOD_SECONDS,
                  evaluation_periods: int = 1) -> aws.cloudwatch.MetricAlarm:
@@ -37,7 +37,7 @@ def metric_alarm(name: str, *, parent: pulumi.Resource, namespace: str, metric_n
 
 def queue_depth_alarm(name: str, *, queue: aws.sqs.Queue, parent: pulumi.Resource, description: str,
                       alarm_actions: AlarmActions = None,
-                      threshold: float = conventions.DLQ_DEPTH_ALARM_THRESHOLD) -> aws.cloudwatch.MetricAlarm:
+                      threshold: pulumi.Input[float] = conventions.DLQ_DEPTH_ALARM_THRESHOLD) -> aws.cloudwatch.MetricAlarm:
     return metric_alarm(name, parent=parent, namespace="AWS/SQS",
                         metric_name="ApproximateNumberOfMessagesVisible",
                         dimensions={"QueueName": queue.name}, statistic="Maximum",
@@ -45,14 +45,15 @@ def queue_depth_alarm(name: str, *, queue: aws.sqs.Queue, parent: pulumi.Resourc
 
 
 def oldest_message_age_alarm(name: str, *, queue: aws.sqs.Queue, parent: pulumi.Resource,
-                             threshold_seconds: int, alarm_actions: AlarmActions = None,
+                             threshold_seconds: pulumi.Input[int], alarm_actions: AlarmActions = None,
                              ) -> aws.cloudwatch.MetricAlarm:
     return metric_alarm(
         name, parent=parent, namespace="AWS/SQS", metric_name="ApproximateAgeOfOldestMessage",
         dimensions={"QueueName": queue.name}, statistic="Maximum", threshold=threshold_seconds,
         evaluation_periods=5, alarm_actions=alarm_actions,
-        description=(f"{name}: the oldest message has waited over {threshold_seconds}s; the consumer "
-                     "is stuck or failing (check its errors and the DLQ)."))
+        description=pulumi.Output.format(
+            "{0}: the oldest message has waited over {1}s; the consumer is stuck or failing (check its errors "
+            "and the DLQ).", name, threshold_seconds))
 
 
 def function_errors_alarm(name: str, *, function: aws.lambda_.Function, parent: pulumi.Resource,
@@ -65,13 +66,14 @@ def function_errors_alarm(name: str, *, function: aws.lambda_.Function, parent: 
 
 
 def iterator_age_alarm(name: str, *, function: aws.lambda_.Function, parent: pulumi.Resource,
-                       threshold_ms: int, alarm_actions: AlarmActions = None) -> aws.cloudwatch.MetricAlarm:
+                       threshold_ms: pulumi.Input[int], alarm_actions: AlarmActions = None) -> aws.cloudwatch.MetricAlarm:
     return metric_alarm(
         name, parent=parent, namespace="AWS/Lambda", metric_name="IteratorAge",
         dimensions={"FunctionName": function.name}, statistic="Maximum", threshold=threshold_ms,
         evaluation_periods=5, alarm_actions=alarm_actions,
-        description=(f"{name}: records wait {threshold_ms} ms before processing; the consumer lags "
-                     "and records risk expiring from the stream. Add shards/parallelization or fix failures."))
+        description=pulumi.Output.format(
+            "{0}: records wait {1} ms before processing; the consumer lags and records risk expiring from the "
+            "stream. Add shards/parallelization or fix failures.", name, threshold_ms))
 
 
 # Step Functions execution metrics (AWS/States, dimension StateMachineArn), each alarmed at the

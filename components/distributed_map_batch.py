@@ -215,7 +215,7 @@ class DistributedMapBatch(pulumi.ComponentResource):
     def __init__(self, name: str, args: DistributedMapBatchArgs,
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE, name, None, opts)
-        args = dict(args or {})
+        args = args or DistributedMapBatchArgs()
         values = validate(args)
         creates_bucket = args.get("input_bucket_name") is None
         require_fits(COMPONENT, name, PHYSICAL_NAMES + ([INPUT_BUCKET_NAME] if creates_bucket else []))

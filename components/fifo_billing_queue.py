@@ -162,7 +162,7 @@ class FifoBillingQueue(pulumi.ComponentResource):
     def __init__(self, name: str, args: FifoBillingQueueArgs = None,  # type: ignore[assignment]  # Pulumi schema inference reads this annotation; Optional[...] breaks it
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE, name, None, opts)
-        args = dict(args or {})
+        args = args or FifoBillingQueueArgs()
         numbers = validate(args)
         require_fits(COMPONENT, name, PHYSICAL_NAMES)
         settings = runtime_settings(args)

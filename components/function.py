@@ -13,7 +13,8 @@ retention, instead of the never-expiring group Lambda would create.
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from types import ModuleType
+from typing import Mapping, Optional, Sequence, Union
 
 import pulumi
 import pulumi_aws as aws
@@ -46,13 +47,20 @@ class PackagedFunction:
 
 def handlers_archive() -> pulumi.AssetArchive:
     """This package's handlers (runtime and reference) as a Lambda code archive."""
-    root = Path(handlers_package.__file__).parent
+    root = _module_path(handlers_package).parent
     files = sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
-    assets = {f"{ARCHIVE_ROOT}/handlers/{p.relative_to(root).as_posix()}": pulumi.FileAsset(str(p)) for p in files}
+    assets: dict[str, Union[pulumi.Asset, pulumi.Archive]] = {
+        f"{ARCHIVE_ROOT}/handlers/{p.relative_to(root).as_posix()}": pulumi.FileAsset(str(p)) for p in files}
     for module in (namespace_package, aws_limits, conventions):
-        name = Path(module.__file__).name
-        assets[f"{ARCHIVE_ROOT}/{name}"] = pulumi.FileAsset(str(Path(module.__file__)))
+        path = _module_path(module)
+        assets[f"{ARCHIVE_ROOT}/{path.name}"] = pulumi.FileAsset(str(path))
     return pulumi.AssetArchive(assets)
+
+
+def _module_path(module: ModuleType) -> Path:
+    if module.__file__ is None:  # a namespace package without files: nothing to ship
+        raise RuntimeError(f"{module.__name__} has no file; install integration-blueprint with its sources")
+    return Path(module.__file__)
 
 
 def powertools_layer_arn(region: str, settings: RuntimeSettings) -> str:
@@ -69,12 +77,12 @@ def stack_region(settings: RuntimeSettings) -> str:
     return region
 
 
-def packaged_function(name: str, *, parent: pulumi.Resource, handler: str,
+def packaged_function(name: str, *, parent: pulumi.Resource, handler: pulumi.Input[str],
                       statements: Sequence[Statement], settings: RuntimeSettings,
-                      timeout: int, memory_size: int = conventions.LAMBDA_MEMORY_DEFAULT_MB,
+                      timeout: pulumi.Input[int], memory_size: pulumi.Input[int] = conventions.LAMBDA_MEMORY_DEFAULT_MB,
                       environment: Optional[Mapping[str, pulumi.Input[str]]] = None,
                       code: Optional[pulumi.Archive] = None,
-                      reserved_concurrency: Optional[int] = None) -> PackagedFunction:
+                      reserved_concurrency: Optional[pulumi.Input[int]] = None) -> PackagedFunction:
     """A function running `handler` (default code: this package's handlers) with a role that may
     do exactly `statements` plus write its own logs."""
     opts = pulumi.ResourceOptions(parent=parent)

@@ -35,12 +35,14 @@ class Statement:
                 raise ValueError(f"IAM action {action!r} has a wildcard; name the exact actions")
 
 
+def _allow(statement: Statement) -> pulumi.Output[dict[str, Any]]:
+    actions = sorted(statement.actions)
+    return pulumi.Output.all(*statement.resources).apply(
+        lambda resources: {"Effect": "Allow", "Action": actions, "Resource": list(resources)})
+
+
 def policy_document(statements: Sequence[Statement]) -> pulumi.Output[str]:
-    resolved = [pulumi.Output.all(*s.resources).apply(
-        lambda resources, actions=list(s.actions): {"Effect": "Allow", "Action": sorted(actions),
-                                                    "Resource": list(resources)})
-        for s in statements]
-    return pulumi.Output.all(*resolved).apply(
+    return pulumi.Output.all(*[_allow(s) for s in statements]).apply(
         lambda docs: json.dumps({"Version": "2012-10-17", "Statement": list(docs)}))
 
 

@@ -108,7 +108,7 @@ class IdempotentStreamConsumer(pulumi.ComponentResource, StreamConsumerOutputs):
     def __init__(self, name: str, args: IdempotentStreamConsumerArgs = None,  # type: ignore[assignment]  # Pulumi schema inference reads this annotation; Optional[...] breaks it
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE, name, None, opts)
-        args = dict(args or {})
+        args = args or IdempotentStreamConsumerArgs()
         checked = validate(args)
         require_fits(NAME, name, shared.PHYSICAL_NAMES)
         numbers = checked.numbers
@@ -121,7 +121,7 @@ class IdempotentStreamConsumer(pulumi.ComponentResource, StreamConsumerOutputs):
         table = idempotency_table(f"{name}-idempotency", parent=self, protect=args.get("protect_data", True))
         ledger = shared.reference_ledger(name, args, self)
         key_path = args.get("idempotency_key_jmespath") or (REFERENCE_KEY_JMESPATH if ledger is not None else None)
-        environment = {
+        environment: dict[str, pulumi.Input[str]] = {
             handler_config.IDEMPOTENCY_TABLE_NAME: table.name,
             handler_config.IDEMPOTENCY_EXPIRY_SECONDS: pulumi.Output.from_input(checked.ttl).apply(str),
             handler_config.UNRECOVERABLE_DLQ_URL: dlqs.unrecoverable.queue.url,
@@ -129,7 +129,7 @@ class IdempotentStreamConsumer(pulumi.ComponentResource, StreamConsumerOutputs):
         if key_path is not None:
             environment[handler_config.IDEMPOTENCY_KEY_JMESPATH] = key_path
         function = shared.consumer_function(
-            name, args, numbers, self, default_handler=DEFAULT_HANDLER, environment=environment, ledger=ledger,
+            name, args, numbers, self, component=NAME, default_handler=DEFAULT_HANDLER, environment=environment, ledger=ledger,
             statements=[
                 *source.read_statements,
                 # The mapping's on-failure destination is sent with the function's role.

@@ -31,7 +31,7 @@ from integration_blueprint.components.platform import PlatformArgs, runtime_sett
 from integration_blueprint.components.queues import DeadLetterQueue, consume_statement, queue_with_dlq, sqs_consumer_mapping
 from integration_blueprint.components.settings import Setting, SettingsTable
 from integration_blueprint.components.tables import idempotency_table
-from integration_blueprint.components.validation import ComponentArgumentError, is_known, require
+from integration_blueprint.components.validation import ComponentArgumentError, is_known, plain, require
 from integration_blueprint.handlers.runtime import config as handler_config
 
 STREAM_MODES = ("ON_DEMAND", "PROVISIONED")
@@ -282,11 +282,20 @@ def dlq_pair(name: str, numbers: Numbers, parent: pulumi.Resource, alarm_actions
     return DlqPair(retry=pair.queue, unrecoverable=pair.dlq)
 
 
-def extra_statements(args: StreamConsumerArgs) -> list[Statement]:
-    return [Statement(list(s["actions"]), list(s["resources"])) for s in args.get("policy_statements") or []]
+def extra_statements(component: str, args: StreamConsumerArgs) -> list[Statement]:
+    """Your handler's own permissions; the actions are read now (named, no wildcards)."""
+    statements = []
+    for given in plain(component, "policy_statements", args.get("policy_statements")) or []:
+        statement = plain(component, "policy_statements", given)
+        if statement is not None:
+            actions = plain(component, "policy_statements[].actions", statement["actions"]) or []
+            resources = plain(component, "policy_statements[].resources", statement["resources"]) or []
+            statements.append(Statement([plain(component, "policy_statements[].actions", a) or "" for a in actions],
+                                        list(resources)))
+    return statements
 
 
-def reference_ledger(name: str, args: StreamConsumerArgs, parent: pulumi.Resource):
+def reference_ledger(name: str, args: StreamConsumerArgs, parent: pulumi.Resource) -> Optional[aws.dynamodb.Table]:
     """The reference handler's per-account balances, when no handler of your own is given."""
     if args.get("handler") is not None:
         return None
@@ -295,20 +304,20 @@ def reference_ledger(name: str, args: StreamConsumerArgs, parent: pulumi.Resourc
 
 
 def consumer_function(name: str, args: StreamConsumerArgs, numbers: Numbers, parent: pulumi.Resource, *,
-                      default_handler: str, environment: dict, statements: list[Statement],
-                      ledger) -> PackagedFunction:
+                      component: str, default_handler: str, environment: Mapping[str, pulumi.Input[str]],
+                      statements: list[Statement], ledger: Optional[aws.dynamodb.Table]) -> PackagedFunction:
     env = dict(environment)
     statements = list(statements)
     if ledger is not None:
         env[handler_config.LEDGER_TABLE_NAME] = ledger.name
         statements.append(Statement(["dynamodb:UpdateItem", "dynamodb:GetItem"], [ledger.arn]))
-    env.update(dict(args.get("environment") or {}))
+    env.update(plain(component, "environment", args.get("environment")) or {})
     env.setdefault(handler_config.POWERTOOLS_SERVICE_NAME, f"{name}-consumer")
     return packaged_function(
         f"{name}-consumer", parent=parent, settings=runtime_settings(args),
         handler=args.get("handler", default_handler), code=args.get("code"),
         timeout=numbers.timeout, memory_size=_COMMON.value(args, "memory_mb"),
-        environment=env, statements=[*statements, *extra_statements(args)],
+        environment=env, statements=[*statements, *extra_statements(component, args)],
     )
 
 
@@ -339,11 +348,15 @@ def stream_mapping(name: str, args: StreamConsumerArgs, source: StreamSource, fu
 def consumer_alarms(name: str, args: StreamConsumerArgs, numbers: Numbers, function: PackagedFunction,
                     retry: aws.sqs.Queue, parent: pulumi.Resource) -> None:
     alarm_actions = args.get("alarm_actions")
+    hours = numbers.retention_hours
+    half_retention_ms: pulumi.Input[int] = (
+        hours * 3600 * 1000 // 2 if is_known(hours)
+        else pulumi.Output.from_input(numbers.retention_hours).apply(lambda h: h * 3600 * 1000 // 2))
     iterator_age_alarm(f"{name}-iterator-age", function=function.function, parent=parent, alarm_actions=alarm_actions,
-                       threshold_ms=args.get("iterator_age_alarm_ms", numbers.retention_hours * 3600 * 1000 // 2))
+                       threshold_ms=args.get("iterator_age_alarm_ms") or half_retention_ms)
     oldest_message_age_alarm(f"{name}-retry-dlq-oldest-message", queue=retry, parent=parent,
                              alarm_actions=alarm_actions,
-                             threshold_seconds=args.get("retry_dlq_age_alarm_seconds", numbers.replay_window))
+                             threshold_seconds=args.get("retry_dlq_age_alarm_seconds") or numbers.replay_window)
     function_errors_alarm(f"{name}-consumer-errors", function=function.function, parent=parent,
                           alarm_actions=alarm_actions)
 

@@ -46,7 +46,7 @@ class NonIdempotentStreamConsumer(pulumi.ComponentResource, StreamConsumerOutput
     def __init__(self, name: str, args: NonIdempotentStreamConsumerArgs = None,  # type: ignore[assignment]  # Pulumi schema inference reads this annotation; Optional[...] breaks it
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE, name, None, opts)
-        args = dict(args or {})
+        args = args or NonIdempotentStreamConsumerArgs()
         numbers = validate(args)
         require_fits(NAME, name, shared.PHYSICAL_NAMES)
 
@@ -58,7 +58,7 @@ class NonIdempotentStreamConsumer(pulumi.ComponentResource, StreamConsumerOutput
                         "before the records expire from the stream.")
         ledger = shared.reference_ledger(name, args, self)
         function = shared.consumer_function(
-            name, args, numbers, self, default_handler=DEFAULT_HANDLER, ledger=ledger,
+            name, args, numbers, self, component=NAME, default_handler=DEFAULT_HANDLER, ledger=ledger,
             environment={handler_config.RETRY_DLQ_URL: dlqs.retry.url},
             statements=[
                 *source.read_statements,

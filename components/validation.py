@@ -2,8 +2,8 @@
 the argument, what it got and what is allowed. Values that are still Outputs cannot be checked at
 construction time and pass through; the policy pack checks them once they are known.
 
-Public: `ComponentArgumentError`, `is_known` (narrows an Input to its plain value), `require`,
-`require_range`.
+Public: `ComponentArgumentError`, `is_known` (narrows an Input to its plain value), `plain` (an
+argument the component must read now), `require`, `require_range`.
 """
 
 from typing import Any, Optional, TypeVar
@@ -11,7 +11,7 @@ from typing import Any, Optional, TypeVar
 import pulumi
 from typing_extensions import TypeIs
 
-__all__ = ["ComponentArgumentError", "is_known", "require", "require_range"]
+__all__ = ["ComponentArgumentError", "is_known", "plain", "require", "require_range"]
 
 T = TypeVar("T")
 
@@ -23,6 +23,15 @@ class ComponentArgumentError(ValueError):
 def is_known(value: Optional[pulumi.Input[T]]) -> TypeIs[T]:
     """True for a plain value the component can check now (not an Output/awaitable)."""
     return value is not None and not hasattr(value, "apply") and not hasattr(value, "__await__")
+
+
+def plain(component: str, arg: str, value: Optional[pulumi.Input[T]]) -> Optional[T]:
+    """`value` as a plain value: the component must read it now (e.g. to name IAM actions), so an
+    Output is refused with a message that names the argument."""
+    if value is None or is_known(value):
+        return value
+    raise ComponentArgumentError(f"{component}: {arg} must be a plain value when the component is declared, "
+                                 "not an Output; resolve it first (or pass the resources it depends on instead)")
 
 
 def require_range(component: str, arg: str, value: Any, minimum: float, maximum: Optional[float] = None,

@@ -189,6 +189,17 @@ def test_a_team_handler_gets_its_own_code_and_permissions_and_no_reference_ledge
     assert d.all("aws:dynamodb/table:Table") == []
 
 
+def test_permissions_given_as_an_output_are_refused_naming_the_argument():
+    import pulumi
+
+    def component(args):
+        args["policy_statements"] = pulumi.Output.from_input([{"actions": ["dynamodb:PutItem"], "resources": ["x"]}])
+        return NonIdempotentStreamConsumer("orders", args)
+
+    with pytest.raises(ProgramError, match="NonIdempotentStreamConsumer: policy_statements must be a plain value"):
+        deploy(component, {"handler": "orders.consumer.handler", "code": pulumi.AssetArchive({})})
+
+
 def test_a_customer_managed_key_is_used_and_the_role_may_decrypt_with_it():
     key = "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
     d = deploy(lambda a: IdempotentStreamConsumer("orders", a), {"kms_key_id": key})
