@@ -1,4 +1,9 @@
-"""CloudWatch alarms the patterns share. Each says in its description what to do when it fires."""
+"""CloudWatch alarms the patterns share. Each says in its description what to do when it fires.
+
+Public: `AlarmActions` (the SNS topics alarms notify), `metric_alarm`, and one function per alarm the
+patterns raise: `queue_depth_alarm`, `oldest_message_age_alarm`, `function_errors_alarm`,
+`iterator_age_alarm`, `state_machine_alarms` (with `STATE_MACHINE_ALARMS`, what each means).
+"""
 
 import re
 from typing import Mapping, Optional, Sequence
@@ -7,6 +12,9 @@ import pulumi
 import pulumi_aws as aws
 
 from integration_blueprint import conventions
+
+__all__ = ["AlarmActions", "STATE_MACHINE_ALARMS", "function_errors_alarm", "iterator_age_alarm", "metric_alarm",
+           "oldest_message_age_alarm", "queue_depth_alarm", "state_machine_alarms"]
 
 AlarmActions = Optional[pulumi.Input[Sequence[pulumi.Input[str]]]]
 

@@ -12,6 +12,10 @@ Start a run with the input {"inputKey": "<input prefix>invoices.csv"}.
 The state machine's name is fixed (project-stack-name unless given), so its role can name the
 machine's own ARN (child executions need states:StartExecution on it) without depending on the
 machine: no dependency cycle.
+
+Public: `DistributedMapBatch`, `DistributedMapBatchArgs`, `SETTINGS` (its settings table, declared
+with the definition builder), `validate` (returns `DistributedMapValues`),
+`default_state_machine_name`, `PHYSICAL_NAMES`, `INPUT_BUCKET_NAME`, `TYPE`, `COMPONENT`.
 """
 
 import json
@@ -41,6 +45,9 @@ from integration_blueprint.components.schedules import scheduled_start
 from integration_blueprint.components.tables import idempotency_table
 from integration_blueprint.components.validation import ComponentArgumentError, is_known, require
 from integration_blueprint.handlers.runtime import config as handler_config
+
+__all__ = ["COMPONENT", "DistributedMapBatch", "DistributedMapBatchArgs", "DistributedMapValues", "INPUT_BUCKET_NAME",
+           "PHYSICAL_NAMES", "SETTINGS", "TYPE", "default_state_machine_name", "validate"]
 
 TYPE = "blueprint:index:DistributedMapBatch"
 COMPONENT = "DistributedMapBatch"

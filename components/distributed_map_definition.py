@@ -15,6 +15,10 @@ Shape (states):
                      to the ops queue, then
     RunFailed        Fail (InvoiceBatch.ToleratedFailuresExceeded), so the execution still counts
                      in ExecutionsFailed and pages.
+
+Public: `build_definition`, `to_json`, `MapSettings`, `RetrySettings`, `SETTINGS` (the
+DistributedMapBatch settings table), and the state and error names: `MAP_STATE`, `ITEM_STATE`,
+`NOTIFY_STATE`, `FAIL_STATE`, `RUN_FAILED_ERROR`, `IN_PROGRESS_ERROR`, `INPUT_KEY_FIELD`, `COMPONENT`.
 """
 
 from __future__ import annotations
@@ -32,6 +36,10 @@ from integration_blueprint.components.settings import (
     schedule_expression_setting,
 )
 from integration_blueprint.components.validation import ComponentArgumentError, require, require_range
+
+__all__ = ["COMPONENT", "FAIL_STATE", "INPUT_KEY_FIELD", "IN_PROGRESS_ERROR", "ITEM_STATE", "MAP_STATE",
+           "MapSettings", "NOTIFY_STATE", "RUN_FAILED_ERROR", "RetrySettings", "SETTINGS", "build_definition",
+           "to_json"]
 
 COMPONENT = "DistributedMapBatch"
 

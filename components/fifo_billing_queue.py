@@ -8,6 +8,9 @@
 
 The same component serves the coordinator/worker shape of long overnight jobs: batch size 1 and a
 reserved concurrency on the consumer.
+
+Public: `FifoBillingQueue`, `FifoBillingQueueArgs`, `SETTINGS` (its settings table), `validate`
+(returns `FifoBillingNumbers`), `PHYSICAL_NAMES`, `TYPE`, `COMPONENT`.
 """
 
 import json
@@ -28,6 +31,9 @@ from integration_blueprint.components.settings import SCHEDULE_SETTINGS, Setting
 from integration_blueprint.components.tables import idempotency_table
 from integration_blueprint.components.validation import ComponentArgumentError, is_known, require
 from integration_blueprint.handlers.runtime import config as handler_config
+
+__all__ = ["COMPONENT", "FifoBillingNumbers", "FifoBillingQueue", "FifoBillingQueueArgs", "PHYSICAL_NAMES",
+           "SETTINGS", "TYPE", "validate"]
 
 TYPE = "blueprint:index:FifoBillingQueue"
 COMPONENT = "FifoBillingQueue"

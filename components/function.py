@@ -9,6 +9,9 @@ with its own `handlers/` folder still ships ours. Powertools comes from its publ
 for the function's runtime, architecture and region, so the deployed function can import everything
 the handlers import (boto3 is in the runtime). Logs go to a log group the component owns, with a
 retention, instead of the never-expiring group Lambda would create.
+
+Public: `packaged_function` (returns `PackagedFunction`), `RuntimeSettings`, `handlers_archive`,
+`powertools_layer_arn`, `stack_region`, `ARCHIVE_ROOT`. IAM statements are in `iam`.
 """
 
 from dataclasses import dataclass, field
@@ -23,6 +26,9 @@ import integration_blueprint as namespace_package
 import integration_blueprint.handlers as handlers_package
 from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.iam import Statement, service_role
+
+__all__ = ["ARCHIVE_ROOT", "PackagedFunction", "RuntimeSettings", "handlers_archive", "packaged_function",
+           "powertools_layer_arn", "stack_region"]
 
 ARCHIVE_ROOT = namespace_package.__name__
 

@@ -10,6 +10,10 @@ handler runtime is handlers/idempotent_stream.py.
 Because the Retry-DLQ holds only sequence numbers, every replay must happen while the records are
 still in the stream: the component refuses a configuration whose replay window ends after the
 stream's retention. For the same reason idempotency keys must outlive the last replay.
+
+Public: `IdempotentStreamConsumer`, `IdempotentStreamConsumerArgs`, `SETTINGS` (its settings table),
+`validate` (returns `IdempotentStreamNumbers`), `DEFAULT_HANDLER`, `DEFAULT_MAXIMUM_RETRY_ATTEMPTS`,
+`REFERENCE_KEY_JMESPATH`, `TYPE`, `NAME`.
 """
 
 
@@ -18,8 +22,8 @@ from typing import Optional
 
 import pulumi
 
+import integration_blueprint.components.kinesis_consumer as shared
 from integration_blueprint import aws_limits
-from integration_blueprint.components import kinesis_consumer as shared
 from integration_blueprint.components.iam import Statement
 from integration_blueprint.components.kinesis_consumer import StreamConsumerArgs, StreamConsumerOutputs
 from integration_blueprint.components.naming import require_fits
@@ -28,6 +32,10 @@ from integration_blueprint.components.settings import Setting, SettingsTable
 from integration_blueprint.components.tables import idempotency_table
 from integration_blueprint.components.validation import ComponentArgumentError, is_known
 from integration_blueprint.handlers.runtime import config as handler_config
+
+__all__ = ["DEFAULT_HANDLER", "DEFAULT_MAXIMUM_RETRY_ATTEMPTS", "IdempotentStreamConsumer",
+           "IdempotentStreamConsumerArgs", "IdempotentStreamNumbers", "NAME", "REFERENCE_KEY_JMESPATH", "SETTINGS",
+           "TYPE", "validate"]
 
 TYPE = "blueprint:index:IdempotentStreamConsumer"
 NAME = "IdempotentStreamConsumer"

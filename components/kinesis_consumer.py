@@ -8,6 +8,12 @@ alarms, and the checks on their numbers.
 
 The two components (idempotent_stream_consumer.py, non_idempotent_stream_consumer.py) differ in the
 Kinesis mapping's error handling and in who writes to the Retry-DLQ.
+
+Public (for the two stream components): `StreamConsumerArgs`, `PolicyStatementArgs`,
+`StreamConsumerOutputs`, `STREAM_SETTINGS`, `validate_common` (returns `Numbers`), the building blocks
+`stream_source`, `dlq_pair`, `reference_ledger`, `consumer_function`, `extra_statements`,
+`stream_mapping`, `retry_mapping`, `retry_dlq_statements`, `consumer_alarms`, `stream_outputs`, and
+`PHYSICAL_NAMES`, `STREAM_MODES`, `LEDGER_HASH_KEY`.
 """
 
 
@@ -33,6 +39,11 @@ from integration_blueprint.components.settings import Setting, SettingsTable
 from integration_blueprint.components.tables import idempotency_table
 from integration_blueprint.components.validation import ComponentArgumentError, is_known, plain, require
 from integration_blueprint.handlers.runtime import config as handler_config
+
+__all__ = ["DlqPair", "LEDGER_HASH_KEY", "Numbers", "PHYSICAL_NAMES", "PolicyStatementArgs", "STREAM_MODES",
+           "STREAM_SETTINGS", "StreamConsumerArgs", "StreamConsumerOutputs", "StreamSource", "consumer_alarms",
+           "consumer_function", "dlq_pair", "extra_statements", "reference_ledger", "retry_dlq_statements",
+           "retry_mapping", "stream_mapping", "stream_outputs", "stream_source", "validate_common"]
 
 STREAM_MODES = ("ON_DEMAND", "PROVISIONED")
 # The reference handler's ledger (per-account balance) lives in a table keyed by account.

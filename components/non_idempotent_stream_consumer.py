@@ -11,6 +11,9 @@ failed would be dropped. The stream mapping therefore has an on-failure destinat
 Unrecoverable-DLQ, not the Retry-DLQ. Lambda's on-failure record is metadata only and the crashed
 batch may be partly applied, so replaying it automatically could apply records twice; it alarms at
 once and a person replays what was not applied, while the records are still in the stream.
+
+Public: `NonIdempotentStreamConsumer`, `NonIdempotentStreamConsumerArgs`, `SETTINGS` (its settings
+table), `validate` (returns the shared `Numbers`), `DEFAULT_HANDLER`, `TYPE`, `NAME`.
 """
 
 
@@ -18,13 +21,16 @@ from typing import Optional
 
 import pulumi
 
-from integration_blueprint.components import kinesis_consumer as shared
+import integration_blueprint.components.kinesis_consumer as shared
 from integration_blueprint.components.iam import Statement
 from integration_blueprint.components.kinesis_consumer import StreamConsumerArgs, StreamConsumerOutputs
 from integration_blueprint.components.naming import require_fits
 from integration_blueprint.components.platform import publish
 from integration_blueprint.components.settings import SettingsTable
 from integration_blueprint.handlers.runtime import config as handler_config
+
+__all__ = ["DEFAULT_HANDLER", "NAME", "NonIdempotentStreamConsumer", "NonIdempotentStreamConsumerArgs", "SETTINGS",
+           "TYPE", "validate"]
 
 TYPE = "blueprint:index:NonIdempotentStreamConsumer"
 NAME = "NonIdempotentStreamConsumer"

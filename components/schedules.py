@@ -1,5 +1,9 @@
 """An EventBridge Scheduler schedule that starts a target, with the retry policy and dead-letter
-queue every schedule in this blueprint must have, and a role that may start only that target."""
+queue every schedule in this blueprint must have, and a role that may start only that target.
+
+Public: `scheduled_start` (returns `ScheduledStart`), `SCHEDULE_GROUP`. The schedule's settings rows
+are in `settings` (`SCHEDULE_SETTINGS`).
+"""
 
 from dataclasses import dataclass
 from typing import Optional
@@ -11,6 +15,8 @@ from integration_blueprint import conventions
 from integration_blueprint.components.alarms import AlarmActions
 from integration_blueprint.components.iam import SourceCondition, Statement, account_context, service_role
 from integration_blueprint.components.queues import DeadLetterQueue, dead_letter_queue
+
+__all__ = ["SCHEDULE_GROUP", "ScheduledStart", "scheduled_start"]
 
 # Schedules are created in the account's default group (the Schedule's group_name is not set).
 SCHEDULE_GROUP = "default"

@@ -10,7 +10,8 @@ A default of None means "not set": AWS's own behaviour applies, or the component
 from other settings (the row's `why` says how). Bounds that are AWS facts come from `aws_limits`;
 the project's own choices from `conventions` or the row itself.
 
-Public: `Setting`, `SettingsTable`, `REQUIRED`.
+Public: `Setting`, `SettingsTable`, `REQUIRED`, and the rows every scheduled component shares:
+`schedule_expression_setting`, `SCHEDULE_SETTINGS`.
 """
 
 import re

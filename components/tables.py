@@ -1,4 +1,7 @@
-"""DynamoDB tables for idempotency records and ledgers: on-demand, encrypted, TTL always on."""
+"""DynamoDB tables for idempotency records and ledgers: on-demand, encrypted, TTL always on.
+
+Public: `idempotency_table`.
+"""
 
 from typing import Optional
 
@@ -6,6 +9,8 @@ import pulumi
 import pulumi_aws as aws
 
 from integration_blueprint import aws_limits
+
+__all__ = ["idempotency_table"]
 
 
 def idempotency_table(name: str, *, parent: pulumi.Resource,
