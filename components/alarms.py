@@ -1,6 +1,6 @@
 """CloudWatch alarms the patterns share. Each says in its description what to do when it fires.
 
-Public: `AlarmActions` (the SNS topics alarms notify), `metric_alarm`, and one function per alarm the
+Public: `AlarmActions` (the SNS topics alarms notify), `metric_alarm`, `lag_alarm`, and one function per alarm the
 patterns raise: `queue_depth_alarm`, `oldest_message_age_alarm`, `function_errors_alarm`,
 `iterator_age_alarm`, `state_machine_alarms` (with `STATE_MACHINE_ALARMS`, what each means).
 """
@@ -13,7 +13,7 @@ import pulumi_aws as aws
 
 from integration_blueprint import conventions
 
-__all__ = ["AlarmActions", "STATE_MACHINE_ALARMS", "function_errors_alarm", "iterator_age_alarm", "metric_alarm",
+__all__ = ["AlarmActions", "STATE_MACHINE_ALARMS", "function_errors_alarm", "iterator_age_alarm", "lag_alarm", "metric_alarm",
            "oldest_message_age_alarm", "queue_depth_alarm", "state_machine_alarms"]
 
 AlarmActions = Optional[pulumi.Input[Sequence[pulumi.Input[str]]]]
@@ -52,16 +52,24 @@ def queue_depth_alarm(name: str, *, queue: aws.sqs.Queue, parent: pulumi.Resourc
                         threshold=threshold, description=description, alarm_actions=alarm_actions)
 
 
+def lag_alarm(name: str, *, parent: pulumi.Resource, namespace: str, metric_name: str,
+              dimensions: Mapping[str, pulumi.Input[str]], threshold: pulumi.Input[int], alarm_actions: AlarmActions,
+              description: str) -> aws.cloudwatch.MetricAlarm:
+    """An age metric whose maximum stays over `threshold` for five periods: work waits, not one slow
+    message. `description` names `{0}` (the alarm) and `{1}` (the threshold)."""
+    return metric_alarm(
+        name, parent=parent, namespace=namespace, metric_name=metric_name, dimensions=dimensions,
+        statistic="Maximum", threshold=threshold, evaluation_periods=5, alarm_actions=alarm_actions,
+        description=pulumi.Output.format(description, name, threshold))
+
+
 def oldest_message_age_alarm(name: str, *, queue: aws.sqs.Queue, parent: pulumi.Resource,
                              threshold_seconds: pulumi.Input[int], alarm_actions: AlarmActions = None,
                              ) -> aws.cloudwatch.MetricAlarm:
-    return metric_alarm(
-        name, parent=parent, namespace="AWS/SQS", metric_name="ApproximateAgeOfOldestMessage",
-        dimensions={"QueueName": queue.name}, statistic="Maximum", threshold=threshold_seconds,
-        evaluation_periods=5, alarm_actions=alarm_actions,
-        description=pulumi.Output.format(
-            "{0}: the oldest message has waited over {1}s; the consumer is stuck or failing (check its errors "
-            "and the DLQ).", name, threshold_seconds))
+    return lag_alarm(name, parent=parent, namespace="AWS/SQS", metric_name="ApproximateAgeOfOldestMessage",
+                     dimensions={"QueueName": queue.name}, threshold=threshold_seconds, alarm_actions=alarm_actions,
+                     description="{0}: the oldest message has waited over {1}s; the consumer is stuck or failing "
+                                 "(check its errors and the DLQ).")
 
 
 def function_errors_alarm(name: str, *, function: aws.lambda_.Function, parent: pulumi.Resource,
@@ -75,13 +83,10 @@ def function_errors_alarm(name: str, *, function: aws.lambda_.Function, parent: 
 
 def iterator_age_alarm(name: str, *, function: aws.lambda_.Function, parent: pulumi.Resource,
                        threshold_ms: pulumi.Input[int], alarm_actions: AlarmActions = None) -> aws.cloudwatch.MetricAlarm:
-    return metric_alarm(
-        name, parent=parent, namespace="AWS/Lambda", metric_name="IteratorAge",
-        dimensions={"FunctionName": function.name}, statistic="Maximum", threshold=threshold_ms,
-        evaluation_periods=5, alarm_actions=alarm_actions,
-        description=pulumi.Output.format(
-            "{0}: records wait {1} ms before processing; the consumer lags and records risk expiring from the "
-            "stream. Add shards/parallelization or fix failures.", name, threshold_ms))
+    return lag_alarm(name, parent=parent, namespace="AWS/Lambda", metric_name="IteratorAge",
+                     dimensions={"FunctionName": function.name}, threshold=threshold_ms, alarm_actions=alarm_actions,
+                     description="{0}: records wait {1} ms before processing; the consumer lags and records risk "
+                                 "expiring from the stream. Add shards/parallelization or fix failures.")
 
 
 # Step Functions execution metrics (AWS/States, dimension StateMachineArn), each alarmed at the
