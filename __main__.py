@@ -1,47 +1,39 @@
 """The blueprint program: reads the stack's config and instantiates the patterns the stack enables.
 
 Each pattern has one section in stacks/Pulumi.<stack>.yaml; blueprint/program/stack_config.py checks every
-value before any resource is declared.
+section and value before any resource is declared. Each enabled pattern's component is declared
+under a fixed name, and its outputs are exported under `<export>` for the runbooks and the drill.
 """
 
 import pulumi
 
+from integration_blueprint.components import (
+    DistributedMapBatch,
+    FifoBillingQueue,
+    IdempotentStreamConsumer,
+    NonIdempotentStreamConsumer,
+)
 from integration_blueprint.program import stack_config
 
-platform = stack_config.platform_settings()
+stack = stack_config.read()
 
-billing = stack_config.fifo_billing_args(platform)
-if billing is not None:
-    from integration_blueprint.components.fifo_billing_queue import FifoBillingQueue
+# (component class, resource name, args or None when disabled, {export: component output})
+PATTERNS = [
+    (FifoBillingQueue, "billing", stack.fifo_billing,
+     {"billing_queue_url": "queue_url", "billing_dlq_url": "dlq_url"}),
+    (DistributedMapBatch, "invoices", stack.distributed_map,
+     {"invoice_batch_state_machine_arn": "state_machine_arn", "invoice_batch_input_bucket": "input_bucket_name",
+      "invoice_batch_ops_queue_url": "ops_queue_url", "invoice_batch_ledger_table": "invoice_ledger_table_name"}),
+    (IdempotentStreamConsumer, "orders", stack.idempotent_stream,
+     {"orders_stream_name": "stream_name", "orders_retry_dlq_url": "retry_dlq_url",
+      "orders_unrecoverable_dlq_url": "unrecoverable_dlq_url"}),
+    (NonIdempotentStreamConsumer, "payments", stack.non_idempotent_stream,
+     {"payments_stream_name": "stream_name", "payments_retry_dlq_url": "retry_dlq_url",
+      "payments_unrecoverable_dlq_url": "unrecoverable_dlq_url"}),
+]
 
-    fifo = FifoBillingQueue("billing", billing)
-    pulumi.export("billing_queue_url", fifo.queue_url)
-    pulumi.export("billing_dlq_url", fifo.dlq_url)
-
-batch = stack_config.distributed_map_args(platform)
-if batch is not None:
-    from integration_blueprint.components.distributed_map_batch import DistributedMapBatch
-
-    invoices = DistributedMapBatch("invoices", batch)
-    pulumi.export("invoice_batch_state_machine_arn", invoices.state_machine_arn)
-    pulumi.export("invoice_batch_input_bucket", invoices.input_bucket_name)
-    pulumi.export("invoice_batch_ops_queue_url", invoices.ops_queue_url)
-    pulumi.export("invoice_batch_ledger_table", invoices.invoice_ledger_table_name)
-
-orders_stream = stack_config.idempotent_stream_args(platform)
-if orders_stream is not None:
-    from integration_blueprint.components.idempotent_stream_consumer import IdempotentStreamConsumer
-
-    orders = IdempotentStreamConsumer("orders", orders_stream)
-    pulumi.export("orders_stream_name", orders.stream_name)
-    pulumi.export("orders_retry_dlq_url", orders.retry_dlq_url)
-    pulumi.export("orders_unrecoverable_dlq_url", orders.unrecoverable_dlq_url)
-
-payments_stream = stack_config.non_idempotent_stream_args(platform)
-if payments_stream is not None:
-    from integration_blueprint.components.non_idempotent_stream_consumer import NonIdempotentStreamConsumer
-
-    payments = NonIdempotentStreamConsumer("payments", payments_stream)
-    pulumi.export("payments_stream_name", payments.stream_name)
-    pulumi.export("payments_retry_dlq_url", payments.retry_dlq_url)
-    pulumi.export("payments_unrecoverable_dlq_url", payments.unrecoverable_dlq_url)
+for component_class, name, args, exports in PATTERNS:
+    if args is not None:
+        component = component_class(name, args)
+        for export, output in exports.items():
+            pulumi.export(export, getattr(component, output))

@@ -30,6 +30,9 @@ SQS_FIFO_SUFFIX = ".fifo"
 # https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html
 LAMBDA_TIMEOUT_DEFAULT_SECONDS = 3
 LAMBDA_TIMEOUT_MAX_SECONDS = 900
+# https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html
+LAMBDA_MEMORY_MIN_MB = 128
+LAMBDA_MEMORY_MAX_MB = 10_240
 # https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html#events-sqs-queueconfig
 # "set the source queue's visibility timeout to at least six times the function timeout"
 SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR = 6
@@ -85,6 +88,9 @@ KINESIS_SHARED_THROUGHPUT_CONSUMERS_MAX = 2
 SCHEDULER_RETRY_ATTEMPTS_MAX = 185
 SCHEDULER_EVENT_AGE_MIN_SECONDS = 60
 SCHEDULER_EVENT_AGE_MAX_SECONDS = 86_400
+# https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html (cron with six fields,
+# rate, or a one-time at(...))
+SCHEDULER_EXPRESSION_PATTERN = r"(cron\(\S+( \S+){5}\)|rate\(\d+ \w+\)|at\(\S+\))"
 
 # --- AWS Step Functions ------------------------------------------------------------------------
 # https://docs.aws.amazon.com/step-functions/latest/dg/state-map-distributed.html
@@ -113,6 +119,30 @@ SFN_LAMBDA_TRANSIENT_ERRORS = ("Lambda.ServiceException", "Lambda.AWSLambdaExcep
 SFN_LOG_GROUP_PREFIX = "/aws/vendedlogs/states/"
 # https://docs.aws.amazon.com/step-functions/latest/apireference/API_CreateStateMachine.html
 SFN_STATE_MACHINE_NAME_MAX_LENGTH = 80
+
+# --- ARNs and names ----------------------------------------------------------------------------
+# https://docs.aws.amazon.com/IAM/latest/UserGuide/reference-arns.html (partition, service, region,
+# 12-digit account, resource)
+ARN_PATTERN = r"arn:aws[a-z-]*:[a-z0-9-]+:[a-z0-9-]*:\d{12}:.+"
+# https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html (3-63 characters)
+S3_BUCKET_NAME_PATTERN = r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]"
+
+# Name lengths of the resources the components name (or let Pulumi name):
+# https://docs.aws.amazon.com/lambda/latest/api/API_CreateFunction.html (FunctionName: 1-64)
+LAMBDA_FUNCTION_NAME_MAX_LENGTH = 64
+# https://docs.aws.amazon.com/IAM/latest/APIReference/API_CreateRole.html (RoleName: 1-64)
+IAM_ROLE_NAME_MAX_LENGTH = 64
+# https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html
+# (QueueName: up to 80 characters, a FIFO queue's `.fifo` suffix included)
+SQS_QUEUE_NAME_MAX_LENGTH = 80
+# https://docs.aws.amazon.com/scheduler/latest/APIReference/API_CreateSchedule.html (Name: 1-64)
+SCHEDULER_SCHEDULE_NAME_MAX_LENGTH = 64
+# https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html (3-63)
+S3_BUCKET_NAME_MAX_LENGTH = 63
+# https://docs.aws.amazon.com/kinesis/latest/APIReference/API_CreateStream.html (StreamName: 1-128)
+KINESIS_STREAM_NAME_MAX_LENGTH = 128
+# https://docs.aws.amazon.com/kinesis/latest/APIReference/API_RegisterStreamConsumer.html (1-128)
+KINESIS_STREAM_CONSUMER_NAME_MAX_LENGTH = 128
 
 # --- Amazon CloudWatch Logs --------------------------------------------------------------------
 # https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_PutRetentionPolicy.html

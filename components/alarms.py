@@ -1,4 +1,9 @@
-"""CloudWatch alarms the patterns share. Each says in its description what to do when it fires."""
+"""CloudWatch alarms the patterns share. Each says in its description what to do when it fires.
+
+Public: `AlarmActions` (the SNS topics alarms notify), `metric_alarm`, `lag_alarm`, and one function per alarm the
+patterns raise: `queue_depth_alarm`, `oldest_message_age_alarm`, `function_errors_alarm`,
+`iterator_age_alarm`, `state_machine_alarms` (with `STATE_MACHINE_ALARMS`, what each means).
+"""
 
 import re
 from typing import Mapping, Optional, Sequence
@@ -8,12 +13,15 @@ import pulumi_aws as aws
 
 from integration_blueprint import conventions
 
+__all__ = ["AlarmActions", "STATE_MACHINE_ALARMS", "function_errors_alarm", "iterator_age_alarm", "lag_alarm", "metric_alarm",
+           "oldest_message_age_alarm", "queue_depth_alarm", "state_machine_alarms"]
+
 AlarmActions = Optional[pulumi.Input[Sequence[pulumi.Input[str]]]]
 
 
 def metric_alarm(name: str, *, parent: pulumi.Resource, namespace: str, metric_name: str,
-                 dimensions: Mapping[str, pulumi.Input[str]], statistic: str, threshold: float,
-                 description: str, alarm_actions: AlarmActions = None,
+                 dimensions: Mapping[str, pulumi.Input[str]], statistic: str, threshold: pulumi.Input[float],
+                 description: pulumi.Input[str], alarm_actions: AlarmActions = None,
                  comparison: str = "GreaterThanOrEqualToThreshold",
                  period: int = conventions.ALARM_PERIOD_SECONDS,
                  evaluation_periods: int = 1) -> aws.cloudwatch.MetricAlarm:
@@ -37,22 +45,31 @@ def metric_alarm(name: str, *, parent: pulumi.Resource, namespace: str, metric_n
 
 def queue_depth_alarm(name: str, *, queue: aws.sqs.Queue, parent: pulumi.Resource, description: str,
                       alarm_actions: AlarmActions = None,
-                      threshold: float = conventions.DLQ_DEPTH_ALARM_THRESHOLD) -> aws.cloudwatch.MetricAlarm:
+                      threshold: pulumi.Input[float] = conventions.DLQ_DEPTH_ALARM_THRESHOLD) -> aws.cloudwatch.MetricAlarm:
     return metric_alarm(name, parent=parent, namespace="AWS/SQS",
                         metric_name="ApproximateNumberOfMessagesVisible",
                         dimensions={"QueueName": queue.name}, statistic="Maximum",
                         threshold=threshold, description=description, alarm_actions=alarm_actions)
 
 
-def oldest_message_age_alarm(name: str, *, queue: aws.sqs.Queue, parent: pulumi.Resource,
-                             threshold_seconds: int, alarm_actions: AlarmActions = None,
-                             ) -> aws.cloudwatch.MetricAlarm:
+def lag_alarm(name: str, *, parent: pulumi.Resource, namespace: str, metric_name: str,
+              dimensions: Mapping[str, pulumi.Input[str]], threshold: pulumi.Input[int], alarm_actions: AlarmActions,
+              description: str) -> aws.cloudwatch.MetricAlarm:
+    """An age metric whose maximum stays over `threshold` for five periods: work waits, not one slow
+    message. `description` names `{0}` (the alarm) and `{1}` (the threshold)."""
     return metric_alarm(
-        name, parent=parent, namespace="AWS/SQS", metric_name="ApproximateAgeOfOldestMessage",
-        dimensions={"QueueName": queue.name}, statistic="Maximum", threshold=threshold_seconds,
-        evaluation_periods=5, alarm_actions=alarm_actions,
-        description=(f"{name}: the oldest message has waited over {threshold_seconds}s; the consumer "
-                     "is stuck or failing (check its errors and the DLQ)."))
+        name, parent=parent, namespace=namespace, metric_name=metric_name, dimensions=dimensions,
+        statistic="Maximum", threshold=threshold, evaluation_periods=5, alarm_actions=alarm_actions,
+        description=pulumi.Output.format(description, name, threshold))
+
+
+def oldest_message_age_alarm(name: str, *, queue: aws.sqs.Queue, parent: pulumi.Resource,
+                             threshold_seconds: pulumi.Input[int], alarm_actions: AlarmActions = None,
+                             ) -> aws.cloudwatch.MetricAlarm:
+    return lag_alarm(name, parent=parent, namespace="AWS/SQS", metric_name="ApproximateAgeOfOldestMessage",
+                     dimensions={"QueueName": queue.name}, threshold=threshold_seconds, alarm_actions=alarm_actions,
+                     description="{0}: the oldest message has waited over {1}s; the consumer is stuck or failing "
+                                 "(check its errors and the DLQ).")
 
 
 def function_errors_alarm(name: str, *, function: aws.lambda_.Function, parent: pulumi.Resource,
@@ -65,13 +82,11 @@ def function_errors_alarm(name: str, *, function: aws.lambda_.Function, parent: 
 
 
 def iterator_age_alarm(name: str, *, function: aws.lambda_.Function, parent: pulumi.Resource,
-                       threshold_ms: int, alarm_actions: AlarmActions = None) -> aws.cloudwatch.MetricAlarm:
-    return metric_alarm(
-        name, parent=parent, namespace="AWS/Lambda", metric_name="IteratorAge",
-        dimensions={"FunctionName": function.name}, statistic="Maximum", threshold=threshold_ms,
-        evaluation_periods=5, alarm_actions=alarm_actions,
-        description=(f"{name}: records wait {threshold_ms} ms before processing; the consumer lags "
-                     "and records risk expiring from the stream. Add shards/parallelization or fix failures."))
+                       threshold_ms: pulumi.Input[int], alarm_actions: AlarmActions = None) -> aws.cloudwatch.MetricAlarm:
+    return lag_alarm(name, parent=parent, namespace="AWS/Lambda", metric_name="IteratorAge",
+                     dimensions={"FunctionName": function.name}, threshold=threshold_ms, alarm_actions=alarm_actions,
+                     description="{0}: records wait {1} ms before processing; the consumer lags and records risk "
+                                 "expiring from the stream. Add shards/parallelization or fix failures.")
 
 
 # Step Functions execution metrics (AWS/States, dimension StateMachineArn), each alarmed at the

@@ -12,11 +12,16 @@ Start a run with the input {"inputKey": "<input prefix>invoices.csv"}.
 The state machine's name is fixed (project-stack-name unless given), so its role can name the
 machine's own ARN (child executions need states:StartExecution on it) without depending on the
 machine: no dependency cycle.
+
+Public: `DistributedMapBatch`, `DistributedMapBatchArgs`, `SETTINGS` (its settings table, declared
+with the definition builder), `validate` (returns `DistributedMapValues`),
+`default_state_machine_name`, `PHYSICAL_NAMES`, `INPUT_BUCKET_NAME`, `TYPE`, `COMPONENT`.
 """
 
 import json
 import re
-from typing import Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -25,27 +30,28 @@ from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.alarms import queue_depth_alarm, state_machine_alarms
 from integration_blueprint.components.distributed_map_definition import (
     INPUT_KEY_FIELD,
+    SETTINGS,
     MapSettings,
     RetrySettings,
     build_definition,
     to_json,
 )
-from integration_blueprint.components.function import Statement, packaged_function, policy_document
-from integration_blueprint.components.platform import PlatformArgs, runtime_settings
-from integration_blueprint.components.queues import dead_letter_queue, redrive_policy
+from integration_blueprint.components.function import packaged_function
+from integration_blueprint.components.iam import SourceCondition, Statement, account_context, service_role
+from integration_blueprint.components.naming import PhysicalName, function_names, queue_name, require_fits, schedule_names
+from integration_blueprint.components.platform import PlatformArgs, publish, runtime_settings
+from integration_blueprint.components.queues import deny_insecure_transport, queue_with_dlq
 from integration_blueprint.components.schedules import scheduled_start
 from integration_blueprint.components.tables import idempotency_table
-from integration_blueprint.components.validation import ComponentArgumentError, is_known, require, require_range
+from integration_blueprint.components.validation import ComponentArgumentError, is_known, require
 from integration_blueprint.handlers.runtime import config as handler_config
+
+__all__ = ["COMPONENT", "DistributedMapBatch", "DistributedMapBatchArgs", "DistributedMapValues", "INPUT_BUCKET_NAME",
+           "PHYSICAL_NAMES", "SETTINGS", "TYPE", "default_state_machine_name", "validate"]
 
 TYPE = "blueprint:index:DistributedMapBatch"
 COMPONENT = "DistributedMapBatch"
 
-DEFAULT_INPUT_PREFIX = "incoming/"
-DEFAULT_RESULT_PREFIX = "results/"
-DEFAULT_ITEM_TIMEOUT_SECONDS = 30
-DEFAULT_SCHEDULE_INPUT_KEY = "incoming/invoices.csv"
-_NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]+")
 
 
 class DistributedMapBatchArgs(PlatformArgs, total=False):
@@ -94,6 +100,13 @@ class DistributedMapBatchArgs(PlatformArgs, total=False):
     scheduler_max_event_age_seconds: pulumi.Input[int]
 
 
+# The physical names the component generates from its name (checked against AWS's limits); the
+# state machine's own name is checked on its own (it is fixed, not auto-named).
+PHYSICAL_NAMES = [*function_names("-enricher"), PhysicalName("IAM role", "-role", aws_limits.IAM_ROLE_NAME_MAX_LENGTH),
+                  queue_name("-ops"), queue_name("-ops-dlq"), *schedule_names()]
+INPUT_BUCKET_NAME = PhysicalName("S3 bucket", "-input", aws_limits.S3_BUCKET_NAME_MAX_LENGTH)
+
+
 def _map_settings(max_concurrency, tolerated_pct, tolerated_count, retry_values: dict,
                   csv_headers, batch, item_timeout) -> MapSettings:
     return MapSettings(
@@ -114,69 +127,82 @@ def _prefix(arg: str, value) -> None:
 
 
 def default_state_machine_name(resource_name: str) -> str:
-    raw = f"{pulumi.get_project()}-{pulumi.get_stack()}-{resource_name}"
-    return re.sub(r"[^A-Za-z0-9_-]", "-", raw)[:aws_limits.SFN_STATE_MACHINE_NAME_MAX_LENGTH]
+    """`<project>-<stack>-<resource name>`, refused (not cut, which could collide) when too long."""
+    name = re.sub(r"[^A-Za-z0-9_-]", "-", f"{pulumi.get_project()}-{pulumi.get_stack()}-{resource_name}")
+    limit = aws_limits.SFN_STATE_MACHINE_NAME_MAX_LENGTH
+    require(COMPONENT, len(name) <= limit,
+            f"the default state machine name {name!r} ({len(name)} characters) is over AWS's limit of {limit}; "
+            "give state_machine_name, or use a shorter component name")
+    return name
 
 
-def validate(args: DistributedMapBatchArgs) -> dict:
+@dataclass(frozen=True)
+class DistributedMapValues:
+    """The effective, checked values of a DistributedMapBatch (Outputs stay Outputs)."""
+
+    max_concurrency: pulumi.Input[int]
+    tolerated_pct: Optional[pulumi.Input[float]]
+    tolerated_count: Optional[pulumi.Input[int]]
+    retry_values: dict[str, Any]
+    """RetrySettings' fields."""
+    csv_headers: Optional[pulumi.Input[Sequence[str]]]
+    batch: Optional[pulumi.Input[int]]
+    item_timeout: pulumi.Input[int]
+    input_prefix: pulumi.Input[str]
+    result_prefix: pulumi.Input[str]
+
+
+def validate(args: DistributedMapBatchArgs) -> DistributedMapValues:
     """The effective values, or a ComponentArgumentError that names the argument and the fix."""
     require(COMPONENT, args.get("max_concurrency") is not None,
             "max_concurrency is required: set it from the downstream capacity (e.g. the item "
             f"function's reserved concurrency); leaving it out means up to "
             f"{aws_limits.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX} children at once")
-    item_timeout = args.get("item_timeout_seconds", DEFAULT_ITEM_TIMEOUT_SECONDS)
-    require_range(COMPONENT, "item_timeout_seconds", item_timeout, 1, aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS)
-    values = {
-        "max_concurrency": args["max_concurrency"],
-        "tolerated_pct": args.get("tolerated_failure_percentage",
-                                  None if args.get("tolerated_failure_count") is not None else 0.0),
-        "tolerated_count": args.get("tolerated_failure_count"),
-        "retry_values": {
-            "interval_seconds": args.get("retry_interval_seconds", conventions.SFN_RETRY_INTERVAL_DEFAULT_SECONDS),
-            "backoff_rate": args.get("retry_backoff_rate", conventions.SFN_RETRY_BACKOFF_RATE_DEFAULT),
-            "max_attempts": args.get("retry_max_attempts", conventions.SFN_RETRY_MAX_ATTEMPTS_DEFAULT),
-            "max_delay_seconds": args.get("retry_max_delay_seconds", conventions.SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS),
-            "jitter_strategy": args.get("retry_jitter_strategy", "FULL"),
+    for setting in SETTINGS:
+        SETTINGS.value(args, setting.arg)
+    tolerated_count = args.get("tolerated_failure_count")
+    tolerated_pct = args.get("tolerated_failure_percentage")
+    if tolerated_pct is None and tolerated_count is None:
+        tolerated_pct = 0.0
+    values = DistributedMapValues(
+        max_concurrency=SETTINGS.value(args, "max_concurrency"),
+        tolerated_pct=tolerated_pct,
+        tolerated_count=tolerated_count,
+        retry_values={
+            "interval_seconds": SETTINGS.value(args, "retry_interval_seconds"),
+            "backoff_rate": SETTINGS.value(args, "retry_backoff_rate"),
+            "max_attempts": SETTINGS.value(args, "retry_max_attempts"),
+            "max_delay_seconds": SETTINGS.value(args, "retry_max_delay_seconds"),
+            "jitter_strategy": SETTINGS.value(args, "retry_jitter_strategy"),
         },
-        "csv_headers": args.get("csv_headers"),
-        "batch": args.get("max_items_per_batch"),
-        "item_timeout": item_timeout,
-    }
-    plain = [values["max_concurrency"], values["tolerated_pct"], values["tolerated_count"],
-             *values["retry_values"].values(), values["batch"], item_timeout]
-    if all(v is None or is_known(v) for v in plain) and not hasattr(values["csv_headers"], "apply"):
-        _map_settings(**values)  # raises ComponentArgumentError now, before any resource
+        csv_headers=args.get("csv_headers"),
+        batch=args.get("max_items_per_batch"),
+        item_timeout=SETTINGS.value(args, "item_timeout_seconds"),
+        input_prefix=SETTINGS.value(args, "input_prefix"),
+        result_prefix=SETTINGS.value(args, "result_prefix"),
+    )
+    plain = [values.max_concurrency, values.tolerated_pct, values.tolerated_count,
+             *values.retry_values.values(), values.batch, values.item_timeout]
+    if all(v is None or is_known(v) for v in plain) and not hasattr(values.csv_headers, "apply"):
+        _map_settings(values.max_concurrency, values.tolerated_pct, values.tolerated_count, values.retry_values,
+                      values.csv_headers, values.batch, values.item_timeout)  # raises now, before any resource
     reserved = args.get("item_reserved_concurrency")
-    require_range(COMPONENT, "item_reserved_concurrency", reserved, 1)
-    if is_known(reserved) and is_known(values["max_concurrency"]) and values["max_concurrency"] > reserved:
+    if is_known(reserved) and is_known(values.max_concurrency) and values.max_concurrency > reserved:
         raise ComponentArgumentError(
-            f"{COMPONENT}: max_concurrency={values['max_concurrency']} is above "
+            f"{COMPONENT}: max_concurrency={values.max_concurrency} is above "
             f"item_reserved_concurrency={reserved}; the extra children would be throttled and burn "
             f"their retries. Use max_concurrency <= {reserved} or raise the reserved concurrency.")
-    require_range(COMPONENT, "idempotency_expiry_seconds", args.get("idempotency_expiry_seconds"), 60)
-    input_prefix = args.get("input_prefix", DEFAULT_INPUT_PREFIX)
-    result_prefix = args.get("result_prefix", DEFAULT_RESULT_PREFIX)
-    _prefix("input_prefix", input_prefix)
-    _prefix("result_prefix", result_prefix)
-    sm_name = args.get("state_machine_name")
-    if is_known(sm_name):
-        require(COMPONENT, len(sm_name) <= aws_limits.SFN_STATE_MACHINE_NAME_MAX_LENGTH
-                and _NAME_PATTERN.fullmatch(sm_name) is not None,
-                f"state_machine_name={sm_name!r} must be 1-{aws_limits.SFN_STATE_MACHINE_NAME_MAX_LENGTH} "
-                "letters, digits, '-' or '_'")
+    _prefix("input_prefix", values.input_prefix)
+    _prefix("result_prefix", values.result_prefix)
     if args.get("schedule_expression") is not None:
-        key = args.get("schedule_input_key", DEFAULT_SCHEDULE_INPUT_KEY)
-        if is_known(key) and is_known(input_prefix):
-            require(COMPONENT, isinstance(key, str) and key.startswith(input_prefix),
-                    f"schedule_input_key={key!r} is outside input_prefix={input_prefix!r}; the state "
+        key = SETTINGS.value(args, "schedule_input_key")
+        if is_known(key) and is_known(values.input_prefix):
+            require(COMPONENT, isinstance(key, str) and key.startswith(values.input_prefix),
+                    f"schedule_input_key={key!r} is outside input_prefix={values.input_prefix!r}; the state "
                     "machine may only read under the input prefix")
-        require_range(COMPONENT, "scheduler_retry_attempts", args.get("scheduler_retry_attempts"), 0,
-                      aws_limits.SCHEDULER_RETRY_ATTEMPTS_MAX)
-        require_range(COMPONENT, "scheduler_max_event_age_seconds", args.get("scheduler_max_event_age_seconds"),
-                      aws_limits.SCHEDULER_EVENT_AGE_MIN_SECONDS, aws_limits.SCHEDULER_EVENT_AGE_MAX_SECONDS)
     require(COMPONENT, args.get("item_code") is None or args.get("item_handler") is not None,
             "item_code is given without item_handler; name the handler in your code (module.function)")
-    return {**values, "input_prefix": input_prefix, "result_prefix": result_prefix}
+    return values
 
 
 class DistributedMapBatch(pulumi.ComponentResource):
@@ -196,41 +222,36 @@ class DistributedMapBatch(pulumi.ComponentResource):
     def __init__(self, name: str, args: DistributedMapBatchArgs,
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE, name, None, opts)
-        args = dict(args or {})
+        args = args or DistributedMapBatchArgs()
         values = validate(args)
+        creates_bucket = args.get("input_bucket_name") is None
+        require_fits(COMPONENT, name, PHYSICAL_NAMES + ([INPUT_BUCKET_NAME] if creates_bucket else []))
         settings = runtime_settings(args)
         alarm_actions = args.get("alarm_actions")
         protect = args.get("protect_data", True)
-        write_results = args.get("write_results", True)
+        write_results = SETTINGS.value(args, "write_results")
         child = pulumi.ResourceOptions(parent=self)
 
         sm_name = args.get("state_machine_name") or default_state_machine_name(name)
-        partition = aws.get_partition_output().partition
-        region = aws.get_region_output().region
-        account = aws.get_caller_identity_output().account_id
-        sm_arn = pulumi.Output.format("arn:{0}:states:{1}:{2}:stateMachine:{3}", partition, region, account, sm_name)
-        executions_arn = pulumi.Output.format("arn:{0}:states:{1}:{2}:execution:{3}:*",
-                                              partition, region, account, sm_name)
+        where = account_context()
+        sm_arn = where.arn("states", pulumi.Output.concat("stateMachine:", sm_name))
+        executions_arn = where.arn("states", pulumi.Output.concat("execution:", sm_name, ":*"))
 
         # --- input bucket ---
         if args.get("input_bucket_name") is not None:
             bucket_name = pulumi.Output.from_input(args["input_bucket_name"])
         else:
             bucket_name = self._input_bucket(name).bucket
-        bucket_arn = pulumi.Output.format("arn:{0}:s3:::{1}", partition, bucket_name)
+        bucket_arn = pulumi.Output.format("arn:{0}:s3:::{1}", where.partition, bucket_name)
 
         # --- ops queue: one message per run that exceeded its tolerated failures ---
-        ops_dlq = dead_letter_queue(
-            f"{name}-ops-dlq", parent=self, alarm_actions=alarm_actions,
-            description=f"{name}: an ops notification was received {conventions.DEFAULT_MAX_RECEIVE_COUNT} "
-                        "times without being handled; read it and redrive it to the ops queue.")
-        ops_queue = aws.sqs.Queue(
-            f"{name}-ops",
-            message_retention_seconds=conventions.DLQ_RETENTION_SECONDS - 1,  # DLQ keeps longer
-            sqs_managed_sse_enabled=True,
-            redrive_policy=redrive_policy(ops_dlq.queue.arn, conventions.DEFAULT_MAX_RECEIVE_COUNT),
-            opts=child,
-        )
+        ops = queue_with_dlq(
+            f"{name}-ops", parent=self, dlq_name=f"{name}-ops-dlq", max_receive_count=conventions.DEFAULT_MAX_RECEIVE_COUNT,
+            alarm_actions=alarm_actions,
+            dlq_description=f"{name}: an ops notification was received {conventions.DEFAULT_MAX_RECEIVE_COUNT} "
+                            "times without being handled; read it and redrive it to the ops queue.",
+            message_retention_seconds=conventions.DLQ_RETENTION_SECONDS - 1)  # the DLQ keeps longer
+        ops_queue, ops_dlq = ops.queue, ops.dlq
         queue_depth_alarm(
             f"{name}-ops-depth", queue=ops_queue, parent=self, alarm_actions=alarm_actions,
             description=f"{name}: a batch run exceeded its tolerated item failures; the message names the "
@@ -242,13 +263,13 @@ class DistributedMapBatch(pulumi.ComponentResource):
         # Ledger rows never expire; the TTL attribute is simply never set on them.
         ledger = idempotency_table(f"{name}-invoice-ledger", parent=self, hash_key="customer_id",
                                    range_key="invoice_key", ttl_attribute="expires_at", protect=protect)
-        expiry = args.get("idempotency_expiry_seconds", conventions.INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS)
+        expiry = SETTINGS.value(args, "idempotency_expiry_seconds")
         item = packaged_function(
             f"{name}-enricher", parent=self, settings=settings,
             handler=args.get("item_handler", "integration_blueprint.handlers.reference.invoice_enricher.lambda_handler"),
             code=args.get("item_code"),
-            timeout=values["item_timeout"],
-            memory_size=args.get("item_memory_mb", conventions.LAMBDA_MEMORY_DEFAULT_MB),
+            timeout=values.item_timeout,
+            memory_size=SETTINGS.value(args, "item_memory_mb"),
             reserved_concurrency=args.get("item_reserved_concurrency"),
             environment={
                 handler_config.IDEMPOTENCY_TABLE_NAME: idempotency.name,
@@ -268,17 +289,11 @@ class DistributedMapBatch(pulumi.ComponentResource):
         log_group = aws.cloudwatch.LogGroup(
             f"{name}-logs", name=pulumi.Output.concat(aws_limits.SFN_LOG_GROUP_PREFIX, sm_name),
             retention_in_days=settings.log_retention_days, opts=child)
-        role = aws.iam.Role(
-            f"{name}-role",
-            assume_role_policy=json.dumps({"Version": "2012-10-17", "Statement": [{
-                "Effect": "Allow", "Principal": {"Service": "states.amazonaws.com"}, "Action": "sts:AssumeRole"}]}),
-            opts=child,
-        )
         statements = [
             # Distributed Map children are executions of this same machine.
             Statement(["states:StartExecution"], [sm_arn]),
             Statement(["states:DescribeExecution", "states:StopExecution"], [executions_arn]),
-            Statement(["s3:GetObject"], [pulumi.Output.format("{0}/{1}*", bucket_arn, values["input_prefix"])]),
+            Statement(["s3:GetObject"], [pulumi.Output.format("{0}/{1}*", bucket_arn, values.input_prefix)]),
             Statement(["lambda:InvokeFunction"], [item.function.arn, item.function.arn.apply(lambda a: f"{a}:*")]),
             Statement(["sqs:SendMessage"], [ops_queue.arn]),
             # CloudWatch Logs delivery and X-Ray do not support resource-level permissions:
@@ -292,16 +307,19 @@ class DistributedMapBatch(pulumi.ComponentResource):
         if write_results:
             statements.append(Statement(
                 ["s3:PutObject", "s3:GetObject", "s3:ListMultipartUploadParts", "s3:AbortMultipartUpload"],
-                [pulumi.Output.format("{0}/{1}*", bucket_arn, values["result_prefix"])]))
-        policy = aws.iam.RolePolicy(f"{name}-policy", role=role.id, policy=policy_document(statements),
-                                    opts=child)
+                [pulumi.Output.format("{0}/{1}*", bucket_arn, values.result_prefix)]))
+        # Step Functions may assume the role for this machine only (its ARN is known from the fixed
+        # name before the machine exists).
+        # https://docs.aws.amazon.com/step-functions/latest/dg/procedure-create-iam-role.html
+        access = service_role(name, parent=self, service="states.amazonaws.com", statements=statements,
+                              source=SourceCondition(account=where.account, arn=sm_arn))
 
         definition = pulumi.Output.all(
             function_arn=item.function.arn, bucket=bucket_name, queue_url=ops_queue.url,
-            max_concurrency=values["max_concurrency"], tolerated_pct=values["tolerated_pct"],
-            tolerated_count=values["tolerated_count"], retry_values=values["retry_values"],
-            csv_headers=values["csv_headers"], batch=values["batch"], item_timeout=values["item_timeout"],
-            result_prefix=values["result_prefix"], write_results=write_results,
+            max_concurrency=values.max_concurrency, tolerated_pct=values.tolerated_pct,
+            tolerated_count=values.tolerated_count, retry_values=values.retry_values,
+            csv_headers=values.csv_headers, batch=values.batch, item_timeout=values.item_timeout,
+            result_prefix=values.result_prefix, write_results=write_results,
         ).apply(lambda v: to_json(build_definition(
             function_arn=v["function_arn"], input_bucket=v["bucket"], ops_queue_url=v["queue_url"],
             settings=_map_settings(v["max_concurrency"], v["tolerated_pct"], v["tolerated_count"],
@@ -311,7 +329,7 @@ class DistributedMapBatch(pulumi.ComponentResource):
             f"{name}-machine",
             name=sm_name,
             type="STANDARD",
-            role_arn=role.arn,
+            role_arn=access.role.arn,
             definition=definition,
             logging_configuration={
                 "level": "ERROR",
@@ -322,48 +340,35 @@ class DistributedMapBatch(pulumi.ComponentResource):
             },
             tracing_configuration={"enabled": True},
             # Step Functions checks the role can deliver logs when the machine is created.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[access.policy]),
         )
         state_machine_alarms(name, state_machine_arn=machine.arn, parent=self, alarm_actions=alarm_actions)
 
         schedule_arn: pulumi.Output[Optional[str]] = pulumi.Output.from_input(None)
         if args.get("schedule_expression") is not None:
-            key = args.get("schedule_input_key", DEFAULT_SCHEDULE_INPUT_KEY)
+            key = SETTINGS.value(args, "schedule_input_key")
             scheduled = scheduled_start(
                 f"{name}-schedule", parent=self, target_arn=machine.arn, start_action="states:StartExecution",
                 input=pulumi.Output.from_input(key).apply(lambda k: json.dumps({INPUT_KEY_FIELD: k})),
-                expression=args["schedule_expression"], timezone=args.get("schedule_timezone", "UTC"),
-                enabled=args.get("schedule_enabled", True), retry_attempts=args.get("scheduler_retry_attempts"),
-                max_event_age_seconds=args.get("scheduler_max_event_age_seconds"), alarm_actions=alarm_actions,
+                expression=args["schedule_expression"], timezone=SETTINGS.value(args, "schedule_timezone"),
+                enabled=SETTINGS.value(args, "schedule_enabled"),
+                retry_attempts=SETTINGS.value(args, "scheduler_retry_attempts"),
+                max_event_age_seconds=SETTINGS.value(args, "scheduler_max_event_age_seconds"), alarm_actions=alarm_actions,
                 dlq_description=f"{name}: the nightly run could not be started after all retries; start the "
                                 "state machine by hand with the input in this message (safe to repeat: "
                                 "processed invoices are skipped).")
             schedule_arn = scheduled.schedule.arn
 
-        self.state_machine_arn = machine.arn
-        self.state_machine_name = machine.name
-        self.input_bucket_name = bucket_name
-        self.ops_queue_url = ops_queue.url
-        self.ops_queue_arn = ops_queue.arn
-        self.ops_dlq_url = ops_dlq.queue.url
-        self.item_function_name = item.function.name
-        self.item_function_arn = item.function.arn
-        self.idempotency_table_name = idempotency.name
-        self.invoice_ledger_table_name = ledger.name
-        self.log_group_name = log_group.name
-        self.schedule_arn = schedule_arn
-        self.register_outputs({
-            "state_machine_arn": self.state_machine_arn, "state_machine_name": self.state_machine_name,
-            "input_bucket_name": self.input_bucket_name, "ops_queue_url": self.ops_queue_url,
-            "ops_queue_arn": self.ops_queue_arn, "ops_dlq_url": self.ops_dlq_url,
-            "item_function_name": self.item_function_name, "item_function_arn": self.item_function_arn,
-            "idempotency_table_name": self.idempotency_table_name,
-            "invoice_ledger_table_name": self.invoice_ledger_table_name,
-            "log_group_name": self.log_group_name, "schedule_arn": self.schedule_arn,
+        publish(self, {
+            "state_machine_arn": machine.arn, "state_machine_name": machine.name, "input_bucket_name": bucket_name,
+            "ops_queue_url": ops_queue.url, "ops_queue_arn": ops_queue.arn, "ops_dlq_url": ops_dlq.queue.url,
+            "item_function_name": item.function.name, "item_function_arn": item.function.arn,
+            "idempotency_table_name": idempotency.name, "invoice_ledger_table_name": ledger.name,
+            "log_group_name": log_group.name, "schedule_arn": schedule_arn,
         })
 
     def _input_bucket(self, name: str) -> aws.s3.Bucket:
-        """Versioned (an overwritten nightly file can be recovered), encrypted, never public."""
+        """Versioned (an overwritten nightly file can be recovered), encrypted, never public, TLS only."""
         child = pulumi.ResourceOptions(parent=self)
         bucket = aws.s3.Bucket(f"{name}-input", opts=child)
         aws.s3.BucketVersioning(f"{name}-input-versioning", bucket=bucket.id,
@@ -371,7 +376,12 @@ class DistributedMapBatch(pulumi.ComponentResource):
         aws.s3.BucketServerSideEncryptionConfiguration(
             f"{name}-input-encryption", bucket=bucket.id,
             rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}], opts=child)
-        aws.s3.BucketPublicAccessBlock(
+        public_access = aws.s3.BucketPublicAccessBlock(
             f"{name}-input-public-access", bucket=bucket.id, block_public_acls=True, block_public_policy=True,
             ignore_public_acls=True, restrict_public_buckets=True, opts=child)
+        # Every request without TLS is refused (a Deny is not a public policy, so the block allows it).
+        aws.s3.BucketPolicy(
+            f"{name}-input-tls-only", bucket=bucket.id,
+            policy=bucket.arn.apply(lambda arn: deny_insecure_transport("s3", [arn, f"{arn}/*"])),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[public_access]))
         return bucket

@@ -15,6 +15,10 @@ Shape (states):
                      to the ops queue, then
     RunFailed        Fail (InvoiceBatch.ToleratedFailuresExceeded), so the execution still counts
                      in ExecutionsFailed and pages.
+
+Public: `build_definition`, `to_json`, `MapSettings`, `RetrySettings`, `SETTINGS` (the
+DistributedMapBatch settings table), and the state and error names: `MAP_STATE`, `ITEM_STATE`,
+`NOTIFY_STATE`, `FAIL_STATE`, `RUN_FAILED_ERROR`, `IN_PROGRESS_ERROR`, `INPUT_KEY_FIELD`, `COMPONENT`.
 """
 
 from __future__ import annotations
@@ -24,7 +28,18 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from integration_blueprint import aws_limits, conventions
+from integration_blueprint.components.settings import (
+    REQUIRED,
+    SCHEDULE_SETTINGS,
+    Setting,
+    SettingsTable,
+    schedule_expression_setting,
+)
 from integration_blueprint.components.validation import ComponentArgumentError, require, require_range
+
+__all__ = ["COMPONENT", "FAIL_STATE", "INPUT_KEY_FIELD", "IN_PROGRESS_ERROR", "ITEM_STATE", "MAP_STATE",
+           "MapSettings", "NOTIFY_STATE", "RUN_FAILED_ERROR", "RetrySettings", "SETTINGS", "build_definition",
+           "to_json"]
 
 COMPONENT = "DistributedMapBatch"
 
@@ -40,28 +55,69 @@ INPUT_KEY_FIELD = "inputKey"
 IN_PROGRESS_ERROR = "IdempotencyAlreadyInProgressError"
 
 
+# The DistributedMapBatch component's settings (the component and the stack reader use this table;
+# the builder checks the values it is given against the same rows).
+SETTINGS = SettingsTable(COMPONENT, [
+    Setting("max_concurrency", int, REQUIRED, minimum=1, maximum=aws_limits.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX,
+            why="derive it from the downstream capacity; 0 means unbounded"),
+    Setting("tolerated_failure_percentage", float, None, minimum=0,
+            maximum=aws_limits.DISTRIBUTED_MAP_TOLERATED_FAILURE_PERCENTAGE_MAX,
+            why="share of items that may fail before the run fails; default 0 unless a count is given"),
+    Setting("tolerated_failure_count", int, None, minimum=0,
+            why="number of items that may fail before the run fails"),
+    Setting("retry_interval_seconds", int, conventions.SFN_RETRY_INTERVAL_DEFAULT_SECONDS,
+            minimum=aws_limits.SFN_RETRY_INTERVAL_MIN_SECONDS, maximum=aws_limits.SFN_RETRY_INTERVAL_MAX_SECONDS),
+    Setting("retry_backoff_rate", float, conventions.SFN_RETRY_BACKOFF_RATE_DEFAULT,
+            minimum=aws_limits.SFN_RETRY_BACKOFF_RATE_MIN),
+    Setting("retry_max_attempts", int, conventions.SFN_RETRY_MAX_ATTEMPTS_DEFAULT, minimum=1,
+            maximum=aws_limits.SFN_RETRY_MAX_ATTEMPTS_MAX,
+            why="0 turns retries off; transient Lambda errors would fail items"),
+    Setting("retry_max_delay_seconds", int, conventions.SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS,
+            minimum=aws_limits.SFN_RETRY_MAX_DELAY_MIN_SECONDS, maximum=aws_limits.SFN_RETRY_MAX_DELAY_MAX_SECONDS,
+            at_least="retry_interval_seconds", why="at least the retry interval"),
+    Setting("retry_jitter_strategy", str, "FULL", choices=("FULL",), describe="'FULL'",
+            why="without jitter, thousands of children retry in lockstep and stampede the downstream"),
+    Setting("csv_headers", list, None, describe="a list of column names",
+            why="column names when the CSV has no header row; unset or empty: the first row holds them"),
+    Setting("max_items_per_batch", int, None, minimum=1, why="rows per child invocation; unset: one row per child"),
+    Setting("input_bucket_name", str, None, pattern=aws_limits.S3_BUCKET_NAME_PATTERN, describe="an S3 bucket name",
+            why="an existing input bucket; unset: the component creates one"),
+    Setting("input_prefix", str, "incoming/", why="the state machine may read input CSVs only under it"),
+    Setting("write_results", bool, True, why="per-item results (failed items included) go to S3"),
+    Setting("result_prefix", str, "results/"),
+    Setting("item_timeout_seconds", int, 30, minimum=1, maximum=aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS),
+    Setting("item_memory_mb", int, conventions.LAMBDA_MEMORY_DEFAULT_MB, minimum=aws_limits.LAMBDA_MEMORY_MIN_MB,
+            maximum=aws_limits.LAMBDA_MEMORY_MAX_MB),
+    Setting("item_reserved_concurrency", int, None, minimum=1, why="must be >= max_concurrency"),
+    Setting("idempotency_expiry_seconds", int, conventions.INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS, minimum=60,
+            why="how long a processed invoice is remembered"),
+    Setting("state_machine_name", str, None, pattern=r"[A-Za-z0-9_-]{1,%d}" % aws_limits.SFN_STATE_MACHINE_NAME_MAX_LENGTH,
+            describe=f"1-{aws_limits.SFN_STATE_MACHINE_NAME_MAX_LENGTH} letters, digits, '-' or '_'",
+            in_stack=False, why="default: <project>-<stack>-<resource name>"),
+    schedule_expression_setting(None, why="unset: no schedule (runs are started by hand or by your own trigger)"),
+    *SCHEDULE_SETTINGS,
+    Setting("schedule_input_key", str, "incoming/invoices.csv", why="the CSV a scheduled run reads (under input_prefix)"),
+])
+
+
 @dataclass(frozen=True)
 class RetrySettings:
     """The item task's retry policy for transient Lambda errors and task timeouts."""
 
-    interval_seconds: int = conventions.SFN_RETRY_INTERVAL_DEFAULT_SECONDS
-    backoff_rate: float = conventions.SFN_RETRY_BACKOFF_RATE_DEFAULT
-    max_attempts: int = conventions.SFN_RETRY_MAX_ATTEMPTS_DEFAULT
-    max_delay_seconds: int = conventions.SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS
-    jitter_strategy: str = "FULL"
+    interval_seconds: int = SETTINGS.default("retry_interval_seconds")
+    backoff_rate: float = SETTINGS.default("retry_backoff_rate")
+    max_attempts: int = SETTINGS.default("retry_max_attempts")
+    max_delay_seconds: int = SETTINGS.default("retry_max_delay_seconds")
+    jitter_strategy: str = SETTINGS.default("retry_jitter_strategy")
 
     def __post_init__(self):
-        require_range(COMPONENT, "retry_interval_seconds", self.interval_seconds,
-                      aws_limits.SFN_RETRY_INTERVAL_MIN_SECONDS, aws_limits.SFN_RETRY_INTERVAL_MAX_SECONDS)
-        require_range(COMPONENT, "retry_backoff_rate", self.backoff_rate, aws_limits.SFN_RETRY_BACKOFF_RATE_MIN)
-        require_range(COMPONENT, "retry_max_attempts", self.max_attempts, 1, aws_limits.SFN_RETRY_MAX_ATTEMPTS_MAX,
-                      why="0 turns retries off; transient Lambda errors would fail items")
-        require_range(COMPONENT, "retry_max_delay_seconds", self.max_delay_seconds,
-                      max(self.interval_seconds, aws_limits.SFN_RETRY_MAX_DELAY_MIN_SECONDS),
-                      aws_limits.SFN_RETRY_MAX_DELAY_MAX_SECONDS, why="at least the retry interval")
-        require(COMPONENT, self.jitter_strategy == "FULL",
-                f"retry_jitter_strategy={self.jitter_strategy!r} is not allowed; use 'FULL' (without "
-                "jitter, thousands of children retry in lockstep and stampede the downstream)")
+        SETTINGS["retry_interval_seconds"].check(COMPONENT, self.interval_seconds)
+        SETTINGS["retry_backoff_rate"].check(COMPONENT, self.backoff_rate)
+        SETTINGS["retry_max_attempts"].check(COMPONENT, self.max_attempts)
+        SETTINGS["retry_max_delay_seconds"].check(COMPONENT, self.max_delay_seconds)
+        require_range(COMPONENT, "retry_max_delay_seconds", self.max_delay_seconds, self.interval_seconds,
+                      why=SETTINGS["retry_max_delay_seconds"].why)
+        SETTINGS["retry_jitter_strategy"].check(COMPONENT, self.jitter_strategy)
 
     def retrier(self, errors: Sequence[str]) -> dict:
         return {
@@ -90,24 +146,19 @@ class MapSettings:
     def __post_init__(self):
         # 0 (or leaving MaxConcurrency out) means "up to 10,000 children at once": never what a
         # downstream database or API can take, so it must be set from its capacity.
-        require_range(COMPONENT, "max_concurrency", self.max_concurrency, 1,
-                      aws_limits.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX,
-                      why="derive it from the downstream capacity; 0 means unbounded")
+        SETTINGS["max_concurrency"].check(COMPONENT, self.max_concurrency)
         require(COMPONENT, self.tolerated_failure_percentage is not None or self.tolerated_failure_count is not None,
                 "set tolerated_failure_percentage or tolerated_failure_count (0 = no failed item tolerated)")
-        if self.tolerated_failure_percentage is not None:
-            require_range(COMPONENT, "tolerated_failure_percentage", self.tolerated_failure_percentage,
-                          0, aws_limits.DISTRIBUTED_MAP_TOLERATED_FAILURE_PERCENTAGE_MAX)
+        SETTINGS["tolerated_failure_percentage"].check(COMPONENT, self.tolerated_failure_percentage)
+        SETTINGS["tolerated_failure_count"].check(COMPONENT, self.tolerated_failure_count)
         if self.tolerated_failure_count is not None:
-            require_range(COMPONENT, "tolerated_failure_count", self.tolerated_failure_count, 0)
             require(COMPONENT, float(self.tolerated_failure_count).is_integer(),
                     f"tolerated_failure_count={self.tolerated_failure_count!r} must be a whole number")
         if self.csv_headers is not None:
             require(COMPONENT, len(self.csv_headers) > 0 and all(isinstance(h, str) and h for h in self.csv_headers),
                     f"csv_headers={self.csv_headers!r} must be a non-empty list of column names, "
                     "or left out when the CSV's first row holds them")
-        if self.max_items_per_batch is not None:
-            require_range(COMPONENT, "max_items_per_batch", self.max_items_per_batch, 1)
+        SETTINGS["max_items_per_batch"].check(COMPONENT, self.max_items_per_batch)
         require_range(COMPONENT, "task_timeout_seconds", self.task_timeout_seconds, 1)
         if not isinstance(self.retry, RetrySettings):
             raise ComponentArgumentError(f"{COMPONENT}: retry must be RetrySettings, got {self.retry!r}")

@@ -8,30 +8,87 @@
 
 The same component serves the coordinator/worker shape of long overnight jobs: batch size 1 and a
 reserved concurrency on the consumer.
+
+Public: `FifoBillingQueue`, `FifoBillingQueueArgs`, `SETTINGS` (its settings table), `validate`
+(returns `FifoBillingNumbers`), `PHYSICAL_NAMES`, `TYPE`, `COMPONENT`.
 """
 
 import json
+from dataclasses import dataclass
 from typing import Optional
 
 import pulumi
-import pulumi_aws as aws
 
 from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.alarms import function_errors_alarm, oldest_message_age_alarm
-from integration_blueprint.components.function import Statement, packaged_function
-from integration_blueprint.components.platform import PlatformArgs, runtime_settings
-from integration_blueprint.components.queues import dead_letter_queue, redrive_policy
+from integration_blueprint.components.function import packaged_function
+from integration_blueprint.components.iam import Statement
+from integration_blueprint.components.naming import function_names, queue_name, require_fits, schedule_names
+from integration_blueprint.components.platform import PlatformArgs, publish, runtime_settings
+from integration_blueprint.components.queues import consume_statement, queue_with_dlq, sqs_consumer_mapping
 from integration_blueprint.components.schedules import scheduled_start
+from integration_blueprint.components.settings import SCHEDULE_SETTINGS, Setting, SettingsTable, schedule_expression_setting
 from integration_blueprint.components.tables import idempotency_table
-from integration_blueprint.components.validation import ComponentArgumentError, is_known, require, require_range
+from integration_blueprint.components.validation import ComponentArgumentError, is_known, require
 from integration_blueprint.handlers.runtime import config as handler_config
 
-TYPE = "blueprint:index:FifoBillingQueue"
+__all__ = ["COMPONENT", "FifoBillingNumbers", "FifoBillingQueue", "FifoBillingQueueArgs", "PHYSICAL_NAMES",
+           "SETTINGS", "TYPE", "validate"]
 
-DEFAULT_CONSUMER_TIMEOUT_SECONDS = 30
-DEFAULT_DISPATCHER_TIMEOUT_SECONDS = 300
-DEFAULT_SCHEDULE = "cron(0 3 1 * ? *)"  # 03:00 on the 1st of every month
-DEFAULT_OLDEST_MESSAGE_ALARM_SECONDS = 900
+TYPE = "blueprint:index:FifoBillingQueue"
+COMPONENT = "FifoBillingQueue"
+
+SETTINGS = SettingsTable(COMPONENT, [
+    Setting("consumer_timeout_seconds", int, 30, minimum=1, maximum=aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS,
+            why="one charge is a few DynamoDB calls; 30 s leaves room for throttling retries"),
+    Setting("visibility_timeout_seconds", int, None, minimum=0, maximum=aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS,
+            at_least="consumer_timeout_seconds",
+            why="at least the consumer timeout, so a message never reappears while it is being charged; "
+                "default 6x the consumer timeout, as AWS advises"),
+    Setting("batch_size", int, aws_limits.SQS_ESM_BATCH_SIZE_DEFAULT, minimum=1,
+            maximum=aws_limits.SQS_FIFO_ESM_BATCH_SIZE_MAX,
+            why="Lambda reads at most 10 messages per batch from a FIFO queue"),
+    Setting("max_receive_count", int, conventions.DEFAULT_MAX_RECEIVE_COUNT,
+            minimum=conventions.MIN_SAFE_MAX_RECEIVE_COUNT, maximum=aws_limits.SQS_MAX_RECEIVE_COUNT_MAX,
+            why="3 or fewer receives sends messages that hit one transient error to the DLQ"),
+    Setting("message_retention_seconds", int, aws_limits.SQS_RETENTION_DEFAULT_SECONDS,
+            minimum=aws_limits.SQS_RETENTION_MIN_SECONDS, maximum=conventions.DLQ_RETENTION_SECONDS - 1,
+            why="the DLQ must keep messages longer than the source"),
+    Setting("maximum_concurrency", int, None, minimum=aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MIN,
+            maximum=aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MAX,
+            why="the mapping's concurrent invocations; unset: as many as the message groups allow"),
+    Setting("reserved_concurrency", int, None, minimum=1,
+            why="the consumer's reserved concurrency (1 with batch size 1: the coordinator/worker shape)"),
+    Setting("consumer_memory_mb", int, conventions.LAMBDA_MEMORY_DEFAULT_MB, minimum=aws_limits.LAMBDA_MEMORY_MIN_MB,
+            maximum=aws_limits.LAMBDA_MEMORY_MAX_MB),
+    Setting("dispatcher_timeout_seconds", int, 300, minimum=1, maximum=aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS,
+            why="enumerating the accounts store and enqueueing a month takes minutes, not seconds"),
+    schedule_expression_setting("cron(0 3 1 * ? *)", why="03:00 on the 1st of every month"),
+    *SCHEDULE_SETTINGS,
+    Setting("ledger_ttl_days", int, conventions.BILLING_LEDGER_TTL_DEFAULT_DAYS, minimum=1,
+            why="how long charge rows, and so the duplicate protection, are kept"),
+    Setting("accounts_table_arn", str, None, pattern=aws_limits.ARN_PATTERN, describe="a DynamoDB table ARN",
+            why="an existing accounts store (pk `tenant`, sk `sk`); unset: the component provisions one"),
+    Setting("accounts_table_name", str, None, in_stack=False, why="the name of accounts_table_arn's table"),
+    Setting("oldest_message_alarm_seconds", int, 900, minimum=60,
+            why="a charge waiting 15 minutes means the consumer is stuck or failing"),
+])
+
+
+# The physical names the component generates from its name (checked against AWS's limits).
+PHYSICAL_NAMES = [*function_names("-consumer"), *function_names("-dispatcher"), queue_name("-charges", fifo=True),
+                  queue_name("-dlq", fifo=True), *schedule_names()]
+
+
+@dataclass(frozen=True)
+class FifoBillingNumbers:
+    """The effective, checked numbers of a FifoBillingQueue (Outputs stay Outputs)."""
+
+    timeout: pulumi.Input[int]
+    batch: pulumi.Input[int]
+    receives: pulumi.Input[int]
+    visibility: pulumi.Input[int]
+    retention: pulumi.Input[int]
 
 
 class FifoBillingQueueArgs(PlatformArgs, total=False):
@@ -70,46 +127,28 @@ class FifoBillingQueueArgs(PlatformArgs, total=False):
     oldest_message_alarm_seconds: pulumi.Input[int]
 
 
-def validate(args: FifoBillingQueueArgs) -> dict:
+def validate(args: FifoBillingQueueArgs) -> FifoBillingNumbers:
     """The effective numbers, or a ComponentArgumentError that names the argument and the fix."""
-    name = "FifoBillingQueue"
-    timeout = args.get("consumer_timeout_seconds", DEFAULT_CONSUMER_TIMEOUT_SECONDS)
-    require_range(name, "consumer_timeout_seconds", timeout, 1, aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS)
-    batch = args.get("batch_size", aws_limits.SQS_ESM_BATCH_SIZE_DEFAULT)
-    require_range(name, "batch_size", batch, 1, aws_limits.SQS_FIFO_ESM_BATCH_SIZE_MAX,
-                  why="Lambda reads at most 10 messages per batch from a FIFO queue")
-    receives = args.get("max_receive_count", conventions.DEFAULT_MAX_RECEIVE_COUNT)
-    require_range(name, "max_receive_count", receives, conventions.MIN_SAFE_MAX_RECEIVE_COUNT,
-                  aws_limits.SQS_MAX_RECEIVE_COUNT_MAX,
-                  why="3 or fewer receives sends messages that hit one transient error to the DLQ")
-    visibility = args.get("visibility_timeout_seconds")
+    for setting in SETTINGS:
+        SETTINGS.value(args, setting.arg)
+    timeout = SETTINGS.value(args, "consumer_timeout_seconds")
+    visibility = SETTINGS.value(args, "visibility_timeout_seconds")
     if visibility is None and is_known(timeout):
         visibility = timeout * aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR
-    require_range(name, "visibility_timeout_seconds", visibility, 0, aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS)
     if is_known(visibility) and is_known(timeout) and visibility < timeout:
         raise ComponentArgumentError(
-            f"{name}: visibility_timeout_seconds={visibility} is less than consumer_timeout_seconds={timeout}; "
+            f"{COMPONENT}: visibility_timeout_seconds={visibility} is less than consumer_timeout_seconds={timeout}; "
             f"a message would reappear while still being charged. Use at least {timeout} "
             f"(AWS recommends {timeout * aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}).")
-    retention = args.get("message_retention_seconds", aws_limits.SQS_RETENTION_DEFAULT_SECONDS)
-    require_range(name, "message_retention_seconds", retention, aws_limits.SQS_RETENTION_MIN_SECONDS,
-                  conventions.DLQ_RETENTION_SECONDS - 1, why="the DLQ must keep messages longer than the source")
-    require_range(name, "maximum_concurrency", args.get("maximum_concurrency"),
-                  aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MIN, aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MAX)
-    require_range(name, "reserved_concurrency", args.get("reserved_concurrency"), 1)
-    require_range(name, "scheduler_retry_attempts", args.get("scheduler_retry_attempts"), 0,
-                  aws_limits.SCHEDULER_RETRY_ATTEMPTS_MAX)
-    require_range(name, "scheduler_max_event_age_seconds", args.get("scheduler_max_event_age_seconds"),
-                  aws_limits.SCHEDULER_EVENT_AGE_MIN_SECONDS, aws_limits.SCHEDULER_EVENT_AGE_MAX_SECONDS)
-    require_range(name, "ledger_ttl_days", args.get("ledger_ttl_days"), 1)
     given_name, given_arn = args.get("accounts_table_name"), args.get("accounts_table_arn")
-    require(name, (given_name is None) == (given_arn is None),
+    require(COMPONENT, (given_name is None) == (given_arn is None),
             "give both accounts_table_name and accounts_table_arn (the role is scoped to the ARN), or neither")
     for code_arg, handler_arg in (("consumer_code", "consumer_handler"), ("dispatcher_code", "dispatcher_handler")):
-        require(name, args.get(code_arg) is None or args.get(handler_arg) is not None,
+        require(COMPONENT, args.get(code_arg) is None or args.get(handler_arg) is not None,
                 f"{code_arg} is given without {handler_arg}; name the handler in your code (module.function)")
-    return {"timeout": timeout, "batch": batch, "receives": receives, "visibility": visibility,
-            "retention": retention}
+    return FifoBillingNumbers(timeout=timeout, batch=SETTINGS.value(args, "batch_size"),
+                              receives=SETTINGS.value(args, "max_receive_count"), visibility=visibility,
+                              retention=SETTINGS.value(args, "message_retention_seconds"))
 
 
 class FifoBillingQueue(pulumi.ComponentResource):
@@ -129,28 +168,24 @@ class FifoBillingQueue(pulumi.ComponentResource):
     def __init__(self, name: str, args: FifoBillingQueueArgs = None,  # type: ignore[assignment]  # Pulumi schema inference reads this annotation; Optional[...] breaks it
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE, name, None, opts)
-        args = dict(args or {})
+        args = args or FifoBillingQueueArgs()
         numbers = validate(args)
+        require_fits(COMPONENT, name, PHYSICAL_NAMES)
         settings = runtime_settings(args)
         alarm_actions = args.get("alarm_actions")
         protect = args.get("protect_data", True)
-        child = pulumi.ResourceOptions(parent=self)
-
-        dlq = dead_letter_queue(f"{name}-dlq", parent=self, fifo=True, alarm_actions=alarm_actions,
-                                description=f"{name}: a charge failed {numbers['receives']} times and is parked "
-                                            "in the billing DLQ; fix the cause, then redrive it.")
-        queue = aws.sqs.Queue(
-            f"{name}-charges",
-            fifo_queue=True,
+        charges = queue_with_dlq(
+            f"{name}-charges", parent=self, dlq_name=f"{name}-dlq", fifo=True, max_receive_count=numbers.receives,
+            alarm_actions=alarm_actions,
+            dlq_description=f"{name}: a charge failed {numbers.receives} times and is parked "
+                            "in the billing DLQ; fix the cause, then redrive it.",
             content_based_deduplication=False,  # the dispatcher sends explicit deduplication ids
             deduplication_scope="messageGroup",  # high-throughput FIFO
             fifo_throughput_limit="perMessageGroupId",
-            visibility_timeout_seconds=numbers["visibility"],
-            message_retention_seconds=numbers["retention"],
-            sqs_managed_sse_enabled=True,
-            redrive_policy=redrive_policy(dlq.queue.arn, numbers["receives"]),
-            opts=child,
+            visibility_timeout_seconds=numbers.visibility,
+            message_retention_seconds=numbers.retention,
         )
+        queue, dlq = charges.queue, charges.dlq
 
         if args.get("accounts_table_name") is not None:
             accounts_name, accounts_arn = args["accounts_table_name"], args["accounts_table_arn"]
@@ -165,39 +200,30 @@ class FifoBillingQueue(pulumi.ComponentResource):
             f"{name}-consumer", parent=self, settings=settings,
             handler=args.get("consumer_handler", "integration_blueprint.handlers.reference.billing_consumer.lambda_handler"),
             code=args.get("consumer_code"),
-            timeout=numbers["timeout"],
-            memory_size=args.get("consumer_memory_mb", conventions.LAMBDA_MEMORY_DEFAULT_MB),
+            timeout=numbers.timeout,
+            memory_size=SETTINGS.value(args, "consumer_memory_mb"),
             reserved_concurrency=args.get("reserved_concurrency"),
             environment={
                 handler_config.LEDGER_TABLE_NAME: ledger.name,
                 handler_config.ACCOUNTS_TABLE_NAME: accounts_name,
                 handler_config.LEDGER_TTL_DAYS: pulumi.Output.from_input(
-                    args.get("ledger_ttl_days", conventions.BILLING_LEDGER_TTL_DEFAULT_DAYS)).apply(str),
+                    SETTINGS.value(args, "ledger_ttl_days")).apply(str),
                 handler_config.POWERTOOLS_SERVICE_NAME: f"{name}-consumer",
             },
             statements=[
-                Statement(["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
-                           "sqs:ChangeMessageVisibility"], [queue.arn]),
+                consume_statement(queue),
                 Statement(["dynamodb:PutItem"], [ledger.arn]),
                 Statement(["dynamodb:GetItem"], [accounts_arn]),
             ],
         )
-        aws.lambda_.EventSourceMapping(
-            f"{name}-consumer-mapping",
-            event_source_arn=queue.arn,
-            function_name=consumer.function.arn,
-            batch_size=numbers["batch"],
-            function_response_types=["ReportBatchItemFailures"],
-            scaling_config=({"maximum_concurrency": args["maximum_concurrency"]}
-                            if args.get("maximum_concurrency") is not None else None),
-            opts=child,
-        )
+        sqs_consumer_mapping(f"{name}-consumer-mapping", parent=self, consumed=queue, function=consumer.function,
+                             batch_size=numbers.batch, maximum_concurrency=args.get("maximum_concurrency"))
 
         dispatcher = packaged_function(
             f"{name}-dispatcher", parent=self, settings=settings,
             handler=args.get("dispatcher_handler", "integration_blueprint.handlers.reference.billing_dispatcher.lambda_handler"),
             code=args.get("dispatcher_code"),
-            timeout=args.get("dispatcher_timeout_seconds", DEFAULT_DISPATCHER_TIMEOUT_SECONDS),
+            timeout=SETTINGS.value(args, "dispatcher_timeout_seconds"),
             environment={handler_config.ACCOUNTS_TABLE_NAME: accounts_name, handler_config.CHARGE_QUEUE_URL: queue.url,
                          handler_config.POWERTOOLS_SERVICE_NAME: f"{name}-dispatcher"},
             statements=[
@@ -211,40 +237,26 @@ class FifoBillingQueue(pulumi.ComponentResource):
             # The scheduled time, not the clock, decides the billing month: a retried run bills
             # the same month.
             input=json.dumps({"scheduled_time": "<aws.scheduler.scheduled-time>"}),
-            expression=args.get("schedule_expression", DEFAULT_SCHEDULE),
-            timezone=args.get("schedule_timezone", "UTC"), enabled=args.get("schedule_enabled", True),
-            retry_attempts=args.get("scheduler_retry_attempts"),
-            max_event_age_seconds=args.get("scheduler_max_event_age_seconds"), alarm_actions=alarm_actions,
+            expression=SETTINGS.value(args, "schedule_expression"),
+            timezone=SETTINGS.value(args, "schedule_timezone"),
+            enabled=SETTINGS.value(args, "schedule_enabled"),
+            retry_attempts=SETTINGS.value(args, "scheduler_retry_attempts"),
+            max_event_age_seconds=SETTINGS.value(args, "scheduler_max_event_age_seconds"), alarm_actions=alarm_actions,
             dlq_description=f"{name}: the billing run could not be started after all retries; start the "
                             "dispatcher by hand with {\"month\": \"YYYY-MM\"} (safe to repeat).")
 
         oldest_message_age_alarm(
             f"{name}-charges-oldest-message", queue=queue, parent=self, alarm_actions=alarm_actions,
-            threshold_seconds=args.get("oldest_message_alarm_seconds", DEFAULT_OLDEST_MESSAGE_ALARM_SECONDS))
+            threshold_seconds=SETTINGS.value(args, "oldest_message_alarm_seconds"))
         function_errors_alarm(f"{name}-consumer-errors", function=consumer.function, parent=self,
                               alarm_actions=alarm_actions)
         function_errors_alarm(f"{name}-dispatcher-errors", function=dispatcher.function, parent=self,
                               alarm_actions=alarm_actions)
 
-        self.queue_url = queue.url
-        self.queue_arn = queue.arn
-        self.dlq_url = dlq.queue.url
-        self.dlq_arn = dlq.queue.arn
-        self.consumer_function_name = consumer.function.name
-        self.consumer_function_arn = consumer.function.arn
-        self.dispatcher_function_name = dispatcher.function.name
-        self.dispatcher_function_arn = dispatcher.function.arn
-        self.schedule_arn = scheduled.schedule.arn
-        self.scheduler_dlq_url = scheduled.dlq.queue.url
-        self.ledger_table_name = ledger.name
-        self.accounts_table_name = pulumi.Output.from_input(accounts_name)
-        self.register_outputs({
-            "queue_url": self.queue_url, "queue_arn": self.queue_arn,
-            "dlq_url": self.dlq_url, "dlq_arn": self.dlq_arn,
-            "consumer_function_name": self.consumer_function_name,
-            "consumer_function_arn": self.consumer_function_arn,
-            "dispatcher_function_name": self.dispatcher_function_name,
-            "dispatcher_function_arn": self.dispatcher_function_arn,
-            "schedule_arn": self.schedule_arn, "scheduler_dlq_url": self.scheduler_dlq_url,
-            "ledger_table_name": self.ledger_table_name, "accounts_table_name": self.accounts_table_name,
+        publish(self, {
+            "queue_url": queue.url, "queue_arn": queue.arn, "dlq_url": dlq.queue.url, "dlq_arn": dlq.queue.arn,
+            "consumer_function_name": consumer.function.name, "consumer_function_arn": consumer.function.arn,
+            "dispatcher_function_name": dispatcher.function.name, "dispatcher_function_arn": dispatcher.function.arn,
+            "schedule_arn": scheduled.schedule.arn, "scheduler_dlq_url": scheduled.dlq.queue.url,
+            "ledger_table_name": ledger.name, "accounts_table_name": pulumi.Output.from_input(accounts_name),
         })

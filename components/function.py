@@ -9,12 +9,15 @@ with its own `handlers/` folder still ships ours. Powertools comes from its publ
 for the function's runtime, architecture and region, so the deployed function can import everything
 the handlers import (boto3 is in the runtime). Logs go to a log group the component owns, with a
 retention, instead of the never-expiring group Lambda would create.
+
+Public: `packaged_function` (returns `PackagedFunction`), `RuntimeSettings`, `handlers_archive`,
+`powertools_layer_arn`, `stack_region`, `ARCHIVE_ROOT`. IAM statements are in `iam`.
 """
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from types import ModuleType
+from typing import Mapping, Optional, Sequence, Union
 
 import pulumi
 import pulumi_aws as aws
@@ -22,21 +25,12 @@ import pulumi_aws as aws
 import integration_blueprint as namespace_package
 import integration_blueprint.handlers as handlers_package
 from integration_blueprint import aws_limits, conventions
+from integration_blueprint.components.iam import Statement, service_role
+
+__all__ = ["ARCHIVE_ROOT", "PackagedFunction", "RuntimeSettings", "handlers_archive", "packaged_function",
+           "powertools_layer_arn", "stack_region"]
 
 ARCHIVE_ROOT = namespace_package.__name__
-
-@dataclass(frozen=True)
-class Statement:
-    """One IAM allow statement. Actions are always named: no wildcard actions anywhere."""
-
-    actions: Sequence[str]
-    resources: Sequence[pulumi.Input[str]]
-
-    def __post_init__(self):
-        for action in self.actions:
-            if "*" in action:
-                raise ValueError(f"IAM action {action!r} has a wildcard; name the exact actions")
-
 
 @dataclass
 class RuntimeSettings:
@@ -59,13 +53,20 @@ class PackagedFunction:
 
 def handlers_archive() -> pulumi.AssetArchive:
     """This package's handlers (runtime and reference) as a Lambda code archive."""
-    root = Path(handlers_package.__file__).parent
+    root = _module_path(handlers_package).parent
     files = sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
-    assets = {f"{ARCHIVE_ROOT}/handlers/{p.relative_to(root).as_posix()}": pulumi.FileAsset(str(p)) for p in files}
+    assets: dict[str, Union[pulumi.Asset, pulumi.Archive]] = {
+        f"{ARCHIVE_ROOT}/handlers/{p.relative_to(root).as_posix()}": pulumi.FileAsset(str(p)) for p in files}
     for module in (namespace_package, aws_limits, conventions):
-        name = Path(module.__file__).name
-        assets[f"{ARCHIVE_ROOT}/{name}"] = pulumi.FileAsset(str(Path(module.__file__)))
+        path = _module_path(module)
+        assets[f"{ARCHIVE_ROOT}/{path.name}"] = pulumi.FileAsset(str(path))
     return pulumi.AssetArchive(assets)
+
+
+def _module_path(module: ModuleType) -> Path:
+    if module.__file__ is None:  # a namespace package without files: nothing to ship
+        raise RuntimeError(f"{module.__name__} has no file; install integration-blueprint with its sources")
+    return Path(module.__file__)
 
 
 def powertools_layer_arn(region: str, settings: RuntimeSettings) -> str:
@@ -82,37 +83,21 @@ def stack_region(settings: RuntimeSettings) -> str:
     return region
 
 
-def policy_document(statements: Sequence[Statement]) -> pulumi.Output[str]:
-    resolved = [pulumi.Output.all(*s.resources).apply(
-        lambda resources, actions=list(s.actions): {"Effect": "Allow", "Action": sorted(actions),
-                                                    "Resource": list(resources)})
-        for s in statements]
-    return pulumi.Output.all(*resolved).apply(
-        lambda docs: json.dumps({"Version": "2012-10-17", "Statement": list(docs)}))
-
-
-def packaged_function(name: str, *, parent: pulumi.Resource, handler: str,
+def packaged_function(name: str, *, parent: pulumi.Resource, handler: pulumi.Input[str],
                       statements: Sequence[Statement], settings: RuntimeSettings,
-                      timeout: int, memory_size: int = conventions.LAMBDA_MEMORY_DEFAULT_MB,
+                      timeout: pulumi.Input[int], memory_size: pulumi.Input[int] = conventions.LAMBDA_MEMORY_DEFAULT_MB,
                       environment: Optional[Mapping[str, pulumi.Input[str]]] = None,
                       code: Optional[pulumi.Archive] = None,
-                      reserved_concurrency: Optional[int] = None) -> PackagedFunction:
+                      reserved_concurrency: Optional[pulumi.Input[int]] = None) -> PackagedFunction:
     """A function running `handler` (default code: this package's handlers) with a role that may
     do exactly `statements` plus write its own logs."""
     opts = pulumi.ResourceOptions(parent=parent)
     log_group = aws.cloudwatch.LogGroup(f"{name}-logs", retention_in_days=settings.log_retention_days, opts=opts)
-    role = aws.iam.Role(
-        f"{name}-role",
-        assume_role_policy=json.dumps({"Version": "2012-10-17", "Statement": [{
-            "Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]}),
-        opts=opts,
-    )
     logs = Statement(["logs:CreateLogStream", "logs:PutLogEvents"], [log_group.arn.apply(lambda a: f"{a}:*")])
-    policy = aws.iam.RolePolicy(f"{name}-policy", role=role.id,
-                                policy=policy_document([logs, *statements]), opts=opts)
+    access = service_role(name, parent=parent, service="lambda.amazonaws.com", statements=[logs, *statements])
     function = aws.lambda_.Function(
         name,
-        role=role.arn,
+        role=access.role.arn,
         runtime=settings.runtime,
         architectures=[settings.architecture],
         handler=handler,
@@ -124,7 +109,7 @@ def packaged_function(name: str, *, parent: pulumi.Resource, handler: str,
         reserved_concurrent_executions=reserved_concurrency,
         logging_config={"log_format": "JSON", "log_group": log_group.name},
         # The role's policy must exist before the function can poll its event sources.
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[policy]),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[access.policy]),
     )
-    return PackagedFunction(function=function, role=role, log_group=log_group)
+    return PackagedFunction(function=function, role=access.role, log_group=log_group)
 

@@ -10,38 +10,51 @@ handler runtime is handlers/idempotent_stream.py.
 Because the Retry-DLQ holds only sequence numbers, every replay must happen while the records are
 still in the stream: the component refuses a configuration whose replay window ends after the
 stream's retention. For the same reason idempotency keys must outlive the last replay.
+
+Public: `IdempotentStreamConsumer`, `IdempotentStreamConsumerArgs`, `SETTINGS` (its settings table),
+`validate` (returns `IdempotentStreamNumbers`), `DEFAULT_HANDLER`, `DEFAULT_MAXIMUM_RETRY_ATTEMPTS`,
+`REFERENCE_KEY_JMESPATH`, `TYPE`, `NAME`.
 """
 
 
+from dataclasses import dataclass
 from typing import Optional
 
 import pulumi
-import pulumi_aws as aws
 
+import integration_blueprint.components.kinesis_consumer as shared
 from integration_blueprint import aws_limits
-from integration_blueprint.components.function import Statement
-from integration_blueprint.components.kinesis_consumer import (
-    SQS_CONSUME_ACTIONS,
-    StreamConsumerArgs,
-    consumer_alarms,
-    consumer_function,
-    dlq_pair,
-    reference_ledger,
-    retry_mapping,
-    stream_mapping_settings,
-    stream_source,
-    validate_common,
-)
+from integration_blueprint.components.iam import Statement
+from integration_blueprint.components.kinesis_consumer import StreamConsumerArgs, StreamConsumerOutputs
+from integration_blueprint.components.naming import require_fits
+from integration_blueprint.components.platform import publish
+from integration_blueprint.components.settings import Setting, SettingsTable
 from integration_blueprint.components.tables import idempotency_table
-from integration_blueprint.components.validation import ComponentArgumentError, is_known, require_range
+from integration_blueprint.components.validation import ComponentArgumentError, is_known
 from integration_blueprint.handlers.runtime import config as handler_config
+
+__all__ = ["DEFAULT_HANDLER", "DEFAULT_MAXIMUM_RETRY_ATTEMPTS", "IdempotentStreamConsumer",
+           "IdempotentStreamConsumerArgs", "IdempotentStreamNumbers", "NAME", "REFERENCE_KEY_JMESPATH", "SETTINGS",
+           "TYPE", "validate"]
 
 TYPE = "blueprint:index:IdempotentStreamConsumer"
 NAME = "IdempotentStreamConsumer"
 DEFAULT_HANDLER = "integration_blueprint.handlers.reference.ledger_idempotent_consumer.lambda_handler"
-DEFAULT_MAXIMUM_RETRY_ATTEMPTS = 2
-DEFAULT_MAXIMUM_RECORD_AGE_SECONDS = 3600
 REFERENCE_KEY_JMESPATH = "eventId"  # the reference ledger's business key
+
+SETTINGS = SettingsTable(NAME, [
+    *shared.STREAM_SETTINGS,
+    Setting("maximum_retry_attempts", int, 2, minimum=1, maximum=aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_MAX,
+            why="bounded, so a poison record reaches the Retry-DLQ instead of blocking its shard until it expires"),
+    Setting("maximum_record_age_seconds", int, 3600, minimum=aws_limits.KINESIS_ESM_RECORD_AGE_MIN_SECONDS,
+            maximum=aws_limits.KINESIS_ESM_RECORD_AGE_MAX_SECONDS, why="bounded; -1 (no limit) is refused"),
+    Setting("idempotency_key_jmespath", str, None,
+            why="the business key in the JSON payload; reference handler: eventId; none: shard + sequence number"),
+    Setting("idempotency_ttl_seconds", int, None, minimum=1,
+            why="how long a processed record's key is kept; default and minimum: the end of its last replay"),
+])
+# Kept for the benchmarks that quote the default.
+DEFAULT_MAXIMUM_RETRY_ATTEMPTS: int = SETTINGS.default("maximum_retry_attempts")
 
 
 class IdempotentStreamConsumerArgs(StreamConsumerArgs, total=False):
@@ -56,119 +69,93 @@ class IdempotentStreamConsumerArgs(StreamConsumerArgs, total=False):
     """How long a processed record's key is kept; default and minimum: the end of its last replay."""
 
 
-def validate(args: IdempotentStreamConsumerArgs) -> dict:
-    numbers = validate_common(NAME, args)
-    retries = args.get("maximum_retry_attempts", DEFAULT_MAXIMUM_RETRY_ATTEMPTS)
-    require_range(NAME, "maximum_retry_attempts", retries, 1, aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_MAX,
-                  why="bounded, so a poison record reaches the Retry-DLQ instead of blocking its shard until it expires")
-    max_age = args.get("maximum_record_age_seconds", DEFAULT_MAXIMUM_RECORD_AGE_SECONDS)
-    require_range(NAME, "maximum_record_age_seconds", max_age, aws_limits.KINESIS_ESM_RECORD_AGE_MIN_SECONDS,
-                  aws_limits.KINESIS_ESM_RECORD_AGE_MAX_SECONDS, why="bounded; -1 (no limit) is refused")
+@dataclass(frozen=True)
+class IdempotentStreamNumbers:
+    """The effective, checked numbers of an IdempotentStreamConsumer."""
+
+    numbers: shared.Numbers
+    retries: pulumi.Input[int]
+    max_age: pulumi.Input[int]
+    ttl: pulumi.Input[int]
+
+
+def validate(args: IdempotentStreamConsumerArgs) -> IdempotentStreamNumbers:
+    numbers = shared.validate_common(SETTINGS, args)
+    retries = SETTINGS.value(args, "maximum_retry_attempts")
+    max_age = SETTINGS.value(args, "maximum_record_age_seconds")
     horizon = None
-    if all(is_known(v) for v in (max_age, numbers.delay, numbers.visibility, numbers.receives,
-                                 numbers.retention_hours)):
+    window = numbers.known_replay_window()
+    retention_hours = numbers.retention_hours
+    if window is not None and is_known(max_age) and is_known(retention_hours):
         # A record may already be max_age old when Lambda hands it to the Retry-DLQ, and is read
         # back from the stream on every replay until the last one ends.
-        horizon = max_age + numbers.replay_window
-        retention = numbers.retention_hours * 3600
+        horizon = max_age + window
+        retention = retention_hours * 3600
         if horizon > retention:
             raise ComponentArgumentError(
                 f"{NAME}: the replay window does not end inside the stream's retention: maximum_record_age_seconds "
                 f"{max_age} + retry_delay_seconds {numbers.delay} + max_receive_count {numbers.receives} x "
                 f"retry_visibility_timeout_seconds {numbers.visibility} = {horizon} s, but retention_hours "
-                f"{numbers.retention_hours} keeps records {retention} s. The last replays would find the records "
+                f"{retention_hours} keeps records {retention} s. The last replays would find the records "
                 "trimmed. Shorten the window or raise retention_hours to at least "
                 f"{-(-horizon // 3600)}.")
-    ttl = args.get("idempotency_ttl_seconds")
+    ttl = SETTINGS.value(args, "idempotency_ttl_seconds")
     if ttl is None:
         ttl = max(aws_limits.POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS, horizon or 0)
-    require_range(NAME, "idempotency_ttl_seconds", ttl, 1)
     if horizon is not None and is_known(ttl) and ttl < horizon:
         raise ComponentArgumentError(
             f"{NAME}: idempotency_ttl_seconds={ttl} expires keys before the last replay ends ({horizon} s after "
             f"a record's arrival: maximum_record_age_seconds + the replay window); a replayed record could be "
             f"applied twice. Use at least {horizon}.")
-    return {"numbers": numbers, "retries": retries, "max_age": max_age, "ttl": ttl}
+    return IdempotentStreamNumbers(numbers=numbers, retries=retries, max_age=max_age, ttl=ttl)
 
 
-class IdempotentStreamConsumer(pulumi.ComponentResource):
-    stream_arn: pulumi.Output[str]
-    stream_name: pulumi.Output[str]
-    stream_consumer_arn: pulumi.Output[Optional[str]]
-    retry_dlq_url: pulumi.Output[str]
-    retry_dlq_arn: pulumi.Output[str]
-    unrecoverable_dlq_url: pulumi.Output[str]
-    unrecoverable_dlq_arn: pulumi.Output[str]
-    function_name: pulumi.Output[str]
-    function_arn: pulumi.Output[str]
+class IdempotentStreamConsumer(pulumi.ComponentResource, StreamConsumerOutputs):
     idempotency_table_name: pulumi.Output[str]
-    ledger_table_name: pulumi.Output[Optional[str]]
 
     def __init__(self, name: str, args: IdempotentStreamConsumerArgs = None,  # type: ignore[assignment]  # Pulumi schema inference reads this annotation; Optional[...] breaks it
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE, name, None, opts)
-        args = dict(args or {})
+        args = args or IdempotentStreamConsumerArgs()
         checked = validate(args)
-        numbers = checked["numbers"]
-        child = pulumi.ResourceOptions(parent=self)
+        require_fits(NAME, name, shared.PHYSICAL_NAMES)
+        numbers = checked.numbers
 
-        source = stream_source(name, args, numbers, self)
-        dlqs = dlq_pair(name, numbers, self, args.get("alarm_actions"),
+        source = shared.stream_source(name, args, numbers, self)
+        dlqs = shared.dlq_pair(name, numbers, self, args.get("alarm_actions"),
                         f"{name}: a stream record failed every replay (or expired from the stream) and is parked in "
                         "the Unrecoverable-DLQ; its body holds the shard and sequence numbers. Fix the cause, then "
                         "move it back to the Retry-DLQ while the records are still in the stream.")
         table = idempotency_table(f"{name}-idempotency", parent=self, protect=args.get("protect_data", True))
-        ledger = reference_ledger(name, args, self)
-        key_path = args.get("idempotency_key_jmespath", REFERENCE_KEY_JMESPATH if ledger is not None else None)
-        environment = {
+        ledger = shared.reference_ledger(name, args, self)
+        key_path = args.get("idempotency_key_jmespath") or (REFERENCE_KEY_JMESPATH if ledger is not None else None)
+        environment: dict[str, pulumi.Input[str]] = {
             handler_config.IDEMPOTENCY_TABLE_NAME: table.name,
-            handler_config.IDEMPOTENCY_EXPIRY_SECONDS: pulumi.Output.from_input(checked["ttl"]).apply(str),
+            handler_config.IDEMPOTENCY_EXPIRY_SECONDS: pulumi.Output.from_input(checked.ttl).apply(str),
             handler_config.UNRECOVERABLE_DLQ_URL: dlqs.unrecoverable.queue.url,
         }
         if key_path is not None:
             environment[handler_config.IDEMPOTENCY_KEY_JMESPATH] = key_path
-        function = consumer_function(
-            name, args, numbers, self, default_handler=DEFAULT_HANDLER, environment=environment, ledger=ledger,
+        function = shared.consumer_function(
+            name, args, numbers, self, component=NAME, default_handler=DEFAULT_HANDLER, environment=environment, ledger=ledger,
             statements=[
                 *source.read_statements,
-                Statement(SQS_CONSUME_ACTIONS, [dlqs.retry.arn]),
                 # The mapping's on-failure destination is sent with the function's role.
-                Statement(["sqs:SendMessage"], [dlqs.retry.arn]),
+                *shared.retry_dlq_statements(dlqs),
                 # Ranges already trimmed from the stream are parked by the handler.
                 Statement(["sqs:SendMessage"], [dlqs.unrecoverable.queue.arn]),
                 Statement(["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"],
                           [table.arn]),
             ])
-        aws.lambda_.EventSourceMapping(
-            f"{name}-stream-mapping",
-            event_source_arn=source.mapping_source_arn,
-            function_name=function.function.arn,
-            **stream_mapping_settings(args),
+        shared.stream_mapping(
+            name, args, source, function, self,
             bisect_batch_on_function_error=True,
-            maximum_retry_attempts=checked["retries"],
-            maximum_record_age_in_seconds=checked["max_age"],
+            maximum_retry_attempts=checked.retries,
+            maximum_record_age_in_seconds=checked.max_age,
             destination_config={"on_failure": {"destination_arn": dlqs.retry.arn}},
-            opts=child,
         )
-        retry_mapping(name, args, function, dlqs.retry, self)
-        consumer_alarms(name, args, numbers, function, dlqs.retry, self)
+        shared.retry_mapping(name, args, function, dlqs.retry, self)
+        shared.consumer_alarms(name, args, numbers, function, dlqs.retry, self)
 
-        self.stream_arn = source.stream_arn
-        self.stream_name = source.stream_name
-        self.stream_consumer_arn = pulumi.Output.from_input(source.consumer_arn)
-        self.retry_dlq_url = dlqs.retry.url
-        self.retry_dlq_arn = dlqs.retry.arn
-        self.unrecoverable_dlq_url = dlqs.unrecoverable.queue.url
-        self.unrecoverable_dlq_arn = dlqs.unrecoverable.queue.arn
-        self.function_name = function.function.name
-        self.function_arn = function.function.arn
-        self.idempotency_table_name = table.name
-        self.ledger_table_name = pulumi.Output.from_input(ledger.name if ledger is not None else None)
-        self.register_outputs({
-            "stream_arn": self.stream_arn, "stream_name": self.stream_name,
-            "stream_consumer_arn": self.stream_consumer_arn,
-            "retry_dlq_url": self.retry_dlq_url, "retry_dlq_arn": self.retry_dlq_arn,
-            "unrecoverable_dlq_url": self.unrecoverable_dlq_url, "unrecoverable_dlq_arn": self.unrecoverable_dlq_arn,
-            "function_name": self.function_name, "function_arn": self.function_arn,
-            "idempotency_table_name": self.idempotency_table_name, "ledger_table_name": self.ledger_table_name,
-        })
+        publish(self, {**shared.stream_outputs(source, dlqs, function), "idempotency_table_name": table.name,
+                       "ledger_table_name": pulumi.Output.from_input(ledger.name if ledger is not None else None)})

@@ -8,32 +8,97 @@ alarms, and the checks on their numbers.
 
 The two components (idempotent_stream_consumer.py, non_idempotent_stream_consumer.py) differ in the
 Kinesis mapping's error handling and in who writes to the Retry-DLQ.
+
+Public (for the two stream components): `StreamConsumerArgs`, `PolicyStatementArgs`,
+`StreamConsumerOutputs`, `STREAM_SETTINGS`, `validate_common` (returns `Numbers`), the building blocks
+`stream_source`, `dlq_pair`, `reference_ledger`, `consumer_function`, `extra_statements`,
+`stream_mapping`, `retry_mapping`, `retry_dlq_statements`, `consumer_alarms`, `stream_outputs`, and
+`PHYSICAL_NAMES`, `STREAM_MODES`, `LEDGER_HASH_KEY`.
 """
 
 
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence, TypedDict
+from typing import Any, Mapping, Optional, Sequence, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 
 from integration_blueprint import aws_limits, conventions
-from integration_blueprint.components.alarms import function_errors_alarm, iterator_age_alarm, oldest_message_age_alarm
-from integration_blueprint.components.function import PackagedFunction, Statement, packaged_function
+from integration_blueprint.components.alarms import (
+    AlarmActions,
+    function_errors_alarm,
+    iterator_age_alarm,
+    oldest_message_age_alarm,
+)
+from integration_blueprint.components.function import PackagedFunction, packaged_function
+from integration_blueprint.components.iam import Statement
+from integration_blueprint.components.naming import PhysicalName, function_names, queue_name
 from integration_blueprint.components.platform import PlatformArgs, runtime_settings
-from integration_blueprint.components.queues import DeadLetterQueue, dead_letter_queue, redrive_policy
+from integration_blueprint.components.queues import DeadLetterQueue, consume_statement, queue_with_dlq, sqs_consumer_mapping
+from integration_blueprint.components.settings import Setting, SettingsTable
 from integration_blueprint.components.tables import idempotency_table
-from integration_blueprint.components.validation import ComponentArgumentError, is_known, require, require_range
+from integration_blueprint.components.validation import ComponentArgumentError, is_known, plain, require
 from integration_blueprint.handlers.runtime import config as handler_config
 
-# Project defaults for both patterns (the AWS limits they are checked against are in defaults.py).
-DEFAULT_FUNCTION_TIMEOUT_SECONDS = 60
-DEFAULT_RETRY_DELAY_SECONDS = 60  # first replay a minute after the failure
-DEFAULT_RETRY_BATCH_SIZE = 10
-DEFAULT_STREAM_MODE = "ON_DEMAND"
+__all__ = ["DlqPair", "LEDGER_HASH_KEY", "Numbers", "PHYSICAL_NAMES", "PolicyStatementArgs", "STREAM_MODES",
+           "STREAM_SETTINGS", "StreamConsumerArgs", "StreamConsumerOutputs", "StreamSource", "consumer_alarms",
+           "consumer_function", "dlq_pair", "extra_statements", "reference_ledger", "retry_dlq_statements",
+           "retry_mapping", "stream_mapping", "stream_outputs", "stream_source", "validate_common"]
+
 STREAM_MODES = ("ON_DEMAND", "PROVISIONED")
 # The reference handler's ledger (per-account balance) lives in a table keyed by account.
 LEDGER_HASH_KEY = "account"
+
+# The settings both stream patterns share (each component's table extends them).
+STREAM_SETTINGS = (
+    Setting("stream_arn", str, None, pattern=aws_limits.ARN_PATTERN, describe="a Kinesis stream ARN",
+            why="an existing stream to consume; unset: the component creates one"),
+    Setting("stream_mode", str, "ON_DEMAND", choices=STREAM_MODES, describe="ON_DEMAND or PROVISIONED",
+            why="an ON_DEMAND stream scales its own shards"),
+    Setting("shard_count", int, None, minimum=1, why="shards of a PROVISIONED stream"),
+    Setting("retention_hours", int, aws_limits.KINESIS_RETENTION_DEFAULT_HOURS,
+            minimum=aws_limits.KINESIS_RETENTION_MIN_HOURS, maximum=aws_limits.KINESIS_RETENTION_MAX_HOURS,
+            why="every replay re-reads its records from the stream, so it bounds the replay window"),
+    Setting("kms_key_id", str, aws_limits.KINESIS_MANAGED_KMS_KEY,
+            why="the AWS managed key needs no kms: permission; a customer managed key ARN is granted kms:Decrypt"),
+    Setting("enhanced_fan_out", bool, False, why="read through an enhanced fan-out consumer (more than two readers)"),
+    Setting("batch_size", int, aws_limits.KINESIS_ESM_BATCH_SIZE_DEFAULT, minimum=aws_limits.KINESIS_ESM_BATCH_SIZE_MIN,
+            maximum=aws_limits.KINESIS_ESM_BATCH_SIZE_MAX),
+    Setting("batching_window_seconds", int, 0, minimum=0, maximum=aws_limits.KINESIS_ESM_BATCHING_WINDOW_MAX_SECONDS,
+            why="0: invoke as soon as records arrive"),
+    Setting("parallelization_factor", int, 1, minimum=aws_limits.KINESIS_ESM_PARALLELIZATION_MIN,
+            maximum=aws_limits.KINESIS_ESM_PARALLELIZATION_MAX, why="concurrent batches per shard"),
+    Setting("starting_position", str, "LATEST", choices=aws_limits.KINESIS_ESM_STARTING_POSITIONS,
+            describe="LATEST or TRIM_HORIZON"),
+    Setting("function_timeout_seconds", int, 60, minimum=1, maximum=aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS),
+    Setting("memory_mb", int, conventions.LAMBDA_MEMORY_DEFAULT_MB, minimum=aws_limits.LAMBDA_MEMORY_MIN_MB,
+            maximum=aws_limits.LAMBDA_MEMORY_MAX_MB),
+    Setting("retry_delay_seconds", int, 60, minimum=0, maximum=aws_limits.SQS_DELAY_MAX_SECONDS,
+            why="the first replay waits a minute after the failure"),
+    Setting("retry_visibility_timeout_seconds", int, None, minimum=0,
+            maximum=aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS, at_least="function_timeout_seconds",
+            why="the wait between replays; at least the function timeout, default 6x"),
+    Setting("max_receive_count", int, conventions.DEFAULT_MAX_RECEIVE_COUNT,
+            minimum=conventions.MIN_SAFE_MAX_RECEIVE_COUNT, maximum=aws_limits.SQS_MAX_RECEIVE_COUNT_MAX,
+            why="3 or fewer receives parks a record that hit one transient error"),
+    Setting("retry_batch_size", int, aws_limits.SQS_ESM_BATCH_SIZE_DEFAULT, minimum=1,
+            maximum=aws_limits.SQS_ESM_BATCH_SIZE_DEFAULT, why="the Retry-DLQ mapping has no batching window"),
+    Setting("retry_retention_seconds", int, None, minimum=aws_limits.SQS_RETENTION_MIN_SECONDS,
+            maximum=conventions.DLQ_RETENTION_SECONDS - 1,
+            why="the Unrecoverable-DLQ must keep messages longer; default: the replay window + 1 hour, "
+                "at least SQS's 4 days"),
+    Setting("iterator_age_alarm_ms", int, None, minimum=1, why="default: half the stream retention"),
+    Setting("retry_dlq_age_alarm_seconds", int, None, minimum=1,
+            why="default: the replay window (a message older than that is not being replayed)"),
+)
+# The physical names a stream consumer generates from its name (checked against AWS's limits).
+PHYSICAL_NAMES = [*function_names("-consumer"), queue_name("-retry-dlq"), queue_name("-unrecoverable-dlq"),
+                  PhysicalName("Kinesis stream", "-stream", aws_limits.KINESIS_STREAM_NAME_MAX_LENGTH),
+                  PhysicalName("enhanced fan-out consumer", "-consumer", aws_limits.KINESIS_STREAM_CONSUMER_NAME_MAX_LENGTH,
+                               auto=False)]
+
+# The shared rows on their own, for the building blocks below (each component validates first).
+_COMMON = SettingsTable("StreamConsumer", STREAM_SETTINGS)
 
 
 class PolicyStatementArgs(TypedDict):
@@ -87,35 +152,43 @@ class StreamConsumerArgs(PlatformArgs, total=False):
 
 @dataclass
 class Numbers:
-    """The effective, checked numbers of a consumer."""
+    """The effective, checked numbers of a consumer (values not known yet stay Outputs)."""
 
-    timeout: int
-    retention_hours: int
-    delay: int
-    visibility: int
-    receives: int
-    retry_retention: int
+    timeout: pulumi.Input[int]
+    retention_hours: pulumi.Input[int]
+    delay: pulumi.Input[int]
+    visibility: pulumi.Input[int]
+    receives: pulumi.Input[int]
+    retry_retention: pulumi.Input[int]
+
+    def known_replay_window(self) -> Optional[int]:
+        """Seconds from a message entering the Retry-DLQ to the end of its last replay, if known now."""
+        if is_known(self.delay) and is_known(self.receives) and is_known(self.visibility):
+            return self.delay + self.receives * self.visibility
+        return None
 
     @property
-    def replay_window(self) -> int:
-        """Seconds from a message entering the Retry-DLQ to the end of its last replay."""
-        return self.delay + self.receives * self.visibility
+    def replay_window(self) -> pulumi.Input[int]:
+        known = self.known_replay_window()
+        if known is not None:
+            return known
+        return pulumi.Output.all(self.delay, self.receives, self.visibility).apply(lambda v: v[0] + v[1] * v[2])
 
 
-def validate_common(component: str, args: StreamConsumerArgs) -> Numbers:
+def validate_common(settings: SettingsTable, args: Mapping[str, Any]) -> Numbers:
     """Refuse what AWS or this blueprint does not allow; return the effective numbers."""
+    component = settings.component
+    for setting in settings:
+        settings.value(args, setting.arg)
     given = args.get("stream_arn")
     if given is not None:
         for arg in ("stream_mode", "shard_count", "kms_key_id"):
             require(component, args.get(arg) is None,
                     f"{arg} describes a stream the component creates; it cannot be set with stream_arn "
                     "(configure the existing stream where it is defined)")
-    mode = args.get("stream_mode", DEFAULT_STREAM_MODE)
-    if is_known(mode):
-        require(component, mode in STREAM_MODES, f"stream_mode={mode!r} is not allowed; use ON_DEMAND or PROVISIONED")
+    mode = settings.value(args, "stream_mode")
     if mode == "PROVISIONED" and given is None:
         require(component, args.get("shard_count") is not None, "stream_mode=PROVISIONED needs shard_count")
-        require_range(component, "shard_count", args.get("shard_count"), 1)
     elif args.get("shard_count") is not None:
         raise ComponentArgumentError(f"{component}: shard_count is only for stream_mode=PROVISIONED "
                                      "(an ON_DEMAND stream scales its own shards)")
@@ -125,63 +198,36 @@ def validate_common(component: str, args: StreamConsumerArgs) -> Numbers:
                 (kms.startswith("arn:aws") and ":key/" in kms),
                 f"kms_key_id={kms!r} is not allowed; use {aws_limits.KINESIS_MANAGED_KMS_KEY} or a KMS key ARN "
                 "(the consumer role is granted kms:Decrypt on exactly that key)")
-    retention = args.get("retention_hours", aws_limits.KINESIS_RETENTION_DEFAULT_HOURS)
-    require_range(component, "retention_hours", retention, aws_limits.KINESIS_RETENTION_MIN_HOURS,
-                  aws_limits.KINESIS_RETENTION_MAX_HOURS)
-    require_range(component, "batch_size", args.get("batch_size"), aws_limits.KINESIS_ESM_BATCH_SIZE_MIN,
-                  aws_limits.KINESIS_ESM_BATCH_SIZE_MAX)
-    require_range(component, "batching_window_seconds", args.get("batching_window_seconds"), 0,
-                  aws_limits.KINESIS_ESM_BATCHING_WINDOW_MAX_SECONDS)
-    require_range(component, "parallelization_factor", args.get("parallelization_factor"),
-                  aws_limits.KINESIS_ESM_PARALLELIZATION_MIN, aws_limits.KINESIS_ESM_PARALLELIZATION_MAX)
-    position = args.get("starting_position")
-    if is_known(position):
-        require(component, position in aws_limits.KINESIS_ESM_STARTING_POSITIONS,
-                f"starting_position={position!r} is not allowed; use LATEST or TRIM_HORIZON")
-    timeout = args.get("function_timeout_seconds", DEFAULT_FUNCTION_TIMEOUT_SECONDS)
-    require_range(component, "function_timeout_seconds", timeout, 1, aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS)
-    delay = args.get("retry_delay_seconds", DEFAULT_RETRY_DELAY_SECONDS)
-    require_range(component, "retry_delay_seconds", delay, 0, aws_limits.SQS_DELAY_MAX_SECONDS)
-    receives = args.get("max_receive_count", conventions.DEFAULT_MAX_RECEIVE_COUNT)
-    require_range(component, "max_receive_count", receives, conventions.MIN_SAFE_MAX_RECEIVE_COUNT,
-                  aws_limits.SQS_MAX_RECEIVE_COUNT_MAX,
-                  why="3 or fewer receives parks a record that hit one transient error")
-    visibility = args.get("retry_visibility_timeout_seconds")
+    timeout = settings.value(args, "function_timeout_seconds")
+    delay = settings.value(args, "retry_delay_seconds")
+    receives = settings.value(args, "max_receive_count")
+    visibility = settings.value(args, "retry_visibility_timeout_seconds")
     if visibility is None and is_known(timeout):
         visibility = timeout * aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR
-    require_range(component, "retry_visibility_timeout_seconds", visibility, 0,
-                  aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS)
     if is_known(visibility) and is_known(timeout) and visibility < timeout:
         raise ComponentArgumentError(
             f"{component}: retry_visibility_timeout_seconds={visibility} is less than function_timeout_seconds="
             f"{timeout}; a replay would reappear while still running. Use at least {timeout} "
             f"(AWS recommends {timeout * aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}).")
-    require_range(component, "retry_batch_size", args.get("retry_batch_size"), 1, aws_limits.SQS_ESM_BATCH_SIZE_DEFAULT,
-                  why="the Retry-DLQ mapping has no batching window")
-    require_range(component, "iterator_age_alarm_ms", args.get("iterator_age_alarm_ms"), 1)
-    require_range(component, "retry_dlq_age_alarm_seconds", args.get("retry_dlq_age_alarm_seconds"), 1)
     require(component, args.get("code") is None or args.get("handler") is not None,
             "code is given without handler; name the handler in your code (module.function)")
-    numbers = Numbers(timeout=timeout, retention_hours=retention, delay=delay, visibility=visibility,
-                      receives=receives, retry_retention=0)
-    known = all(is_known(v) for v in (delay, visibility, receives))
-    default_retention = aws_limits.SQS_RETENTION_DEFAULT_SECONDS
-    if known:
-        default_retention = max(default_retention, numbers.replay_window + 3600)
-    retry_retention = args.get("retry_retention_seconds", default_retention)
-    require_range(component, "retry_retention_seconds", retry_retention, aws_limits.SQS_RETENTION_MIN_SECONDS,
-                  conventions.DLQ_RETENTION_SECONDS - 1, why="the Unrecoverable-DLQ must keep messages longer")
-    if known and is_known(retry_retention) and numbers.replay_window >= retry_retention:
+    numbers = Numbers(timeout=timeout, retention_hours=settings.value(args, "retention_hours"), delay=delay,
+                      visibility=visibility, receives=receives, retry_retention=0)
+    known = numbers.known_replay_window()
+    retry_retention = settings.value(args, "retry_retention_seconds")
+    if retry_retention is None:
+        retry_retention = aws_limits.SQS_RETENTION_DEFAULT_SECONDS
+        if known is not None:
+            retry_retention = max(retry_retention, known + 3600)
+    if known is not None and is_known(retry_retention) and known >= retry_retention:
         raise ComponentArgumentError(
             f"{component}: the replay window (retry_delay_seconds {delay} + max_receive_count {receives} x "
-            f"retry_visibility_timeout_seconds {visibility} = {numbers.replay_window} s) does not end inside "
+            f"retry_visibility_timeout_seconds {visibility} = {known} s) does not end inside "
             f"retry_retention_seconds={retry_retention}; the Retry-DLQ would delete a message before its last "
             "replay and it would never reach the Unrecoverable-DLQ. Shorten the window or raise the retention "
             f"(at most {conventions.DLQ_RETENTION_SECONDS - 1}).")
     numbers.retry_retention = retry_retention
     return numbers
-
-
 
 
 @dataclass
@@ -201,14 +247,14 @@ def stream_source(name: str, args: StreamConsumerArgs, numbers: Numbers, parent:
         arn = pulumi.Output.from_input(args["stream_arn"])
         stream_name = arn.apply(lambda a: a.split("/", 1)[-1])
     else:
-        mode = args.get("stream_mode", DEFAULT_STREAM_MODE)
+        mode = _COMMON.value(args, "stream_mode")
         stream = aws.kinesis.Stream(
             f"{name}-stream",
             retention_period=numbers.retention_hours,
             stream_mode_details={"stream_mode": mode},
             shard_count=args.get("shard_count") if mode == "PROVISIONED" else None,
             encryption_type="KMS",
-            kms_key_id=args.get("kms_key_id", aws_limits.KINESIS_MANAGED_KMS_KEY),
+            kms_key_id=_COMMON.value(args, "kms_key_id"),
             opts=child,
         )
         arn, stream_name = stream.arn, stream.name
@@ -234,29 +280,33 @@ class DlqPair:
     unrecoverable: DeadLetterQueue
 
 
-def dlq_pair(name: str, numbers: Numbers, parent: pulumi.Resource, alarm_actions, unrecoverable_description: str) -> DlqPair:
-    unrecoverable = dead_letter_queue(f"{name}-unrecoverable-dlq", parent=parent, alarm_actions=alarm_actions,
-                                      description=unrecoverable_description)
-    retry = aws.sqs.Queue(
-        f"{name}-retry-dlq",
-        delay_seconds=numbers.delay,
-        visibility_timeout_seconds=numbers.visibility,
-        message_retention_seconds=numbers.retry_retention,
-        sqs_managed_sse_enabled=True,
-        redrive_policy=redrive_policy(unrecoverable.queue.arn, numbers.receives),
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
+def dlq_pair(name: str, numbers: Numbers, parent: pulumi.Resource, alarm_actions: AlarmActions,
+             unrecoverable_description: str) -> DlqPair:
     # No depth alarm on the Retry-DLQ: a message there is routine (replays are automatic), and
     # paging on it would page on every failed record. Its age alarm catches replays that stall;
     # the Unrecoverable-DLQ alarms on its first message.
-    return DlqPair(retry=retry, unrecoverable=unrecoverable)
+    pair = queue_with_dlq(f"{name}-retry-dlq", parent=parent, dlq_name=f"{name}-unrecoverable-dlq",
+                          max_receive_count=numbers.receives, alarm_actions=alarm_actions,
+                          dlq_description=unrecoverable_description, delay_seconds=numbers.delay,
+                          visibility_timeout_seconds=numbers.visibility,
+                          message_retention_seconds=numbers.retry_retention)
+    return DlqPair(retry=pair.queue, unrecoverable=pair.dlq)
 
 
-def extra_statements(args: StreamConsumerArgs) -> list[Statement]:
-    return [Statement(list(s["actions"]), list(s["resources"])) for s in args.get("policy_statements") or []]
+def extra_statements(component: str, args: StreamConsumerArgs) -> list[Statement]:
+    """Your handler's own permissions; the actions are read now (named, no wildcards)."""
+    statements = []
+    for given in plain(component, "policy_statements", args.get("policy_statements")) or []:
+        statement = plain(component, "policy_statements", given)
+        if statement is not None:
+            actions = plain(component, "policy_statements[].actions", statement["actions"]) or []
+            resources = plain(component, "policy_statements[].resources", statement["resources"]) or []
+            statements.append(Statement([plain(component, "policy_statements[].actions", a) or "" for a in actions],
+                                        list(resources)))
+    return statements
 
 
-def reference_ledger(name: str, args: StreamConsumerArgs, parent: pulumi.Resource):
+def reference_ledger(name: str, args: StreamConsumerArgs, parent: pulumi.Resource) -> Optional[aws.dynamodb.Table]:
     """The reference handler's per-account balances, when no handler of your own is given."""
     if args.get("handler") is not None:
         return None
@@ -265,56 +315,92 @@ def reference_ledger(name: str, args: StreamConsumerArgs, parent: pulumi.Resourc
 
 
 def consumer_function(name: str, args: StreamConsumerArgs, numbers: Numbers, parent: pulumi.Resource, *,
-                      default_handler: str, environment: dict, statements: list[Statement],
-                      ledger) -> PackagedFunction:
+                      component: str, default_handler: str, environment: Mapping[str, pulumi.Input[str]],
+                      statements: list[Statement], ledger: Optional[aws.dynamodb.Table]) -> PackagedFunction:
     env = dict(environment)
     statements = list(statements)
     if ledger is not None:
         env[handler_config.LEDGER_TABLE_NAME] = ledger.name
         statements.append(Statement(["dynamodb:UpdateItem", "dynamodb:GetItem"], [ledger.arn]))
-    env.update(dict(args.get("environment") or {}))
+    env.update(plain(component, "environment", args.get("environment")) or {})
     env.setdefault(handler_config.POWERTOOLS_SERVICE_NAME, f"{name}-consumer")
     return packaged_function(
         f"{name}-consumer", parent=parent, settings=runtime_settings(args),
         handler=args.get("handler", default_handler), code=args.get("code"),
-        timeout=numbers.timeout, memory_size=args.get("memory_mb", conventions.LAMBDA_MEMORY_DEFAULT_MB),
-        environment=env, statements=[*statements, *extra_statements(args)],
+        timeout=numbers.timeout, memory_size=_COMMON.value(args, "memory_mb"),
+        environment=env, statements=[*statements, *extra_statements(component, args)],
     )
 
 
 def retry_mapping(name: str, args: StreamConsumerArgs, function: PackagedFunction, retry: aws.sqs.Queue,
                   parent: pulumi.Resource) -> aws.lambda_.EventSourceMapping:
     """The same function consumes the Retry-DLQ, reporting failed messages one by one."""
+    return sqs_consumer_mapping(f"{name}-retry-mapping", parent=parent, consumed=retry, function=function.function,
+                                batch_size=_COMMON.value(args, "retry_batch_size"))
+
+
+def stream_mapping(name: str, args: StreamConsumerArgs, source: StreamSource, function: PackagedFunction,
+                   parent: pulumi.Resource, **error_handling: Any) -> aws.lambda_.EventSourceMapping:
+    """The function reads the stream (or its EFO consumer) with the component's batching settings;
+    `error_handling` is what differs between the two patterns (bisect, retries, destination)."""
     return aws.lambda_.EventSourceMapping(
-        f"{name}-retry-mapping",
-        event_source_arn=retry.arn,
+        f"{name}-stream-mapping",
+        event_source_arn=source.mapping_source_arn,
         function_name=function.function.arn,
-        batch_size=args.get("retry_batch_size", DEFAULT_RETRY_BATCH_SIZE),
-        function_response_types=["ReportBatchItemFailures"],
+        batch_size=_COMMON.value(args, "batch_size"),
+        maximum_batching_window_in_seconds=_COMMON.value(args, "batching_window_seconds"),
+        parallelization_factor=_COMMON.value(args, "parallelization_factor"),
+        starting_position=_COMMON.value(args, "starting_position"),
+        **error_handling,
         opts=pulumi.ResourceOptions(parent=parent),
     )
-
-
-def stream_mapping_settings(args: StreamConsumerArgs) -> dict:
-    return {
-        "batch_size": args.get("batch_size", aws_limits.KINESIS_ESM_BATCH_SIZE_DEFAULT),
-        "maximum_batching_window_in_seconds": args.get("batching_window_seconds", 0),
-        "parallelization_factor": args.get("parallelization_factor", 1),
-        "starting_position": args.get("starting_position", "LATEST"),
-    }
 
 
 def consumer_alarms(name: str, args: StreamConsumerArgs, numbers: Numbers, function: PackagedFunction,
                     retry: aws.sqs.Queue, parent: pulumi.Resource) -> None:
     alarm_actions = args.get("alarm_actions")
+    hours = numbers.retention_hours
+    half_retention_ms: pulumi.Input[int] = (
+        hours * 3600 * 1000 // 2 if is_known(hours)
+        else pulumi.Output.from_input(numbers.retention_hours).apply(lambda h: h * 3600 * 1000 // 2))
     iterator_age_alarm(f"{name}-iterator-age", function=function.function, parent=parent, alarm_actions=alarm_actions,
-                       threshold_ms=args.get("iterator_age_alarm_ms", numbers.retention_hours * 3600 * 1000 // 2))
+                       threshold_ms=args.get("iterator_age_alarm_ms") or half_retention_ms)
     oldest_message_age_alarm(f"{name}-retry-dlq-oldest-message", queue=retry, parent=parent,
                              alarm_actions=alarm_actions,
-                             threshold_seconds=args.get("retry_dlq_age_alarm_seconds", numbers.replay_window))
+                             threshold_seconds=args.get("retry_dlq_age_alarm_seconds") or numbers.replay_window)
     function_errors_alarm(f"{name}-consumer-errors", function=function.function, parent=parent,
                           alarm_actions=alarm_actions)
 
 
-SQS_CONSUME_ACTIONS = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
-                       "sqs:ChangeMessageVisibility"]
+def retry_dlq_statements(dlqs: DlqPair) -> list[Statement]:
+    """The function consumes the Retry-DLQ and sends to it: the stream mapping's on-failure records
+    (pattern 1) or the failed records the handler inserts (pattern 2)."""
+    return [consume_statement(dlqs.retry), Statement(["sqs:SendMessage"], [dlqs.retry.arn])]
+
+
+class StreamConsumerOutputs:
+    """The outputs both stream consumer components publish (a mixin: Pulumi's schema inference
+    reads annotations through the class's MRO)."""
+
+    stream_arn: pulumi.Output[str]
+    stream_name: pulumi.Output[str]
+    stream_consumer_arn: pulumi.Output[Optional[str]]
+    retry_dlq_url: pulumi.Output[str]
+    retry_dlq_arn: pulumi.Output[str]
+    unrecoverable_dlq_url: pulumi.Output[str]
+    unrecoverable_dlq_arn: pulumi.Output[str]
+    function_name: pulumi.Output[str]
+    function_arn: pulumi.Output[str]
+    ledger_table_name: pulumi.Output[Optional[str]]
+    """The reference handler's ledger; None with a handler of your own."""
+
+
+def stream_outputs(source: StreamSource, dlqs: DlqPair, function: PackagedFunction) -> dict[str, pulumi.Input[Any]]:
+    """The outputs both stream consumer components publish."""
+    return {
+        "stream_arn": source.stream_arn, "stream_name": source.stream_name,
+        "stream_consumer_arn": pulumi.Output.from_input(source.consumer_arn),
+        "retry_dlq_url": dlqs.retry.url, "retry_dlq_arn": dlqs.retry.arn,
+        "unrecoverable_dlq_url": dlqs.unrecoverable.queue.url, "unrecoverable_dlq_arn": dlqs.unrecoverable.queue.arn,
+        "function_name": function.function.name, "function_arn": function.function.arn,
+    }

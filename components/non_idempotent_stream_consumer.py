@@ -11,28 +11,26 @@ failed would be dropped. The stream mapping therefore has an on-failure destinat
 Unrecoverable-DLQ, not the Retry-DLQ. Lambda's on-failure record is metadata only and the crashed
 batch may be partly applied, so replaying it automatically could apply records twice; it alarms at
 once and a person replays what was not applied, while the records are still in the stream.
+
+Public: `NonIdempotentStreamConsumer`, `NonIdempotentStreamConsumerArgs`, `SETTINGS` (its settings
+table), `validate` (returns the shared `Numbers`), `DEFAULT_HANDLER`, `TYPE`, `NAME`.
 """
 
 
 from typing import Optional
 
 import pulumi
-import pulumi_aws as aws
 
-from integration_blueprint.components.function import Statement
-from integration_blueprint.components.kinesis_consumer import (
-    SQS_CONSUME_ACTIONS,
-    StreamConsumerArgs,
-    consumer_alarms,
-    consumer_function,
-    dlq_pair,
-    reference_ledger,
-    retry_mapping,
-    stream_mapping_settings,
-    stream_source,
-    validate_common,
-)
+import integration_blueprint.components.kinesis_consumer as shared
+from integration_blueprint.components.iam import Statement
+from integration_blueprint.components.kinesis_consumer import StreamConsumerArgs, StreamConsumerOutputs
+from integration_blueprint.components.naming import require_fits
+from integration_blueprint.components.platform import publish
+from integration_blueprint.components.settings import SettingsTable
 from integration_blueprint.handlers.runtime import config as handler_config
+
+__all__ = ["DEFAULT_HANDLER", "NAME", "NonIdempotentStreamConsumer", "NonIdempotentStreamConsumerArgs", "SETTINGS",
+           "TYPE", "validate"]
 
 TYPE = "blueprint:index:NonIdempotentStreamConsumer"
 NAME = "NonIdempotentStreamConsumer"
@@ -43,74 +41,45 @@ class NonIdempotentStreamConsumerArgs(StreamConsumerArgs, total=False):
     """The shared stream consumer settings; retries and bisect are fixed off for this pattern."""
 
 
-def validate(args: NonIdempotentStreamConsumerArgs) -> dict:
-    return {"numbers": validate_common(NAME, args)}
+SETTINGS = SettingsTable(NAME, shared.STREAM_SETTINGS)
 
 
-class NonIdempotentStreamConsumer(pulumi.ComponentResource):
-    stream_arn: pulumi.Output[str]
-    stream_name: pulumi.Output[str]
-    stream_consumer_arn: pulumi.Output[Optional[str]]
-    retry_dlq_url: pulumi.Output[str]
-    retry_dlq_arn: pulumi.Output[str]
-    unrecoverable_dlq_url: pulumi.Output[str]
-    unrecoverable_dlq_arn: pulumi.Output[str]
-    function_name: pulumi.Output[str]
-    function_arn: pulumi.Output[str]
-    ledger_table_name: pulumi.Output[Optional[str]]
+def validate(args: NonIdempotentStreamConsumerArgs) -> shared.Numbers:
+    return shared.validate_common(SETTINGS, args)
 
+
+class NonIdempotentStreamConsumer(pulumi.ComponentResource, StreamConsumerOutputs):
     def __init__(self, name: str, args: NonIdempotentStreamConsumerArgs = None,  # type: ignore[assignment]  # Pulumi schema inference reads this annotation; Optional[...] breaks it
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE, name, None, opts)
-        args = dict(args or {})
-        numbers = validate(args)["numbers"]
-        child = pulumi.ResourceOptions(parent=self)
+        args = args or NonIdempotentStreamConsumerArgs()
+        numbers = validate(args)
+        require_fits(NAME, name, shared.PHYSICAL_NAMES)
 
-        source = stream_source(name, args, numbers, self)
-        dlqs = dlq_pair(name, numbers, self, args.get("alarm_actions"),
+        source = shared.stream_source(name, args, numbers, self)
+        dlqs = shared.dlq_pair(name, numbers, self, args.get("alarm_actions"),
                         f"{name}: a stream record failed every replay, or an invocation crashed and Lambda parked "
                         "its batch range (metadata only, possibly partly applied). Fix the cause; move full "
                         "records back to the Retry-DLQ; replay a crashed range by hand, skipping what was applied, "
                         "before the records expire from the stream.")
-        ledger = reference_ledger(name, args, self)
-        function = consumer_function(
-            name, args, numbers, self, default_handler=DEFAULT_HANDLER, ledger=ledger,
+        ledger = shared.reference_ledger(name, args, self)
+        function = shared.consumer_function(
+            name, args, numbers, self, component=NAME, default_handler=DEFAULT_HANDLER, ledger=ledger,
             environment={handler_config.RETRY_DLQ_URL: dlqs.retry.url},
             statements=[
                 *source.read_statements,
-                Statement(SQS_CONSUME_ACTIONS, [dlqs.retry.arn]),
-                Statement(["sqs:SendMessage"], [dlqs.retry.arn]),  # the handler inserts failed records
+                *shared.retry_dlq_statements(dlqs),  # the handler inserts failed records
                 Statement(["sqs:SendMessage"], [dlqs.unrecoverable.queue.arn]),  # on-failure destination
             ])
-        aws.lambda_.EventSourceMapping(
-            f"{name}-stream-mapping",
-            event_source_arn=source.mapping_source_arn,
-            function_name=function.function.arn,
-            **stream_mapping_settings(args),
+        shared.stream_mapping(
+            name, args, source, function, self,
             bisect_batch_on_function_error=False,
             maximum_retry_attempts=0,
             function_response_types=["ReportBatchItemFailures"],
             destination_config={"on_failure": {"destination_arn": dlqs.unrecoverable.queue.arn}},
-            opts=child,
         )
-        retry_mapping(name, args, function, dlqs.retry, self)
-        consumer_alarms(name, args, numbers, function, dlqs.retry, self)
+        shared.retry_mapping(name, args, function, dlqs.retry, self)
+        shared.consumer_alarms(name, args, numbers, function, dlqs.retry, self)
 
-        self.stream_arn = source.stream_arn
-        self.stream_name = source.stream_name
-        self.stream_consumer_arn = pulumi.Output.from_input(source.consumer_arn)
-        self.retry_dlq_url = dlqs.retry.url
-        self.retry_dlq_arn = dlqs.retry.arn
-        self.unrecoverable_dlq_url = dlqs.unrecoverable.queue.url
-        self.unrecoverable_dlq_arn = dlqs.unrecoverable.queue.arn
-        self.function_name = function.function.name
-        self.function_arn = function.function.arn
-        self.ledger_table_name = pulumi.Output.from_input(ledger.name if ledger is not None else None)
-        self.register_outputs({
-            "stream_arn": self.stream_arn, "stream_name": self.stream_name,
-            "stream_consumer_arn": self.stream_consumer_arn,
-            "retry_dlq_url": self.retry_dlq_url, "retry_dlq_arn": self.retry_dlq_arn,
-            "unrecoverable_dlq_url": self.unrecoverable_dlq_url, "unrecoverable_dlq_arn": self.unrecoverable_dlq_arn,
-            "function_name": self.function_name, "function_arn": self.function_arn,
-            "ledger_table_name": self.ledger_table_name,
-        })
+        publish(self, {**shared.stream_outputs(source, dlqs, function),
+                       "ledger_table_name": pulumi.Output.from_input(ledger.name if ledger is not None else None)})

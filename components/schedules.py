@@ -1,7 +1,10 @@
 """An EventBridge Scheduler schedule that starts a target, with the retry policy and dead-letter
-queue every schedule in this blueprint must have, and a role that may start only that target."""
+queue every schedule in this blueprint must have, and a role that may start only that target.
 
-import json
+Public: `scheduled_start` (returns `ScheduledStart`), `SCHEDULE_GROUP`. The schedule's settings rows
+are in `settings` (`SCHEDULE_SETTINGS`).
+"""
+
 from dataclasses import dataclass
 from typing import Optional
 
@@ -10,8 +13,13 @@ import pulumi_aws as aws
 
 from integration_blueprint import conventions
 from integration_blueprint.components.alarms import AlarmActions
-from integration_blueprint.components.function import Statement, policy_document
+from integration_blueprint.components.iam import SourceCondition, Statement, account_context, service_role
 from integration_blueprint.components.queues import DeadLetterQueue, dead_letter_queue
+
+__all__ = ["SCHEDULE_GROUP", "ScheduledStart", "scheduled_start"]
+
+# Schedules are created in the account's default group (the Schedule's group_name is not set).
+SCHEDULE_GROUP = "default"
 
 
 @dataclass
@@ -27,21 +35,17 @@ def scheduled_start(name: str, *, parent: pulumi.Resource, target_arn: pulumi.In
                     alarm_actions: AlarmActions = None, dlq_description: str = "") -> ScheduledStart:
     """`start_action` is the one IAM action the schedule needs on the target, e.g.
     `lambda:InvokeFunction` or `states:StartExecution`. Scheduler only accepts a standard-queue DLQ."""
-    child = pulumi.ResourceOptions(parent=parent)
     dlq = dead_letter_queue(f"{name}-dlq", parent=parent, fifo=False, alarm_actions=alarm_actions,
                             description=dlq_description)
-    role = aws.iam.Role(
-        f"{name}-role",
-        assume_role_policy=json.dumps({"Version": "2012-10-17", "Statement": [{
-            "Effect": "Allow", "Principal": {"Service": "scheduler.amazonaws.com"}, "Action": "sts:AssumeRole"}]}),
-        opts=child,
-    )
-    policy = aws.iam.RolePolicy(
-        f"{name}-policy", role=role.id,
-        policy=policy_document([Statement([start_action], [target_arn]),
-                                Statement(["sqs:SendMessage"], [dlq.queue.arn])]),
-        opts=child,
-    )
+    # Scheduler assumes the role for schedules of this account's default group only (the group's
+    # ARN, not the schedule's: the schedule needs the role first).
+    # https://docs.aws.amazon.com/scheduler/latest/UserGuide/setting-up.html#setting-up-execution-role
+    where = account_context()
+    access = service_role(name, parent=parent, service="scheduler.amazonaws.com",
+                          statements=[Statement([start_action], [target_arn]),
+                                      Statement(["sqs:SendMessage"], [dlq.queue.arn])],
+                          source=SourceCondition(account=where.account,
+                                                 arn=where.arn("scheduler", f"schedule-group/{SCHEDULE_GROUP}")))
     schedule = aws.scheduler.Schedule(
         name,
         schedule_expression=expression,
@@ -50,7 +54,7 @@ def scheduled_start(name: str, *, parent: pulumi.Resource, target_arn: pulumi.In
         flexible_time_window={"mode": "OFF"},
         target={
             "arn": target_arn,
-            "role_arn": role.arn,
+            "role_arn": access.role.arn,
             "input": input,
             "retry_policy": {
                 "maximum_retry_attempts": conventions.SCHEDULER_RETRY_ATTEMPTS_DEFAULT
@@ -60,6 +64,6 @@ def scheduled_start(name: str, *, parent: pulumi.Resource, target_arn: pulumi.In
             },
             "dead_letter_config": {"arn": dlq.queue.arn},
         },
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[policy]),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[access.policy]),
     )
     return ScheduledStart(schedule=schedule, dlq=dlq)

@@ -1,20 +1,40 @@
 """Refusals shared by every component: a bad argument fails the preview with a message that names
 the argument, what it got and what is allowed. Values that are still Outputs cannot be checked at
-construction time and pass through; the policy pack checks them once they are known."""
+construction time and pass through; the policy pack checks them once they are known.
 
-from typing import Any
+Public: `ComponentArgumentError`, `is_known` (narrows an Input to its plain value), `plain` (an
+argument the component must read now), `require`, `require_range`.
+"""
+
+from typing import Any, Optional, TypeVar
+
+import pulumi
+from typing_extensions import TypeIs
+
+__all__ = ["ComponentArgumentError", "is_known", "plain", "require", "require_range"]
+
+T = TypeVar("T")
 
 
 class ComponentArgumentError(ValueError):
     """A component argument outside what AWS or this blueprint allows."""
 
 
-def is_known(value: Any) -> bool:
+def is_known(value: Optional[pulumi.Input[T]]) -> TypeIs[T]:
     """True for a plain value the component can check now (not an Output/awaitable)."""
     return value is not None and not hasattr(value, "apply") and not hasattr(value, "__await__")
 
 
-def require_range(component: str, arg: str, value: Any, minimum: float, maximum: float | None = None,
+def plain(component: str, arg: str, value: Optional[pulumi.Input[T]]) -> Optional[T]:
+    """`value` as a plain value: the component must read it now (e.g. to name IAM actions), so an
+    Output is refused with a message that names the argument."""
+    if value is None or is_known(value):
+        return value
+    raise ComponentArgumentError(f"{component}: {arg} must be a plain value when the component is declared, "
+                                 "not an Output; resolve it first (or pass the resources it depends on instead)")
+
+
+def require_range(component: str, arg: str, value: Any, minimum: float, maximum: Optional[float] = None,
                   why: str = "") -> None:
     if not is_known(value):
         return

@@ -1,8 +1,52 @@
-"""Shared test setup: fake AWS credentials (moto only; nothing leaves the machine)."""
+"""Shared test setup and helpers: fake AWS credentials (moto only; nothing leaves the machine), the
+repository's own stack files, and finding recorded resources by name."""
+
+import json
+from pathlib import Path
 
 import pytest
+import yaml
 
 REGION = "eu-west-1"
+REGION_CONFIG = {"aws:region": REGION}
+REPO = Path(__file__).resolve().parents[1]
+
+
+def stack_file(stack: str) -> dict:
+    """The `config` of the repository's stacks/Pulumi.<stack>.yaml, as written."""
+    return yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+
+
+def only(recorded, type_token: str, name_suffix: str, component=None):
+    """The one resource of `type_token` whose name ends with `name_suffix` (within `component`)."""
+    matches = [r for r in recorded.of_type(type_token) if r.name.endswith(name_suffix)
+               and (component is None or r.name == component or r.name.startswith(f"{component}-"))]
+    assert len(matches) == 1, [r.name for r in recorded.of_type(type_token)]
+    return matches[0]
+
+
+MOCK_ACCOUNT = "123456789012"  # the account the Pulumi SDK's mocks (and the recording) answer with
+
+
+def assert_tls_only(policy_resource, service: str, resources: list[str]) -> None:
+    """The recorded queue or bucket policy refuses every request to `resources` sent without TLS,
+    and allows nothing."""
+    [statement] = policy_statements(policy_resource)
+    assert statement["Effect"] == "Deny" and statement["Principal"] == "*"
+    assert statement["Action"] == f"{service}:*"
+    assert statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    assert (statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]) == resources
+
+
+def trust_policy(role) -> dict:
+    """The one statement of a recorded role's trust policy."""
+    [statement] = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+    return statement
+
+
+def policy_statements(resource) -> list[dict]:
+    """The statements of a recorded resource's JSON `policy` input (role, queue or bucket policy)."""
+    return json.loads(resource.inputs["policy"])["Statement"]
 
 
 @pytest.fixture(autouse=True)

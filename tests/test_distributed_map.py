@@ -8,11 +8,9 @@ import os
 import threading
 import time
 import zipfile
-from pathlib import Path
 
 import boto3
 import pytest
-import yaml
 from moto import mock_aws
 from moto.awslambda.models import LambdaFunction
 from moto.dynamodb.responses import DynamoHandler
@@ -35,10 +33,9 @@ from integration_blueprint.components.distributed_map_definition import (
 from integration_blueprint.components.validation import ComponentArgumentError
 from integration_blueprint.preview.recording import ProgramError, record_program
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
-from tests.conftest import REGION
+from tests.conftest import MOCK_ACCOUNT, REGION, REPO, assert_tls_only, policy_statements, stack_file, trust_policy
 from tests.invoice_fixtures import ENVIRONMENT, create_tables, customer_total, load_handler
 
-REPO = Path(__file__).resolve().parents[1]
 ENRICHER_MODULE = "integration_blueprint.handlers.reference.invoice_enricher"
 STACKS = ("dev", "staging", "prod")
 FUNCTION_ARN = "arn:aws:lambda:eu-west-1:123456789012:function:enricher"
@@ -65,8 +62,7 @@ def stacks():
 
 
 def stack_section(stack: str) -> dict:
-    doc = yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())
-    return doc["config"]["blueprint:distributedMap"]
+    return stack_file(stack)["blueprint:distributedMap"]
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -178,7 +174,7 @@ def record_component(**args):
 
 
 def role_policy(recorded, name: str) -> list[dict]:
-    return json.loads(recorded.named(name).inputs["policy"])["Statement"]
+    return policy_statements(recorded.named(name))
 
 
 def test_state_machine_role_is_least_privilege_without_a_cycle():
@@ -276,6 +272,32 @@ def test_given_bucket_no_schedule_by_default_and_a_scheduled_nightly_run():
     assert target["deadLetterConfig"]["arn"] == recorded.named("invoices-schedule-dlq").outputs["arn"]
     statements = {tuple(s["Action"]): s["Resource"] for s in role_policy(recorded, "invoices-schedule-policy")}
     assert set(statements) == {("states:StartExecution",), ("sqs:SendMessage",)}
+
+
+def test_secure_by_default_tls_only_bucket_and_queues_and_a_trust_policy_for_this_machine_only():
+    recorded = record_component(schedule_expression="cron(0 2 * * ? *)")
+    bucket = recorded.named("invoices-input")
+    bucket_policy = recorded.named("invoices-input-tls-only")
+    assert bucket_policy.inputs["bucket"] == bucket.id == bucket.outputs["bucket"]
+    assert_tls_only(bucket_policy, "s3", [bucket.outputs["arn"], f"{bucket.outputs['arn']}/*"])
+    for queue in recorded.of_type("aws:sqs/queue:Queue"):
+        assert_tls_only(recorded.named(f"{queue.name}-tls-only"), "sqs", [queue.outputs["arn"]])
+
+    [machine] = recorded.of_type("aws:sfn/stateMachine:StateMachine")
+    states = trust_policy(recorded.named("invoices-role"))
+    assert states["Principal"] == {"Service": "states.amazonaws.com"}
+    assert states["Condition"] == {"StringEquals": {"aws:SourceAccount": MOCK_ACCOUNT},
+                                   "ArnLike": {"aws:SourceArn": machine.outputs["arn"]}}
+    scheduler = trust_policy(recorded.named("invoices-schedule-role"))
+    assert scheduler["Condition"]["ArnLike"] == {
+        "aws:SourceArn": f"arn:aws:scheduler:{REGION}:{MOCK_ACCOUNT}:schedule-group/default"}
+    # ...and the trust policies do not depend on the machine (no cycle).
+    assert machine.urn not in recorded.named("invoices-role").dependencies
+
+
+def test_a_given_input_bucket_gets_no_bucket_policy_from_the_component():
+    recorded = record_component(input_bucket_name="team-invoices")
+    assert not recorded.of_type("aws:s3/bucketPolicy:BucketPolicy")
 
 
 def test_first_preview_with_unknown_outputs_and_a_given_name():

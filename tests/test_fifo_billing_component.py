@@ -2,28 +2,12 @@
 configurations the component refuses."""
 
 import json
-from pathlib import Path
 
 import pytest
-import yaml
 
 from integration_blueprint.components.fifo_billing_queue import FifoBillingQueue
 from integration_blueprint.preview.recording import ProgramError, record_program
-
-REPO = Path(__file__).resolve().parents[1]
-REGION_CONFIG = {"aws:region": "eu-west-1"}
-
-
-def stack_file(stack):
-    return yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
-
-
-def only(recorded, type_token, name_suffix, component=None):
-    """The one resource of `type_token` whose name ends with `name_suffix` (within `component`)."""
-    matches = [r for r in recorded.of_type(type_token) if r.name.endswith(name_suffix)
-               and (component is None or r.name == component or r.name.startswith(f"{component}-"))]
-    assert len(matches) == 1, [r.name for r in recorded.of_type(type_token)]
-    return matches[0]
+from tests.conftest import MOCK_ACCOUNT, REGION_CONFIG, REPO, assert_tls_only, only, stack_file, trust_policy
 
 
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
@@ -115,6 +99,31 @@ def test_each_stack_deploys_the_fifo_billing_pattern_as_configured(stack):
     assert [(s["Action"], s["Resource"]) for s in scheduler_policy["Statement"]] == [
         (["lambda:InvokeFunction"], [dispatcher.outputs["arn"]]), (["sqs:SendMessage"], [schedule_dlq.outputs["arn"]])]
     assert only(recorded, "aws:cloudwatch/metricAlarm:MetricAlarm", "-schedule-dlq-depth").inputs["threshold"] == 1
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_every_queue_refuses_requests_without_tls(stack):
+    recorded = record_program(REPO, stack=stack)
+    queues = [q for q in recorded.of_type("aws:sqs/queue:Queue") if q.name.startswith("billing-")]
+    assert {q.name for q in queues} == {"billing-charges", "billing-dlq", "billing-schedule-dlq"}
+    for queue in queues:
+        policy = only(recorded, "aws:sqs/queuePolicy:QueuePolicy", f"{queue.name}-tls-only")
+        assert policy.inputs["queueUrl"] == queue.outputs["url"]
+        assert_tls_only(policy, "sqs", [queue.outputs["arn"]])
+
+
+def test_scheduler_may_assume_its_role_only_for_this_accounts_schedules_and_nothing_else_widens():
+    recorded = record_program(lambda: FifoBillingQueue("billing", {}), config=REGION_CONFIG)
+    scheduler = trust_policy(only(recorded, "aws:iam/role:Role", "-schedule-role"))
+    assert scheduler["Principal"] == {"Service": "scheduler.amazonaws.com"}
+    assert scheduler["Action"] == "sts:AssumeRole"
+    assert scheduler["Condition"] == {
+        "StringEquals": {"aws:SourceAccount": MOCK_ACCOUNT},
+        "ArnLike": {"aws:SourceArn": f"arn:aws:scheduler:eu-west-1:{MOCK_ACCOUNT}:schedule-group/default"},
+    }
+    for function_role in ("-consumer-role", "-dispatcher-role"):
+        assert trust_policy(only(recorded, "aws:iam/role:Role", function_role)) == {
+            "Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}
 
 
 def test_a_team_can_bring_its_own_accounts_store_and_consumer_code():

@@ -2,25 +2,18 @@
 stack deploys, and the configurations the components refuse."""
 
 import json
-from pathlib import Path
 
 import pytest
-import yaml
 
 from integration_blueprint.components.idempotent_stream_consumer import IdempotentStreamConsumer
 from integration_blueprint.components.non_idempotent_stream_consumer import NonIdempotentStreamConsumer
 from integration_blueprint.preview.recording import ProgramError, record_program
+from tests.conftest import REGION_CONFIG, REPO, assert_tls_only, stack_file
 
-REPO = Path(__file__).resolve().parents[1]
-REGION_CONFIG = {"aws:region": "eu-west-1"}
 PATTERNS = {  # component name in __main__.py -> (stack config section, type token)
     "orders": ("blueprint:idempotentStream", "blueprint:index:IdempotentStreamConsumer"),
     "payments": ("blueprint:nonIdempotentStream", "blueprint:index:NonIdempotentStreamConsumer"),
 }
-
-
-def stack_file(stack):
-    return yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
 
 
 class Deployed:
@@ -118,6 +111,11 @@ def test_each_stack_deploys_both_stream_patterns_with_its_numbers(stacks, stack,
         assert "kinesis:SubscribeToShard" in d.allowed(consumers[0].outputs["arn"])
     assert not [a for s in d.policy()["Statement"] for a in s["Action"] if "*" in a]
 
+    for queue in (retry, unrecoverable):  # both refuse requests without TLS
+        policy = d.one("aws:sqs/queuePolicy:QueuePolicy", queue.name.removeprefix(component) + "-tls-only")
+        assert policy.inputs["queueUrl"] == queue.outputs["url"]
+        assert_tls_only(policy, "sqs", [queue.outputs["arn"]])
+
 
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
 def test_the_idempotent_mapping_bisects_retries_a_bounded_number_of_times_and_replays_from_the_retry_dlq(stacks, stack):
@@ -189,6 +187,17 @@ def test_a_team_handler_gets_its_own_code_and_permissions_and_no_reference_ledge
     assert function.inputs["environment"]["variables"]["ORDERS_TABLE"] == "orders"
     assert d.allowed(table) == {"dynamodb:PutItem"}
     assert d.all("aws:dynamodb/table:Table") == []
+
+
+def test_permissions_given_as_an_output_are_refused_naming_the_argument():
+    import pulumi
+
+    def component(args):
+        args["policy_statements"] = pulumi.Output.from_input([{"actions": ["dynamodb:PutItem"], "resources": ["x"]}])
+        return NonIdempotentStreamConsumer("orders", args)
+
+    with pytest.raises(ProgramError, match="NonIdempotentStreamConsumer: policy_statements must be a plain value"):
+        deploy(component, {"handler": "orders.consumer.handler", "code": pulumi.AssetArchive({})})
 
 
 def test_a_customer_managed_key_is_used_and_the_role_may_decrypt_with_it():

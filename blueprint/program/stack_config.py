@@ -1,27 +1,43 @@
 """The blueprint program's stack configuration: one typed reader, one section per pattern.
 
-Stack files (stacks/Pulumi.<stack>.yaml) hold one object per section, for example
+Stack files (`<stackConfigDir>/Pulumi.<stack>.yaml`) hold one object per section, for example
 
     blueprint:fifoBilling:
       enabled: true
       batchSize: 10
 
-Every value is checked here, before any resource is declared: a wrong or missing value fails the
-preview with the full key, what it got and what is allowed, and unknown keys (typos) are refused.
+The keys of a section are the settings of its component, read from the component's settings table
+(`integration_blueprint.components.settings`): the key is the argument in camelCase, and the
+default, bounds and reason are the ones the component itself applies. Every value is checked here,
+before any resource is declared: a wrong or missing value fails the preview with the full key,
+what it got, what is allowed and the stack file to fix; unknown keys and unknown sections (typos)
+are refused. A key left unset is left to the component's default.
+
+Public: `read()` (every section of the stack), `StackSettings`, `StackConfigError`, `Section`,
+`SECTIONS`, and one reader per section.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable, Optional
 
 import pulumi
+import pulumi.runtime.config as pulumi_config
+import yaml
 
-from integration_blueprint import aws_limits, conventions
+from integration_blueprint.components.settings import Setting, SettingsTable
+
+__all__ = ["NAMESPACE", "SECTIONS", "Section", "StackConfigError", "StackSettings", "check_sections",
+           "distributed_map_args", "fifo_billing_args", "idempotent_stream_args", "non_idempotent_stream_args",
+           "platform_settings", "read", "stack_file"]
 
 NAMESPACE = "blueprint"
-_MISSING = object()
+_MISSING: Any = object()
 
 
 class StackConfigError(pulumi.RunError):
@@ -31,10 +47,10 @@ class StackConfigError(pulumi.RunError):
 class Section:
     """One config object (e.g. `blueprint:fifoBilling`) with typed, range-checked getters."""
 
-    def __init__(self, name: str, values: Optional[dict], source: str = "stacks/Pulumi.<stack>.yaml"):
+    def __init__(self, name: str, values: Optional[dict], source: Optional[str] = None):
         self.name = name
         self.values = dict(values or {})
-        self.source = source
+        self.source = source or stack_file()
         self.read: set[str] = set()
 
     @classmethod
@@ -48,7 +64,8 @@ class Section:
         except json.JSONDecodeError:
             values = raw
         if not isinstance(values, dict):
-            raise StackConfigError(f"{NAMESPACE}:{name} must be an object of settings, got {raw!r}")
+            raise StackConfigError(f"{NAMESPACE}:{name} must be an object of settings, got {raw!r}. "
+                                   f"Fix it in {stack_file()}.")
         return cls(name, values)
 
     def key(self, key: str) -> str:
@@ -69,46 +86,48 @@ class Section:
 
     def integer(self, key: str, default: Any = _MISSING, *, minimum: Optional[int] = None,
                 maximum: Optional[int] = None, why: str = "") -> Optional[int]:
+        value = self._number(key, default, "a whole number", minimum, maximum, why)
+        return None if value is None else int(value)
+
+    def number(self, key: str, default: Any = _MISSING, *, minimum: Optional[float] = None,
+               maximum: Optional[float] = None, why: str = "") -> Optional[float]:
+        """A whole or decimal number (e.g. a percentage or a backoff rate), returned as float."""
+        value = self._number(key, default, "a number", minimum, maximum, why)
+        return None if value is None else float(value)
+
+    def _number(self, key: str, default: Any, kind: str, minimum: Optional[float], maximum: Optional[float],
+                why: str) -> Optional[float]:
+        """`kind` "a whole number" accepts integers (and strings of digits), "a number" decimals too."""
         value = self._get(key, default)
         if value is None:
             return None
-        allowed = "a whole number" + (f" from {minimum}" if minimum is not None else "") + \
-                  (f" to {maximum}" if maximum is not None else "") + (f" ({why})" if why else "")
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
-                value = int(value)
-            else:
-                raise self._fail(key, value, allowed)
+        allowed = kind + (f" from {minimum}" if minimum is not None else "") + \
+            (f" to {maximum}" if maximum is not None else "") + (f" ({why})" if why else "")
+        whole = kind == "a whole number"
+        if isinstance(value, str):
+            text = value.strip()
+            if whole and re.fullmatch(r"-?\d+", text):
+                value = int(text)
+            elif not whole:
+                try:
+                    value = float(text)
+                except ValueError:
+                    raise self._fail(key, value, allowed) from None
+        if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or value != value:
+            raise self._fail(key, value, allowed)
         if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
             raise self._fail(key, value, allowed)
         return value
 
-    def boolean(self, key: str, default: Any = _MISSING) -> bool:
+    def boolean(self, key: str, default: Any = _MISSING) -> Optional[bool]:
         value = self._get(key, default)
+        if value is None:
+            return None
         if isinstance(value, str) and value.lower() in ("true", "false"):
             return value.lower() == "true"
         if not isinstance(value, bool):
             raise self._fail(key, value, "true or false")
         return value
-
-    def number(self, key: str, default: Any = _MISSING, *, minimum: Optional[float] = None,
-               maximum: Optional[float] = None, why: str = "") -> Optional[float]:
-        """A whole or decimal number (e.g. a percentage or a backoff rate), returned as float."""
-        value = self._get(key, default)
-        if value is None:
-            return None
-        allowed = "a number" + (f" from {minimum}" if minimum is not None else "") + \
-                  (f" to {maximum}" if maximum is not None else "") + (f" ({why})" if why else "")
-        if isinstance(value, str):
-            try:
-                value = float(value)
-            except ValueError:
-                raise self._fail(key, value, allowed) from None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-            raise self._fail(key, value, allowed)
-        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-            raise self._fail(key, value, allowed)
-        return float(value)
 
     def string(self, key: str, default: Any = _MISSING, *, choices: Optional[Iterable[str]] = None,
                pattern: Optional[str] = None, describe: str = "") -> Optional[str]:
@@ -134,6 +153,47 @@ class Section:
                     raise self._fail(key, item, describe or f"strings matching {pattern}")
         return list(value)
 
+    def setting(self, setting: Setting, table: SettingsTable, read: dict[str, Any]) -> Any:
+        """The stack's value for one row of a component's settings table, checked against the row;
+        None when the key is not set (the component applies its default). `read` holds the values
+        read so far, for a bound that is another setting (`at_least`)."""
+        default = _MISSING if setting.required else None
+        key = setting.key
+        if setting.kind is bool:
+            return self.boolean(key, default)
+        if setting.kind is list:
+            values = self.string_list(key, [], pattern=setting.pattern or None, describe=setting.describe)
+            return values or None  # an empty list means "not set"
+        if setting.kind is str:
+            return self.string(key, default, choices=setting.choices or None, pattern=setting.pattern or None,
+                               describe=setting.describe)
+        if setting.choices:
+            value = self.integer(key, default)
+            if value is not None and value not in setting.choices:
+                raise StackConfigError(
+                    f"{self.key(key)} = {value} is not {setting.describe or 'allowed'}; use one of "
+                    f"{', '.join(map(str, setting.choices))}. Fix it in {self.source}.")
+            return value
+        minimum = setting.minimum
+        if setting.at_least:
+            other = read.get(setting.at_least, table.default(setting.at_least))
+            if other is not None:
+                minimum = other if minimum is None else max(minimum, other)
+        if setting.kind is int:
+            return self.integer(key, default, minimum=None if minimum is None else int(minimum),
+                                maximum=None if setting.maximum is None else int(setting.maximum), why=setting.why)
+        return self.number(key, default, minimum=minimum, maximum=setting.maximum, why=setting.why)
+
+    def settings(self, table: SettingsTable) -> dict[str, Any]:
+        """Every stack-settable row of `table` that the section sets: argument name -> value."""
+        read: dict[str, Any] = {}
+        for setting in table:
+            if setting.in_stack:
+                value = self.setting(setting, table, read)
+                if value is not None:
+                    read[setting.arg] = value
+        return read
+
     def finish(self) -> None:
         """Refuse keys nobody read: they are typos or settings this blueprint does not have."""
         unknown = sorted(set(self.values) - self.read)
@@ -143,237 +203,128 @@ class Section:
                 f"{', '.join(sorted(self.read))}. Fix it in {self.source}.")
 
 
-ARN_PATTERN = r"arn:aws[a-z-]*:[a-z0-9-]+:[a-z0-9-]*:\d{12}:.+"
 
 
-SCHEDULE_PATTERN = r"(cron\(\S+( \S+){5}\)|rate\(\d+ \w+\)|at\(\S+\))"
-SCHEDULE_DESCRIPTION = "a Scheduler expression: cron(min hour dom month dow year), rate(...) or at(...)"
+def stack_file() -> str:
+    """The stack's config file as the user edits it: `<stackConfigDir>/Pulumi.<stack>.yaml`, relative
+    to the project (Pulumi runs the program in the project's folder)."""
+    name = f"Pulumi.{pulumi.get_stack()}.yaml"
+    for folder in (Path.cwd(), *Path.cwd().parents):
+        project = next((folder / f for f in ("Pulumi.yaml", "Pulumi.yml") if (folder / f).is_file()), None)
+        if project is None:
+            continue
+        try:
+            config_dir = (yaml.safe_load(project.read_text()) or {}).get("stackConfigDir")
+        except yaml.YAMLError:
+            config_dir = None
+        return str(Path(config_dir) / name) if isinstance(config_dir, str) and config_dir else name
+    return name
 
 
-def platform_settings() -> dict:
-    """`blueprint:platform`: what every pattern of the stack shares."""
+# --- sections ------------------------------------------------------------------------------------
+
+def _component_tables() -> dict[str, SettingsTable]:
+    """Each pattern's section and its component's settings table (imported here, not at module
+    import, so reading `blueprint:platform` does not load every component)."""
+    from integration_blueprint.components import (
+        distributed_map_definition,
+        fifo_billing_queue,
+        idempotent_stream_consumer,
+        non_idempotent_stream_consumer,
+    )
+
+    return {
+        "fifoBilling": fifo_billing_queue.SETTINGS,
+        "distributedMap": distributed_map_definition.SETTINGS,
+        "idempotentStream": idempotent_stream_consumer.SETTINGS,
+        "nonIdempotentStream": non_idempotent_stream_consumer.SETTINGS,
+    }
+
+
+SECTIONS = ("platform", "fifoBilling", "distributedMap", "idempotentStream", "nonIdempotentStream")
+
+
+def check_sections() -> None:
+    """Refuse a `blueprint:<section>` this program does not read: a misspelled section would
+    otherwise silently turn its pattern off."""
+    keys = set(pulumi_config.CONFIG.get()) | set(pulumi_config.get_config_env())
+    prefix = f"{NAMESPACE}:"
+    for key in sorted(keys):
+        if not key.startswith(prefix):
+            continue
+        section = key[len(prefix):]
+        if section not in SECTIONS:
+            close = difflib.get_close_matches(section, SECTIONS, n=1)
+            hint = f" (did you mean {prefix}{close[0]}?)" if close else ""
+            raise StackConfigError(
+                f"{key} is not a section this blueprint reads{hint}; the sections are "
+                f"{', '.join(prefix + s for s in SECTIONS)}. Fix it in {stack_file()}.")
+
+
+def platform_settings() -> dict[str, Any]:
+    """`blueprint:platform`: what every pattern of the stack shares, with its defaults applied."""
+    from integration_blueprint.components.platform import PLATFORM_SETTINGS
+
     section = Section.from_pulumi("platform")
-    result = {
-        "alarm_actions": section.string_list("alarmActions", [], pattern=ARN_PATTERN,
-                                             describe="a list of SNS topic ARNs"),
-        "log_retention_days": section.integer("logRetentionDays", conventions.LOG_RETENTION_DEFAULT_DAYS,
-                                              minimum=1),
-        "powertools_layer_version": section.integer("powertoolsLayerVersion",
-                                                    conventions.POWERTOOLS_LAYER_VERSION_DEFAULT, minimum=1),
-        "protect_data": section.boolean("protectData", True),
-    }
-    if result["log_retention_days"] not in aws_limits.LOG_RETENTION_ALLOWED_DAYS:
-        raise StackConfigError(
-            f"{section.key('logRetentionDays')} = {result['log_retention_days']} is not a retention "
-            f"CloudWatch Logs accepts; use one of {', '.join(map(str, aws_limits.LOG_RETENTION_ALLOWED_DAYS))}.")
+    given = section.settings(PLATFORM_SETTINGS)
     section.finish()
-    return result
+    return {s.arg: given.get(s.arg, PLATFORM_SETTINGS.default(s.arg)) for s in PLATFORM_SETTINGS}
 
 
-def fifo_billing_args(platform: dict) -> Optional[dict]:
+def _pattern_args(name: str, platform: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """`blueprint:<name>` -> its component's args (the section's settings and the platform's), or
+    None when the stack disables the pattern."""
+    section = Section.from_pulumi(name)
+    if not section.boolean("enabled", False):
+        section.values = {k: v for k, v in section.values.items() if k == "enabled"}
+        section.finish()
+        return None
+    args = {**section.settings(_component_tables()[name]), **platform}
+    section.finish()
+    return args
+
+
+def fifo_billing_args(platform: dict[str, Any]) -> Optional[dict[str, Any]]:
     """`blueprint:fifoBilling` -> FifoBillingQueueArgs, or None when the stack disables it."""
-    from integration_blueprint.components.fifo_billing_queue import FifoBillingQueueArgs
-
-    section = Section.from_pulumi("fifoBilling")
-    if not section.boolean("enabled", False):
-        section.values = {k: v for k, v in section.values.items() if k == "enabled"}
-        return None
-    timeout = section.integer("consumerTimeoutSeconds", 30, minimum=1, maximum=aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS)
-    args = FifoBillingQueueArgs(
-        consumer_timeout_seconds=timeout,
-        batch_size=section.integer("batchSize", aws_limits.SQS_ESM_BATCH_SIZE_DEFAULT, minimum=1,
-                                   maximum=aws_limits.SQS_FIFO_ESM_BATCH_SIZE_MAX, why="FIFO batch limit"),
-        max_receive_count=section.integer("maxReceiveCount", conventions.DEFAULT_MAX_RECEIVE_COUNT,
-                                          minimum=conventions.MIN_SAFE_MAX_RECEIVE_COUNT,
-                                          maximum=aws_limits.SQS_MAX_RECEIVE_COUNT_MAX),
-        visibility_timeout_seconds=section.integer(
-            "visibilityTimeoutSeconds", timeout * aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR,
-            minimum=timeout, maximum=aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS,
-            why="at least the consumer timeout"),
-        message_retention_seconds=section.integer(
-            "messageRetentionSeconds", aws_limits.SQS_RETENTION_DEFAULT_SECONDS,
-            minimum=aws_limits.SQS_RETENTION_MIN_SECONDS, maximum=conventions.DLQ_RETENTION_SECONDS - 1,
-            why="shorter than the DLQ's 14 days"),
-        maximum_concurrency=section.integer("maximumConcurrency", None,
-                                            minimum=aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MIN,
-                                            maximum=aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MAX),
-        reserved_concurrency=section.integer("reservedConcurrency", None, minimum=1),
-        oldest_message_alarm_seconds=section.integer("oldestMessageAlarmSeconds", 900, minimum=60),
-        schedule_expression=section.string("schedule", "cron(0 3 1 * ? *)",
-                                           pattern=SCHEDULE_PATTERN, describe=SCHEDULE_DESCRIPTION),
-        schedule_timezone=section.string("scheduleTimezone", "UTC"),
-        schedule_enabled=section.boolean("scheduleEnabled", True),
-        scheduler_retry_attempts=section.integer("schedulerRetryAttempts", conventions.SCHEDULER_RETRY_ATTEMPTS_DEFAULT,
-                                                 minimum=0, maximum=aws_limits.SCHEDULER_RETRY_ATTEMPTS_MAX),
-        scheduler_max_event_age_seconds=section.integer(
-            "schedulerMaxEventAgeSeconds", conventions.SCHEDULER_EVENT_AGE_DEFAULT_SECONDS,
-            minimum=aws_limits.SCHEDULER_EVENT_AGE_MIN_SECONDS, maximum=aws_limits.SCHEDULER_EVENT_AGE_MAX_SECONDS),
-        ledger_ttl_days=section.integer("ledgerTtlDays", conventions.BILLING_LEDGER_TTL_DEFAULT_DAYS, minimum=1),
-        alarm_actions=platform["alarm_actions"],
-        log_retention_days=platform["log_retention_days"],
-        powertools_layer_version=platform["powertools_layer_version"],
-        protect_data=platform["protect_data"],
-    )
-    accounts = section.string("accountsTableArn", None, pattern=ARN_PATTERN, describe="a DynamoDB table ARN")
-    if accounts:
-        args["accounts_table_arn"] = accounts
-        args["accounts_table_name"] = accounts.rsplit("/", 1)[-1]
-    section.finish()
+    args = _pattern_args("fifoBilling", platform)
+    if args is not None and "accounts_table_arn" in args:
+        args["accounts_table_name"] = args["accounts_table_arn"].rsplit("/", 1)[-1]
     return args
 
 
-def distributed_map_args(platform: dict) -> Optional[dict]:
-    """`blueprint:distributedMap` -> DistributedMapBatchArgs, or None when the stack disables it."""
-    from integration_blueprint.components.distributed_map_batch import (
-        DEFAULT_INPUT_PREFIX,
-        DEFAULT_ITEM_TIMEOUT_SECONDS,
-        DEFAULT_RESULT_PREFIX,
-        DEFAULT_SCHEDULE_INPUT_KEY,
-        DistributedMapBatchArgs,
-    )
-
-    section = Section.from_pulumi("distributedMap")
-    if not section.boolean("enabled", False):
-        section.values = {k: v for k, v in section.values.items() if k == "enabled"}
-        return None
-    args = DistributedMapBatchArgs(
-        # Required on purpose: the only right value comes from the downstream's capacity.
-        max_concurrency=section.integer("maxConcurrency", minimum=1,
-                                        maximum=aws_limits.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX,
-                                        why="children at once; derive it from the downstream capacity"),
-        retry_interval_seconds=section.integer(
-            "retryIntervalSeconds", conventions.SFN_RETRY_INTERVAL_DEFAULT_SECONDS,
-            minimum=aws_limits.SFN_RETRY_INTERVAL_MIN_SECONDS, maximum=aws_limits.SFN_RETRY_INTERVAL_MAX_SECONDS),
-        retry_backoff_rate=section.number("retryBackoffRate", conventions.SFN_RETRY_BACKOFF_RATE_DEFAULT,
-                                          minimum=aws_limits.SFN_RETRY_BACKOFF_RATE_MIN),
-        retry_max_attempts=section.integer("retryMaxAttempts", conventions.SFN_RETRY_MAX_ATTEMPTS_DEFAULT,
-                                           minimum=1, maximum=aws_limits.SFN_RETRY_MAX_ATTEMPTS_MAX),
-        retry_max_delay_seconds=section.integer(
-            "retryMaxDelaySeconds", conventions.SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS,
-            minimum=aws_limits.SFN_RETRY_MAX_DELAY_MIN_SECONDS, maximum=aws_limits.SFN_RETRY_MAX_DELAY_MAX_SECONDS),
-        item_timeout_seconds=section.integer("itemTimeoutSeconds", DEFAULT_ITEM_TIMEOUT_SECONDS, minimum=1,
-                                             maximum=aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS),
-        item_memory_mb=section.integer("itemMemoryMb", conventions.LAMBDA_MEMORY_DEFAULT_MB, minimum=128,
-                                       maximum=10_240),
-        input_prefix=section.string("inputPrefix", DEFAULT_INPUT_PREFIX),
-        write_results=section.boolean("writeResults", True),
-        result_prefix=section.string("resultPrefix", DEFAULT_RESULT_PREFIX),
-        idempotency_expiry_seconds=section.integer(
-            "idempotencyExpirySeconds", conventions.INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS, minimum=60),
-        alarm_actions=platform["alarm_actions"],
-        log_retention_days=platform["log_retention_days"],
-        powertools_layer_version=platform["powertools_layer_version"],
-        protect_data=platform["protect_data"],
-    )
-    optional = {
-        # Unset both: no failed item is tolerated. Set both: the run fails past either threshold.
-        "tolerated_failure_percentage": section.number(
-            "toleratedFailurePercentage", None, minimum=0,
-            maximum=aws_limits.DISTRIBUTED_MAP_TOLERATED_FAILURE_PERCENTAGE_MAX),
-        "tolerated_failure_count": section.integer("toleratedFailureCount", None, minimum=0),
-        "item_reserved_concurrency": section.integer("itemReservedConcurrency", None, minimum=1),
-        "max_items_per_batch": section.integer("maxItemsPerBatch", None, minimum=1),
-        # Empty: the CSV's first row holds the column names.
-        "csv_headers": section.string_list("csvHeaders", []) or None,
-        "input_bucket_name": section.string("inputBucketName", None,
-                                            pattern=r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]",
-                                            describe="an S3 bucket name"),
-    }
-    args.update({k: v for k, v in optional.items() if v is not None})
-    # No `schedule`: runs are started by hand (or by the team's own trigger).
-    schedule = dict(
-        schedule_expression=section.string("schedule", None,
-                                           pattern=SCHEDULE_PATTERN, describe=SCHEDULE_DESCRIPTION),
-        schedule_timezone=section.string("scheduleTimezone", "UTC"),
-        schedule_enabled=section.boolean("scheduleEnabled", True),
-        schedule_input_key=section.string("scheduleInputKey", DEFAULT_SCHEDULE_INPUT_KEY),
-        scheduler_retry_attempts=section.integer(
-            "schedulerRetryAttempts", conventions.SCHEDULER_RETRY_ATTEMPTS_DEFAULT, minimum=0,
-            maximum=aws_limits.SCHEDULER_RETRY_ATTEMPTS_MAX),
-        scheduler_max_event_age_seconds=section.integer(
-            "schedulerMaxEventAgeSeconds", conventions.SCHEDULER_EVENT_AGE_DEFAULT_SECONDS,
-            minimum=aws_limits.SCHEDULER_EVENT_AGE_MIN_SECONDS, maximum=aws_limits.SCHEDULER_EVENT_AGE_MAX_SECONDS),
-    )
-    if schedule["schedule_expression"] is not None:
-        args.update(schedule)
-    section.finish()
-    return args
+def distributed_map_args(platform: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """`blueprint:distributedMap` -> DistributedMapBatchArgs, or None when the stack disables it.
+    No `schedule`: runs are started by hand (or by the team's own trigger)."""
+    return _pattern_args("distributedMap", platform)
 
 
-def _stream_consumer_args(section: Section, platform: dict) -> dict:
-    """The settings both Kinesis consumer patterns share (`blueprint:idempotentStream`,
-    `blueprint:nonIdempotentStream`). Unset keys are left to the component's defaults."""
-    from integration_blueprint.components.kinesis_consumer import STREAM_MODES
-
-    timeout = section.integer("functionTimeoutSeconds", None, minimum=1, maximum=aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS)
-    optional = {
-        "stream_arn": section.string("streamArn", None, pattern=ARN_PATTERN, describe="a Kinesis stream ARN"),
-        "stream_mode": section.string("streamMode", None, choices=STREAM_MODES),
-        "shard_count": section.integer("shardCount", None, minimum=1),
-        "retention_hours": section.integer("retentionHours", None, minimum=aws_limits.KINESIS_RETENTION_MIN_HOURS,
-                                           maximum=aws_limits.KINESIS_RETENTION_MAX_HOURS),
-        "kms_key_id": section.string("kmsKeyId", None),
-        "enhanced_fan_out": section.boolean("enhancedFanOut", False),
-        "batch_size": section.integer("batchSize", None, minimum=aws_limits.KINESIS_ESM_BATCH_SIZE_MIN,
-                                      maximum=aws_limits.KINESIS_ESM_BATCH_SIZE_MAX),
-        "batching_window_seconds": section.integer("batchingWindowSeconds", None, minimum=0,
-                                                   maximum=aws_limits.KINESIS_ESM_BATCHING_WINDOW_MAX_SECONDS),
-        "parallelization_factor": section.integer("parallelizationFactor", None,
-                                                  minimum=aws_limits.KINESIS_ESM_PARALLELIZATION_MIN,
-                                                  maximum=aws_limits.KINESIS_ESM_PARALLELIZATION_MAX),
-        "starting_position": section.string("startingPosition", None, choices=aws_limits.KINESIS_ESM_STARTING_POSITIONS),
-        "function_timeout_seconds": timeout,
-        "memory_mb": section.integer("memoryMb", None, minimum=128, maximum=10240),
-        "retry_delay_seconds": section.integer("retryDelaySeconds", None, minimum=0, maximum=aws_limits.SQS_DELAY_MAX_SECONDS),
-        "retry_visibility_timeout_seconds": section.integer(
-            "retryVisibilityTimeoutSeconds", None, minimum=timeout or 0,
-            maximum=aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS, why="at least the function timeout"),
-        "max_receive_count": section.integer("maxReceiveCount", None, minimum=conventions.MIN_SAFE_MAX_RECEIVE_COUNT,
-                                             maximum=aws_limits.SQS_MAX_RECEIVE_COUNT_MAX),
-        "retry_batch_size": section.integer("retryBatchSize", None, minimum=1, maximum=aws_limits.SQS_ESM_BATCH_SIZE_DEFAULT),
-        "retry_retention_seconds": section.integer("retryRetentionSeconds", None, minimum=aws_limits.SQS_RETENTION_MIN_SECONDS,
-                                                   maximum=conventions.DLQ_RETENTION_SECONDS - 1),
-        "iterator_age_alarm_ms": section.integer("iteratorAgeAlarmMs", None, minimum=1),
-        "retry_dlq_age_alarm_seconds": section.integer("retryDlqAgeAlarmSeconds", None, minimum=1),
-    }
-    args = {k: v for k, v in optional.items() if v is not None}
-    args.update(alarm_actions=platform["alarm_actions"], log_retention_days=platform["log_retention_days"],
-                powertools_layer_version=platform["powertools_layer_version"], protect_data=platform["protect_data"])
-    return args
+def idempotent_stream_args(platform: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """`blueprint:idempotentStream` -> IdempotentStreamConsumerArgs, or None when the stack disables
+    it. The component checks the numbers against each other (replay window vs retention)."""
+    return _pattern_args("idempotentStream", platform)
 
 
-def idempotent_stream_args(platform: dict) -> Optional[dict]:
-    """`blueprint:idempotentStream` -> IdempotentStreamConsumerArgs, or None when the stack disables it.
-    The component checks the numbers against each other (replay window vs retention)."""
-    from integration_blueprint.components.idempotent_stream_consumer import IdempotentStreamConsumerArgs
-
-    section = Section.from_pulumi("idempotentStream")
-    if not section.boolean("enabled", False):
-        section.values = {k: v for k, v in section.values.items() if k == "enabled"}
-        return None
-    args = IdempotentStreamConsumerArgs(**_stream_consumer_args(section, platform))
-    optional = {
-        "maximum_retry_attempts": section.integer("maximumRetryAttempts", None, minimum=1,
-                                                  maximum=aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_MAX),
-        "maximum_record_age_seconds": section.integer("maximumRecordAgeSeconds", None,
-                                                      minimum=aws_limits.KINESIS_ESM_RECORD_AGE_MIN_SECONDS,
-                                                      maximum=aws_limits.KINESIS_ESM_RECORD_AGE_MAX_SECONDS),
-        "idempotency_key_jmespath": section.string("idempotencyKeyJmespath", None),
-        "idempotency_ttl_seconds": section.integer("idempotencyTtlSeconds", None, minimum=1),
-    }
-    args.update({k: v for k, v in optional.items() if v is not None})
-    section.finish()
-    return args
-
-
-def non_idempotent_stream_args(platform: dict) -> Optional[dict]:
+def non_idempotent_stream_args(platform: dict[str, Any]) -> Optional[dict[str, Any]]:
     """`blueprint:nonIdempotentStream` -> NonIdempotentStreamConsumerArgs, or None when disabled."""
-    from integration_blueprint.components.non_idempotent_stream_consumer import NonIdempotentStreamConsumerArgs
+    return _pattern_args("nonIdempotentStream", platform)
 
-    section = Section.from_pulumi("nonIdempotentStream")
-    if not section.boolean("enabled", False):
-        section.values = {k: v for k, v in section.values.items() if k == "enabled"}
-        return None
-    args = NonIdempotentStreamConsumerArgs(**_stream_consumer_args(section, platform))
-    section.finish()
-    return args
+
+@dataclass(frozen=True)
+class StackSettings:
+    """Everything the stack file says: the platform settings and each enabled pattern's args."""
+
+    platform: dict[str, Any]
+    fifo_billing: Optional[dict[str, Any]]
+    distributed_map: Optional[dict[str, Any]]
+    idempotent_stream: Optional[dict[str, Any]]
+    non_idempotent_stream: Optional[dict[str, Any]]
+
+
+def read() -> StackSettings:
+    """Check every `blueprint:*` section and key of the stack, then return them."""
+    check_sections()
+    platform = platform_settings()
+    return StackSettings(platform=platform, fifo_billing=fifo_billing_args(platform),
+                         distributed_map=distributed_map_args(platform),
+                         idempotent_stream=idempotent_stream_args(platform),
+                         non_idempotent_stream=non_idempotent_stream_args(platform))
