@@ -61,7 +61,8 @@ class Env:
     def idempotent_handler(self, process_record=None, page_limit=10_000):
         settings = IdempotentStreamSettings(idempotency_table="idempotency",
                                             unrecoverable_dlq_url=self.unrecoverable_url,
-                                            key_jmespath=BUSINESS_KEY_JMESPATH, get_records_page_limit=page_limit)
+                                            key_jmespath=BUSINESS_KEY_JMESPATH, get_records_page_limit=page_limit,
+                                            stream_arn=self.stream_arn)  # as the component sets it
         return idempotent_stream.make_handler(process_record or self.ledger, settings=settings,
                                               logger=self.logger(), kinesis=self.kinesis, sqs=self.sqs,
                                               dynamodb=self.ddb)
