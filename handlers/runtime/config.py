@@ -62,5 +62,6 @@ def service_name(default: str) -> str:
 
 __all__ = ["required", "optional", "optional_int", "service_name", "MissingConfiguration",
            "IDEMPOTENCY_TABLE_NAME", "IDEMPOTENCY_KEY_JMESPATH", "IDEMPOTENCY_EXPIRY_SECONDS", "UNRECOVERABLE_DLQ_URL",
-           "RETRY_DLQ_URL", "LEDGER_TABLE_NAME", "SOURCE_STREAM_ARN", "ACCOUNTS_TABLE_NAME", "CHARGE_QUEUE_URL", "LEDGER_TTL_DAYS",
+           "RETRY_DLQ_URL", "LEDGER_TABLE_NAME", "SOURCE_STREAM_ARN",
+           "ACCOUNTS_TABLE_NAME", "CHARGE_QUEUE_URL", "LEDGER_TTL_DAYS",
            "INVOICE_LEDGER_TABLE_NAME", "POWERTOOLS_SERVICE_NAME"]

@@ -184,8 +184,8 @@ class IdempotentStreamRuntime:
                 record = StreamRecord.from_kinesis_event(raw)
             except MalformedStreamRecord as exc:
                 # Bisect isolates it too; its range is read back from the stream on the retry lane.
-                self.logger.error("malformed stream record", extra={"reason": str(exc),
-                                                                    "event_id": raw.get("eventID") if isinstance(raw, dict) else None})
+                event_id = raw.get("eventID") if isinstance(raw, dict) else None
+                self.logger.error("malformed stream record", extra={"reason": str(exc), "event_id": event_id})
                 raise RecordFailed(str(exc)) from None
             self.own_stream.saw(record.stream_arn)
             self.process(record)
