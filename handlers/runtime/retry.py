@@ -106,10 +106,11 @@ def seconds_left() -> Optional[float]:
 
 
 def call_with_retries(fn: Callable[[], T], *, attempts: int = DEFAULT_ATTEMPTS,
-                      sleep: Callable[[float], None] = time.sleep,
+                      sleep: Optional[Callable[[float], None]] = None,
                       on_retry: Optional[Callable[[BaseException, int], None]] = None) -> T:
     """Call `fn`; retry transient failures up to `attempts` calls in all and within the current
-    time budget, then re-raise the last error."""
+    time budget, then re-raise the last error. `sleep` defaults to time.sleep, looked up at each
+    call (so a test can patch it)."""
     for attempt in range(attempts):
         try:
             return fn()
@@ -122,7 +123,7 @@ def call_with_retries(fn: Callable[[], T], *, attempts: int = DEFAULT_ATTEMPTS,
                 raise  # no time for another attempt: report the failure while we still can
             if on_retry is not None:
                 on_retry(exc, attempt + 1)
-            sleep(delay)
+            (sleep or time.sleep)(delay)
     raise AssertionError("unreachable")
 
 

@@ -14,7 +14,6 @@ start after end), and `OwnStream` refuses to read any stream but the consumer's 
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -98,7 +97,7 @@ class RangeRead:
 
 
 def read_batch(kinesis, info: dict, *, page_limit: int = KINESIS_GET_RECORDS_LIMIT_MAX,
-               sleep: Callable[[float], None] = time.sleep) -> RangeRead:
+               sleep: Optional[Callable[[float], None]] = None) -> RangeRead:
     """Every record from info.startSequenceNumber to info.endSequenceNumber still in the stream."""
     stream_arn, shard_id = info["streamArn"], info["shardId"]
     start, end = int(info["startSequenceNumber"]), int(info["endSequenceNumber"])
