@@ -93,7 +93,10 @@ def runtime() -> _Runtime:
                                                       INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS),
         )
         persistence = RetryingDynamoDBPersistenceLayer(
-            table_name=config.required(config.IDEMPOTENCY_TABLE_NAME, set_by=SET_BY))
+            table_name=config.required(config.IDEMPOTENCY_TABLE_NAME, set_by=SET_BY),
+            # A client of the default session (Powertools would make its own session otherwise), so
+            # the store's calls are configured, and fault-injected in the drill, like the ledger's.
+            boto3_client=boto3.client("dynamodb"))
         ledger = InvoiceLedger(config.required(config.INVOICE_LEDGER_TABLE_NAME, set_by=SET_BY), boto3.client("dynamodb"))
         record = idempotent_function(data_keyword_argument="invoice", config=idempotency_config,
                                      persistence_store=persistence)(ledger.record)
