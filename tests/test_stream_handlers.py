@@ -6,6 +6,7 @@ reference handler adds each event's amount to a per-account balance."""
 
 import base64
 import io
+import itertools
 import json
 import logging
 
@@ -24,6 +25,7 @@ from integration_blueprint.sandbox.sqs_esm import SqsEventSourceMapping
 REGION = "eu-west-1"
 STREAM = "orders"
 MAX_RECEIVES = 4
+_logger_names = itertools.count()
 
 
 class Env:
@@ -56,7 +58,9 @@ class Env:
         return sequence_numbers
 
     def logger(self):
-        return Logger(service=f"stream-test-{id(self)}", logger_handler=logging.StreamHandler(self.log))
+        # A name never used before (not id(self), which a later test can reuse): Powertools keeps the
+        # first handler given for a logger name.
+        return Logger(service=f"stream-test-{next(_logger_names)}", logger_handler=logging.StreamHandler(self.log))
 
     def idempotent_handler(self, process_record=None, page_limit=10_000):
         settings = IdempotentStreamSettings(idempotency_table="idempotency",
