@@ -51,7 +51,7 @@ def billing_month(event: dict, now: Optional[datetime] = None) -> str:
 
 def billable_charges(table, month: str) -> Iterator[Charge]:
     """Every billable employee row of the accounts store, as that month's charge."""
-    kwargs = {}
+    kwargs: dict = {}
     while True:
         page = call_with_retries(lambda: table.scan(**kwargs))
         for item in page.get("Items", []):

@@ -226,8 +226,8 @@ class AppDlqRuntime:
             if is_sqs_event(event):
                 # If every message fails, BatchProcessor raises: the whole SQS batch returns to the
                 # queue, which is exactly what failing each message would do. Nothing is lost.
-                return process_partial_response(event=event, record_handler=self.handle_retry_message,
-                                                processor=BatchProcessor(event_type=EventType.SQS), context=context)
+                return dict(process_partial_response(event=event, record_handler=self.handle_retry_message,
+                                                     processor=BatchProcessor(event_type=EventType.SQS), context=context))
         raise ValueError("unsupported event: expected Kinesis records (stream mapping) or SQS records "
                          "(Retry-DLQ mapping)")
 

@@ -230,7 +230,7 @@ class IdempotentStreamRuntime:
             raise RecordFailed(f"{len(failures)} of {len(read.records)} replayed records failed: "
                                + "; ".join(failures))
 
-    def _park_unreplayable(self, info: dict, original: dict, reason: str, missing: int) -> None:
+    def _park_unreplayable(self, info: dict, original: Optional[dict], reason: str, missing: int) -> None:
         self.logger.error("stream range cannot be replayed; parking it in the Unrecoverable-DLQ",
                           extra={"batch_info": info, "reason": reason, "missing_records": missing})
         body = json.dumps({"kind": UNREPLAYABLE_KIND, "reason": reason, "missingRecords": missing,
@@ -258,8 +258,8 @@ class IdempotentStreamRuntime:
         if is_kinesis_event(event):
             return self.handle_stream(event)
         if is_sqs_event(event):
-            return process_partial_response(event=event, record_handler=self.handle_retry_message,
-                                            processor=BatchProcessor(event_type=EventType.SQS), context=context)
+            return dict(process_partial_response(event=event, record_handler=self.handle_retry_message,
+                                                 processor=BatchProcessor(event_type=EventType.SQS), context=context))
         raise ValueError("unsupported event: expected Kinesis records (stream mapping) or SQS records "
                          "(Retry-DLQ mapping)")
 

@@ -134,9 +134,12 @@ class StreamRecord:
     @classmethod
     def from_inserted_message(cls, body: dict) -> "StreamRecord":
         """The carried record, marked as redelivered; MalformedStreamRecord if the body is not one."""
-        fields = {name: body.get(name) for name in ("streamArn", "shardId", "sequenceNumber", "data")}
-        if not all(isinstance(value, str) for value in fields.values()):
-            raise MalformedStreamRecord("the inserted record lacks streamArn, shardId, sequenceNumber or data")
+        fields: dict[str, str] = {}
+        for name in ("streamArn", "shardId", "sequenceNumber", "data"):
+            value = body.get(name)
+            if not isinstance(value, str):
+                raise MalformedStreamRecord("the inserted record lacks streamArn, shardId, sequenceNumber or data")
+            fields[name] = value
         try:
             data = base64.b64decode(fields["data"], validate=True)
         except (binascii.Error, ValueError):
@@ -196,7 +199,7 @@ def batch_info(body: Optional[dict]) -> Optional[dict]:
 
 def is_inserted_record(body: Optional[dict]) -> bool:
     """Shape 3: a record the app-DLQ consumer inserted itself (in full)."""
-    return bool(body) and body.get("kind") == INSERTED_RECORD_KIND
+    return body is not None and body.get("kind") == INSERTED_RECORD_KIND
 
 
 def inserted_kind(body: Optional[dict]) -> Optional[str]:

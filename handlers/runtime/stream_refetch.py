@@ -131,8 +131,8 @@ def read_batch(kinesis, info: dict, *, page_limit: int = KINESIS_GET_RECORDS_LIM
             if exc.response.get("Error", {}).get("Code") != "ExpiredIteratorException":
                 raise
             # Iterators live 5 minutes: continue right after the last record read.
-            last = int(result.records[-1].sequence_number) if result.records else start - 1
-            shard_iterator = iterator("AFTER_SEQUENCE_NUMBER", last) if result.records else \
+            last_read = int(result.records[-1].sequence_number) if result.records else start - 1
+            shard_iterator = iterator("AFTER_SEQUENCE_NUMBER", last_read) if result.records else \
                 iterator("AT_SEQUENCE_NUMBER", start)
             continue
         done = False
