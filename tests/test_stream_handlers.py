@@ -6,9 +6,9 @@ reference handler adds each event's amount to a per-account balance."""
 
 import base64
 import io
-import itertools
 import json
 import logging
+import uuid
 
 import boto3
 import pytest
@@ -25,7 +25,6 @@ from integration_blueprint.sandbox.sqs_esm import SqsEventSourceMapping
 REGION = "eu-west-1"
 STREAM = "orders"
 MAX_RECEIVES = 4
-_logger_names = itertools.count()
 
 
 class Env:
@@ -60,7 +59,7 @@ class Env:
     def logger(self):
         # A name never used before (not id(self), which a later test can reuse): Powertools keeps the
         # first handler given for a logger name.
-        return Logger(service=f"stream-test-{next(_logger_names)}", logger_handler=logging.StreamHandler(self.log))
+        return Logger(service=f"stream-test-{uuid.uuid4().hex}", logger_handler=logging.StreamHandler(self.log))
 
     def idempotent_handler(self, process_record=None, page_limit=10_000):
         settings = IdempotentStreamSettings(idempotency_table="idempotency",
