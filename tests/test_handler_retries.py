@@ -185,3 +185,11 @@ def test_a_throttled_retry_dlq_insert_is_retried_and_the_batch_goes_on(env, no_b
     assert env.balance() == (2, 2)  # e-2 was applied, not handed to the on-failure destination
     [inserted] = [json.loads(m["Body"]) for m in env.messages(env.retry_url)]
     assert inserted["sequenceNumber"] == sequence_numbers[1]
+
+
+def test_the_sandboxs_compressed_context_is_budgeted_on_uncompressed_time():
+    """The local sandbox reports 1/100 of the remaining time (for Powertools' INPROGRESS expiry) while
+    handlers work at real speed: the retry budget is the function's real timeout minus the reserve."""
+    with retry.time_budget(LocalLambdaContext(timeout_seconds=30, time_scale=0.01)):
+        left = retry.seconds_left()
+    assert left is not None and 28 < left <= 30 - retry.TIME_RESERVE_SECONDS

@@ -189,13 +189,11 @@ class AppDlqRuntime:
 
     def _carried_record(self, message_id: str, body: Optional[dict], kind: Optional[str]) -> StreamRecord:
         """The record a Retry-DLQ message carries (marked redelivered), or why there is none."""
-        assert body is not None or kind is None
-        if kind is None:
+        if body is None or kind is None:
             what = ("Lambda's on-failure record (metadata only: the invocation crashed, the range may be "
                     "partly applied; replay it by hand)") if batch_info(body) else "not a record this consumer inserted"
             raise UnrecognizedRetryMessage(f"message {message_id} on the Retry-DLQ is {what}; it "
                                            "will move to the Unrecoverable-DLQ after maxReceiveCount receives")
-        assert body is not None
         if kind == MALFORMED_RECORD_KIND:
             raise UnprocessableRetryMessage(f"message {message_id} holds a malformed stream record: {body.get('reason')}")
         if kind == INSERTED_RECORD_KIND:
@@ -203,21 +201,26 @@ class AppDlqRuntime:
                 return StreamRecord.from_inserted_message(body)
             except MalformedStreamRecord as exc:
                 raise UnprocessableRetryMessage(f"message {message_id}: {exc}") from None
-        assert kind == INSERTED_REFERENCE_KIND
+        assert kind == INSERTED_REFERENCE_KIND  # inserted_kind() knows no other
+        return self._read_back(message_id, body)
+
+    def _read_back(self, message_id: str, body: dict) -> StreamRecord:
+        """The record a by-reference message names, read back from the consumer's own stream."""
         info = batch_info(body)
-        problem = range_problem(info) or self.own_stream.refusal(str((info or {}).get("streamArn")))
-        if problem is None and info is not None and info["startSequenceNumber"] != info["endSequenceNumber"]:
+        problem = range_problem(info)
+        if info is None or problem is not None:
+            raise UnprocessableRetryMessage(f"message {message_id}: {problem}")
+        problem = self.own_stream.refusal(info["streamArn"])
+        if problem is None and info["startSequenceNumber"] != info["endSequenceNumber"]:
             problem = "a by-reference message names one record; this one names a range"
         if problem is not None:
             raise UnprocessableRetryMessage(f"message {message_id}: {problem}")
-        assert info is not None
         read = read_batch(self.kinesis, info)
         if read.missing_reason or len(read.records) != 1:
             raise UnprocessableRetryMessage(f"message {message_id}: the record cannot be read back: "
                                             f"{read.missing_reason or 'not found'}")
-        return dataclasses.replace(read.records[0], partition_key=str(body.get("partitionKey") or
-                                                                      read.records[0].partition_key),
-                                   redelivered=True)
+        return dataclasses.replace(read.records[0], redelivered=True,
+                                   partition_key=str(body.get("partitionKey") or read.records[0].partition_key))
 
     def handle(self, event: dict, context: Any) -> dict:
         with time_budget(context):  # retries end in time to report failures instead of being killed

@@ -36,7 +36,9 @@ TRANSIENT_ERROR_CODES = frozenset({
     "ServiceUnavailableException", "SlowDown", "KMSThrottlingException",
 })
 
-DEFAULT_ATTEMPTS = 6
+# 8 calls: at a 40% transient failure rate per call, 0.4**8 = 0.07% still fail (then the caller
+# retries later, by receive or by the Map task's Retry); backoff adds at most ~5 s (full jitter, capped).
+DEFAULT_ATTEMPTS = 8
 DEFAULT_BASE_DELAY_SECONDS = 0.05
 DEFAULT_MAX_DELAY_SECONDS = 2.0
 # Time kept back from the invocation's remaining time for reporting a failure: at most this much,
@@ -91,6 +93,12 @@ def time_budget(context: Any) -> Iterator[None]:
         yield
         return
     remaining = remaining_ms() / 1000
+    # The local sandbox's context reports a compressed remaining time (LocalLambdaContext.time_scale,
+    # so Powertools' INPROGRESS records expire quickly), while a handler's work and backoff run at
+    # real speed: budget retries on the uncompressed time. A Lambda context has no time_scale.
+    scale = getattr(context, "time_scale", 1.0)
+    if isinstance(scale, (int, float)) and 0 < scale < 1:
+        remaining /= scale
     reserve = min(TIME_RESERVE_SECONDS, remaining * TIME_RESERVE_FRACTION)
     token = _deadline.set(time.monotonic() + remaining - reserve)
     try:
