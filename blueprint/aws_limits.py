@@ -24,6 +24,12 @@ SQS_DEDUPLICATION_ID_MAX_LENGTH = 128
 SQS_MESSAGE_GROUP_ID_MAX_LENGTH = 128
 SQS_FIFO_DEDUPLICATION_WINDOW_SECONDS = 300
 SQS_SEND_BATCH_MAX_ENTRIES = 10
+# https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html
+# MaximumMessageSize: 1,024 bytes up to 1,048,576 (1 MiB, raised from 256 KiB in August 2025);
+# a queue created without it keeps the default, 262,144 (256 KiB). A Kinesis record's data may be
+# 1 MiB, so even the maximum does not hold every record once base64-encoded in JSON.
+SQS_MESSAGE_SIZE_DEFAULT_BYTES = 262_144
+SQS_MESSAGE_SIZE_MAX_BYTES = 1_048_576
 SQS_FIFO_SUFFIX = ".fifo"
 
 # --- AWS Lambda -------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import base64
 import io
 import json
 import logging
+import uuid
 
 import boto3
 import pytest
@@ -56,12 +57,15 @@ class Env:
         return sequence_numbers
 
     def logger(self):
-        return Logger(service=f"stream-test-{id(self)}", logger_handler=logging.StreamHandler(self.log))
+        # A name never used before (not id(self), which a later test can reuse): Powertools keeps the
+        # first handler given for a logger name.
+        return Logger(service=f"stream-test-{uuid.uuid4().hex}", logger_handler=logging.StreamHandler(self.log))
 
     def idempotent_handler(self, process_record=None, page_limit=10_000):
         settings = IdempotentStreamSettings(idempotency_table="idempotency",
                                             unrecoverable_dlq_url=self.unrecoverable_url,
-                                            key_jmespath=BUSINESS_KEY_JMESPATH, get_records_page_limit=page_limit)
+                                            key_jmespath=BUSINESS_KEY_JMESPATH, get_records_page_limit=page_limit,
+                                            stream_arn=self.stream_arn)  # as the component sets it
         return idempotent_stream.make_handler(process_record or self.ledger, settings=settings,
                                               logger=self.logger(), kinesis=self.kinesis, sqs=self.sqs,
                                               dynamodb=self.ddb)

@@ -34,7 +34,7 @@ from integration_blueprint.handlers.runtime.billing import (
     InvalidCharge,
     UnknownTenant,
 )
-from integration_blueprint.handlers.runtime.retry import call_with_retries
+from integration_blueprint.handlers.runtime.retry import call_with_retries, time_budget
 
 logger = Logger(service=config.service_name("billing-consumer"))
 
@@ -136,5 +136,6 @@ def make_processor() -> SqsFifoPartialProcessor:
 
 @logger.inject_lambda_context
 def lambda_handler(event, context):
-    return process_partial_response(event=event, record_handler=apply_charge,
-                                    processor=make_processor(), context=context)
+    with time_budget(context):  # in-handler retries end in time to report partial failures
+        return process_partial_response(event=event, record_handler=apply_charge,
+                                        processor=make_processor(), context=context)

@@ -22,7 +22,7 @@ from integration_blueprint.handlers.runtime.billing import (
     Charge,
     InvalidCharge,
 )
-from integration_blueprint.handlers.runtime.retry import call_with_retries, full_jitter_delay
+from integration_blueprint.handlers.runtime.retry import call_with_retries, full_jitter_delay, time_budget
 
 logger = Logger(service=config.service_name("billing-dispatcher"))
 
@@ -51,7 +51,7 @@ def billing_month(event: dict, now: Optional[datetime] = None) -> str:
 
 def billable_charges(table, month: str) -> Iterator[Charge]:
     """Every billable employee row of the accounts store, as that month's charge."""
-    kwargs = {}
+    kwargs: dict = {}
     while True:
         page = call_with_retries(lambda: table.scan(**kwargs))
         for item in page.get("Items", []):
@@ -121,7 +121,8 @@ def lambda_handler(event, context):
     table = boto3.resource("dynamodb").Table(config.required(config.ACCOUNTS_TABLE_NAME, set_by="FifoBillingQueue"))
     sqs = boto3.client("sqs")
     queue_url = config.required(config.CHARGE_QUEUE_URL, set_by="FifoBillingQueue")
-    result = enqueue(sqs, queue_url, billable_charges(table, month))
+    with time_budget(context):  # retries end in time to raise DispatchIncomplete, not to be killed
+        result = enqueue(sqs, queue_url, billable_charges(table, month))
     logger.info("dispatch finished", extra={"month": month, **result})
     if result["failed"]:
         raise DispatchIncomplete(f"{result['failed']} charges for {month} were not enqueued; "

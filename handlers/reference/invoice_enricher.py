@@ -20,8 +20,16 @@ invoice's ledger row (pk customer_id, sk the idempotency key), so it happens at 
 even across that window. A customer's total is the sum of its rows (one Query). Powertools still
 answers retries and duplicates from its stored result without writing again.
 
-Failures: a row that cannot be an invoice raises InvalidInvoiceError. The item task does not retry
-it, so it fails that child and counts toward the Map's tolerated failures.
+Failures: a row that cannot be an invoice raises InvalidInvoiceError (the reason names the field,
+never the row's values). The item task does not retry it, so it fails that child and counts toward
+the Map's tolerated failures. Amounts are checked at the edge (handlers/runtime/amounts.py): a
+finite number >= 0, at most 2 decimals, at most MAX_AMOUNT_MINOR_UNITS cents.
+
+Transient errors (throttling, 5xx) of the ledger write and of the idempotency store are retried in
+the handler (backoff, full jitter, within the invocation's time budget). One that outlives those
+retries fails the item as TransientServiceError (retry.TRANSIENT_ERROR_NAME): the Map task's Retry
+must list that name (and IdempotencyAlreadyInProgressError, raised while an earlier attempt of the
+same row still holds its INPROGRESS record) for Step Functions to retry the item later.
 
 Environment (set by the DistributedMapBatch component, names in handlers.runtime.config):
 IDEMPOTENCY_TABLE_NAME, INVOICE_LEDGER_TABLE_NAME, IDEMPOTENCY_EXPIRY_SECONDS (optional).
@@ -29,19 +37,22 @@ IDEMPOTENCY_TABLE_NAME, INVOICE_LEDGER_TABLE_NAME, IDEMPOTENCY_EXPIRY_SECONDS (o
 
 from dataclasses import dataclass
 from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any, Callable, Optional
 
 import boto3
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.idempotency import (
-    DynamoDBPersistenceLayer,
-    IdempotencyConfig,
-    idempotent_function,
-)
+from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 
 from integration_blueprint.conventions import INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS
 from integration_blueprint.handlers.runtime import config
+from integration_blueprint.handlers.runtime.amounts import AmountError, check_amount
+from integration_blueprint.handlers.runtime.idempotency_store import RetryingDynamoDBPersistenceLayer
+from integration_blueprint.handlers.runtime.retry import (
+    call_with_retries,
+    raise_transient,
+    time_budget,
+)
 
 REQUIRED_FIELDS = ("invoice_id", "customer_id", "region", "billing_date", "amount")
 KEY_SEPARATOR = "|"
@@ -81,8 +92,11 @@ def runtime() -> _Runtime:
             expires_after_seconds=config.optional_int(config.IDEMPOTENCY_EXPIRY_SECONDS,
                                                       INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS),
         )
-        persistence = DynamoDBPersistenceLayer(
-            table_name=config.required(config.IDEMPOTENCY_TABLE_NAME, set_by=SET_BY))
+        persistence = RetryingDynamoDBPersistenceLayer(
+            table_name=config.required(config.IDEMPOTENCY_TABLE_NAME, set_by=SET_BY),
+            # A client of the default session (Powertools would make its own session otherwise), so
+            # the store's calls are configured, and fault-injected in the drill, like the ledger's.
+            boto3_client=boto3.client("dynamodb"))
         ledger = InvoiceLedger(config.required(config.INVOICE_LEDGER_TABLE_NAME, set_by=SET_BY), boto3.client("dynamodb"))
         record = idempotent_function(data_keyword_argument="invoice", config=idempotency_config,
                                      persistence_store=persistence)(ledger.record)
@@ -101,20 +115,22 @@ def parse_invoice(row: dict) -> dict:
     values = {f: str(row.get(f) or "").strip() for f in REQUIRED_FIELDS}
     missing = [f for f, v in values.items() if not v]
     if missing:
-        raise InvalidInvoiceError(f"invoice row is missing {', '.join(missing)}: {row!r}")
+        # The names of the missing fields, never the row: its values may be personal data.
+        raise InvalidInvoiceError(f"invoice row is missing {', '.join(missing)}")
     for f in ("invoice_id", "region", "billing_date"):
         if KEY_SEPARATOR in values[f]:
-            raise InvalidInvoiceError(f"{f}={values[f]!r} must not contain {KEY_SEPARATOR!r} (key separator)")
+            raise InvalidInvoiceError(f"{f} must not contain {KEY_SEPARATOR!r} (key separator)")
     try:
         date.fromisoformat(values["billing_date"])
     except ValueError:
-        raise InvalidInvoiceError(f"billing_date={values['billing_date']!r} is not a YYYY-MM-DD date") from None
+        raise InvalidInvoiceError("billing_date is not a YYYY-MM-DD date") from None
     try:
-        amount = Decimal(values["amount"])
-    except InvalidOperation:
-        raise InvalidInvoiceError(f"amount={values['amount']!r} is not a number") from None
-    if not amount.is_finite() or amount < 0 or amount != amount.quantize(Decimal("0.01")):
-        raise InvalidInvoiceError(f"amount={values['amount']!r} must be >= 0 with at most 2 decimals")
+        # Bounded before any arithmetic: quantizing 1e400 would raise decimal.InvalidOperation.
+        amount = check_amount(values["amount"], minor_units_per_unit=100)
+    except AmountError as exc:
+        raise InvalidInvoiceError(f"amount must be >= 0 with at most 2 decimals ({exc})") from None
+    if amount != amount.quantize(Decimal("0.01")):
+        raise InvalidInvoiceError("amount must be >= 0 with at most 2 decimals")
     return {
         "idempotency_key": idempotency_key(values["invoice_id"], values["region"], values["billing_date"]),
         "invoice_id": values["invoice_id"],
@@ -133,7 +149,7 @@ class InvoiceLedger:
     def record(self, invoice: dict) -> dict:
         """The side effect, done once per key: the invoice's row in its customer's ledger."""
         try:
-            self.dynamodb.put_item(
+            call_with_retries(lambda: self.dynamodb.put_item(
                 TableName=self.table,
                 Item={LEDGER_PK: {"S": invoice["customer_id"]}, LEDGER_SK: {"S": invoice["idempotency_key"]},
                       "invoice_id": {"S": invoice["invoice_id"]}, "region": {"S": invoice["region"]},
@@ -141,13 +157,12 @@ class InvoiceLedger:
                       "amount_cents": {"N": str(invoice["amount_cents"])}},
                 ConditionExpression="attribute_not_exists(#sk)",
                 ExpressionAttributeNames={"#sk": LEDGER_SK},
-            )
+            ))
         except self.dynamodb.exceptions.ConditionalCheckFailedException:
             # A crashed earlier attempt already recorded it; recording it again would double it.
             logger.info("invoice already in the ledger", extra={"customer_id": invoice["customer_id"]})
             return {**invoice, "status": "enriched"}
-        logger.info("invoice recorded", extra={"customer_id": invoice["customer_id"],
-                                              "amount_cents": invoice["amount_cents"]})
+        logger.info("invoice recorded", extra={"customer_id": invoice["customer_id"]})
         return {**invoice, "status": "enriched"}
 
 
@@ -161,6 +176,9 @@ def process_row(row: dict) -> dict:
     logger.append_keys(idempotency_key=invoice["idempotency_key"])
     try:
         return runtime().record_invoice(invoice=invoice)
+    except Exception as exc:
+        raise_transient(exc, f"recording invoice {invoice['idempotency_key']}")
+        raise
     finally:
         logger.remove_keys(["idempotency_key"])
 
@@ -169,7 +187,8 @@ def lambda_handler(event, context):
     if context is not None:
         # Lets Powertools expire an INPROGRESS record when this invocation times out.
         runtime().idempotency_config.register_lambda_context(context)
-    if isinstance(event, dict) and "Items" in event:
-        # ItemBatcher: one invalid row fails the whole batch (all its rows count as failed).
-        return {"results": [process_row(row) for row in event["Items"]]}
-    return process_row(event)
+    with time_budget(context):  # retries end in time to fail the item with a retryable error name
+        if isinstance(event, dict) and "Items" in event:
+            # ItemBatcher: one invalid row fails the whole batch (all its rows count as failed).
+            return {"results": [process_row(row) for row in event["Items"]]}
+        return process_row(event)

@@ -5,16 +5,28 @@
 With no idempotency, a record must never be processed twice, so the stream mapping has no retries
 and no bisect. Event shapes:
 1. Kinesis records: each is processed once; a failing record is inserted, in full (data, partition
-   key, shard, sequence number, arrival time, error), into the Retry-DLQ and the batch goes on. The
-   batch reports success for inserted records so the shard advances. Only a record whose insert
-   itself failed is reported as a batch item failure, and processing stops there: Lambda treats
-   everything from that record on as not processed (the mapping's on-failure destination receives
-   the range), so nothing after it may have had an effect.
-2. SQS messages this handler inserted: the carried record is processed again; a failure fails the
-   message back to SQS, whose redrive parks it in the Unrecoverable-DLQ after maxReceiveCount.
+   key, shard, sequence number, arrival time, error), into the Retry-DLQ and the batch goes on. A
+   record too large for an SQS message once base64-encoded goes by reference instead (a one-record
+   KinesisBatchInfo, read back from the stream on retry). A malformed record (no `kinesis` object
+   or sequence number, data that is not base64) fails alone: it is inserted with the reason and
+   never processed. The batch reports success for inserted records so the shard advances. Only a
+   record whose insert still fails after retries is reported as a batch item failure, and
+   processing stops there: Lambda treats everything from that record on as not processed (the
+   mapping's on-failure destination receives the range), so nothing after it may have had an effect.
+2. SQS messages this handler inserted: the carried (or re-read) record is processed again, marked
+   `redelivered`; a failure fails the message back to SQS, whose redrive parks it in the
+   Unrecoverable-DLQ after maxReceiveCount (the reason is logged at ERROR on every failed receive).
+   This lane is at-least-once on SQS's side (a crash mid-batch, a duplicate delivery), so it is
+   made exactly-once by the effect: `record.effect_key` (stream, shard, sequence number) is unique,
+   and a process_record that records it conditionally in the same write as its effect (the
+   reference ledger does, handlers/reference/reference_ledger.py) applies each record once.
+   A by-reference message is read back only from the consumer's own stream (SOURCE_STREAM_ARN).
 3. Anything else on the Retry-DLQ (including Lambda's metadata-only on-failure records, which a
    crashed invocation produces): failed with a clear message. Without idempotency the range may be
    partly applied, so replaying it is a human decision, not an automatic one.
+
+Transient errors (throttling, 5xx) from process_record and from the Retry-DLQ insert are retried
+in the handler, with backoff and full jitter within the invocation's time budget (retry.py).
 
 Why the Kinesis shape does not use Powertools' BatchProcessor: it processes every record and
 reports all failures, but a Kinesis checkpoint is "everything before the lowest failed sequence
@@ -22,11 +34,12 @@ number"; records processed after a failed insert would be replayed and applied t
 raises when every record fails, which with MaximumRetryAttempts=0 would hand the whole batch to the
 on-failure destination as metadata only. The SQS shape uses BatchProcessor (both are fine there).
 
-Environment (set by the component): RETRY_DLQ_URL.
+Environment (set by the component): RETRY_DLQ_URL, SOURCE_STREAM_ARN.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Optional
 
 import boto3
@@ -34,18 +47,32 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from integration_blueprint.aws_limits import SQS_MESSAGE_SIZE_DEFAULT_BYTES
 from integration_blueprint.handlers.runtime import config
-from integration_blueprint.handlers.runtime.retry import call_with_retries
+from integration_blueprint.handlers.runtime.retry import call_with_retries, error_code, time_budget
 from integration_blueprint.handlers.runtime.stream_records import (
+    INSERTED_RECORD_KIND,
+    INSERTED_REFERENCE_KIND,
+    MALFORMED_RECORD_KIND,
+    MalformedStreamRecord,
     StreamRecord,
     batch_info,
-    is_inserted_record,
+    inserted_kind,
     is_kinesis_event,
     is_sqs_event,
+    malformed_record_message,
     sqs_body,
 )
+from integration_blueprint.handlers.runtime.stream_refetch import OwnStream, range_problem, read_batch
 
 ProcessRecord = Callable[[StreamRecord], Any]
+
+# The Retry-DLQ insert is what keeps a failed record from being lost or parked with the rest of its
+# batch: give it more attempts than a plain call (the time budget still bounds them).
+INSERT_ATTEMPTS = 10
+# Above this an inserted record goes by reference: the Retry-DLQ keeps SQS's default maximum
+# message size unless its owner raised it (see aws_limits).
+INSERTED_MESSAGE_MAX_BYTES = SQS_MESSAGE_SIZE_DEFAULT_BYTES
 
 
 class RetryFailed(Exception):
@@ -56,66 +83,160 @@ class UnrecognizedRetryMessage(Exception):
     """A Retry-DLQ message this handler did not insert."""
 
 
+class UnprocessableRetryMessage(Exception):
+    """A Retry-DLQ message this handler inserted that can never be processed (a malformed record, a
+    reference to another stream or to records no longer in the stream); the message says why."""
+
+
 class AppDlqRuntime:
-    def __init__(self, process_record: ProcessRecord, retry_dlq_url: str, *, logger: Logger, sqs=None):
+    def __init__(self, process_record: ProcessRecord, retry_dlq_url: str, *, logger: Logger, sqs=None,
+                 kinesis=None, stream_arn: Optional[str] = None):
         self.process_record = process_record
         self.retry_dlq_url = retry_dlq_url
         self.logger = logger
         self.sqs = sqs or boto3.client("sqs")
+        self._kinesis = kinesis
+        self.own_stream = OwnStream(stream_arn)
+
+    @property
+    def kinesis(self):
+        """Only the by-reference retry lane reads the stream: create the client when it first does."""
+        if self._kinesis is None:
+            self._kinesis = boto3.client("kinesis")
+        return self._kinesis
+
+    def _process(self, record: StreamRecord) -> None:
+        call_with_retries(lambda: self.process_record(record), on_retry=lambda exc, attempt: self.logger.warning(
+            "transient error, retrying the record", extra={**record.log_fields(), "attempt": attempt,
+                                                           "error": error_code(exc)}))
+
+    def _insert(self, body: str) -> None:
+        call_with_retries(lambda: self.sqs.send_message(QueueUrl=self.retry_dlq_url, MessageBody=body),
+                          attempts=INSERT_ATTEMPTS)
 
     # --- shape 1 ---------------------------------------------------------------------------------
     def handle_stream(self, event: dict) -> dict:
         for raw in event["Records"]:
-            record = StreamRecord.from_kinesis_event(raw)
+            try:
+                record = StreamRecord.from_kinesis_event(raw)
+            except MalformedStreamRecord as exc:
+                failure = self._insert_malformed(raw, str(exc))
+                if failure is not None:
+                    return failure
+                continue
+            self.own_stream.saw(record.stream_arn)
             self.logger.info("processing stream record", extra=record.log_fields())
             try:
-                self.process_record(record)
+                self._process(record)
                 continue
             except Exception as exc:  # noqa: BLE001 - every failure goes to the Retry-DLQ
                 error = exc
                 self.logger.exception("stream record failed; inserting it into the Retry-DLQ",
                                       extra=record.log_fields())
+            body = record.to_inserted_message(error)
+            if len(body.encode("utf-8")) > INSERTED_MESSAGE_MAX_BYTES:
+                reason = (f"the record is too large for an SQS message once encoded ({len(body)} bytes > "
+                          f"{INSERTED_MESSAGE_MAX_BYTES}); it is read back from the stream on retry")
+                self.logger.warning("inserting the failed record by reference", extra={**record.log_fields(),
+                                                                                       "reason": reason})
+                body = record.to_reference_message(error, reason)
             try:
-                call_with_retries(lambda: self.sqs.send_message(
-                    QueueUrl=self.retry_dlq_url, MessageBody=record.to_inserted_message(error)))
+                self._insert(body)
             except Exception:  # noqa: BLE001
-                self.logger.exception("could not insert the failed record into the Retry-DLQ; reporting it "
-                                      "as a batch item failure and stopping this batch", extra=record.log_fields())
-                return {"batchItemFailures": [{"itemIdentifier": record.sequence_number}]}
+                return self._stop_at(record.sequence_number, record.log_fields())
         return {"batchItemFailures": []}
+
+    def _insert_malformed(self, raw: Any, reason: str) -> Optional[dict]:
+        """Insert an unreadable event record with its reason; the batch failure to return if that fails."""
+        event_id = str(raw.get("eventID") or "") if isinstance(raw, dict) else ""
+        self.logger.error("malformed stream record; inserting it into the Retry-DLQ with the reason",
+                          extra={"event_id": event_id, "reason": reason})
+        try:
+            self._insert(malformed_record_message(raw, reason, max_bytes=INSERTED_MESSAGE_MAX_BYTES))
+        except Exception:  # noqa: BLE001
+            # eventID is "<shardId>:<sequenceNumber>": the record's own position, if it has one.
+            sequence_number = event_id.rpartition(":")[2]
+            if sequence_number.isdigit():
+                return self._stop_at(sequence_number, {"event_id": event_id})
+            self.logger.critical("a malformed record without a sequence number could not be inserted into the "
+                                 "Retry-DLQ and is lost; it cannot be read anyway", extra={"event_id": event_id})
+        return None
+
+    def _stop_at(self, sequence_number: str, fields: dict) -> dict:
+        self.logger.exception("could not insert the failed record into the Retry-DLQ; reporting it as a batch "
+                              "item failure and stopping this batch", extra=fields)
+        return {"batchItemFailures": [{"itemIdentifier": sequence_number}]}
 
     # --- shapes 2 and 3 ----------------------------------------------------------------------------
     def handle_retry_message(self, record: SQSRecord) -> None:
         body = sqs_body(record.body)
-        if not is_inserted_record(body):
-            what = ("Lambda's on-failure record (metadata only: the invocation crashed, the range may be "
-                    "partly applied; replay it by hand)") if batch_info(body) else "not a record this consumer inserted"
-            raise UnrecognizedRetryMessage(f"message {record.message_id} on the Retry-DLQ is {what}; it "
-                                           "will move to the Unrecoverable-DLQ after maxReceiveCount receives")
-        carried = StreamRecord.from_inserted_message(body)
-        self.logger.info("retrying stream record from the Retry-DLQ",
-                         extra={**carried.log_fields(), "receive_count": record.attributes.approximate_receive_count})
+        kind = inserted_kind(body)
+        where = {"message_id": record.message_id, "receive_count": record.attributes.approximate_receive_count}
         try:
-            self.process_record(carried)
+            carried = self._carried_record(record.message_id, body, kind)
+        except (UnrecognizedRetryMessage, UnprocessableRetryMessage) as exc:
+            # Powertools logs a failed record only at DEBUG: say why here, at ERROR.
+            self.logger.error("Retry-DLQ message cannot be processed; it moves to the Unrecoverable-DLQ after "
+                              "maxReceiveCount receives", extra={**where, "reason": str(exc)})
+            raise
+        self.logger.info("retrying stream record from the Retry-DLQ", extra={**carried.log_fields(), **where})
+        try:
+            self._process(carried)
         except Exception as exc:
             self.logger.exception("retried stream record failed again", extra=carried.log_fields())
             raise RetryFailed(f"record {carried.shard_id}/{carried.sequence_number} failed again: "
                               f"{type(exc).__name__}: {exc}") from exc
 
+    def _carried_record(self, message_id: str, body: Optional[dict], kind: Optional[str]) -> StreamRecord:
+        """The record a Retry-DLQ message carries (marked redelivered), or why there is none."""
+        if body is None or kind is None:
+            what = ("Lambda's on-failure record (metadata only: the invocation crashed, the range may be "
+                    "partly applied; replay it by hand)") if batch_info(body) else "not a record this consumer inserted"
+            raise UnrecognizedRetryMessage(f"message {message_id} on the Retry-DLQ is {what}; it "
+                                           "will move to the Unrecoverable-DLQ after maxReceiveCount receives")
+        if kind == MALFORMED_RECORD_KIND:
+            raise UnprocessableRetryMessage(f"message {message_id} holds a malformed stream record: {body.get('reason')}")
+        if kind == INSERTED_RECORD_KIND:
+            try:
+                return StreamRecord.from_inserted_message(body)
+            except MalformedStreamRecord as exc:
+                raise UnprocessableRetryMessage(f"message {message_id}: {exc}") from None
+        assert kind == INSERTED_REFERENCE_KIND  # inserted_kind() knows no other
+        return self._read_back(message_id, body)
+
+    def _read_back(self, message_id: str, body: dict) -> StreamRecord:
+        """The record a by-reference message names, read back from the consumer's own stream."""
+        info = batch_info(body)
+        problem = range_problem(info)
+        if info is None or problem is not None:
+            raise UnprocessableRetryMessage(f"message {message_id}: {problem}")
+        problem = self.own_stream.refusal(info["streamArn"])
+        if problem is None and info["startSequenceNumber"] != info["endSequenceNumber"]:
+            problem = "a by-reference message names one record; this one names a range"
+        if problem is not None:
+            raise UnprocessableRetryMessage(f"message {message_id}: {problem}")
+        read = read_batch(self.kinesis, info)
+        if read.missing_reason or len(read.records) != 1:
+            raise UnprocessableRetryMessage(f"message {message_id}: the record cannot be read back: "
+                                            f"{read.missing_reason or 'not found'}")
+        return dataclasses.replace(read.records[0], redelivered=True,
+                                   partition_key=str(body.get("partitionKey") or read.records[0].partition_key))
+
     def handle(self, event: dict, context: Any) -> dict:
-        if is_kinesis_event(event):
-            return self.handle_stream(event)
-        if is_sqs_event(event):
-            # If every message fails, BatchProcessor raises: the whole SQS batch returns to the
-            # queue, which is exactly what failing each message would do. Nothing is lost.
-            return process_partial_response(event=event, record_handler=self.handle_retry_message,
-                                            processor=BatchProcessor(event_type=EventType.SQS), context=context)
+        with time_budget(context):  # retries end in time to report failures instead of being killed
+            if is_kinesis_event(event):
+                return self.handle_stream(event)
+            if is_sqs_event(event):
+                # If every message fails, BatchProcessor raises: the whole SQS batch returns to the
+                # queue, which is exactly what failing each message would do. Nothing is lost.
+                return dict(process_partial_response(event=event, record_handler=self.handle_retry_message,
+                                                     processor=BatchProcessor(event_type=EventType.SQS), context=context))
         raise ValueError("unsupported event: expected Kinesis records (stream mapping) or SQS records "
                          "(Retry-DLQ mapping)")
 
 
 def make_handler(process_record: ProcessRecord, *, retry_dlq_url: Optional[str] = None,
-                 logger: Optional[Logger] = None, sqs=None):
+                 logger: Optional[Logger] = None, sqs=None, kinesis=None, stream_arn: Optional[str] = None):
     """A Lambda handler running `process_record(record)`; it raises to report a failure."""
     runtime: list[AppDlqRuntime] = []
 
@@ -123,7 +244,8 @@ def make_handler(process_record: ProcessRecord, *, retry_dlq_url: Optional[str] 
         if not runtime:
             url = retry_dlq_url or config.required(config.RETRY_DLQ_URL, set_by="NonIdempotentStreamConsumer")
             runtime.append(AppDlqRuntime(
-                process_record, url, sqs=sqs,
+                process_record, url, sqs=sqs, kinesis=kinesis,
+                stream_arn=stream_arn or config.optional(config.SOURCE_STREAM_ARN),
                 logger=logger or Logger(service=config.service_name("stream-consumer"))))
         return runtime[0].handle(event, context)
 

@@ -10,6 +10,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from integration_blueprint.aws_limits import SQS_DEDUPLICATION_ID_MAX_LENGTH, SQS_MESSAGE_GROUP_ID_MAX_LENGTH
+from integration_blueprint.handlers.runtime.amounts import MAX_AMOUNT_MINOR_UNITS
 
 MONTH_PATTERN = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
 CURRENCY_PATTERN = re.compile(r"[A-Z]{3}")
@@ -37,7 +38,7 @@ class Charge:
     tenant: str
     employee: str
     month: str  # YYYY-MM
-    amount: int  # minor currency units, > 0
+    amount: int  # minor currency units, 0 < amount <= MAX_AMOUNT_MINOR_UNITS
     currency: str
 
     @property
@@ -77,6 +78,9 @@ class Charge:
         amount = data["amount"]
         if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
             raise InvalidCharge("amount must be a positive whole number of minor currency units")
+        if amount > MAX_AMOUNT_MINOR_UNITS:
+            raise InvalidCharge(f"amount exceeds the largest accepted charge ({MAX_AMOUNT_MINOR_UNITS} minor units, "
+                                "see handlers/runtime/amounts.py)")
         if not isinstance(data["currency"], str) or not CURRENCY_PATTERN.fullmatch(data["currency"]):
             raise InvalidCharge("currency must be a 3-letter ISO code")
         charge = cls(tenant=data["tenant"], employee=data["employee"], month=data["month"],

@@ -16,6 +16,9 @@ IDEMPOTENCY_EXPIRY_SECONDS = "IDEMPOTENCY_EXPIRY_SECONDS"
 UNRECOVERABLE_DLQ_URL = "UNRECOVERABLE_DLQ_URL"
 RETRY_DLQ_URL = "RETRY_DLQ_URL"
 LEDGER_TABLE_NAME = "LEDGER_TABLE_NAME"
+# The ARN of the stream the consumer's mapping reads: a Retry-DLQ message naming any other stream is
+# refused, never read (without it, only streams the container has received records from are read).
+SOURCE_STREAM_ARN = "SOURCE_STREAM_ARN"
 # The FIFO billing queue (FifoBillingQueue): dispatcher and consumer.
 ACCOUNTS_TABLE_NAME = "ACCOUNTS_TABLE_NAME"
 CHARGE_QUEUE_URL = "CHARGE_QUEUE_URL"
@@ -59,5 +62,6 @@ def service_name(default: str) -> str:
 
 __all__ = ["required", "optional", "optional_int", "service_name", "MissingConfiguration",
            "IDEMPOTENCY_TABLE_NAME", "IDEMPOTENCY_KEY_JMESPATH", "IDEMPOTENCY_EXPIRY_SECONDS", "UNRECOVERABLE_DLQ_URL",
-           "RETRY_DLQ_URL", "LEDGER_TABLE_NAME", "ACCOUNTS_TABLE_NAME", "CHARGE_QUEUE_URL", "LEDGER_TTL_DAYS",
+           "RETRY_DLQ_URL", "LEDGER_TABLE_NAME", "SOURCE_STREAM_ARN",
+           "ACCOUNTS_TABLE_NAME", "CHARGE_QUEUE_URL", "LEDGER_TTL_DAYS",
            "INVOICE_LEDGER_TABLE_NAME", "POWERTOOLS_SERVICE_NAME"]

@@ -10,17 +10,27 @@ Event shapes:
 2. SQS messages holding Lambda's on-failure record (`KinesisBatchInfo`, metadata only): the range
    is read back from the stream and processed with the same idempotency. Records already trimmed
    from the stream are reported to the Unrecoverable-DLQ with the reason (never dropped).
-3. Any other SQS message: failed with a clear message; the Retry-DLQ's redrive parks it in the
-   Unrecoverable-DLQ.
+   The message is checked first: metadata that is not a range Lambda writes (missing fields, start
+   after end), or a range of another stream than the consumer's own (SOURCE_STREAM_ARN), is never
+   read: it is parked in the Unrecoverable-DLQ at once with the reason. A stream that cannot be
+   verified yet (SOURCE_STREAM_ARN unset, no records from it seen) fails the message for a later
+   receive instead.
+3. Any other SQS message: failed with the reason logged at ERROR; the Retry-DLQ's redrive parks it
+   in the Unrecoverable-DLQ.
 SQS shapes answer with partial batch failures (Powertools BatchProcessor).
+
+Transient errors (throttling, 5xx) are retried in the handler, with backoff and full jitter within
+the invocation's time budget (handlers/runtime/retry.py): the idempotency store's calls (so a failed
+delete never leaves an INPROGRESS record behind) and a record whose processing raised one (its
+idempotency record was released, so running it again is safe), before bisect or a receive is spent.
 
 The idempotency key is a business key taken from the decoded JSON payload by a JMESPath expression
 (IDEMPOTENCY_KEY_JMESPATH), falling back to shard + sequence number when the expression finds
 nothing. The fallback only protects replays of the same stream record; a producer that sends the
 same business event twice needs the business key.
 
-Environment (set by the component): IDEMPOTENCY_TABLE_NAME, UNRECOVERABLE_DLQ_URL, and optionally
-IDEMPOTENCY_KEY_JMESPATH, IDEMPOTENCY_EXPIRY_SECONDS.
+Environment (set by the component): IDEMPOTENCY_TABLE_NAME, UNRECOVERABLE_DLQ_URL, SOURCE_STREAM_ARN,
+and optionally IDEMPOTENCY_KEY_JMESPATH, IDEMPOTENCY_EXPIRY_SECONDS.
 """
 
 from __future__ import annotations
@@ -35,22 +45,24 @@ import jmespath
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
-from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function
+from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 
 from integration_blueprint.aws_limits import (
     KINESIS_GET_RECORDS_LIMIT_MAX,
     POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS,
 )
 from integration_blueprint.handlers.runtime import config
-from integration_blueprint.handlers.runtime.retry import call_with_retries
+from integration_blueprint.handlers.runtime.idempotency_store import RetryingDynamoDBPersistenceLayer
+from integration_blueprint.handlers.runtime.retry import call_with_retries, error_code, time_budget
 from integration_blueprint.handlers.runtime.stream_records import (
+    MalformedStreamRecord,
     StreamRecord,
     batch_info,
     is_kinesis_event,
     is_sqs_event,
     sqs_body,
 )
-from integration_blueprint.handlers.runtime.stream_refetch import read_batch
+from integration_blueprint.handlers.runtime.stream_refetch import OwnStream, range_problem, read_batch
 
 ProcessRecord = Callable[[StreamRecord], Any]
 
@@ -70,6 +82,10 @@ class UnrecognizedRetryMessage(Exception):
     """A Retry-DLQ message that is not Lambda's on-failure record for a stream."""
 
 
+class UnverifiedStream(Exception):
+    """A Retry-DLQ message names a stream this consumer cannot verify as its own yet; retried later."""
+
+
 @dataclass
 class IdempotentStreamSettings:
     idempotency_table: str
@@ -77,6 +93,7 @@ class IdempotentStreamSettings:
     key_jmespath: Optional[str] = None
     expiry_seconds: int = POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS
     get_records_page_limit: int = KINESIS_GET_RECORDS_LIMIT_MAX
+    stream_arn: Optional[str] = None  # the consumer's own stream; see OwnStream for the fallback
 
     @classmethod
     def from_environment(cls) -> "IdempotentStreamSettings":
@@ -84,6 +101,7 @@ class IdempotentStreamSettings:
             idempotency_table=config.required(config.IDEMPOTENCY_TABLE_NAME, set_by=SET_BY),
             unrecoverable_dlq_url=config.required(config.UNRECOVERABLE_DLQ_URL, set_by=SET_BY),
             key_jmespath=config.optional(config.IDEMPOTENCY_KEY_JMESPATH),
+            stream_arn=config.optional(config.SOURCE_STREAM_ARN),
             expiry_seconds=config.optional_int(config.IDEMPOTENCY_EXPIRY_SECONDS,
                                                POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS),
         )
@@ -115,8 +133,9 @@ class IdempotentStreamRuntime:
         # which then skips records it completed without a DynamoDB round trip each.
         self.config = IdempotencyConfig(event_key_jmespath="key", raise_on_no_idempotency_key=True,
                                         expires_after_seconds=settings.expiry_seconds, use_local_cache=True)
-        persistence = DynamoDBPersistenceLayer(table_name=settings.idempotency_table,
-                                               boto3_client=dynamodb or boto3.client("dynamodb"))
+        self.own_stream = OwnStream(settings.stream_arn)
+        persistence = RetryingDynamoDBPersistenceLayer(table_name=settings.idempotency_table,
+                                                       boto3_client=dynamodb or boto3.client("dynamodb"))
 
         @idempotent_function(data_keyword_argument="claim", persistence_store=persistence,
                              config=self.config, key_prefix=IDEMPOTENCY_KEY_PREFIX)
@@ -144,7 +163,12 @@ class IdempotentStreamRuntime:
         self.logger.info("processing stream record", extra={**record.log_fields(), "idempotency_key": key})
         self._ran = False
         try:
-            self._process_once(claim={"key": key}, record=record)
+            # A transient error from process_record released its idempotency record (Powertools
+            # deletes it, with retries), so running it again here is safe and costs no redelivery.
+            call_with_retries(lambda: self._process_once(claim={"key": key}, record=record),
+                              on_retry=lambda exc, attempt: self.logger.warning(
+                                  "transient error, retrying the record",
+                                  extra={**record.log_fields(), "attempt": attempt, "error": error_code(exc)}))
         except Exception as exc:
             self.logger.exception("stream record failed", extra={**record.log_fields(), "idempotency_key": key})
             raise RecordFailed(f"record {record.shard_id}/{record.sequence_number} failed: "
@@ -156,7 +180,15 @@ class IdempotentStreamRuntime:
     def handle_stream(self, event: dict) -> dict:
         # Raise at the first failure: Lambda's bisect isolates it, idempotency skips the rest.
         for raw in event["Records"]:
-            self.process(StreamRecord.from_kinesis_event(raw))
+            try:
+                record = StreamRecord.from_kinesis_event(raw)
+            except MalformedStreamRecord as exc:
+                # Bisect isolates it too; its range is read back from the stream on the retry lane.
+                event_id = raw.get("eventID") if isinstance(raw, dict) else None
+                self.logger.error("malformed stream record", extra={"reason": str(exc), "event_id": event_id})
+                raise RecordFailed(str(exc)) from None
+            self.own_stream.saw(record.stream_arn)
+            self.process(record)
         return {}
 
     # --- shapes 2 and 3 ----------------------------------------------------------------------------
@@ -164,10 +196,24 @@ class IdempotentStreamRuntime:
         body = sqs_body(record.body)
         info = batch_info(body)
         if info is None:
-            raise UnrecognizedRetryMessage(
-                f"message {record.message_id} on the Retry-DLQ is not Lambda's on-failure record for a "
-                "stream (no KinesisBatchInfo); it cannot be replayed and will move to the "
-                "Unrecoverable-DLQ after maxReceiveCount receives")
+            reason = (f"message {record.message_id} on the Retry-DLQ is not Lambda's on-failure record for a "
+                      "stream (no KinesisBatchInfo); it cannot be replayed and will move to the "
+                      "Unrecoverable-DLQ after maxReceiveCount receives")
+            # Powertools logs a failed record only at DEBUG: say why here, at ERROR.
+            self.logger.error("unrecognized Retry-DLQ message", extra={
+                "message_id": record.message_id, "reason": reason,
+                "receive_count": record.attributes.approximate_receive_count})
+            raise UnrecognizedRetryMessage(reason)
+        problem = range_problem(info)
+        if problem is None:
+            problem = self.own_stream.refusal(info["streamArn"])
+            if problem is not None and not self.own_stream.certain:
+                self.logger.error("Retry-DLQ message names a stream not verified as this consumer's; failing it "
+                                  "for a later receive", extra={"message_id": record.message_id, "reason": problem})
+                raise UnverifiedStream(problem)
+        if problem is not None:
+            self._park_refused(record.message_id, info, body, problem)
+            return
         self.logger.info("replaying stream range", extra={"batch_info": info, "message_id": record.message_id})
         read = read_batch(self.kinesis, info, page_limit=self.settings.get_records_page_limit)
         if read.missing_reason:
@@ -184,7 +230,7 @@ class IdempotentStreamRuntime:
             raise RecordFailed(f"{len(failures)} of {len(read.records)} replayed records failed: "
                                + "; ".join(failures))
 
-    def _park_unreplayable(self, info: dict, original: dict, reason: str, missing: int) -> None:
+    def _park_unreplayable(self, info: dict, original: Optional[dict], reason: str, missing: int) -> None:
         self.logger.error("stream range cannot be replayed; parking it in the Unrecoverable-DLQ",
                           extra={"batch_info": info, "reason": reason, "missing_records": missing})
         body = json.dumps({"kind": UNREPLAYABLE_KIND, "reason": reason, "missingRecords": missing,
@@ -193,14 +239,27 @@ class IdempotentStreamRuntime:
         key = f"{info.get('streamArn')}:{info.get('shardId')}:{info.get('startSequenceNumber')}:{info.get('endSequenceNumber')}"
         self._park_once(claim={"key": key}, body=body)
 
+    def _park_refused(self, message_id: str, info: Any, original: Optional[dict], reason: str) -> None:
+        """Park a Retry-DLQ message that must not be read, once, with the reason; it leaves the queue."""
+        self.logger.error("Retry-DLQ message refused; parking it in the Unrecoverable-DLQ",
+                          extra={"message_id": message_id, "reason": reason})
+        body = json.dumps({"kind": UNREPLAYABLE_KIND, "reason": reason, "missingRecords": None,
+                           "KinesisBatchInfo": info, "onFailureRecord": original,
+                           "parkedAt": datetime.now(timezone.utc).isoformat()}, default=str)
+        self._park_once(claim={"key": f"refused:{message_id}"}, body=body)
+
     def handle(self, event: dict, context: Any) -> dict:
         if context is not None:
             self.config.register_lambda_context(context)  # INPROGRESS expires with the invocation
+        with time_budget(context):
+            return self._handle(event, context)
+
+    def _handle(self, event: dict, context: Any) -> dict:
         if is_kinesis_event(event):
             return self.handle_stream(event)
         if is_sqs_event(event):
-            return process_partial_response(event=event, record_handler=self.handle_retry_message,
-                                            processor=BatchProcessor(event_type=EventType.SQS), context=context)
+            return dict(process_partial_response(event=event, record_handler=self.handle_retry_message,
+                                                 processor=BatchProcessor(event_type=EventType.SQS), context=context))
         raise ValueError("unsupported event: expected Kinesis records (stream mapping) or SQS records "
                          "(Retry-DLQ mapping)")
 

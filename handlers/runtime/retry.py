@@ -1,14 +1,28 @@
-"""Transient-error classification and in-handler retries with exponential backoff and full jitter.
+"""Transient-error classification and in-handler retries with exponential backoff and full jitter,
+bounded by the invocation's time budget.
 
 Only transient failures are retried here (throttling, transaction conflicts, 5xx, dropped
 connections): they usually clear within milliseconds, and retrying in-process is far cheaper than a
 redelivery. Semantic failures (bad payload, unknown tenant) are never retried: retrying cannot fix
 them, so they propagate at once and reach the DLQ through the queue's redrive policy.
+
+Time budget: a handler wraps its invocation in `time_budget(context)`. Inside it, a retry whose
+backoff would end within TIME_RESERVE of the Lambda timeout is not attempted: the last error is
+raised instead, so the handler still has time to report the failure (a batch item failure, a parked
+message) rather than being killed mid-way, which would redeliver work it already did. Outside a
+budget (tests, scripts) only the attempt count bounds the retries.
+
+A failure that is still transient after the retries is raised as `TransientServiceError`
+(`raise_transient`): its name is what a caller that retries by error name (a Step Functions task's
+Retry, see TRANSIENT_ERROR_NAME) can match, since the original botocore error reaches it only as a
+generic `ClientError`.
 """
 
 import random
 import time
-from typing import Callable, Optional, TypeVar
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Callable, Iterator, Optional, TypeVar
 
 from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError, ReadTimeoutError
 
@@ -22,12 +36,32 @@ TRANSIENT_ERROR_CODES = frozenset({
     "ServiceUnavailableException", "SlowDown", "KMSThrottlingException",
 })
 
-DEFAULT_ATTEMPTS = 4
+# 8 calls: at a 40% transient failure rate per call, 0.4**8 = 0.07% still fail (then the caller
+# retries later, by receive or by the Map task's Retry); backoff adds at most ~5 s (full jitter, capped).
+DEFAULT_ATTEMPTS = 8
 DEFAULT_BASE_DELAY_SECONDS = 0.05
 DEFAULT_MAX_DELAY_SECONDS = 2.0
+# Time kept back from the invocation's remaining time for reporting a failure: at most this much,
+# and at most TIME_RESERVE_FRACTION of what remained when the invocation started (a short budget,
+# such as the sandbox's compressed one, would otherwise leave no time to retry at all).
+TIME_RESERVE_SECONDS = 1.0
+TIME_RESERVE_FRACTION = 0.1
+
+
+class TransientServiceError(RuntimeError):
+    """An AWS call kept failing with a transient error (throttling, 5xx) after the in-handler
+    retries and within the time budget. Retrying later can succeed: callers should retry it."""
+
+
+# The error name a Step Functions Retry (ErrorEquals) matches for TransientServiceError.
+TRANSIENT_ERROR_NAME = TransientServiceError.__name__
+
+_deadline: ContextVar[Optional[float]] = ContextVar("retry_deadline", default=None)
 
 
 def is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, TransientServiceError):
+        return True
     if isinstance(exc, (EndpointConnectionError, ConnectionClosedError, ReadTimeoutError)):
         return True
     if isinstance(exc, ClientError):
@@ -37,23 +71,86 @@ def is_transient(exc: BaseException) -> bool:
     return False
 
 
+def error_code(exc: BaseException) -> str:
+    """The AWS error code of a ClientError, else the exception's class name (for logs)."""
+    if isinstance(exc, ClientError):
+        return str(exc.response.get("Error", {}).get("Code") or type(exc).__name__)
+    return type(exc).__name__
+
+
 def full_jitter_delay(attempt: int, base: float = DEFAULT_BASE_DELAY_SECONDS,
                       cap: float = DEFAULT_MAX_DELAY_SECONDS, rng: Callable[[], float] = random.random) -> float:
     """AWS's "full jitter": uniform in [0, min(cap, base * 2**attempt)]."""
     return rng() * min(cap, base * (2 ** attempt))
 
 
+@contextmanager
+def time_budget(context: Any) -> Iterator[None]:
+    """Retries in this block (this thread) end before `context`, a Lambda context, runs out of time.
+    Without a context (None, or no get_remaining_time_in_millis) the block has no budget."""
+    remaining_ms = getattr(context, "get_remaining_time_in_millis", None)
+    if remaining_ms is None:
+        yield
+        return
+    remaining = remaining_ms() / 1000
+    # The local sandbox's context reports a compressed remaining time (LocalLambdaContext.time_scale,
+    # so Powertools' INPROGRESS records expire quickly), while a handler's work and backoff run at
+    # real speed: budget retries on the uncompressed time. A Lambda context has no time_scale.
+    scale = getattr(context, "time_scale", 1.0)
+    if isinstance(scale, (int, float)) and 0 < scale < 1:
+        remaining /= scale
+    reserve = min(TIME_RESERVE_SECONDS, remaining * TIME_RESERVE_FRACTION)
+    token = _deadline.set(time.monotonic() + remaining - reserve)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def seconds_left() -> Optional[float]:
+    """Seconds until the current budget's deadline (None: no budget)."""
+    deadline = _deadline.get()
+    return None if deadline is None else deadline - time.monotonic()
+
+
 def call_with_retries(fn: Callable[[], T], *, attempts: int = DEFAULT_ATTEMPTS,
-                      sleep: Callable[[float], None] = time.sleep,
+                      sleep: Optional[Callable[[float], None]] = None,
                       on_retry: Optional[Callable[[BaseException, int], None]] = None) -> T:
-    """Call `fn`; retry transient failures up to `attempts` calls in all, then re-raise."""
+    """Call `fn`; retry transient failures up to `attempts` calls in all and within the current
+    time budget, then re-raise the last error. `sleep` defaults to time.sleep, looked up at each
+    call (so a test can patch it)."""
     for attempt in range(attempts):
         try:
             return fn()
         except Exception as exc:  # noqa: BLE001 - classified right below
             if not is_transient(exc) or attempt == attempts - 1:
                 raise
+            delay = full_jitter_delay(attempt)
+            left = seconds_left()
+            if left is not None and delay >= left:
+                raise  # no time for another attempt: report the failure while we still can
             if on_retry is not None:
                 on_retry(exc, attempt + 1)
-            sleep(full_jitter_delay(attempt))
+            (sleep or time.sleep)(delay)
     raise AssertionError("unreachable")
+
+
+def transient_cause(exc: Optional[BaseException]) -> Optional[BaseException]:
+    """`exc` or the first exception in its cause chain that is transient (libraries such as
+    Powertools wrap the botocore error in their own), else None."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if is_transient(exc):
+            return exc
+        exc, seen = exc.__cause__, seen + 1
+    return None
+
+
+def raise_transient(exc: BaseException, what: str) -> None:
+    """If `exc` is (or was caused by) a transient failure that outlived the retries, raise it as
+    TransientServiceError naming `what` failed and the AWS error code (never a payload); any other
+    error is left to the caller."""
+    cause = transient_cause(exc)
+    if cause is not None and not isinstance(exc, TransientServiceError):
+        raise TransientServiceError(f"{what} kept failing with a transient error ({error_code(cause)}) after "
+                                    "the in-handler retries; retry it later") from exc

@@ -4,13 +4,16 @@ The stream consumers receive a record in one of three shapes:
 1. a Kinesis event record (the stream mapping),
 2. an SQS message holding Lambda's on-failure record for a stream batch (`KinesisBatchInfo`:
    metadata only; the records must be read back from the stream, see handlers/stream_refetch.py),
-3. an SQS message the app-DLQ consumer inserted itself: the full record plus the error.
+3. an SQS message the app-DLQ consumer inserted itself: the full record plus the error, or, for a
+   record too large for an SQS message, a reference to it (a one-record `KinesisBatchInfo`, read
+   back from the stream like shape 2), or a malformed event record with the reason it is unusable.
 This module turns each into a `StreamRecord` so processing code sees one type.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -18,8 +21,17 @@ from typing import Any, Optional
 
 from integration_blueprint.aws_limits import KINESIS_ON_FAILURE_BATCH_INFO_KEY
 
-# Marks a message the app-DLQ consumer inserted, and the version of its layout.
+# Mark the messages the app-DLQ consumer inserts, and the version of their layout.
 INSERTED_RECORD_KIND = "blueprint.stream-record/v1"
+INSERTED_REFERENCE_KIND = "blueprint.stream-record-ref/v1"
+MALFORMED_RECORD_KIND = "blueprint.malformed-stream-record/v1"
+# How much of an exception's message an inserted record keeps.
+ERROR_MESSAGE_MAX_CHARS = 2000
+
+
+class MalformedStreamRecord(ValueError):
+    """A Kinesis event record that cannot be read (no `kinesis` object or sequence number, data that
+    is not base64). The message gives the reason, never the data."""
 
 
 class NotJson(ValueError):
@@ -34,6 +46,14 @@ class StreamRecord:
     partition_key: str
     data: bytes
     approximate_arrival_timestamp: Optional[float] = None  # epoch seconds
+    # True when the record came back through the Retry-DLQ (the app-DLQ pattern's retry lane).
+    redelivered: bool = False
+
+    @property
+    def effect_key(self) -> str:
+        """Unique per record of a stream (stream, shard, sequence number): an effect that records it
+        conditionally in the same write happens once however often the record is redelivered."""
+        return f"{self.stream_arn}|{self.shard_id}|{self.sequence_number}"
 
     def json(self) -> Any:
         try:
@@ -48,15 +68,28 @@ class StreamRecord:
 
     # --- shape 1: Kinesis event record ---------------------------------------------------------
     @classmethod
-    def from_kinesis_event(cls, record: dict) -> "StreamRecord":
-        kinesis = record["kinesis"]
+    def from_kinesis_event(cls, record: Any) -> "StreamRecord":
+        """The record, or MalformedStreamRecord saying what is wrong with it."""
+        kinesis = record.get("kinesis") if isinstance(record, dict) else None
+        if not isinstance(kinesis, dict):
+            raise MalformedStreamRecord("the event record has no 'kinesis' object")
+        sequence_number = kinesis.get("sequenceNumber")
+        if not isinstance(sequence_number, str) or not sequence_number.isdigit():
+            raise MalformedStreamRecord("the event record has no valid kinesis.sequenceNumber")
+        encoded = kinesis.get("data")
+        try:
+            data = base64.b64decode(encoded, validate=True) if isinstance(encoded, str) else None
+        except (binascii.Error, ValueError):
+            data = None
+        if data is None:
+            raise MalformedStreamRecord(f"record {sequence_number}: kinesis.data is missing or not valid base64")
         return cls(
-            stream_arn=record.get("eventSourceARN", ""),
+            stream_arn=str(record.get("eventSourceARN") or ""),
             # eventID is "<shardId>:<sequenceNumber>"
-            shard_id=record.get("eventID", "").split(":", 1)[0],
-            sequence_number=kinesis["sequenceNumber"],
-            partition_key=kinesis.get("partitionKey", ""),
-            data=base64.b64decode(kinesis["data"]),
+            shard_id=str(record.get("eventID") or "").split(":", 1)[0],
+            sequence_number=sequence_number,
+            partition_key=str(kinesis.get("partitionKey") or ""),
+            data=data,
             approximate_arrival_timestamp=kinesis.get("approximateArrivalTimestamp"),
         )
 
@@ -80,16 +113,62 @@ class StreamRecord:
             "partitionKey": self.partition_key,
             "approximateArrivalTimestamp": self.approximate_arrival_timestamp,
             "data": base64.b64encode(self.data).decode("ascii"),
-            "error": {"type": type(error).__name__, "message": str(error)[:2000]},
-            "insertedAt": datetime.now(timezone.utc).isoformat(),
+            "error": _error(error),
+            "insertedAt": _now(),
+        })
+
+    def to_reference_message(self, error: BaseException, reason: str) -> str:
+        """The record by reference: a one-record KinesisBatchInfo the retry lane reads back from the
+        stream (while it is retained), for a record whose data does not fit in an SQS message."""
+        return json.dumps({
+            "kind": INSERTED_REFERENCE_KIND,
+            KINESIS_ON_FAILURE_BATCH_INFO_KEY: {
+                "streamArn": self.stream_arn, "shardId": self.shard_id, "batchSize": 1,
+                "startSequenceNumber": self.sequence_number, "endSequenceNumber": self.sequence_number},
+            "partitionKey": self.partition_key,
+            "reason": reason,
+            "error": _error(error),
+            "insertedAt": _now(),
         })
 
     @classmethod
     def from_inserted_message(cls, body: dict) -> "StreamRecord":
-        return cls(stream_arn=body["streamArn"], shard_id=body["shardId"],
-                   sequence_number=body["sequenceNumber"], partition_key=body.get("partitionKey", ""),
-                   data=base64.b64decode(body["data"]),
-                   approximate_arrival_timestamp=body.get("approximateArrivalTimestamp"))
+        """The carried record, marked as redelivered; MalformedStreamRecord if the body is not one."""
+        fields: dict[str, str] = {}
+        for name in ("streamArn", "shardId", "sequenceNumber", "data"):
+            value = body.get(name)
+            if not isinstance(value, str):
+                raise MalformedStreamRecord("the inserted record lacks streamArn, shardId, sequenceNumber or data")
+            fields[name] = value
+        try:
+            data = base64.b64decode(fields["data"], validate=True)
+        except (binascii.Error, ValueError):
+            raise MalformedStreamRecord("the inserted record's data is not valid base64") from None
+        return cls(stream_arn=fields["streamArn"], shard_id=fields["shardId"],
+                   sequence_number=fields["sequenceNumber"], partition_key=str(body.get("partitionKey") or ""),
+                   data=data, approximate_arrival_timestamp=body.get("approximateArrivalTimestamp"),
+                   redelivered=True)
+
+
+def malformed_record_message(raw: Any, reason: str, *, max_bytes: int) -> str:
+    """A Retry-DLQ message for an event record that cannot be read: the reason, the record's ids and
+    the record itself when it fits in `max_bytes` (it is data for the person who looks, never logged)."""
+    ids = {key: raw.get(key) for key in ("eventID", "eventSourceARN")} if isinstance(raw, dict) else {}
+    message = {"kind": MALFORMED_RECORD_KIND, "reason": reason, **ids, "eventRecord": raw, "insertedAt": _now()}
+    body = json.dumps(message, default=str)
+    if len(body.encode("utf-8")) > max_bytes:
+        message["eventRecord"] = None
+        message["reason"] = f"{reason} (the event record itself was too large to keep)"
+        body = json.dumps(message, default=str)
+    return body
+
+
+def _error(error: BaseException) -> dict:
+    return {"type": type(error).__name__, "message": str(error)[:ERROR_MESSAGE_MAX_CHARS]}
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
 
 
 def is_kinesis_event(event: dict) -> bool:
@@ -119,5 +198,11 @@ def batch_info(body: Optional[dict]) -> Optional[dict]:
 
 
 def is_inserted_record(body: Optional[dict]) -> bool:
-    """Shape 3: a record the app-DLQ consumer inserted itself."""
-    return bool(body) and body.get("kind") == INSERTED_RECORD_KIND
+    """Shape 3: a record the app-DLQ consumer inserted itself (in full)."""
+    return body is not None and body.get("kind") == INSERTED_RECORD_KIND
+
+
+def inserted_kind(body: Optional[dict]) -> Optional[str]:
+    """The kind of a message the app-DLQ consumer inserted (full, by reference, malformed), or None."""
+    kind = body.get("kind") if body else None
+    return kind if kind in (INSERTED_RECORD_KIND, INSERTED_REFERENCE_KIND, MALFORMED_RECORD_KIND) else None

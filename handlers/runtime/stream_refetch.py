@@ -6,17 +6,21 @@ the consumer reads the records again: GetShardIterator AT_SEQUENCE_NUMBER start,
 (following NextShardIterator) until endSequenceNumber. This only works while the records are inside
 the stream's retention: whatever has been trimmed is reported as missing, with the reason, so the
 caller can park its metadata in the Unrecoverable-DLQ instead of dropping it.
+
+A Retry-DLQ message is not trusted blindly (anyone allowed to send to the queue could write one):
+`range_problem` refuses metadata that is not a range Lambda writes (missing or non-numeric fields,
+start after end), and `OwnStream` refuses to read any stream but the consumer's own.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from botocore.exceptions import ClientError
 
 from integration_blueprint.aws_limits import KINESIS_GET_RECORDS_LIMIT_MAX
+from integration_blueprint.handlers.runtime import config
 from integration_blueprint.handlers.runtime.retry import call_with_retries
 from integration_blueprint.handlers.runtime.stream_records import StreamRecord
 
@@ -28,6 +32,57 @@ MAX_EMPTY_PAGES = 20
 # Errors meaning the range cannot be read at all: the stream or (expired, closed) shard is gone, or
 # the sequence number is no longer valid for it.
 UNREADABLE_ERRORS = frozenset({"ResourceNotFoundException", "InvalidArgumentException"})
+
+
+BATCH_INFO_FIELDS = ("streamArn", "shardId", "startSequenceNumber", "endSequenceNumber")
+
+
+def range_problem(info: object) -> Optional[str]:
+    """Why `info` is not a KinesisBatchInfo range that can be read back, or None if it is one."""
+    if not isinstance(info, dict):
+        return "KinesisBatchInfo is not an object"
+    missing = [name for name in BATCH_INFO_FIELDS if not isinstance(info.get(name), str) or not info.get(name)]
+    if missing:
+        return f"KinesisBatchInfo lacks {', '.join(missing)} (or they are not strings)"
+    start, end = info["startSequenceNumber"], info["endSequenceNumber"]
+    if not start.isdigit() or not end.isdigit():
+        return "KinesisBatchInfo's sequence numbers are not numbers"
+    if int(start) > int(end):
+        return (f"KinesisBatchInfo's startSequenceNumber {start} is after its endSequenceNumber {end}: not a "
+                "range Lambda writes, the metadata is corrupt or forged")
+    size = info.get("batchSize", 0)
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        return "KinesisBatchInfo's batchSize is not a whole number >= 0"
+    return None
+
+
+class OwnStream:
+    """Which stream a consumer may read ranges back from: the stream named by SOURCE_STREAM_ARN (the
+    component sets it), else, when it is not set, only streams this container has received records
+    from. `refusal` says why a stream is refused; `certain` tells a foreign stream (refused for
+    good) from one that could not be verified yet (worth a later retry)."""
+
+    def __init__(self, configured: Optional[str] = None):
+        self.configured = configured
+        self.seen: set[str] = set()
+
+    def saw(self, stream_arn: str) -> None:
+        if stream_arn:
+            self.seen.add(stream_arn)
+
+    def refusal(self, stream_arn: str) -> Optional[str]:
+        if self.configured:
+            if stream_arn == self.configured:
+                return None
+            return f"stream {stream_arn} is not this consumer's stream ({self.configured}); it is never read"
+        if stream_arn in self.seen:
+            return None
+        return (f"stream {stream_arn} cannot be verified as this consumer's stream: {config.SOURCE_STREAM_ARN} "
+                "is not set and this container has received no records from it")
+
+    @property
+    def certain(self) -> bool:
+        return bool(self.configured)
 
 
 @dataclass
@@ -42,7 +97,7 @@ class RangeRead:
 
 
 def read_batch(kinesis, info: dict, *, page_limit: int = KINESIS_GET_RECORDS_LIMIT_MAX,
-               sleep: Callable[[float], None] = time.sleep) -> RangeRead:
+               sleep: Optional[Callable[[float], None]] = None) -> RangeRead:
     """Every record from info.startSequenceNumber to info.endSequenceNumber still in the stream."""
     stream_arn, shard_id = info["streamArn"], info["shardId"]
     start, end = int(info["startSequenceNumber"]), int(info["endSequenceNumber"])
@@ -76,8 +131,8 @@ def read_batch(kinesis, info: dict, *, page_limit: int = KINESIS_GET_RECORDS_LIM
             if exc.response.get("Error", {}).get("Code") != "ExpiredIteratorException":
                 raise
             # Iterators live 5 minutes: continue right after the last record read.
-            last = int(result.records[-1].sequence_number) if result.records else start - 1
-            shard_iterator = iterator("AFTER_SEQUENCE_NUMBER", last) if result.records else \
+            last_read = int(result.records[-1].sequence_number) if result.records else start - 1
+            shard_iterator = iterator("AFTER_SEQUENCE_NUMBER", last_read) if result.records else \
                 iterator("AT_SEQUENCE_NUMBER", start)
             continue
         done = False
