@@ -133,6 +133,8 @@ class IdempotentStreamConsumer(pulumi.ComponentResource, StreamConsumerOutputs):
             handler_config.IDEMPOTENCY_TABLE_NAME: table.name,
             handler_config.IDEMPOTENCY_EXPIRY_SECONDS: pulumi.Output.from_input(checked.ttl).apply(str),
             handler_config.UNRECOVERABLE_DLQ_URL: dlqs.unrecoverable.queue.url,
+            # The only stream the handler reads ranges back from (a Retry-DLQ message naming another is parked).
+            handler_config.SOURCE_STREAM_ARN: source.stream_arn,
         }
         if key_path is not None:
             environment[handler_config.IDEMPOTENCY_KEY_JMESPATH] = key_path

@@ -65,7 +65,8 @@ class NonIdempotentStreamConsumer(pulumi.ComponentResource, StreamConsumerOutput
         ledger = shared.reference_ledger(name, args, self)
         function = shared.consumer_function(
             name, args, numbers, self, component=NAME, default_handler=DEFAULT_HANDLER, ledger=ledger,
-            environment={handler_config.RETRY_DLQ_URL: dlqs.retry.url},
+            # SOURCE_STREAM_ARN: the only stream a by-reference Retry-DLQ record is read back from.
+            environment={handler_config.RETRY_DLQ_URL: dlqs.retry.url, handler_config.SOURCE_STREAM_ARN: source.stream_arn},
             statements=[
                 *source.read_statements,
                 *shared.retry_dlq_statements(dlqs),  # the handler inserts failed records

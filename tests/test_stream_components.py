@@ -141,6 +141,7 @@ def test_the_idempotent_mapping_bisects_retries_a_bounded_number_of_times_and_re
     assert int(env["IDEMPOTENCY_EXPIRY_SECONDS"]) >= horizon
     assert env["IDEMPOTENCY_KEY_JMESPATH"] == settings["idempotencyKeyJmespath"]
     assert env["UNRECOVERABLE_DLQ_URL"] == unrecoverable.outputs["url"]
+    assert env["SOURCE_STREAM_ARN"] == d.one("aws:kinesis/stream:Stream", "-stream").outputs["arn"]  # the only stream it re-reads
     assert function.inputs["handler"] == "integration_blueprint.handlers.reference.ledger_idempotent_consumer.lambda_handler"
     assert {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"} <= d.allowed(
         table.outputs["arn"])
@@ -160,6 +161,8 @@ def test_the_non_idempotent_mapping_never_retries_and_parks_crashed_batches_in_t
     assert d.all("aws:dynamodb/table:Table") == [d.one("aws:dynamodb/table:Table", "-ledger")]  # no idempotency table
     function = d.one("aws:lambda/function:Function", "-consumer")
     assert function.inputs["environment"]["variables"]["RETRY_DLQ_URL"] == retry.outputs["url"]
+    stream_arn = d.one("aws:kinesis/stream:Stream", "-stream").outputs["arn"]
+    assert function.inputs["environment"]["variables"]["SOURCE_STREAM_ARN"] == stream_arn
     assert function.inputs["handler"] == "integration_blueprint.handlers.reference.ledger_app_dlq_consumer.lambda_handler"
     assert d.allowed(unrecoverable.outputs["arn"]) == {"sqs:SendMessage"}
 
