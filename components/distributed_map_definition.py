@@ -36,6 +36,7 @@ from integration_blueprint.components.settings import (
     schedule_expression_setting,
 )
 from integration_blueprint.components.validation import ComponentArgumentError, require, require_range
+from integration_blueprint.handlers.runtime.retry import TRANSIENT_ERROR_NAME
 
 __all__ = ["COMPONENT", "FAIL_STATE", "INPUT_KEY_FIELD", "IN_PROGRESS_ERROR", "ITEM_STATE", "MAP_STATE",
            "MapSettings", "NOTIFY_STATE", "RUN_FAILED_ERROR", "RetrySettings", "SETTINGS", "build_definition",
@@ -178,7 +179,9 @@ def _item_task(function_arn: str, settings: MapSettings) -> dict:
         "OutputPath": "$.Payload",
         "TimeoutSeconds": int(settings.task_timeout_seconds),
         "Retry": [
-            settings.retry.retrier([*aws_limits.SFN_LAMBDA_TRANSIENT_ERRORS, "States.Timeout"]),
+            # TransientServiceError: an AWS call the handler still saw throttled or failing after
+            # its own retries within its time budget; a later attempt is the right answer.
+            settings.retry.retrier([*aws_limits.SFN_LAMBDA_TRANSIENT_ERRORS, "States.Timeout", TRANSIENT_ERROR_NAME]),
             settings.retry.retrier([IN_PROGRESS_ERROR]),
         ],
         # No Catch: a validation error fails the child, which counts toward the tolerated failures.
