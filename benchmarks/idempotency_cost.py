@@ -1,10 +1,19 @@
 """What exactly-once costs in DynamoDB: the billing consumer's single conditional write, side by
 side with (a) Powertools' idempotency utility and (b) a hand-written put-INPROGRESS /
-update-COMPLETED store, each charging 1,000 new charges and then 1,000 duplicates against moto.
+update-COMPLETED store, each charging 1,000 new charges and then 1,000 duplicates against moto,
+first in one warm container, then with a cold container per batch of 10 (a cold container has
+no tenant cache: it pays a read per tenant it meets).
 
-Requests are counted at the botocore layer. Write units follow DynamoDB's pricing rules for items
-under 1 KB: 1 WCU per PutItem/UpdateItem/DeleteItem (a failed conditional write still costs its
-unit), 2 per item of a TransactWriteItems; reads cost no write units.
+DynamoDBMeter bills each request the way DynamoDB on-demand does (units below), from the API
+parameters (botocore's before-parameter-build event, before serialization):
+- writes: 1 write unit per started KB of the item, per item; a failed conditional write still
+  bills; BatchWriteItem bills every put and delete; TransactWriteItems bills each item twice;
+- reads: 1 read unit per started 4 KB read, half for an eventually consistent read (the
+  default); Query and Scan add up the items' sizes, then round; a missing item bills as one
+  smallest read; TransactGetItems bills twice.
+Item sizes and units: integration_blueprint.drill.cost (the drill's cost per million uses the
+same rules), units from aws_limits. A write's units come from the item in the request; an UpdateItem's
+or a read's item is looked up in the table, unmetered (AWS bills the stored item's size).
 
 Last line: `fifo_consumer wcu_per_new=X wcu_per_duplicate=Y requests_per_new=A requests_per_duplicate=B`
 Target: wcu_per_new <= 1 and requests_per_duplicate <= 1.
@@ -26,32 +35,83 @@ import boto3  # noqa: E402
 from botocore.exceptions import ClientError  # noqa: E402
 from moto import mock_aws  # noqa: E402
 
-from handlers import billing_consumer  # noqa: E402
+from integration_blueprint.aws_limits import DYNAMODB_TRANSACTION_FACTOR as TRANSACTION_FACTOR  # noqa: E402
+from integration_blueprint.drill.cost import item_size, read_units, write_units  # noqa: E402
+from integration_blueprint.handlers.reference import billing_consumer  # noqa: E402
 from integration_blueprint.handlers.runtime.billing import Charge  # noqa: E402
+from integration_blueprint.sandbox import emulator  # noqa: E402
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext  # noqa: E402
 
 CHARGES = 1000
 TENANTS = 20
-WRITE_OPERATIONS = {"PutItem", "UpdateItem", "DeleteItem"}
-
+BATCH = 10  # SQS FIFO event source mapping batch size
 
 class DynamoDBMeter:
-    """Counts requests and write units of one client."""
+    """Counts one client's requests and bills its write and read units as DynamoDB does.
 
-    def __init__(self, client):
-        self.requests = Counter()
-        self.wcu = 0
-        client.meta.events.register("before-call.dynamodb.*", self._count)
+    `lookup` answers a stored item by table and key without being metered (a second client):
+    an update or a read bills the stored item's size, which the request does not carry."""
 
-    def _count(self, model, params, **_):
-        self.requests[model.name] += 1
-        if model.name in WRITE_OPERATIONS:
-            self.wcu += 1
-        elif model.name == "TransactWriteItems":
-            self.wcu += 2 * len(params.get("TransactItems", []))
+    def __init__(self, client, lookup=None):
+        self.requests: Counter = Counter()
+        self.wcu = 0.0
+        self.rcu = 0.0
+        self.item_sizes: list[int] = []
+        self._lookup = lookup or (lambda table, key: None)
+        # before-parameter-build receives the API parameters as the caller gave them
+        # (before-call sees only the serialized request).
+        client.meta.events.register("before-parameter-build.dynamodb", self._bill)
+
+    def _stored_size(self, table: str, key: dict) -> int:
+        item = self._lookup(table, key)
+        return item_size(item) if item else 0
+
+    def _write(self, table: str, request: dict, factor: int = 1) -> None:
+        if "Item" in request:  # a put
+            size = item_size(request["Item"])
+        else:  # an update, delete or condition check: the stored item (key only if there is none)
+            size = max(self._stored_size(table, request["Key"]), item_size(request["Key"]))
+        self.item_sizes.append(size)
+        self.wcu += factor * write_units(size)
+
+    def _bill(self, params, model, **_):
+        operation = model.name
+        self.requests[operation] += 1
+        if operation in ("PutItem", "UpdateItem", "DeleteItem"):
+            self._write(params["TableName"], params)
+        elif operation == "BatchWriteItem":
+            for table, requests in params["RequestItems"].items():
+                for request in requests:
+                    self._write(table, request.get("PutRequest") or request["DeleteRequest"])
+        elif operation == "TransactWriteItems":
+            for entry in params["TransactItems"]:
+                (_, request), = entry.items()
+                self._write(request["TableName"], request, TRANSACTION_FACTOR)
+        elif operation == "GetItem":
+            size = self._stored_size(params["TableName"], params["Key"])
+            self.rcu += read_units(size, params.get("ConsistentRead", False))
+        elif operation == "BatchGetItem":
+            for table, request in params["RequestItems"].items():
+                for key in request["Keys"]:
+                    self.rcu += read_units(self._stored_size(table, key), request.get("ConsistentRead", False))
+        elif operation == "TransactGetItems":
+            for entry in params["TransactItems"]:
+                get = entry["Get"]
+                self.rcu += TRANSACTION_FACTOR * read_units(self._stored_size(get["TableName"], get["Key"]), True)
+
+    def bill_query(self, items: list[dict], consistent: bool = False) -> None:
+        """A Query or Scan bills the summed size of the items it read, rounded once."""
+        self.rcu += read_units(sum(item_size(item) for item in items), consistent)
 
     def snapshot(self):
-        return sum(self.requests.values()), self.wcu
+        return sum(self.requests.values()), self.wcu, self.rcu
+
+
+def table_lookup(client):
+    """A stored item by table and key, read with `client` (not the metered one)."""
+    def lookup(table: str, key: dict):
+        return client.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+    return lookup
 
 
 def create_table(ddb, name, pk, sk=None):
@@ -70,11 +130,11 @@ def sqs_events(items, prefix):
                 "attributes": {"ApproximateReceiveCount": "1", "MessageGroupId": c.message_group_id},
                 "messageAttributes": {}, "eventSource": "aws:sqs", "awsRegion": "eu-west-1",
                 "eventSourceARN": "arn:aws:sqs:eu-west-1:123456789012:charges.fifo"} for i, c in enumerate(items)]
-    return [{"Records": records[i:i + 10]} for i in range(0, len(records), 10)]
+    return [{"Records": records[i:i + BATCH]} for i in range(0, len(records), BATCH)]
 
 
 def measure(run_batch):
-    """(per-new, per-duplicate) of (requests, wcu) for a function that processes one event."""
+    """Per new charge, then per duplicate: (requests, write units, read units)."""
     items = charges()
     results = []
     for prefix in ("new", "dup"):
@@ -83,19 +143,20 @@ def measure(run_batch):
             response = run_batch(event)
             assert not response["batchItemFailures"], response
         after = run_batch.meter.snapshot()
-        results.append(((after[0] - before[0]) / CHARGES, (after[1] - before[1]) / CHARGES))
+        results.append(tuple((a - b) / CHARGES for a, b in zip(after, before)))
     return results
 
 
-def ours(client):
-    billing_consumer._ledger = billing_consumer.Ledger("ledger", "accounts", 90, client=client)
-
+def ours(client, cold=False):
     def run(event):
+        if cold or billing_consumer._ledger is None:  # a new container: no tenant cache
+            billing_consumer._ledger = billing_consumer.Ledger("ledger", "accounts", 90, client=client)
         return billing_consumer.lambda_handler(event, LocalLambdaContext("consumer"))
+    billing_consumer._ledger = None
     return run
 
 
-def powertools(client):
+def powertools(client, cold=False):  # no cache to lose: use_local_cache=False
     from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
     from aws_lambda_powertools.utilities.idempotency import (
         DynamoDBPersistenceLayer,
@@ -124,7 +185,7 @@ def powertools(client):
     return run
 
 
-def inprogress_store(client):
+def inprogress_store(client, cold=False):  # no cache to lose
     """put INPROGRESS (conditional) -> charge -> update COMPLETED, the classic two-phase store."""
     import json
 
@@ -153,31 +214,40 @@ def inprogress_store(client):
 
 
 def main():
+    # moto's DynamoDB without its repeated parsing (same answers: tests/test_emulator_shortcuts.py)
+    emulator._remember_response_method_names()
+    emulator._parse_dynamodb_expressions_once()
     rows = []
-    for label, factory in (("conditional ledger write (ours)", ours),
-                           ("Powertools idempotency utility", powertools),
-                           ("put-INPROGRESS/update-COMPLETED", inprogress_store)):
+    sizes: list[int] = []
+    # Only ours keeps a cache in its container; the other two cost the same cold.
+    for container, label, factory in (("warm", "conditional ledger write (ours)", ours),
+                                      ("warm", "Powertools idempotency utility", powertools),
+                                      ("warm", "put-INPROGRESS/update-COMPLETED", inprogress_store),
+                                      ("cold", "conditional ledger write (ours)", ours)):
         with mock_aws():
             client = boto3.client("dynamodb")
             create_table(client, "accounts", "tenant", "sk")
             create_table(client, "ledger", "pk", "sk")
             create_table(client, "idempotency", "id")
             for t in range(TENANTS):
-                client.put_item(TableName="accounts", Item={"tenant": {"S": f"tenant-{t}"}, "sk": {"S": "tenant"},
-                                                            "status": {"S": "active"}})
-            meter = DynamoDBMeter(client)
-            run = factory(client)
+                client.put_item(TableName="accounts", Item={"tenant": {"S": f"tenant-{t}"},
+                                                            "sk": {"S": "tenant"}, "status": {"S": "active"}})
+            meter = DynamoDBMeter(client, lookup=table_lookup(boto3.client("dynamodb")))
+            run = factory(client, cold=container == "cold")
             run.meter = meter
-            (req_new, wcu_new), (req_dup, wcu_dup) = measure(run)
+            new, dup = measure(run)
             charged = client.scan(TableName="ledger", Select="COUNT")["Count"]
             assert charged == CHARGES, f"{label}: {charged} ledger rows for {CHARGES} charges"
-            rows.append((label, wcu_new, wcu_dup, req_new, req_dup))
+            sizes += meter.item_sizes
+            rows.append((f"{label} [{container}]", new, dup))
 
-    print(f"{CHARGES} new charges, then the same {CHARGES} delivered again (1 KB items)")
-    print(f"{'store':34} {'wcu/new':>8} {'wcu/dup':>8} {'req/new':>8} {'req/dup':>8}")
-    for label, wcu_new, wcu_dup, req_new, req_dup in rows:
-        print(f"{label:34} {wcu_new:8.3f} {wcu_dup:8.3f} {req_new:8.3f} {req_dup:8.3f}")
-    _, wcu_new, wcu_dup, req_new, req_dup = rows[0]
+    print(f"{CHARGES} new charges, then the same {CHARGES} delivered again, in batches of {BATCH}; "
+          f"items written: {min(sizes)}-{max(sizes)} bytes ({write_units(max(sizes))} write unit each); "
+          "warm: one container throughout, cold: a new container per batch")
+    print(f"{'store':42} {'wcu/new':>8} {'wcu/dup':>8} {'rcu/new':>8} {'rcu/dup':>8} {'req/new':>8} {'req/dup':>8}")
+    for label, (req_new, wcu_new, rcu_new), (req_dup, wcu_dup, rcu_dup) in rows:
+        print(f"{label:42} {wcu_new:8.3f} {wcu_dup:8.3f} {rcu_new:8.3f} {rcu_dup:8.3f} {req_new:8.3f} {req_dup:8.3f}")
+    _, (req_new, wcu_new, _), (req_dup, wcu_dup, _) = rows[0]
     print(f"fifo_consumer wcu_per_new={wcu_new:g} wcu_per_duplicate={wcu_dup:g} "
           f"requests_per_new={req_new:g} requests_per_duplicate={req_dup:g}")
 

@@ -209,3 +209,35 @@ SFN_TASK_TIMEOUT_DEFAULT_SECONDS = 99_999_999
 # https://docs.aws.amazon.com/sns/latest/dg/sns-dead-letter-queues.html: the DLQ of an EventBridge
 # target must be a standard queue; an SNS subscription's DLQ has the type of its topic.
 EVENTBRIDGE_RETRY_ATTEMPTS_MAX = 185
+
+# --- Prices (US East (N. Virginia), us-east-1; public on-demand prices read 2026-11-22) ---------
+# Used by the drill's cost per million records (drill/cost.py). Free tiers are not deducted.
+# https://aws.amazon.com/lambda/pricing/ (x86, first duration tier)
+PRICE_LAMBDA_PER_MILLION_REQUESTS_USD = 0.20
+PRICE_LAMBDA_PER_GB_SECOND_USD = 0.0000166667
+# https://aws.amazon.com/sqs/pricing/ (first 100 billion requests a month); every 64 KB chunk of
+# a request's payload is billed as one request.
+PRICE_SQS_STANDARD_PER_MILLION_REQUESTS_USD = 0.40
+PRICE_SQS_FIFO_PER_MILLION_REQUESTS_USD = 0.50
+SQS_BILLING_CHUNK_BYTES = 65_536
+# https://aws.amazon.com/dynamodb/pricing/on-demand/ (on-demand, after the November 2024 cut)
+PRICE_DYNAMODB_PER_MILLION_WRITE_UNITS_USD = 0.625
+PRICE_DYNAMODB_PER_MILLION_READ_UNITS_USD = 0.125
+# https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/provisioned-capacity-mode.html:
+# a write unit per started 1 KB, a read unit per started 4 KB (half for an eventually consistent
+# read); https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html:
+# transactional reads and writes bill twice.
+DYNAMODB_WRITE_UNIT_BYTES = 1024
+DYNAMODB_READ_UNIT_BYTES = 4096
+DYNAMODB_EVENTUALLY_CONSISTENT_READ_FACTOR = 0.5
+DYNAMODB_TRANSACTION_FACTOR = 2
+# https://aws.amazon.com/kinesis/data-streams/pricing/ (provisioned mode): a PUT payload unit is
+# every started 25 KB of a record.
+PRICE_KINESIS_PER_SHARD_HOUR_USD = 0.015
+PRICE_KINESIS_PER_MILLION_PUT_PAYLOAD_UNITS_USD = 0.014
+KINESIS_PUT_PAYLOAD_UNIT_BYTES = 25_600
+# https://aws.amazon.com/step-functions/pricing/ (Standard workflows; every retry is a transition)
+PRICE_STEP_FUNCTIONS_PER_THOUSAND_TRANSITIONS_USD = 0.025
+HOURS_PER_MONTH = 730  # AWS pricing pages' month
+# https://docs.aws.amazon.com/lambda/latest/api/API_CreateFunction.html (MemorySize default)
+LAMBDA_MEMORY_DEFAULT_MB = 128

@@ -35,6 +35,8 @@ class PatternReport:
     retries: int = 0
     wall_time_s: float = 0.0
     injected: dict = field(default_factory=dict)  # faults actually injected: duplicates, crashes, transient
+    # AWS usage and cost scaled to 1,000,000 records (drill/cost.py): requests, units, cost_usd by service
+    usage_per_million: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
 
     @property

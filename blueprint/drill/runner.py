@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from integration_blueprint.drill import cost
 from integration_blueprint.drill.faults import FaultInjector
 from integration_blueprint.drill.patterns import DRIVERS
 from integration_blueprint.drill.report import DrillOptions, DrillReport, PatternReport
@@ -111,6 +112,8 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
             if not driver_class.applies(sandbox):
                 return None
             driver = driver_class(sandbox, options, faults, random.Random(f"{options.seed}:{name}"))
+            meter = cost.UsageMeter()  # what the handlers' AWS calls would bill
+            faults.auditors.append(meter)
             started = time.monotonic()
             driver.prepare()
             faults.enabled = True
@@ -120,6 +123,8 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
                 faults.enabled = False
             report = driver.verify()
             report.injected = {**driver.injected(), "transient": faults.transient_injected, **report.injected}
+            report.usage_per_million = cost.usage_per_million(meter, recorded, report)
+            report.notes.append(cost.summary(report.usage_per_million))
             report.wall_time_s = round(time.monotonic() - started, 2)
             step(1.0)
             return report

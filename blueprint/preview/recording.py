@@ -12,24 +12,28 @@ sandbox realizes it in an AWS emulator. Tests of the components use it too.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import runpy
 import sys
-import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any, Callable, Optional, Union
 
 import pulumi
 import yaml
 from google.protobuf import struct_pb2
 from pulumi.runtime import mocks, rpc
+from pulumi.runtime import resource as pulumi_resource
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.config import set_all_config
+from pulumi.runtime.proto import resource_pb2, source_pb2
 from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
+from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 PLACEHOLDER_ACCOUNT = "123456789012"
 DEFAULT_REGION = "us-east-1"
@@ -164,15 +168,19 @@ class _Mocks(mocks.Mocks):
     def __init__(self, region: str, unknowns: bool):
         self.region = region
         self.unknowns = unknowns
-        self.current_urn = ""
+
+    def outputs(self, type_token: str, name: str, urn: str, custom: bool, inputs: dict) -> tuple[str, dict]:
+        """(id, outputs) of a resource: placeholders after `pulumi up`; in a first preview (and
+        for components) the inputs alone, everything the provider computes left unknown."""
+        if not custom or self.unknowns:
+            return "", dict(inputs)
+        return placeholder_outputs(type_token, name, urn, inputs, self.region)
 
     def new_resource(self, args: mocks.MockResourceArgs):
-        if not args.custom:
-            return "", dict(args.inputs)  # components have no id or provider outputs
-        if self.unknowns:
-            # A first preview knows only the inputs; everything the provider computes is unknown.
-            return "", dict(args.inputs)
-        return placeholder_outputs(args.typ, args.name, self.current_urn, args.inputs, self.region)
+        # Only read resources (`Resource.get`) come here; registrations go through the monitor,
+        # which knows the URN. A read resource has no parent, so its URN is its type and name.
+        urn = _urn("", args.typ, args.name)
+        return self.outputs(args.typ, args.name, urn, True, args.inputs)
 
     def call(self, args: mocks.MockCallArgs):
         token = args.token
@@ -259,39 +267,89 @@ def policy_document_result(args: dict) -> dict:
             "statements": field(args, "statements") or []}
 
 
+ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
+
+
+def _urn(parent: str, type_token: str, name: str) -> str:
+    """The URN the Pulumi engine gives a resource: `urn:pulumi:<stack>::<project>::<type>::<name>`,
+    where a child's type is prefixed by its parent's whole type chain (`parent$child`) and the
+    root Stack is not part of any chain (pulumi/pulumi sdk/go/common/resource/urn.go, NewURN).
+    The SDK's MockMonitor chains only the parent's last type and keeps the Stack in it."""
+    if parent:
+        parent_type = parent.split("::")[2]
+        if parent_type != ROOT_STACK_TYPE:
+            type_token = f"{parent_type}${type_token}"
+    return f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{type_token}::{name}"
+
+
 class _RecordingMonitor(mocks.MockMonitor):
+    """The mock engine's resource monitor, recording every registration.
+
+    RegisterResource and Invoke are answered here rather than by MockMonitor: the URN is the real
+    engine's, each registration's inputs are deserialized once (MockMonitor deserializes them and
+    serializes the outputs back through a nested event loop), and the outputs sent back to the
+    program are the inputs exactly as the program serialized them (unknowns stay unknown, as in
+    the engine's preview) plus the placeholder fields."""
+
     def __init__(self, mocks_: _Mocks):
         super().__init__(mocks_)
+        self.placeholders = mocks_
         self.recorded: list[RecordedResource] = []
-        # The SDK registers resources from several threads; the mocks name a resource's outputs
-        # from `current_urn`, so one registration at a time keeps each name its own resource's.
-        self._registering = threading.Lock()
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        return _urn(parent, type_, name)
 
     def RegisterResource(self, request):
         urn = self.make_urn(request.parent, request.type, request.name)
-        with self._registering:
-            self.mocks.current_urn = urn
-            response = super().RegisterResource(request)
-        if request.type == "pulumi:pulumi:Stack":
-            return response
+        if request.type == ROOT_STACK_TYPE:
+            return resource_pb2.RegisterResourceResponse(urn=urn)
+        inputs = _plain(rpc.deserialize_properties(request.object, keep_unknowns=True))
+        # What MockMonitor hands its mocks: after `pulumi up` nothing is unknown (the SDK drops such
+        # values), in a first preview the unknowns are kept.
+        known = inputs if self.placeholders.unknowns else _without_unknowns(inputs)
+        id_, outputs = self.placeholders.outputs(request.type, request.name, urn, bool(request.custom), known)
+        response_object = struct_pb2.Struct()
+        response_object.CopyFrom(request.object)
+        for key, value in outputs.items():
+            if value is not known.get(key):  # what the placeholders added to the inputs
+                response_object[key] = value
+        self.resources[urn] = mocks.MockMonitor.ResourceRegistration(urn, id_, outputs)
         raw = struct_pb2.Struct()
         raw.CopyFrom(request.object)
-        registration = self.resources.get(urn)
         self.recorded.append(RecordedResource(
             urn=urn,
             type=request.type,
             name=request.name,
             custom=bool(request.custom),
             parent=request.parent,
-            inputs=_plain(rpc.deserialize_properties(request.object, keep_unknowns=True)),
+            inputs=inputs,
             raw_inputs=raw,
             dependencies=list(request.dependencies),
             property_dependencies={k: list(v.urns) for k, v in request.propertyDependencies.items()},
-            id=registration.id if registration else "",
-            outputs=_plain(registration.state) if registration else {},
+            id=id_,
+            outputs=outputs,
             provider=request.provider,
         ))
-        return response
+        return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=response_object)
+
+    def Invoke(self, request):
+        if request.tok == "pulumi:pulumi:getResource":
+            return super().Invoke(request)
+        args = rpc.deserialize_properties(request.args)
+        result = self.mocks.call(mocks.MockCallArgs(token=request.tok, args=args, provider=request.provider))
+        returned = struct_pb2.Struct()
+        returned.update(result)  # the mocks answer plain JSON values
+        return resource_pb2.ResourceInvokeResponse(failures=None, **{"return": returned})
+
+
+def _without_unknowns(value: Any) -> Any:
+    """Inputs as the SDK deserializes them outside a preview: a property not known until apply is
+    absent (an unknown list item is None)."""
+    if isinstance(value, dict):
+        return {k: _without_unknowns(v) for k, v in value.items() if v != UNKNOWN}
+    if isinstance(value, list):
+        return [_without_unknowns(v) for v in value]
+    return None if value == UNKNOWN else value
 
 
 def _plain(value: Any) -> Any:
@@ -343,14 +401,27 @@ def stack_config_path(program_dir: Path, stack: str) -> Path:
     return program_dir / project.get("stackConfigDir", ".") / f"Pulumi.{stack}.yaml"
 
 
+def stack_names(program_dir: Path) -> list[str]:
+    """The stacks that have a config file in the project's stack config folder."""
+    folder = stack_config_path(program_dir, "_").parent
+    return sorted(path.name[len("Pulumi."):-len(".yaml")] for path in folder.glob("Pulumi.*.yaml"))
+
+
 def load_stack_config(program_dir: Path, stack: str) -> dict[str, str]:
     """The stack's config as the engine passes it to a program: `namespace:key` -> string
-    (objects and lists JSON-encoded). A stack with no file has empty config."""
+    (objects and lists JSON-encoded).
+
+    A project without any stack file runs with empty config. In a project that has stack files,
+    a stack without one is unknown (a typo in a CI matrix must not pass the gate on empty config)."""
     import json
 
     project = load_project(program_dir)
     path = stack_config_path(program_dir, stack)
     if not path.exists():
+        known = stack_names(program_dir)
+        if known:
+            raise ProgramError(f"no stack {stack!r}: {path} does not exist; the project's stacks are "
+                               f"{', '.join(known)} (create {path.name} to add one)")
         return {}
     try:
         doc = yaml.safe_load(path.read_text()) or {}
@@ -370,6 +441,89 @@ def load_stack_config(program_dir: Path, stack: str) -> dict[str, str]:
 
 
 # ---- running ---------------------------------------------------------------------------------
+
+class _InlineExecutor(ThreadPoolExecutor):
+    """The event loop's default executor while a program is recorded: a submitted call runs at
+    once on the loop's thread.
+
+    The SDK hands every monitor call (RegisterResource, Invoke, ...) to `run_in_executor` because a
+    real engine answers over gRPC. The recording monitor answers in microseconds, so the hand-off
+    to a worker thread cost more than the call (a third of the SDK's time per resource), and
+    concurrent calls registered resources in whatever order the threads ran: resource order
+    changed from run to run. Inline, registrations happen in the order the program's tasks reach
+    them, the same every run. (A ThreadPoolExecutor subclass because set_default_executor accepts
+    nothing else; it never starts a thread.)"""
+
+    def submit(self, fn, /, *args, **kwargs):
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - the caller awaits the future and sees it
+            future.set_exception(exc)
+        return future
+
+
+_FILE_URIS: dict[str, Optional[str]] = {}
+
+
+def _file_uri(filename: str) -> Optional[str]:
+    if filename not in _FILE_URIS:
+        try:
+            _FILE_URIS[filename] = Path(filename).as_uri() if filename else None
+        except ValueError:
+            _FILE_URIS[filename] = None
+    return _FILE_URIS[filename]
+
+
+def _stack_trace() -> source_pb2.StackTrace:
+    """pulumi.runtime.resource._get_stack_trace without traceback.extract_stack: the same frames
+    (those outside the third `__init__` from the top, innermost first) with the same file URI and
+    line, read from the frame objects instead of building a FrameSummary, with its source line
+    looked up, for every frame of the stack on every resource."""
+    frame: Optional[FrameType] = sys._getframe(1)
+    inits = 0
+    while frame is not None and inits < 3:
+        if frame.f_code.co_name == "__init__":
+            inits += 1
+        frame = frame.f_back
+    if inits < 3 or frame is None:
+        return source_pb2.StackTrace()
+    frames = []
+    while frame is not None:
+        uri = _file_uri(frame.f_code.co_filename)
+        position = source_pb2.SourcePosition(uri=uri, line=frame.f_lineno) if uri else None
+        frames.append(source_pb2.StackFrame(pc=position))
+        frame = frame.f_back
+    return source_pb2.StackTrace(frames=frames)
+
+
+# Objects allocated between two young-generation collections while a program is recorded. The
+# SDK allocates a few thousand container objects per resource (futures, tasks, protobuf
+# wrappers); at Python's default (700) the collector ran every few resources and rescanned
+# everything the program had built, 35-40% of the recording's CPU.
+RECORDING_GC_THRESHOLD = 50_000
+
+
+@contextmanager
+def _engine_shortcuts():
+    """Work around the costs of the Pulumi Python SDK (3.272) under the mock engine, for the
+    length of one recording: monitor calls run inline (_InlineExecutor), the per-resource stack
+    trace skips source-line lookups (_stack_trace), and the garbage collector runs less often.
+    The program and what it registers are unchanged."""
+    loop = _ensure_event_loop()
+    previous_executor = getattr(loop, "_default_executor", None)
+    previous_stack_trace = pulumi_resource._get_stack_trace
+    previous_threshold = gc.get_threshold()
+    loop.set_default_executor(_InlineExecutor())
+    pulumi_resource._get_stack_trace = _stack_trace
+    gc.set_threshold(RECORDING_GC_THRESHOLD, *previous_threshold[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*previous_threshold)
+        pulumi_resource._get_stack_trace = previous_stack_trace
+        loop._default_executor = previous_executor  # set_default_executor refuses None
+
 
 @contextmanager
 def _program_environment(program_dir: Optional[Path]):
@@ -430,8 +584,13 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
     pulumi_settings.SETTINGS.rpc_manager.clear()
     pulumi_settings.SETTINGS.outputs.clear()
     try:
-        with _program_environment(program_dir):
+        with _program_environment(program_dir), _engine_shortcuts():
             _sync_await(run_pulumi_func(body))
+    except SyntaxError as exc:
+        # The traceback of a SyntaxError runs through runpy and asyncio, never through the user's
+        # file: the error itself says where it is.
+        where = f" (at {exc.filename}:{exc.lineno})" if exc.filename else ""
+        raise ProgramError(f"SyntaxError: {exc.msg}{where}") from None
     except pulumi.RunError as exc:
         raise ProgramError(str(exc)) from exc
     except ProgramError:

@@ -7,13 +7,14 @@ the real policy pack analyses the recording over its gRPC interface (integration
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from integration_blueprint.preview import policy_config
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, PolicyAnalyzer, Rule, Violation
-from integration_blueprint.preview.recording import RecordedStack, load_project, record_program
+from integration_blueprint.preview.recording import RecordedStack, load_project, load_stack_config, record_program
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LEVELS = ("mandatory", "advisory")
@@ -111,11 +112,22 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
     if policy_config_path is None:
         policy_config_path = stack_policy_config(program_dir, stack)
     document = policy_config.load(policy_config_path) if policy_config_path else {}
-    recorded = record_program(program_dir, stack=stack, unknowns=unknowns)
     if analyzer is not None:
+        recorded = record_program(program_dir, stack=stack, unknowns=unknowns)
         return _analyse(analyzer, recorded, document, policy_config_path)
-    with PolicyAnalyzer(pack_dir, project=recorded.project, stack=stack) as started:
-        return _analyse(started, recorded, document, policy_config_path)
+    # The pack starts (a Python process importing pulumi and the rules, about a second) while the
+    # program runs, on the other core, instead of after it; a stack config error comes first.
+    config = load_stack_config(program_dir, stack)
+    with ThreadPoolExecutor(1) as pool:
+        starting = pool.submit(PolicyAnalyzer, pack_dir, project=load_project(program_dir)["name"], stack=stack)
+        try:
+            recorded = record_program(program_dir, stack=stack, config=config, unknowns=unknowns)
+        except BaseException:
+            if starting.exception() is None:
+                starting.result().close()
+            raise
+        with starting.result() as started:
+            return _analyse(started, recorded, document, policy_config_path)
 
 
 def _analyse(analyzer, recorded, document, path) -> PreviewResult:

@@ -2,6 +2,9 @@
 
 Handlers reach it through the standard AWS endpoint environment variable (AWS_ENDPOINT_URL), so
 they run unmodified. Nothing listens beyond loopback and no request leaves the machine.
+
+moto spends most of a drill's CPU; SHORTCUTS lists every change made to it for speed. Each keeps
+moto's answers (same responses, same errors): it removes repeated work, never a check.
 """
 
 from __future__ import annotations
@@ -16,6 +19,22 @@ import boto3
 from botocore.config import Config
 
 FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "sandbox", "AWS_SECRET_ACCESS_KEY": "sandbox"}
+
+# Every speed change the emulator makes to moto (5.2.x), by the function that makes it. Time
+# compressions, which do change what a run waits for, are listed apart (realization.COMPRESSION).
+SHORTCUTS = {
+    "_speed_up_moto_sqs": "a queue's three Approximate* message counts are made in one pass over its "
+                          "messages, with one clock read, instead of one pass each per attribute rebuild",
+    "_remember_backend_lookups": "the backend for a request's host and the list of moto's modules are "
+                                 "looked up once, not listed from disk and matched against ~300 URL "
+                                 "patterns on every request",
+    "_remember_response_method_names": "the names of a response class's methods are listed once per class, "
+                                       "not with inspect.getmembers on every request",
+    "_parse_dynamodb_expressions_once": "a DynamoDB condition or update expression is parsed once per distinct "
+                                        "expression (with its names and values), not twice per request "
+                                        "(request validation, then the operation); update expression trees "
+                                        "are still deep-copied before each use",
+}
 
 
 @dataclass
@@ -113,6 +132,67 @@ def _remember_backend_lookups() -> None:
     DomainDispatcherApplication._sandbox_cached = True
 
 
+def _remember_response_method_names() -> None:
+    """moto finds a request's action among its response class's methods by listing them with
+    inspect.getmembers on every request; a class's methods do not change while it runs."""
+    import functools
+
+    from moto.core import responses
+
+    if getattr(responses, "_sandbox_method_names", False):
+        return
+    responses.method_names_from_class = functools.lru_cache(maxsize=None)(responses.method_names_from_class)
+    responses._sandbox_method_names = True  # type: ignore[attr-defined]
+
+
+def _parse_dynamodb_expressions_once() -> None:
+    """moto parses a request's ConditionExpression when it validates the request and again when it
+    applies it, and its UpdateExpression likewise. The parse depends only on the expression, its
+    attribute names and (for a condition) its values, so its result is remembered: a condition's
+    syntax tree (evaluated, never modified) with the names and values it used, an update's tree
+    (which moto deep-copies before each use). Invalid expressions raise as before, every time."""
+    import importlib
+    import json
+
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+
+    UpdateExpressionParser = importlib.import_module("moto.dynamodb.parsing.expressions").UpdateExpressionParser
+
+    if getattr(ConditionExpressionParser, "_sandbox_once", False):
+        return
+    parse_condition = ConditionExpressionParser.parse
+    conditions: dict = {}
+
+    def parse(parser):
+        key = (parser.condition_expression, json.dumps(parser.expression_attribute_names, sort_keys=True),
+               json.dumps(parser.expression_attribute_values, sort_keys=True))
+        if key not in conditions:
+            if len(conditions) > EXPRESSION_CACHE_SIZE:
+                conditions.clear()
+            tree = parse_condition(parser)
+            conditions[key] = (tree, list(parser.expr_attr_names_found), list(parser.expr_attr_values_found))
+        tree, names, values = conditions[key]
+        parser.expr_attr_names_found, parser.expr_attr_values_found = list(names), list(values)
+        return tree
+
+    make_update = UpdateExpressionParser.make.__func__
+    updates: dict = {}
+
+    def make(cls, expression):
+        if expression not in updates:
+            if len(updates) > EXPRESSION_CACHE_SIZE:
+                updates.clear()
+            updates[expression] = make_update(cls, expression)
+        return updates[expression]
+
+    ConditionExpressionParser.parse = parse  # type: ignore[method-assign]
+    UpdateExpressionParser.make = classmethod(make)
+    ConditionExpressionParser._sandbox_once = True  # type: ignore[attr-defined]
+
+
+# Distinct expressions remembered before the memory is cleared (a drill uses a few dozen).
+EXPRESSION_CACHE_SIZE = 10_000
+
 # Step Functions retry waits (IntervalSeconds, backoff, jitter) last this fraction of their
 # computed length in the emulator; the waits are still computed by moto from the definition.
 STATE_MACHINE_RETRY_WAIT_SCALE = 0.01
@@ -178,6 +258,8 @@ def running_emulator(region: str) -> Iterator[Emulator]:
     default_user_config["stepfunctions"]["execute_state_machine"] = True
     _speed_up_moto_sqs()
     _remember_backend_lookups()
+    _remember_response_method_names()
+    _parse_dynamodb_expressions_once()
     _compress_state_machine_retry_waits()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request on stderr
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)

@@ -73,21 +73,32 @@ class LocalFunction:
     region: str
     invocations: int = 0
     _callable: Optional[Callable] = field(default=None, repr=False)
+    # Concurrent first invocations (a Map's parallel items) wait for one load instead of each
+    # loading its own copy of the module.
+    _load_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def load(self) -> Callable:
         """Import the handler module fresh for this function (its own globals: clients, caches,
         table names read at import), with the function's environment applied."""
-        if self._callable is None:
-            module_name, _, attribute = self.handler.rpartition(".")
-            found = importlib.util.find_spec(module_name)
-            if found is None or found.origin is None:
-                raise SandboxError(f"function {self.name}: handler module {module_name!r} is not importable")
-            spec = importlib.util.spec_from_file_location(f"{module_name}[{self.name}]", found.origin)
-            module = importlib.util.module_from_spec(spec)
-            with function_environment(self.environment):
-                spec.loader.exec_module(module)
-            self._callable = getattr(module, attribute)
-        return self._callable
+        if self._callable is not None:
+            return self._callable
+        with self._load_lock:
+            if self._callable is None:
+                self._callable = self._import()
+            return self._callable
+
+    def _import(self) -> Callable:
+        module_name, _, attribute = self.handler.rpartition(".")
+        found = importlib.util.find_spec(module_name)
+        if found is None or found.origin is None:
+            raise SandboxError(f"function {self.name}: handler module {module_name!r} is not importable")
+        spec = importlib.util.spec_from_file_location(f"{module_name}[{self.name}]", found.origin)
+        if spec is None or spec.loader is None:
+            raise SandboxError(f"function {self.name}: handler module {module_name!r} cannot be loaded")
+        module = importlib.util.module_from_spec(spec)
+        with function_environment(self.environment):
+            spec.loader.exec_module(module)
+        return getattr(module, attribute)
 
     def context(self) -> LocalLambdaContext:
         return LocalLambdaContext(self.name, self.timeout, region=self.region, time_scale=FUNCTION_TIME_SCALE)
