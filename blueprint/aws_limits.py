@@ -133,23 +133,6 @@ ARN_PATTERN = r"arn:aws[a-z-]*:[a-z0-9-]+:[a-z0-9-]*:\d{12}:.+"
 # https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html (3-63 characters)
 S3_BUCKET_NAME_PATTERN = r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]"
 
-# Name lengths of the resources the components name (or let Pulumi name):
-# https://docs.aws.amazon.com/lambda/latest/api/API_CreateFunction.html (FunctionName: 1-64)
-LAMBDA_FUNCTION_NAME_MAX_LENGTH = 64
-# https://docs.aws.amazon.com/IAM/latest/APIReference/API_CreateRole.html (RoleName: 1-64)
-IAM_ROLE_NAME_MAX_LENGTH = 64
-# https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html
-# (QueueName: up to 80 characters, a FIFO queue's `.fifo` suffix included)
-SQS_QUEUE_NAME_MAX_LENGTH = 80
-# https://docs.aws.amazon.com/scheduler/latest/APIReference/API_CreateSchedule.html (Name: 1-64)
-SCHEDULER_SCHEDULE_NAME_MAX_LENGTH = 64
-# https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html (3-63)
-S3_BUCKET_NAME_MAX_LENGTH = 63
-# https://docs.aws.amazon.com/kinesis/latest/APIReference/API_CreateStream.html (StreamName: 1-128)
-KINESIS_STREAM_NAME_MAX_LENGTH = 128
-# https://docs.aws.amazon.com/kinesis/latest/APIReference/API_RegisterStreamConsumer.html (1-128)
-KINESIS_STREAM_CONSUMER_NAME_MAX_LENGTH = 128
-
 # --- Amazon CloudWatch Logs --------------------------------------------------------------------
 # https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_PutRetentionPolicy.html
 LOG_RETENTION_ALLOWED_DAYS = (
@@ -173,6 +156,12 @@ LAMBDA_ASYNC_INVOKING_PRINCIPALS = ("events.amazonaws.com", "scheduler.amazonaws
                                     "s3.amazonaws.com")
 
 # --- Resource name lengths ---------------------------------------------------------------------
+# The components' generated names are checked against these (components/naming.py), and so are
+# explicit names in any program (policy aws-resource-names-within-limits).
+# https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html (3-63)
+S3_BUCKET_NAME_MAX_LENGTH = 63
+# https://docs.aws.amazon.com/kinesis/latest/APIReference/API_RegisterStreamConsumer.html (1-128)
+KINESIS_STREAM_CONSUMER_NAME_MAX_LENGTH = 128
 # https://docs.aws.amazon.com/lambda/latest/api/API_CreateFunction.html (FunctionName: 1-64)
 LAMBDA_FUNCTION_NAME_MAX_LENGTH = 64
 # https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html (role name 64,
