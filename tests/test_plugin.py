@@ -47,6 +47,7 @@ from integration_blueprint.preview.recording import (
     RecordedResource,
     _Mocks,
     _RecordingMonitor,
+    _urn,
     load_stack_config,
     record_program,
 )
@@ -85,9 +86,7 @@ class _EngineMonitor(_RecordingMonitor):
         self.stack = stack
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
-        if parent:
-            type_ = parent.split("::")[2].split("$")[-1] + "$" + type_
-        return f"urn:pulumi:{self.stack}::{PROJECT}::{type_}::{name}"
+        return _urn(parent, type_, name, stack=self.stack, project=PROJECT)
 
 
 class _MonitorService(resource_pb2_grpc.ResourceMonitorServicer):
@@ -251,7 +250,10 @@ def test_every_argument_is_a_typed_input_and_every_output_attribute_an_output(sc
     assert set(resource["inputProperties"]) == {camel(name) for name in args_class.__annotations__}
     assert sorted(resource["requiredInputs"]) == sorted(camel(n) for n in args_class.__required_keys__)
     assert all("type" in prop or "$ref" in prop for prop in resource["inputProperties"].values())
-    outputs = {camel(name): typing.get_args(hint)[0] for name, hint in component.__annotations__.items()
+    # Output annotations of the class and of the bases it shares them with (the stream components).
+    annotations = {name: hint for cls in reversed(component.__mro__)
+                   for name, hint in vars(cls).get("__annotations__", {}).items()}
+    outputs = {camel(name): typing.get_args(hint)[0] for name, hint in annotations.items()
                if typing.get_origin(hint) is pulumi.Output}
     always_set = [name for name, value_type in outputs.items() if type(None) not in typing.get_args(value_type)]
     assert set(resource["properties"]) == set(outputs)

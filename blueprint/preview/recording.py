@@ -270,7 +270,7 @@ def policy_document_result(args: dict) -> dict:
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
 
 
-def _urn(parent: str, type_token: str, name: str) -> str:
+def _urn(parent: str, type_token: str, name: str, *, stack: Optional[str] = None, project: Optional[str] = None) -> str:
     """The URN the Pulumi engine gives a resource: `urn:pulumi:<stack>::<project>::<type>::<name>`,
     where a child's type is prefixed by its parent's whole type chain (`parent$child`) and the
     root Stack is not part of any chain (pulumi/pulumi sdk/go/common/resource/urn.go, NewURN).
@@ -279,7 +279,7 @@ def _urn(parent: str, type_token: str, name: str) -> str:
         parent_type = parent.split("::")[2]
         if parent_type != ROOT_STACK_TYPE:
             type_token = f"{parent_type}${type_token}"
-    return f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{type_token}::{name}"
+    return f"urn:pulumi:{stack or pulumi.get_stack()}::{project or pulumi.get_project()}::{type_token}::{name}"
 
 
 class _RecordingMonitor(mocks.MockMonitor):
