@@ -89,6 +89,20 @@ KINESIS_MANAGED_KMS_KEY = "alias/aws/kinesis"
 # split 2 MB/s and 5 GetRecords/s per shard; the whitepaper moves to enhanced fan-out above 2 consumers.
 KINESIS_SHARED_THROUGHPUT_CONSUMERS_MAX = 2
 
+# https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html: for an
+# asynchronous invocation (Scheduler, EventBridge, SNS, S3) Lambda retries a function error up to
+# twice (0-2, default 2), waiting about one minute before the first retry and two before the second,
+# and keeps an event at most MaximumEventAgeInSeconds (60-21600, default 21600) before discarding it
+# or sending it to the on-failure destination.
+LAMBDA_ASYNC_RETRY_ATTEMPTS_MAX = 2
+LAMBDA_ASYNC_RETRY_DELAYS_SECONDS = (60, 120)
+LAMBDA_ASYNC_EVENT_AGE_MIN_SECONDS = 60
+LAMBDA_ASYNC_EVENT_AGE_MAX_SECONDS = 21_600
+# https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html: the on-failure
+# record's `requestContext.condition` values.
+LAMBDA_ASYNC_CONDITION_RETRIES_EXHAUSTED = "RetriesExhausted"
+LAMBDA_ASYNC_CONDITION_EVENT_AGE_EXCEEDED = "EventAgeExceeded"
+
 # --- Amazon EventBridge Scheduler --------------------------------------------------------------
 # https://docs.aws.amazon.com/scheduler/latest/APIReference/API_RetryPolicy.html
 SCHEDULER_RETRY_ATTEMPTS_MAX = 185

@@ -182,7 +182,59 @@ def add_policy_command(subparsers) -> None:
     ls.set_defaults(run=_list_policies)
 
 
-COMMANDS: list[Callable] = [add_preview_command, add_drill_command, add_policy_command]
+def _run_redrive(args: argparse.Namespace) -> int:
+    from integration_blueprint.redrive.command import run
+
+    return run(args)
+
+
+def add_redrive_command(subparsers) -> None:
+    """`blueprint redrive <pattern>`: the runbook's "fix the cause, then redrive", per pattern."""
+    parser = subparsers.add_parser(
+        "redrive", help="list parked messages and redrive them (after fixing the cause)",
+        description="List what each pattern parked and why, and send it back for processing in "
+                    "rate-limited batches, against the account boto3 finds (credentials, region, "
+                    "AWS_ENDPOINT_URL). Every redrive is safe to repeat: the consumers are idempotent. "
+                    "Use --dry-run first.")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    def action(name: str, help_text: str, *, batches: bool = True) -> argparse.ArgumentParser:
+        sub = actions.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("--json", action="store_true", help="print one JSON object")
+        if batches:
+            sub.add_argument("--rate", type=float, default=10.0,
+                             help="messages per second at most (default: 10)")
+            sub.add_argument("--limit", type=int, help="redrive at most this many now (a controlled batch)")
+            sub.add_argument("--dry-run", action="store_true", help="show what would be redriven; change nothing")
+        sub.set_defaults(run=_run_redrive)
+        return sub
+
+    listing = action("list", "list the messages parked in a queue, each with its reason", batches=False)
+    listing.add_argument("queue", help="the queue URL (a DLQ, an Unrecoverable-DLQ, an on-failure queue)")
+    listing.add_argument("--limit", type=int, help="list at most this many")
+    status = action("status", "show a DLQ's SQS move tasks (ListMessageMoveTasks)", batches=False)
+    status.add_argument("--dlq", required=True, help="the dead-letter queue URL")
+    queue = action("queue", "FIFO billing (and any SQS DLQ): move the DLQ's messages back to the source "
+                            "queue; without --to/--limit/--dry-run SQS's StartMessageMoveTask does it")
+    queue.add_argument("--dlq", required=True, help="the dead-letter queue URL")
+    queue.add_argument("--to", help="the source queue URL (batch move keeping FIFO group order)")
+    stream = action("stream", "Kinesis patterns: the Unrecoverable-DLQ back into the Retry-DLQ (expired "
+                              "metadata-only ranges stay parked and are reported)")
+    stream.add_argument("--unrecoverable-dlq", required=True, help="the Unrecoverable-DLQ URL")
+    stream.add_argument("--retry-dlq", required=True, help="the Retry-DLQ URL")
+    dispatch = action("dispatch", "a scheduled function's parked asynchronous invocations (its on-failure "
+                                  "queue), re-run with their original event")
+    dispatch.add_argument("--queue", required=True, help="the function's on-failure queue URL")
+    dispatch.add_argument("--function", required=True, help="the function name or ARN")
+    batch_map = action("map", "Distributed Map: re-run a run's failed items as a new execution")
+    batch_map.add_argument("--execution", required=True, help="the failed (or partly failed) execution ARN")
+    batch_map.add_argument("--manifest", help="s3://bucket/key of the run's ResultWriter manifest.json; "
+                                              "without it the execution's whole input file is re-run")
+    batch_map.add_argument("--bucket", help="the input bucket (default: read from the state machine)")
+    batch_map.add_argument("--input-field", default="inputKey", help="execution input field naming the CSV")
+
+
+COMMANDS: list[Callable] = [add_preview_command, add_drill_command, add_policy_command, add_redrive_command]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -39,6 +39,12 @@ INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS = 7 * 24 * 3600
 SCHEDULER_RETRY_ATTEMPTS_DEFAULT = 3
 SCHEDULER_EVENT_AGE_DEFAULT_SECONDS = 3600
 
+# --- Asynchronous invocation (Lambda's own retries of a scheduled start) ----------------------
+# Both retries AWS allows (the functions invoked asynchronously only enqueue idempotently), within
+# the hour the schedule itself retries for; then the event goes to an on-failure queue that pages.
+ASYNC_RETRY_ATTEMPTS_DEFAULT = 2
+ASYNC_EVENT_AGE_DEFAULT_SECONDS = 3600
+
 # --- Step Functions task retries ---------------------------------------------------------------
 # Always FULL jitter (AWS's default is NONE) so retries of thousands of children do not arrive in
 # lockstep; bounded attempts and delay so a run ends.

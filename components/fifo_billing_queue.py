@@ -1,7 +1,8 @@
 """FifoBillingQueue: monthly billing through an SQS FIFO queue, charged exactly once.
 
     Scheduler (cron, retry policy, standard DLQ)
-        -> dispatcher Lambda (enumerates the accounts store, enqueues one charge per employee)
+        -> dispatcher Lambda (enumerates the accounts store, enqueues one charge per employee),
+       invoked asynchronously: Lambda retries it, then parks the event in its on-failure queue
         -> FIFO queue (group tenant#month, dedup id = idempotency key, high-throughput mode)
         -> consumer Lambda (ReportBatchItemFailures, conditional ledger write)
         -> FIFO DLQ after maxReceiveCount receives
@@ -21,6 +22,7 @@ import pulumi
 
 from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.alarms import function_errors_alarm, oldest_message_age_alarm
+from integration_blueprint.components.async_invoke import async_invoke_config, async_invoke_settings
 from integration_blueprint.components.function import packaged_function
 from integration_blueprint.components.iam import Statement
 from integration_blueprint.components.naming import function_names, queue_name, require_fits, schedule_names
@@ -61,6 +63,7 @@ SETTINGS = SettingsTable(COMPONENT, [
             why="the consumer's reserved concurrency (1 with batch size 1: the coordinator/worker shape)"),
     Setting("consumer_memory_mb", int, conventions.LAMBDA_MEMORY_DEFAULT_MB, minimum=aws_limits.LAMBDA_MEMORY_MIN_MB,
             maximum=aws_limits.LAMBDA_MEMORY_MAX_MB),
+    *async_invoke_settings("dispatcher"),
     Setting("dispatcher_timeout_seconds", int, 300, minimum=1, maximum=aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS,
             why="enumerating the accounts store and enqueueing a month takes minutes, not seconds"),
     schedule_expression_setting("cron(0 3 1 * ? *)", why="03:00 on the 1st of every month"),
@@ -77,7 +80,7 @@ SETTINGS = SettingsTable(COMPONENT, [
 
 # The physical names the component generates from its name (checked against AWS's limits).
 PHYSICAL_NAMES = [*function_names("-consumer"), *function_names("-dispatcher"), queue_name("-charges", fifo=True),
-                  queue_name("-dlq", fifo=True), *schedule_names()]
+                  queue_name("-dlq", fifo=True), *schedule_names(), queue_name("-dispatcher-failed")]
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,10 @@ class FifoBillingQueueArgs(PlatformArgs, total=False):
     consumer_handler: pulumi.Input[str]
     dispatcher_code: pulumi.Archive
     dispatcher_handler: pulumi.Input[str]
+    dispatcher_retry_attempts: pulumi.Input[int]
+    """Lambda's own retries of a failed dispatch, 0-2 (default 2)."""
+    dispatcher_max_event_age_seconds: pulumi.Input[int]
+    """How long Lambda keeps retrying a dispatch, 60-21600 s (default 3600)."""
     oldest_message_alarm_seconds: pulumi.Input[int]
 
 
@@ -162,6 +169,7 @@ class FifoBillingQueue(pulumi.ComponentResource):
     dispatcher_function_arn: pulumi.Output[str]
     schedule_arn: pulumi.Output[str]
     scheduler_dlq_url: pulumi.Output[str]
+    dispatcher_failed_queue_url: pulumi.Output[str]
     ledger_table_name: pulumi.Output[str]
     accounts_table_name: pulumi.Output[str]
 
@@ -231,6 +239,13 @@ class FifoBillingQueue(pulumi.ComponentResource):
                 Statement(["sqs:SendMessage"], [queue.arn]),
             ],
         )
+        dispatch = async_invoke_config(
+            f"{name}-dispatcher", parent=self, function=dispatcher,
+            retry_attempts=SETTINGS.value(args, "dispatcher_retry_attempts"),
+            max_event_age_seconds=SETTINGS.value(args, "dispatcher_max_event_age_seconds"), alarm_actions=alarm_actions,
+            description=f"{name}: a billing run failed every retry and was not completed; the message's "
+                        "requestPayload holds the run's input (the month): fix the cause, then "
+                        "`blueprint redrive dispatch` (safe to repeat: charges are deduplicated).")
         scheduled = scheduled_start(
             f"{name}-schedule", parent=self, target_arn=dispatcher.function.arn,
             start_action="lambda:InvokeFunction",
@@ -258,5 +273,6 @@ class FifoBillingQueue(pulumi.ComponentResource):
             "consumer_function_name": consumer.function.name, "consumer_function_arn": consumer.function.arn,
             "dispatcher_function_name": dispatcher.function.name, "dispatcher_function_arn": dispatcher.function.arn,
             "schedule_arn": scheduled.schedule.arn, "scheduler_dlq_url": scheduled.dlq.queue.url,
+            "dispatcher_failed_queue_url": dispatch.on_failure.queue.url,
             "ledger_table_name": ledger.name, "accounts_table_name": pulumi.Output.from_input(accounts_name),
         })

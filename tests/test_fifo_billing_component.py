@@ -105,7 +105,7 @@ def test_each_stack_deploys_the_fifo_billing_pattern_as_configured(stack):
 def test_every_queue_refuses_requests_without_tls(stack):
     recorded = record_program(REPO, stack=stack)
     queues = [q for q in recorded.of_type("aws:sqs/queue:Queue") if q.name.startswith("billing-")]
-    assert {q.name for q in queues} == {"billing-charges", "billing-dlq", "billing-schedule-dlq"}
+    assert {q.name for q in queues} == {"billing-charges", "billing-dlq", "billing-schedule-dlq", "billing-dispatcher-failed"}
     for queue in queues:
         policy = only(recorded, "aws:sqs/queuePolicy:QueuePolicy", f"{queue.name}-tls-only")
         assert policy.inputs["queueUrl"] == queue.outputs["url"]
@@ -179,3 +179,33 @@ def test_log_retention_must_be_one_cloudwatch_accepts():
     config = {**stack_with({}), "blueprint:platform": json.dumps({"logRetentionDays": 10})}
     with pytest.raises(ProgramError, match=r"logRetentionDays = 10 is not a retention CloudWatch Logs accepts"):
         record_program(REPO, stack="dev", config=config)
+
+
+def test_the_scheduled_dispatcher_retries_boundedly_then_parks_the_run_in_a_paging_queue():
+    """Scheduler invokes the dispatcher asynchronously: Lambda's own retries and the on-failure
+    destination decide what happens to a run that keeps failing, not the schedule's retry policy."""
+    recorded = record_program(REPO, stack="dev")
+    dispatcher = only(recorded, "aws:lambda/function:Function", "billing-dispatcher")
+    config = only(recorded, "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig", "billing-dispatcher-async")
+    failed = only(recorded, "aws:sqs/queue:Queue", "billing-dispatcher-failed")
+    assert config.inputs["functionName"] == dispatcher.outputs["name"]
+    assert 0 <= config.inputs["maximumRetryAttempts"] <= 2
+    assert 60 <= config.inputs["maximumEventAgeInSeconds"] <= 21600
+    assert config.inputs["destinationConfig"] == {"onFailure": {"destination": failed.outputs["arn"]}}
+    assert "fifoQueue" not in failed.inputs  # Lambda's async destinations are standard queues
+    depth = only(recorded, "aws:cloudwatch/metricAlarm:MetricAlarm", "billing-dispatcher-failed-depth")
+    assert depth.inputs["dimensions"] == {"QueueName": failed.outputs["name"]} and depth.inputs["threshold"] == 1
+    role = only(recorded, "aws:iam/role:Role", "billing-dispatcher-role")
+    send = only(recorded, "aws:iam/rolePolicy:RolePolicy", "billing-dispatcher-on-failure-policy")
+    assert send.inputs["role"] == role.id
+    assert json.loads(send.inputs["policy"])["Statement"] == [
+        {"Effect": "Allow", "Action": ["sqs:SendMessage"], "Resource": [failed.outputs["arn"]]}]
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"dispatcher_retry_attempts": 3}, r"dispatcher_retry_attempts=3 is not allowed; use 0-2"),
+    ({"dispatcher_max_event_age_seconds": 30}, r"dispatcher_max_event_age_seconds=30 is not allowed; use 60-21600"),
+])
+def test_async_retries_and_event_age_stay_within_what_lambda_accepts(args, message):
+    with pytest.raises(ProgramError, match=message):
+        record_program(lambda: FifoBillingQueue("billing", args), config=REGION_CONFIG)

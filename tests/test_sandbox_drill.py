@@ -2,15 +2,23 @@
 the real handlers behind local event source mappings, and a drill that catches what it claims to."""
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 from blueprint import cli
-from integration_blueprint.drill.patterns import DRIVERS, IdempotentStreamDriver
+from integration_blueprint.drill.patterns import (
+    DRIVERS,
+    DistributedMapDriver,
+    FifoBillingDriver,
+    IdempotentStreamDriver,
+    NonIdempotentStreamDriver,
+)
 from integration_blueprint.drill.report import DrillOptions
 from integration_blueprint.drill.runner import run_drill
 from integration_blueprint.preview.recording import record_program
+from integration_blueprint.redrive.parked import list_parked
 from integration_blueprint.sandbox.emulator import running_emulator
 from integration_blueprint.sandbox.realization import Sandbox
 
@@ -46,6 +54,30 @@ def test_a_stack_is_realized_in_the_emulator_as_recorded(stack):
         assert len(sandbox.state_machines) == 1
 
 
+def test_the_schedule_starts_the_dispatcher_asynchronously_and_a_run_that_keeps_failing_is_parked_with_its_month():
+    recorded = record_program(REPO, stack="dev")
+    with running_emulator("eu-west-1") as emulator:
+        sandbox = Sandbox(recorded, emulator).realize()
+        dispatcher = sandbox.function(recorded.named("billing-dispatcher").outputs["name"])
+        failed_runs = sandbox.queue_named("billing-dispatcher-failed")
+        settings = sandbox.async_settings[dispatcher.arn]
+        assert settings.on_failure_queue_url == failed_runs.url
+        calls = []
+
+        def throttled(event, context):
+            calls.append(event)
+            raise RuntimeError("accounts store throttled")
+
+        sandbox.invocation_wrappers[dispatcher.name] = throttled
+        schedule = next(name for name, s in sandbox.schedules.items() if s.target_arn == dispatcher.arn)
+        result = sandbox.fire_schedule(schedule, "2026-11-01T03:00:00Z")
+
+        assert not result.succeeded and len(calls) == 1 + settings.maximum_retry_attempts
+        [parked] = list_parked(sandbox.sqs, failed_runs.url)
+        assert parked.json["requestPayload"] == {"scheduled_time": "2026-11-01T03:00:00Z"}  # bills 2026-10
+        assert parked.reason == f"RetriesExhausted after {len(calls)} attempts: RuntimeError: accounts store throttled"
+
+
 def test_every_pattern_loses_nothing_and_does_nothing_twice_under_the_default_fault_mix():
     options = DrillOptions(records=40, seed=11, poison=0.05, duplicates=0.15, crashes=2)
     report = run_drill(options)
@@ -55,6 +87,7 @@ def test_every_pattern_loses_nothing_and_does_nothing_twice_under_the_default_fa
         assert pattern.passed, (name, pattern)
         assert pattern.sent == 40 and pattern.expected_unrecoverable == 2
         assert pattern.processed_once + pattern.unrecoverable == 40
+        assert pattern.parked_before_redrive >= pattern.unrecoverable and pattern.redriven >= 2
         assert pattern.injected["poison"] == 2
     # Faults really happened where each pattern's contract says they are survivable.
     for name in ("fifo_billing", "idempotent_stream", "distributed_map"):
@@ -62,6 +95,12 @@ def test_every_pattern_loses_nothing_and_does_nothing_twice_under_the_default_fa
         assert report.patterns[name].injected["crashes"] > 0, name
     assert sum(p.injected["transient"] for p in report.patterns.values()) > 0
     assert report.patterns["non_idempotent_stream"].injected["crashes"] == 0
+    # The billing dispatcher crashed mid-month and was retried; the run that met the outage was
+    # parked with its month and completed from there.
+    billing = report.patterns["fifo_billing"]
+    assert "dispatch 2026-10: ok after 2 attempt(s), ok after 1 attempt(s)" in billing.notes  # crash, then retried
+    assert "dispatch 2026-11: RetriesExhausted after 3 attempt(s)" in billing.notes
+    assert any("1 run(s), months ['2026-11']; re-run failures: none" in note for note in billing.notes)
     assert all((Path(report.log_dir) / f"{name}.log").read_text() for name in DRIVERS)  # logs, not stdout
 
 
@@ -97,3 +136,40 @@ def test_drill_usage_errors_exit_2(capsys):
         cli.main(["drill", "--duplicates", "1.5"])
     assert usage.value.code == 2
     assert cli.main(["drill", "--records", "0"]) == 2
+
+
+def test_a_seed_reproduces_a_drill_exactly_and_recovery_completes_under_40_percent_transient_faults():
+    """The parallel Map children, the stream's retries and the billing runs under heavy faults: same
+    seed, same report; the healthy charges parked by the billing outage are redriven and charged once."""
+    options = DrillOptions(records=40, seed=7, poison=0.05, duplicates=0.3, transient=0.4, crashes=4)
+    drivers = {"distributed_map": DistributedMapDriver, "idempotent_stream": IdempotentStreamDriver,
+               "fifo_billing": FifoBillingDriver}
+
+    first, second = (run_drill(options, drivers=drivers).to_json() for _ in range(2))
+
+    for report in (first, second):
+        for pattern in report["patterns"].values():
+            pattern.pop("wall_time_s")
+    assert first == second
+    for name, pattern in first["patterns"].items():
+        assert (pattern["lost"], pattern["duplicate_effects"]) == (0, 0), (name, pattern)
+        assert pattern["unrecoverable"] == pattern["expected_unrecoverable"] == 2, (name, pattern)
+    billing = first["patterns"]["fifo_billing"]
+    assert billing["parked_before_redrive"] > billing["expected_unrecoverable"]  # healthy charges were parked
+    assert billing["redriven"] >= billing["parked_before_redrive"] - billing["expected_unrecoverable"]
+
+
+class HangingDriver(NonIdempotentStreamDriver):
+    def drive(self, step):
+        while True:
+            self.check_deadline("waiting for a record that never comes")
+            time.sleep(0.05)
+
+
+def test_a_pattern_that_hangs_fails_at_its_deadline_naming_the_cause():
+    report = run_drill(DrillOptions(records=10, deadline_seconds=2), drivers={"non_idempotent_stream": HangingDriver},
+                       workers=1)
+    pattern = report.patterns["non_idempotent_stream"]
+    assert not report.passed
+    assert pattern.failure.startswith("non_idempotent_stream: still waiting for a record that never comes when its "
+                                      "deadline of 2 s passed")

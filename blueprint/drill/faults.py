@@ -8,6 +8,17 @@
   effect is done) and before the handler sees the response, like a timeout or an out-of-memory kill.
   The crash is a BaseException, so no `except Exception` in a handler or library can swallow it.
 
+- Outage: while `outage` is set, every call a handler makes is throttled (a dependency down for an
+  hour, a bad deploy): the persistent failure retries cannot fix.
+
+Repeatable: an invocation given a key (`invocation(key)`) draws its faults from its own generator,
+seeded with the drill's seed and the key, so parallel invocations (Distributed Map children) get
+the same faults whatever order the threads run in.
+
+An invocation that ends with an idempotency claim still open (Powertools put an INPROGRESS record
+and its delete failed) is reported by `open_claims`: the record expires with the invocation's
+time, so the invoker waits that out rather than let the next delivery's timing decide.
+
 Only calls made inside a handler invocation are faulted (`invocation()` marks one, per thread):
 the sandbox's pollers and checks and the emulator's own Step Functions interpreter never are.
 """
@@ -50,9 +61,12 @@ class FaultInjector:
     transient_rate: float = 0.0
     seed: int | str = 0
     transient_injected: int = 0
+    outage_injected: int = 0
     _rng: random.Random = field(init=False)
     _local: threading.local = field(default_factory=threading.local, init=False)
     enabled: bool = False
+    outage: bool = False
+    _count_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     # Called with (operation name, request params, parsed response) after every successful handler
     # call, so a drill can count effects (every ledger write that went through, records re-read).
     auditors: list = field(default_factory=list)
@@ -69,14 +83,23 @@ class FaultInjector:
         events.register("after-call.*.*", self._after_call)
 
     @contextmanager
-    def invocation(self):
-        """Calls made in this block (this thread) belong to a handler invocation."""
+    def invocation(self, key: str | None = None):
+        """Calls made in this block (this thread) belong to a handler invocation; with a key, its
+        faults come from a generator of its own (see the module docstring)."""
         self._local.active = True
+        self._local.rng = random.Random(f"{self.seed}:{key}") if key is not None else None
+        self._local.claims = set()
         try:
             yield
         finally:
             self._local.active = False
             self._local.crash_after = None
+            self._local.rng = None
+            self._local.claims = set()
+
+    def open_claims(self) -> set:
+        """Idempotency records this invocation (thread) left INPROGRESS."""
+        return set(getattr(self._local, "claims", ()))
 
     def crash_after(self, calls: int) -> None:
         """Arm a crash for the current invocation (this thread): after `calls` successful calls."""
@@ -90,10 +113,18 @@ class FaultInjector:
     def _before_send(self, request, **_):
         if not self.enabled or not getattr(self._local, "active", False):
             return None
-        if not self.transient_rate or self._rng.random() >= self.transient_rate:
-            return None
-        self.transient_injected += 1
-        status, code, message = self._rng.choice(TRANSIENT_FAULTS)
+        rng = getattr(self._local, "rng", None) or self._rng
+        if self.outage:
+            status, code, message = TRANSIENT_FAULTS[0][0], TRANSIENT_FAULTS[0][1], "Rate exceeded (injected outage)"
+        else:
+            if not self.transient_rate or rng.random() >= self.transient_rate:
+                return None
+            status, code, message = rng.choice(TRANSIENT_FAULTS)
+        with self._count_lock:
+            if self.outage:
+                self.outage_injected += 1
+            else:
+                self.transient_injected += 1
         body = json.dumps({"__type": code, "message": message}).encode()
         headers = {"x-amzn-ErrorType": code, "Content-Type": "application/x-amz-json-1.0",
                    "x-amzn-query-error": f"{code};Sender"}
@@ -102,8 +133,12 @@ class FaultInjector:
     def _after_call(self, http_response, parsed, model, context=None, **_):
         if http_response.status_code >= 300:
             return
+        params = (context or {}).get("audit_params") or {}
         for auditor in self.auditors:
-            auditor(model.name, (context or {}).get("audit_params") or {}, parsed)
+            auditor(model.name, params, parsed)
+        claims = getattr(self._local, "claims", None)
+        if claims is not None and getattr(self._local, "active", False):
+            _track_claim(claims, model.name, params)
         remaining = getattr(self._local, "crash_after", None)
         if remaining is None:
             return
@@ -111,3 +146,19 @@ class FaultInjector:
             self._local.crash_after = None
             raise SimulatedCrash(f"injected crash after {model.name}")
         self._local.crash_after = remaining - 1
+
+
+_IN_PROGRESS = "INPROGRESS"  # Powertools' idempotency record status while a claim is held
+
+
+def _claim_key(table: str, key: dict) -> tuple:
+    return (table, json.dumps(key, sort_keys=True, default=str))
+
+
+def _track_claim(claims: set, operation: str, params: dict) -> None:
+    table = params.get("TableName", "")
+    if operation == "PutItem" and (params.get("Item") or {}).get("status", {}).get("S") == _IN_PROGRESS:
+        item = params["Item"]
+        claims.add(_claim_key(table, {k: item[k] for k in ("id", "sort_key") if k in item}))
+    elif operation in ("UpdateItem", "DeleteItem") and "Key" in params:
+        claims.discard(_claim_key(table, params["Key"]))

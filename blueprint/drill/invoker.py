@@ -1,10 +1,21 @@
 """The drill's view of a function: counts invocations, crashes the planned ones (at the botocore
-layer, see faults.py) and re-delivers a fraction of records as duplicates."""
+layer, see faults.py) and re-delivers a fraction of records as duplicates.
+
+Repeatable whatever the thread timing: every random choice of an invocation (its transient faults,
+where a crash hits, which records are delivered again) comes from a generator seeded with the drill's
+seed and the invocation's identity, not from a sequence shared across threads. An invocation's
+identity is its item and the how-many-th delivery of that item it is (Distributed Map children run
+in parallel), or its number for mappings that invoke one batch at a time. Two deliveries of the same
+item do not overlap: whichever wins a race would otherwise decide whether the other meets an
+idempotency record still in progress.
+"""
 
 from __future__ import annotations
 
 import random
 import threading
+import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -21,19 +32,44 @@ class Invoker:
     faults: FaultInjector
     rng: random.Random
     duplicate_rate: float
-    crash_plan: set = field(default_factory=set)  # invocation numbers to crash
+    crash_plan: set = field(default_factory=set)  # invocation numbers to crash (one batch at a time)
+    # Items whose delivery crashes (parallel invokers: by item, since invocation numbers follow threads).
+    crash_items: set = field(default_factory=set)
+    # Crash the next invocation after this many successful AWS calls (a crash aimed at one moment).
+    crash_next_after: Optional[int] = None
     # For single-item events: which item an event is, so the final outcome per item is known.
     item_key: Optional[Callable[[Any], Optional[str]]] = None
     outcomes: dict = field(default_factory=dict)  # item -> "ok" | "failed" (last delivery)
+    seed: str = ""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _item_locks: dict = field(default_factory=dict, repr=False)
+    _deliveries: Counter = field(default_factory=Counter, repr=False)
     invocations: int = 0
     duplicates_delivered: int = 0
     crashes: int = 0
 
     def __call__(self, event: Any, context: Any = None) -> Any:
+        if context is None and hasattr(self.function, "context"):
+            context = self.function.context()  # as LocalFunction would, but visible to a crash
         key = self.item_key(event) if self.item_key else None
+        if key is None:
+            return self._deliver(event, context, None)
+        with self._lock:
+            item_lock = self._item_locks.setdefault(key, threading.Lock())
+        with item_lock:
+            return self._deliver(event, context, key)
+
+    def _deliver(self, event: Any, context: Any, key: Optional[str]) -> Any:
+        with self._lock:
+            self.invocations += 1
+            if key is not None:
+                self._deliveries[key] += 1
+                identity = f"{key}#{self._deliveries[key]}"
+            else:
+                identity = f"#{self.invocations}"
+        rng = random.Random(f"{self.seed}:{identity}")
         try:
-            response = self._invoke(event, context)
+            response = self._invoke(event, context, identity, key, rng)
         except BaseException:
             if key is not None:
                 self.outcomes[key] = "failed"
@@ -41,45 +77,79 @@ class Invoker:
         if key is not None:
             self.outcomes[key] = "ok"
         if isinstance(event, dict) and "Records" in event:
-            again = [r for r in event["Records"] if self.rng.random() < self.duplicate_rate]
+            again = [r for r in event["Records"] if rng.random() < self.duplicate_rate]
             duplicate = {**event, "Records": again} if again else None
             count = len(again)
         else:  # a single item (Step Functions): the whole event is one delivery
-            duplicate = event if self.rng.random() < self.duplicate_rate else None
+            duplicate = event if rng.random() < self.duplicate_rate else None
             count = 1
         if duplicate is not None:
-            self.duplicates_delivered += count
+            with self._lock:
+                self.duplicates_delivered += count
+                self.invocations += 1
             try:
-                self._invoke(duplicate, context)
+                self._invoke(duplicate, context, f"{identity}/again", None, random.Random(f"{self.seed}:{identity}/again"))
             except Exception:  # noqa: BLE001 - the original delivery's outcome stands
                 pass
         return response
 
-    def _invoke(self, event: dict, context: Any) -> Any:
+    def _invoke(self, event: dict, context: Any, identity: str, key: Optional[str], rng: random.Random) -> Any:
+        due: Any = None  # the planned crash this invocation claimed (an invocation number or an item)
+        crash_after: Optional[int] = None
         with self._lock:
-            self.invocations += 1
-            # A planned crash waits for an invocation that makes enough AWS calls to die after
-            # one; it is claimed by one invocation at a time (Map children run in parallel).
-            due = min((n for n in self.crash_plan if n <= self.invocations), default=None)
-            if due is not None:
+            if self.crash_next_after is not None:
+                crash_after, self.crash_next_after = self.crash_next_after, None
+            else:
+                # A planned crash waits for an invocation that makes enough AWS calls to die after one.
+                due = (key if key in self.crash_items else None) if key is not None else \
+                    min((n for n in self.crash_plan if n <= self.invocations), default=None)
+                # An item (a Map child) may make a single AWS call, and a crash it is too short for
+                # cannot move to another item without the thread timing deciding which: it dies
+                # right after its first successful call.
+                crash_after = (1 if key is not None else rng.randint(1, 3)) if due is not None else None
                 self.crash_plan.discard(due)
-        if due is not None:
-            self.faults.crash_after(self.rng.randint(1, 3))
+                self.crash_items.discard(due)
         try:
-            with self.faults.invocation():
-                result = self.function(event, context)
+            with self.faults.invocation(identity):
+                if crash_after is not None:
+                    self.faults.crash_after(crash_after)
+                try:
+                    result = self.function(event, context)
+                finally:
+                    if self.faults.open_claims():
+                        _wait_out(context)
         except SimulatedCrash as crash:
-            self.crashes += 1
+            with self._lock:
+                self.crashes += 1
             due = None
+            _wait_out(context)  # (again, for a crash before any claim was recorded)
             reset = getattr(self.function, "reset", None)
             if reset is not None:
                 reset()  # the instance died: the next invocation is a cold start with empty caches
             raise FunctionCrashed(str(crash)) from None
         finally:
-            if due is not None:
+            if due is not None:  # it made too few calls to crash: the next one will
                 with self._lock:
-                    self.crash_plan.add(due)  # it made too few calls to crash: the next one will
+                    (self.crash_items if isinstance(due, str) else self.crash_plan).add(due)
         return result
+
+    def calm(self) -> None:
+        """The fault window closed: no more planned crashes."""
+        with self._lock:
+            self.crash_plan.clear()
+            self.crash_items.clear()
+            self.crash_next_after = None
+
+
+def _wait_out(context: Any) -> None:
+    """Until the invocation's (compressed) time is up. A crash is a timeout or an out-of-memory
+    kill; modelled as the timeout, it ends then, so an idempotency record it left in progress has
+    expired when the caller learns of the failure, as on AWS, whatever the thread timing. The same
+    wait follows an invocation that left a claim open (a failed delete): whether the next delivery
+    finds it expired must not depend on how fast this machine is."""
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    if remaining is not None:
+        time.sleep(remaining() / 1000 + 0.001)
 
 
 def plan_crashes(rng: random.Random, count: int, expected_invocations: int) -> set:

@@ -21,6 +21,7 @@ class DrillOptions:
     transient: float = 0.02
     crashes: int = 3
     program_dir: Path = REPO
+    deadline_seconds: float = 0.0  # per pattern; 0: from the record count (runner.pattern_deadline_seconds)
 
 
 @dataclass
@@ -28,9 +29,11 @@ class PatternReport:
     sent: int = 0
     processed_once: int = 0
     duplicate_effects: int = 0
-    unrecoverable: int = 0
-    expected_unrecoverable: int = 0
+    unrecoverable: int = 0  # still parked at the end, after the recovery phase redrove everything
+    expected_unrecoverable: int = 0  # the poison
     lost: int = 0
+    parked_before_redrive: int = 0  # parked when the fault window closed (poison and healthy)
+    redriven: int = 0  # parked records the recovery phase sent back for processing
     invocations: int = 0
     retries: int = 0
     wall_time_s: float = 0.0
@@ -38,10 +41,12 @@ class PatternReport:
     # AWS usage and cost scaled to 1,000,000 records (drill/cost.py): requests, units, cost_usd by service
     usage_per_million: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    failure: str = ""  # why the pattern could not finish (its deadline, a crashed driver), if it did not
 
     @property
     def passed(self) -> bool:
-        return self.lost == 0 and self.duplicate_effects == 0 and self.unrecoverable == self.expected_unrecoverable
+        return (not self.failure and self.lost == 0 and self.duplicate_effects == 0
+                and self.unrecoverable == self.expected_unrecoverable)
 
 
 @dataclass
@@ -62,8 +67,8 @@ class DrillReport:
         return all(r.passed for r in self.patterns.values())
 
 
-COLUMNS = ("sent", "processed_once", "duplicate_effects", "unrecoverable", "expected_unrecoverable", "lost",
-           "invocations", "retries", "wall_time_s")
+COLUMNS = ("sent", "processed_once", "duplicate_effects", "parked_before_redrive", "redriven", "unrecoverable",
+           "expected_unrecoverable", "lost", "invocations", "retries", "wall_time_s")
 
 
 def format_table(report: DrillReport) -> str:
@@ -81,11 +86,15 @@ def format_table(report: DrillReport) -> str:
         out.append(f"  {name}: injected {injected}")
         for note in r.notes:
             out.append(f"  {name}: {note}")
+        if r.failure:
+            out.append(f"  {name}: FAILED: {r.failure}")
     out.append("time compressed: " + "; ".join(f"{k}: {v}" for k, v in report.compression.items()))
     if report.log_dir:
         out.append(f"handler logs: {report.log_dir}/<pattern>.log")
-    out.append("result: " + ("every record processed exactly once or parked as expected" if report.passed
-                             else "FAILED: lost records, duplicate effects or unexpected unrecoverable records"))
+    out.append("result: " + ("after the redrive every record was processed exactly once and only the poison "
+                             "is still parked" if report.passed
+                             else "FAILED: lost records, duplicate effects, records still parked after the redrive, "
+                                  "or a pattern that did not finish"))
     return "\n".join(out)
 
 

@@ -27,6 +27,7 @@ from typing import Any, Callable, Optional
 from integration_blueprint.drill import cost
 from integration_blueprint.drill.faults import FaultInjector
 from integration_blueprint.drill.patterns import DRIVERS
+from integration_blueprint.drill.patterns.base import DrillDeadline
 from integration_blueprint.drill.report import DrillOptions, DrillReport, PatternReport
 from integration_blueprint.preview.recording import record_program
 from integration_blueprint.sandbox.emulator import running_emulator
@@ -65,45 +66,107 @@ def run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], N
                        log_dir=str(log_dir))
 
 
+def pattern_deadline_seconds(options: DrillOptions) -> float:
+    """How long one pattern may take before the drill gives up on it: generous for the record
+    count (a healthy run of 1,500 records takes about a minute alone on two cores, ten minutes under
+    40% transient faults on a shared machine), so hitting it means a hang."""
+    return options.deadline_seconds or DEADLINE_BASE_SECONDS + DEADLINE_PER_RECORD_SECONDS * options.records
+
+
+DEADLINE_BASE_SECONDS = 300.0
+DEADLINE_PER_RECORD_SECONDS = 0.6
+# A worker that does not report by its deadline plus this is stuck where the driver cannot check
+# (inside the emulator): it is killed and the pattern fails.
+KILL_GRACE_SECONDS = 60.0
+
+
 def _run_in_processes(options: DrillOptions, chosen: dict, log_dir: Path, workers: int,
                       progress: Optional[Callable[[str, float], None]]) -> dict:
+    """Each pattern in a fresh process (spawned, one task per process). The processes end with the
+    drill whatever happens: a pattern past its deadline is killed, an interrupted drill terminates
+    the pool, and a worker whose parent died (a killed drill) exits by itself."""
     import multiprocessing
     import queue as queue_module
-    from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no emulator state inherited
-    with context.Manager() as manager, ProcessPoolExecutor(workers, mp_context=context) as pool:
-        updates = manager.Queue()
-        futures = {name: pool.submit(_run_pattern, options, name, driver_class, scope, log_dir / f"{name}.log",
-                                     _QueueStep(updates, name))
+    updates = context.Queue()
+    pool = context.Pool(workers, initializer=_worker_started, initargs=(updates, os.getpid()), maxtasksperchild=1)
+    try:
+        pending = {name: pool.apply_async(_run_pattern, (options, name, driver_class, scope, log_dir / f"{name}.log",
+                                                         _WorkerStep(name)))
                    for name, (driver_class, scope) in chosen.items()}
+        kill_at = time.monotonic() + pattern_deadline_seconds(options) * -(-len(chosen) // workers) + KILL_GRACE_SECONDS
         fractions = dict.fromkeys(chosen, 0.0)
-        while not all(f.done() for f in futures.values()):
+        while not all(result.ready() for result in pending.values()):
+            if time.monotonic() > kill_at:
+                pool.terminate()
+                return {name: (result.get() if result.ready() else _killed(options, name))
+                        for name, result in pending.items()}
             try:
                 name, fraction = updates.get(timeout=0.2)
                 fractions[name] = min(max(fraction, 0.0), 1.0)
             except queue_module.Empty:
                 pass
             if progress:
-                running = [n for n, f in futures.items() if not f.done()]
+                running = [n for n, r in pending.items() if not r.ready()]
                 progress(", ".join(running), sum(fractions.values()) / len(fractions))
-        return {name: future.result() for name, future in futures.items()}
+        results = {name: result.get() for name, result in pending.items()}
+        pool.close()
+        return results
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def _state_at_deadline(driver, options: DrillOptions, failure: str) -> PatternReport:
+    """What the pattern had done when its deadline passed (its check of the state so far), failed."""
+    driver.deadline = None
+    try:
+        report = driver.verify()
+    except Exception as exc:  # noqa: BLE001 - the deadline is the failure to report; the check is a bonus
+        report = PatternReport(sent=options.records, notes=[f"the state could not be checked: {exc}"])
+    report.failure = failure
+    return report
+
+
+def _killed(options: DrillOptions, name: str) -> PatternReport:
+    return PatternReport(sent=options.records, failure=(
+        f"{name}: its process did not report within its deadline of {pattern_deadline_seconds(options):.0f} s "
+        f"plus {KILL_GRACE_SECONDS:.0f} s and was killed (stuck inside the emulator); see its handler log"))
+
+
+_UPDATES: Any = None
+
+
+def _worker_started(updates: Any, parent: int) -> None:
+    """In each worker process: where progress goes, and exit when the drill that started it is gone."""
+    global _UPDATES
+    _UPDATES = updates
+    import threading
+
+    def watch_parent() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)  # the drill was killed: nobody will read this pattern's report
+
+    threading.Thread(target=watch_parent, daemon=True, name="drill-parent-watch").start()
 
 
 @dataclass
-class _QueueStep:
+class _WorkerStep:
     """A pattern's progress callback that works across processes."""
 
-    updates: Any
     name: str
 
     def __call__(self, fraction: float) -> None:
-        self.updates.put((self.name, fraction))
+        if _UPDATES is not None:
+            _UPDATES.put((self.name, fraction))
 
 
 def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_file: Path,
                  step: Callable[[float], None]) -> Optional[PatternReport]:
-    """One pattern in its own sandbox, realized from its component's part of the recording."""
+    """One pattern in its own sandbox, realized from its component's part of the recording: the
+    fault window (drive), then the recovery phase (recover: the runbook's redrive), then the check."""
     with open(log_file, "w") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
         faults = FaultInjector(transient_rate=options.transient, seed=f"{options.seed}:{name}")
         faults.install()
@@ -115,13 +178,22 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
             meter = cost.UsageMeter()  # what the handlers' AWS calls would bill
             faults.auditors.append(meter)
             started = time.monotonic()
-            driver.prepare()
-            faults.enabled = True
+            driver.deadline_seconds = pattern_deadline_seconds(options)
+            driver.deadline = started + driver.deadline_seconds
             try:
-                driver.drive(step)
-            finally:
-                faults.enabled = False
-            report = driver.verify()
+                driver.prepare()
+                faults.enabled = True
+                try:
+                    driver.drive(step)
+                finally:
+                    faults.enabled = faults.outage = False
+                for invoker in driver.invokers():
+                    invoker.calm()  # the fault window is closed
+                driver.recover(step)
+                report = driver.verify()
+            except DrillDeadline as exc:
+                faults.enabled = faults.outage = False
+                report = _state_at_deadline(driver, options, str(exc))
             report.injected = {**driver.injected(), "transient": faults.transient_injected, **report.injected}
             report.usage_per_million = cost.usage_per_million(meter, recorded, report)
             report.notes.append(cost.summary(report.usage_per_million))

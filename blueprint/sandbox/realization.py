@@ -30,10 +30,12 @@ from typing import Any, Callable, Optional
 
 from integration_blueprint import aws_limits
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
+from integration_blueprint.sandbox.async_invoke import AsyncInvocation, AsyncInvokeSettings
 from integration_blueprint.sandbox.emulator import Emulator, environment_variables
 from integration_blueprint.sandbox.errors import FunctionCrashed, SandboxError
 from integration_blueprint.sandbox.kinesis_esm import KinesisEventSourceMapping, KinesisMappingSettings
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
+from integration_blueprint.sandbox.moto_fixes import iterate_map_workers
 from integration_blueprint.sandbox.sqs_esm import SqsEventSourceMapping
 
 COMPRESSION = {
@@ -42,6 +44,9 @@ COMPRESSION = {
     "sqs_delay_seconds": "queue DelaySeconds are created as 0",
     "kinesis_retry_interval": "a failed stream batch is retried at once (Lambda retries within seconds)",
     "scheduler": "schedules fire on demand, not on their cron",
+    "lambda_async_retries": "Lambda's retries of a failed asynchronous invocation (about 1 and 2 minutes "
+                            "apart) follow at once; the event's age advances by the documented delays, "
+                            "so the maximum event age still ends retries where AWS would",
     "sdk_retries": "botocore's backoff between retries of a throttled or failed AWS call lasts 1/100 of "
                    "the computed wait",
     "state_machine_retries": "Step Functions retry waits (IntervalSeconds, BackoffRate, JitterStrategy as "
@@ -161,6 +166,7 @@ class Sandbox:
         # What runs when a service (Step Functions) invokes a function by name; a drill puts its
         # fault-injecting wrapper here.
         self.invocation_wrappers: dict[str, Callable] = {}
+        self.async_settings: dict[str, AsyncInvokeSettings] = {}  # function ARN -> its async invoke config
 
     # ---- realizing -----------------------------------------------------------------------------
 
@@ -192,6 +198,8 @@ class Sandbox:
             self._create_state_machine(resource)
         for resource in by_type.get("aws:lambda/eventSourceMapping:EventSourceMapping", []):
             self._create_mapping(resource)
+        for resource in by_type.get("aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig", []):
+            self._set_async_settings(resource)
         for resource in by_type.get("aws:scheduler/schedule:Schedule", []):
             target = resource.inputs["target"]
             self.schedules[resource.name] = LocalSchedule(resource.name, target["arn"], target.get("input", "{}"))
@@ -283,6 +291,27 @@ class Sandbox:
         self.functions[function.arn] = function
         self.functions[function.name] = function
 
+    def _set_async_settings(self, resource: RecordedResource) -> None:
+        inputs = resource.inputs
+        function = self.function(inputs["functionName"])
+        destination = ((inputs.get("destinationConfig") or {}).get("onFailure") or {}).get("destination")
+        if destination and destination not in self.queues:
+            raise SandboxError(f"{resource.name}: on-failure destination {destination} is not an SQS queue of this "
+                               "stack; the sandbox supports SQS destinations")
+        self.async_settings[function.arn] = AsyncInvokeSettings(
+            maximum_retry_attempts=_number(inputs.get("maximumRetryAttempts"),
+                                           aws_limits.LAMBDA_ASYNC_RETRY_ATTEMPTS_MAX),
+            maximum_event_age_seconds=_number(inputs.get("maximumEventAgeInSeconds"),
+                                              aws_limits.LAMBDA_ASYNC_EVENT_AGE_MAX_SECONDS),
+            on_failure_queue_url=self.queues[destination].url if destination else None)
+
+    def async_invocation(self, name_or_arn: str) -> AsyncInvocation:
+        """How Lambda runs `name_or_arn` when a service invokes it asynchronously (Event)."""
+        function = self.function(name_or_arn)
+        return AsyncInvocation(function_arn=function.arn, handler=self.entry_point(function.name),
+                               settings=self.async_settings.get(function.arn, AsyncInvokeSettings()),
+                               sqs=self.sqs, context_factory=function.context)
+
     def entry_point(self, name: str) -> Callable:
         return self.invocation_wrappers.get(name) or self.function(name)
 
@@ -298,6 +327,7 @@ class Sandbox:
         role = iam.create_role(RoleName=f"sandbox-{resource.name}"[:64], AssumeRolePolicyDocument="{}")["Role"]["Arn"]
         definition = self.map_value(resource.inputs["definition"])
         _route_moto_lambda_to_registry(self)
+        iterate_map_workers()  # moto's Map workers would recurse once per item (sandbox/moto_fixes.py)
         sfn = self.emulator.client("stepfunctions", self.session)
         arn = sfn.create_state_machine(name=resource.outputs["name"], definition=definition, roleArn=role,
                                        type=resource.inputs.get("type", "STANDARD"))["stateMachineArn"]
@@ -351,8 +381,8 @@ class Sandbox:
         """Start a schedule's target now, with the input Scheduler would send."""
         schedule = self.schedules[name]
         payload = self.scheduled_input(name, scheduled_time)
-        if schedule.target_arn in self.functions:
-            return self.function(schedule.target_arn)(json.loads(payload))
+        if schedule.target_arn in self.functions:  # Scheduler invokes Lambda asynchronously
+            return self.async_invocation(schedule.target_arn)(json.loads(payload))
         if schedule.target_arn in self.state_machines:
             sfn = self.emulator.client("stepfunctions", self.session)
             return sfn.start_execution(stateMachineArn=schedule.target_arn, input=payload)

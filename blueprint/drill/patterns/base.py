@@ -4,7 +4,8 @@ the stack deploys, its invokers (duplicates and crashes), and reading queues."""
 from __future__ import annotations
 
 import random
-from typing import Callable
+import time
+from typing import Callable, Optional
 
 from integration_blueprint.drill.faults import FaultInjector
 from integration_blueprint.drill.invoker import Invoker, plan_crashes
@@ -16,6 +17,10 @@ Step = Callable[[float], None]
 
 
 ALL_FAULTS = ("duplicates", "poison", "transient", "crashes")
+
+
+class DrillDeadline(RuntimeError):
+    """A pattern did not finish within its deadline; the message names what it was waiting for."""
 
 
 class PatternDriver:
@@ -30,6 +35,16 @@ class PatternDriver:
         self.faults = faults
         self.rng = rng
         self.poison_count = round(options.records * options.poison)
+        self.deadline: Optional[float] = None  # time.monotonic() by which the pattern must be done
+        self.deadline_seconds = 0.0
+        self.parked_before = 0  # what the recovery phase found parked, and sent back
+        self.redriven = 0
+
+    def check_deadline(self, doing: str) -> None:
+        """Raise DrillDeadline, naming `doing`, once the pattern's deadline has passed."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise DrillDeadline(f"{self.name}: still {doing} when its deadline of {self.deadline_seconds:.0f} s "
+                                "passed; see its handler log for what it was waiting on")
 
     @classmethod
     def deploys(cls, handler: str) -> bool:
@@ -51,9 +66,10 @@ class PatternDriver:
     def applies(cls, sandbox: Sandbox) -> bool:
         return bool(cls.functions(sandbox))
 
-    def invoker(self, function: Callable, batch_size: int) -> Invoker:
+    def invoker(self, function: Callable, batch_size: int, label: str = "") -> Invoker:
         expected = self.options.records // max(batch_size, 1)
         return Invoker(function=function, faults=self.faults, rng=self.rng,
+                       seed=f"{self.options.seed}:{self.name}:{label or getattr(function, 'name', '')}",
                        duplicate_rate=0.0 if "duplicates" in self.not_covered else self.options.duplicates,
                        crash_plan=(set() if "crashes" in self.not_covered
                                    else plan_crashes(self.rng, self.options.crashes, expected)))
@@ -87,4 +103,8 @@ class PatternDriver:
 
     def prepare(self) -> None: ...
     def drive(self, step: Step) -> None: ...
+
+    def recover(self, step: Step) -> None:
+        """After the fault window: redrive what is parked, as the runbook says, and let it run."""
+
     def verify(self) -> PatternReport: ...

@@ -9,6 +9,7 @@ from collections import Counter
 from integration_blueprint.drill.patterns.base import PatternDriver, Step
 from integration_blueprint.drill.report import PatternReport
 from integration_blueprint.handlers.runtime import config as handler_config
+from integration_blueprint.redrive.map_items import rerun_items
 
 
 class DistributedMapDriver(PatternDriver):
@@ -16,7 +17,9 @@ class DistributedMapDriver(PatternDriver):
     invoice, written exactly once (audited at the botocore layer). Duplicates: a fraction of the rows
     appear twice in the file, and item deliveries are
     repeated. Poison: rows with an amount that is not a number. Failed items are read from the
-    Map's ResultWriter output; a run over the tolerated threshold reaches the ops queue."""
+    Map's ResultWriter output; a run over the tolerated threshold reaches the ops queue.
+    Recovery: the failed items are re-run as a new execution over just those rows, as
+    `blueprint redrive map` does."""
 
     name = "distributed_map"
     handler = "integration_blueprint.handlers.reference.invoice_enricher"
@@ -36,6 +39,8 @@ class DistributedMapDriver(PatternDriver):
                  if state.get("Resource") == "arn:aws:states:::sqs:sendMessage"))
         self.invoker_ = self.invoker(function, 1)
         self.invoker_.item_key = lambda event: event.get("invoice_id") if isinstance(event, dict) else None
+        # Children run in parallel threads: crashes are planned per item, not per invocation number.
+        self.invoker_.crash_plan = set()
         self.sandbox.invocation_wrappers[function.name] = self.invoker_
         self.writes: Counter = Counter()
         self.faults.auditors.append(self._audit)
@@ -43,7 +48,9 @@ class DistributedMapDriver(PatternDriver):
         poison = set(self.rng.sample(range(self.options.records), self.poison_count))
         self.expected: dict[str, int] = {}
         self.poison_ids = set()
-        rows = ["invoice_id,customer_id,region,billing_date,amount"]
+        self.header = ["invoice_id", "customer_id", "region", "billing_date", "amount"]
+        self.rows: dict[str, dict] = {}
+        rows = [",".join(self.header)]
         for i in range(self.options.records):
             invoice = f"INV-{i:06d}"
             if i in poison:
@@ -54,8 +61,12 @@ class DistributedMapDriver(PatternDriver):
                 line = f"{invoice},C-{i:06d},eu,2026-11-01,{cents // 100}.{cents % 100:02d}"
                 self.expected[f"C-{i:06d}"] = cents
             rows.append(line)
+            self.rows[invoice] = dict(zip(self.header, line.split(",")))
             if self.rng.random() < self.options.duplicates:
                 rows.append(line)  # the same invoice twice in the file
+        if "crashes" not in self.not_covered:
+            valid = sorted(set(self.rows) - self.poison_ids)
+            self.invoker_.crash_items = set(self.rng.sample(valid, min(self.options.crashes, len(valid))))
         self.key = "incoming/drill.csv"
         self.client("s3").put_object(Bucket=self.bucket, Key=self.key, Body="\n".join(rows).encode())
 
@@ -70,13 +81,33 @@ class DistributedMapDriver(PatternDriver):
         sfn = self.client("stepfunctions")
         self.execution = sfn.start_execution(stateMachineArn=self.machine_arn, name="drill",
                                              input=json.dumps({"inputKey": self.key}))["executionArn"]
+        self.status = self._wait(self.execution, step, 0.0, 0.9)
+
+    def _wait(self, execution: str, step: Step, start: float, end: float) -> str:
+        """Poll an execution until it ends (or the pattern's deadline passes: then stop it)."""
+        sfn = self.client("stepfunctions")
         while True:
-            description = sfn.describe_execution(executionArn=self.execution)
+            description = sfn.describe_execution(executionArn=execution)
             if description["status"] != "RUNNING":
-                self.status = description["status"]
-                return
-            step(min(self.invoker_.invocations / max(self.options.records, 1), 0.99))
+                return description["status"]
+            try:
+                self.check_deadline(f"waiting for execution {execution.rsplit(':', 1)[-1]} "
+                                    f"({self.invoker_.invocations} item invocations so far)")
+            except Exception:
+                sfn.stop_execution(executionArn=execution, error="Drill.Deadline")
+                raise
+            step(start + (end - start) * min(self.invoker_.invocations / max(self.options.records, 1), 1.0))
             time.sleep(0.2)
+
+    def recover(self, step: Step) -> None:
+        failed = sorted(self._failed_items())
+        self.parked_before = len(failed)
+        self.ops_before = self.drain_queue_messages(self.ops_queue_url)
+        rerun = rerun_items(self.client("s3"), self.client("stepfunctions"), state_machine_arn=self.machine_arn,
+                            bucket=self.bucket, header=self.header, items=[self.rows[i] for i in failed],
+                            name="drill-redrive")
+        self.redriven = rerun.items
+        self.rerun_status = self._wait(rerun.execution_arn, step, 0.9, 0.99) if rerun.execution_arn else "none needed"
 
     def _failed_items(self) -> set:
         """Invoice ids of the items that failed for good. On AWS these are the ResultWriter's
@@ -98,12 +129,13 @@ class DistributedMapDriver(PatternDriver):
         # every ledger write that went through, per customer (one invoice per customer here).
         duplicates = sum(count - 1 for count in self.writes.values() if count > 1)
         failed = self._failed_items()
-        ops_messages = self.drain_queue_messages(self.ops_queue_url)
+        ops_messages = self.ops_before + self.drain_queue_messages(self.ops_queue_url)
         processed_ids = {f"INV-{customer[2:]}" for customer in processed}
         unrecoverable = failed - processed_ids
         report = PatternReport(
             sent=self.options.records, processed_once=len(processed), duplicate_effects=duplicates,
             unrecoverable=len(unrecoverable), expected_unrecoverable=self.poison_count,
+            parked_before_redrive=self.parked_before, redriven=self.redriven,
             invocations=self.invoker_.invocations,
             retries=max(0, self.invoker_.invocations - self.invoker_.duplicates_delivered - self.options.records))
         report.lost = report.sent - report.processed_once - report.unrecoverable
@@ -112,7 +144,7 @@ class DistributedMapDriver(PatternDriver):
         wrong = unrecoverable - self.poison_ids
         if wrong:
             report.notes.append(f"{len(wrong)} valid invoices failed, e.g. {sorted(wrong)[:3]}")
-        report.notes.append(f"execution {self.status}")
+        report.notes.append(f"execution {self.status}; re-run of the failed items: {self.rerun_status}")
         return report
 
 

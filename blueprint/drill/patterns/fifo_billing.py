@@ -3,19 +3,46 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
+import math
+from collections import Counter, defaultdict
+from typing import Any
 
 from integration_blueprint.drill.patterns.base import PatternDriver, Step
 from integration_blueprint.drill.report import PatternReport
 from integration_blueprint.handlers.runtime import config as handler_config
+from integration_blueprint.redrive.dispatch import rerun_async_failures
+from integration_blueprint.redrive.move import move_messages
+from integration_blueprint.redrive.parked import list_parked
 from integration_blueprint.sandbox.errors import SandboxError
+
+# Two monthly runs: the schedule's run on these dates bills the month before.
+CRASH_RUN = ("2026-11-01T03:00:00Z", "2026-10")  # transient faults, a crash mid-month, fired twice
+OUTAGE_RUN = ("2026-12-01T03:00:00Z", "2026-11")  # the accounts store down: every attempt fails
+
+
+def _billed_month(payload: dict) -> str:
+    """The month a parked dispatcher event bills (as the dispatcher decides it)."""
+    if payload.get("month"):
+        return payload["month"]
+    for scheduled, month in (CRASH_RUN, OUTAGE_RUN):
+        if payload.get("scheduled_time") == scheduled:
+            return month
+    return "?"
 
 
 class FifoBillingDriver(PatternDriver):
-    """Charges for N employees: the dispatcher (fired twice, as Scheduler may) enqueues them, the
-    consumer charges them. Poison: employees of suspended tenants, one per tenant, which the
-    consumer refuses (unknown tenant) until the redrive parks them in the FIFO DLQ.
-    Effect audit: every ledger write that succeeded, counted per charge key at the botocore layer."""
+    """Charges for N/2 employees over two months. The schedule fires each month's dispatcher
+    asynchronously (sandbox/async_invoke.py): the first month's run meets transient faults and a
+    crash after half its charges were enqueued, and is fired twice (Scheduler is at least once); the
+    second month's run meets an outage of the accounts store, fails every retry and is parked in the
+    dispatcher's on-failure queue. The consumer charges what was enqueued. Poison: employees of
+    suspended tenants, one per tenant, which the consumer refuses (unknown tenant) until the redrive
+    parks them in the FIFO DLQ.
+    Recovery: the parked run is re-run from its on-failure record, the FIFO DLQ is moved back to the
+    charges queue, and the consumer drains again.
+    Effect audit: every ledger write that succeeded, counted per charge key at the botocore layer,
+    and every charge message the consumer received, per key (enqueued twice = a dispatcher effect
+    done twice)."""
 
     name = "fifo_billing"
     handler = "integration_blueprint.handlers.reference.billing_dispatcher"
@@ -30,37 +57,65 @@ class FifoBillingDriver(PatternDriver):
         if len(consumers) != 1:
             raise SandboxError("fifo_billing: expected one consumer mapping for the dispatcher's accounts table")
         self.mapping = consumers[0]
-        self.consumer = self.invoker(self.mapping.handler, self.mapping.batch_size)
-        self.mapping.handler = self.consumer
-        self.dispatcher = self.invoker(dispatcher, self.options.records)
-        self.dispatcher.crash_plan = set()  # crashes are aimed at the consumer, where charges happen
+        consumer_function: Any = self.mapping.handler  # the sandbox's LocalFunction
+        self.consumer = self.invoker(consumer_function, self.mapping.batch_size, "consumer")
+        self.mapping.handler = self._received
+        self.dispatcher = self.invoker(dispatcher, self.options.records, "dispatcher")
+        self.dispatcher.crash_plan = set()  # the dispatcher's crash is aimed mid-month (see drive)
         self.dispatcher.duplicate_rate = 0.0  # a second whole run is fired instead (see drive)
+        self.sandbox.invocation_wrappers[dispatcher.name] = self.dispatcher
+        self.dispatcher_name = dispatcher.name
         self.schedule = next(name for name, s in self.sandbox.schedules.items() if s.target_arn == dispatcher.arn)
-        self.accounts = dispatcher.environment[handler_config.ACCOUNTS_TABLE_NAME]
-        self.ledger = self.mapping.handler.function.environment[handler_config.LEDGER_TABLE_NAME]
+        settings = self.sandbox.async_settings.get(dispatcher.arn)
+        if settings is None or not settings.on_failure_queue_url:
+            raise SandboxError("fifo_billing: the dispatcher has no on-failure destination "
+                               "(FunctionEventInvokeConfig); a run that fails every retry would be dropped")
+        self.failed_runs_url = settings.on_failure_queue_url
+        self.accounts = accounts
+        self.ledger = consumer_function.environment[handler_config.LEDGER_TABLE_NAME]
         self.dlq_url = self.sandbox.dead_letter_queue(self.mapping.queue_arn).url
+        self.charges_url = self.mapping.queue_url
 
         ddb = self.client("dynamodb")
-        valid = self.options.records - self.poison_count
+        months = (CRASH_RUN[1], OUTAGE_RUN[1])
+        employees = max(1, self.options.records // len(months))
+        poison_employees = min(employees, math.ceil(self.poison_count / len(months)))
+        self.poison_count = poison_employees * len(months)
+        self.sent = employees * len(months)
         self.expected: dict[str, int] = {}
+        self.month_of: dict[str, str] = {}
         items = []
-        for i in range(valid):
+        for i in range(employees - poison_employees):
             tenant = f"tenant-{i // self.EMPLOYEES_PER_TENANT:04d}"
             if i % self.EMPLOYEES_PER_TENANT == 0:
                 items.append({"tenant": {"S": tenant}, "sk": {"S": "tenant"}, "status": {"S": "active"}})
             amount = 1000 + self.rng.randrange(9000)
             items.append(self._employee(tenant, f"e{i:05d}", amount))
-            self.expected[f"charge#{tenant}:e{i:05d}:2026-10"] = amount
+            for month in months:
+                self.expected[f"charge#{tenant}:e{i:05d}:{month}"] = amount
+                self.month_of[f"charge#{tenant}:e{i:05d}:{month}"] = month
         self.poison_keys = set()
-        for p in range(self.poison_count):
+        for p in range(poison_employees):
             tenant = f"suspended-{p:04d}"
             items.append({"tenant": {"S": tenant}, "sk": {"S": "tenant"}, "status": {"S": "suspended"}})
             items.append(self._employee(tenant, f"p{p:05d}", 500))
-            self.poison_keys.add(f"charge#{tenant}:p{p:05d}:2026-10")
+            for month in months:
+                self.poison_keys.add(f"charge#{tenant}:p{p:05d}:{month}")
+                self.month_of[f"charge#{tenant}:p{p:05d}:{month}"] = month
         for start in range(0, len(items), 25):
             ddb.batch_write_item(RequestItems={self.accounts: [{"PutRequest": {"Item": it}} for it in items[start:start + 25]]})
         self.writes: Counter = Counter()
+        self.received: defaultdict = defaultdict(set)  # charge key -> message ids the consumer got
+        self.redriven_messages: Counter = Counter()  # charge key -> times moved back from the DLQ
         self.faults.auditors.append(self._audit)
+        self.runs: dict[str, list] = {}
+        self.parked_runs: list = []
+
+    def _received(self, event: dict, context=None):
+        for record in event.get("Records", []):
+            key = json.loads(record["body"]).get("idempotency_key")
+            self.received[f"charge#{key}"].add(record["messageId"])
+        return self.consumer(event, context)
 
     @staticmethod
     def _employee(tenant: str, employee: str, amount: int) -> dict:
@@ -72,21 +127,44 @@ class FifoBillingDriver(PatternDriver):
             self.writes[params["Item"]["sk"]["S"]] += 1
 
     def drive(self, step: Step) -> None:
-        for _ in range(2):  # Scheduler delivers at least once: the same run, twice
-            self._fire_with_scheduler_retries()
-        total = self.options.records
-        while self.mapping.poll_once():
-            step(self.mapping.stats.messages_deleted / max(total, 1))
+        scheduled, month = CRASH_RUN
+        batches = math.ceil(len([k for k in self.month_of if self.month_of[k] == month]) / 10)
+        # Die after the accounts scan and half the SendMessageBatch calls: half the month is enqueued.
+        self.dispatcher.crash_next_after = 1 + max(1, batches // 2)
+        self.runs[month] = [self.sandbox.fire_schedule(self.schedule, scheduled)]
+        self.runs[month].append(self.sandbox.fire_schedule(self.schedule, scheduled))  # at least once
+        scheduled, month = OUTAGE_RUN
+        self.faults.outage = True
+        try:
+            self.runs[month] = [self.sandbox.fire_schedule(self.schedule, scheduled)]
+        finally:
+            self.faults.outage = False
+        self._drain(step, 0.0, 0.7)
 
-    def _fire_with_scheduler_retries(self, attempts: int = 4) -> None:
-        payload = json.loads(self.sandbox.scheduled_input(self.schedule))
-        for _ in range(attempts):
-            try:
-                self.dispatcher(payload)
-                return
-            except Exception:  # noqa: BLE001 - Scheduler retries any failure, crashes (FunctionCrashed) included
-                continue
-        raise RuntimeError("the billing dispatcher failed every Scheduler attempt")
+    def _drain(self, step: Step, start: float, end: float) -> None:
+        total = max(self.sent, 1)
+        while self.mapping.poll_once():
+            self.check_deadline("draining the charges queue")
+            step(start + (end - start) * min(self.mapping.stats.messages_deleted / total, 1.0))
+
+    def recover(self, step: Step) -> None:
+        parked_charges = list_parked(self.sandbox.sqs, self.dlq_url)
+        self.parked_runs = list_parked(self.sandbox.sqs, self.failed_runs_url)
+        parked_months = {_billed_month((m.json or {}).get("requestPayload") or {}) for m in self.parked_runs}
+        self.parked_run_months = sorted(parked_months)
+        self.parked_before = len(parked_charges) + sum(1 for month in self.month_of.values() if month in parked_months)
+        # Re-run each parked run from its record, as `blueprint redrive dispatch` does (synchronously).
+        rerun = rerun_async_failures(self.sandbox.sqs, self.failed_runs_url,
+                                     invoke=lambda payload: self.dispatcher(payload))
+        self.rerun_failures = [why for _, why in rerun.failed]
+        rerun_months = {_billed_month((m.json or {}).get("requestPayload") or {}) for m in rerun.rerun}
+        self._drain(step, 0.7, 0.8)
+        moved = move_messages(self.sandbox.sqs, self.dlq_url, self.charges_url)
+        for message in moved.moved:
+            self.redriven_messages["charge#" + str((message.json or {}).get("idempotency_key"))] += 1
+        self.redriven = len(set(self.redriven_messages)
+                            | {key for key, month in self.month_of.items() if month in rerun_months})
+        self._drain(step, 0.8, 0.99)
 
     def verify(self) -> PatternReport:
         self.faults.auditors.remove(self._audit)
@@ -97,16 +175,29 @@ class FifoBillingDriver(PatternDriver):
                 ledger_rows[item["sk"]["S"]] = int(item["amount"]["N"])
         parked = self.drain_queue_messages(self.dlq_url)
         parked_keys = {"charge#" + json.loads(m["Body"])["idempotency_key"] for m in parked}
+        still_parked_runs = self.drain_queue_messages(self.failed_runs_url)
+        parked_months = {_billed_month(json.loads(m["Body"]).get("requestPayload") or {}) for m in still_parked_runs}
+        parked_keys |= {key for key, month in self.month_of.items() if month in parked_months}
         processed = sum(1 for key, amount in self.expected.items()
                         if ledger_rows.get(key) == amount and self.writes[key] == 1)
-        duplicates = sum(count - 1 for count in self.writes.values() if count > 1)
+        charged_twice = sum(count - 1 for count in self.writes.values() if count > 1)
+        enqueued_twice = sum(max(0, len(ids) - 1 - self.redriven_messages[key]) for key, ids in self.received.items())
         report = PatternReport(
-            sent=self.options.records, processed_once=processed, duplicate_effects=duplicates,
-            unrecoverable=len(parked), expected_unrecoverable=self.poison_count,
+            sent=self.sent, processed_once=processed, duplicate_effects=charged_twice + enqueued_twice,
+            unrecoverable=len(parked_keys), expected_unrecoverable=self.poison_count,
+            parked_before_redrive=self.parked_before, redriven=self.redriven,
             invocations=self.consumer.invocations + self.dispatcher.invocations,
             retries=self.mapping.stats.messages_failed)
         report.lost = report.sent - report.processed_once - report.unrecoverable
         wrong = parked_keys - self.poison_keys
         if wrong:
-            report.notes.append(f"{len(wrong)} valid charges reached the DLQ, e.g. {sorted(wrong)[:3]}")
+            report.notes.append(f"{len(wrong)} valid charges are still parked, e.g. {sorted(wrong)[:3]}")
+        for month, results in self.runs.items():
+            outcome = ", ".join(f"{'ok' if r.succeeded else r.condition} after {r.attempts} attempt(s)" for r in results)
+            report.notes.append(f"dispatch {month}: {outcome}")
+        report.notes.append(f"parked in the dispatcher's on-failure queue before the redrive: "
+                            f"{len(self.parked_runs)} run(s), months {self.parked_run_months}; re-run failures: "
+                            f"{self.rerun_failures or 'none'}")
+        report.notes.append(f"charges enqueued twice: {enqueued_twice}; charged twice: {charged_twice}")
+        report.injected["outage_calls"] = self.faults.outage_injected
         return report

@@ -8,6 +8,8 @@ import json
 from integration_blueprint.drill.patterns.base import PatternDriver, Step
 from integration_blueprint.drill.report import PatternReport
 from integration_blueprint.handlers.runtime import config as handler_config
+from integration_blueprint.redrive.parked import list_parked
+from integration_blueprint.redrive.stream import redrive_stream
 
 
 class StreamLedgerDriver(PatternDriver):
@@ -67,13 +69,40 @@ class StreamLedgerDriver(PatternDriver):
         total = max(self.options.records, 1)
         read = 0
         while True:
+            self.check_deadline(f"reading the stream ({read} of {self.options.records} records read)")
             moved = self.stream_mapping.poll()
             read += moved
             for mapping in self.retry_mappings:
                 moved += mapping.poll_once()
-            step(min(read / total, 0.99))
+            step(min(read / total, 0.9))
             if not moved:
                 return
+
+    def recover(self, step: Step) -> None:
+        """The runbook: the Unrecoverable-DLQ back into the Retry-DLQ, then let the consumer replay it."""
+        before: set = set()
+        for url in self.parking_urls:
+            for message in list_parked(self.sandbox.sqs, url):
+                before |= self._ids_of(message.json or {})
+        self.parked_before = len(before)
+        redriven: set = set()
+        self.kept: list[str] = []
+        for mapping, url in zip(self.retry_mappings, self.parking_urls):
+            result = redrive_stream(self.sandbox.sqs, self.kinesis, url, mapping.queue_url)
+            for message in result.moved:
+                redriven |= self._ids_of(message.json or {})
+            self.kept.extend(why for _, why in result.kept)
+        self.redriven = len(redriven)
+        while sum(mapping.poll_once() for mapping in self.retry_mappings):
+            self.check_deadline("replaying the redriven messages")
+            step(0.95)
+
+    def _ids_of(self, body: dict) -> set:
+        if "data" in body:
+            return {json.loads(base64.b64decode(body["data"]))["eventId"]}
+        if "KinesisBatchInfo" in body:
+            return self._read_range(body["KinesisBatchInfo"])
+        return set()
 
     def _parked_event_ids(self) -> tuple[set, int]:
         """Event ids of everything parked for a human, and the messages that held them."""
@@ -81,11 +110,7 @@ class StreamLedgerDriver(PatternDriver):
         for url in self.parking_urls:
             for message in self.drain_queue_messages(url):
                 messages += 1
-                body = json.loads(message["Body"])
-                if "data" in body:
-                    ids.add(json.loads(base64.b64decode(body["data"]))["eventId"])
-                elif "KinesisBatchInfo" in body:
-                    ids.update(self._read_range(body["KinesisBatchInfo"]))
+                ids |= self._ids_of(json.loads(message["Body"]))
         return ids, messages
 
     def _read_range(self, info: dict) -> set:
@@ -121,13 +146,16 @@ class StreamLedgerDriver(PatternDriver):
         report = PatternReport(
             sent=self.options.records, processed_once=len(processed_ids), duplicate_effects=duplicates,
             unrecoverable=len(unrecoverable), expected_unrecoverable=self.poison_count,
+            parked_before_redrive=self.parked_before, redriven=self.redriven,
             invocations=self.invoker_.invocations,
             retries=self.stream_mapping.stats.function_errors + sum(m.stats.messages_failed for m in self.retry_mappings))
         report.lost = report.sent - report.processed_once - report.unrecoverable
         wrong = unrecoverable - self.poison_ids
         if wrong:
             report.notes.append(f"{len(wrong)} valid events were parked, e.g. {sorted(wrong)[:3]}")
-        report.notes.append(f"{messages} messages parked in the Unrecoverable-DLQ; "
+        if self.kept:
+            report.notes.append(f"{len(self.kept)} parked message(s) not redriven: {sorted(set(self.kept))[:3]}")
+        report.notes.append(f"{messages} messages still parked in the Unrecoverable-DLQ after the redrive; "
                             f"{self.records_reread()} records re-delivered or re-read")
         report.injected["records_reread"] = self.records_reread()
         report.notes.extend(self.fault_notes())
