@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: test install preview local lint
+.PHONY: test test-package install preview local lint
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -14,7 +14,12 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 test: $(VENV)/.installed
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -m "not wheel"
+
+# The package as a team gets it: build the wheel, install it into a fresh virtualenv, run the
+# installed CLI and policy pack (a few minutes, mostly pip; CI runs it after the tests).
+test-package: $(VENV)/.installed
+	$(PY) -m pytest -q -m wheel
 
 # Lint and type check (CI runs both).
 lint: $(VENV)/.installed

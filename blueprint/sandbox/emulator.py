@@ -142,7 +142,7 @@ def _remember_response_method_names() -> None:
     if getattr(responses, "_sandbox_method_names", False):
         return
     responses.method_names_from_class = functools.lru_cache(maxsize=None)(responses.method_names_from_class)
-    responses._sandbox_method_names = True  # type: ignore[attr-defined]
+    responses._sandbox_method_names = True
 
 
 def _parse_dynamodb_expressions_once() -> None:
@@ -185,9 +185,9 @@ def _parse_dynamodb_expressions_once() -> None:
             updates[expression] = make_update(cls, expression)
         return updates[expression]
 
-    ConditionExpressionParser.parse = parse  # type: ignore[method-assign]
+    ConditionExpressionParser.parse = parse
     UpdateExpressionParser.make = classmethod(make)
-    ConditionExpressionParser._sandbox_once = True  # type: ignore[attr-defined]
+    ConditionExpressionParser._sandbox_once = True
 
 
 # Distinct expressions remembered before the memory is cleared (a drill uses a few dozen).

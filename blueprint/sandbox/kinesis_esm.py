@@ -141,7 +141,8 @@ class KinesisEventSourceMapping:
         if max_age is None or max_age < 0:
             return records, []
         now = self.clock()
-        fresh, expired = [], []
+        fresh: list[dict] = []
+        expired: list[dict] = []
         for record in records:
             arrival = record["ApproximateArrivalTimestamp"]
             arrival = arrival.timestamp() if isinstance(arrival, datetime) else float(arrival)
@@ -165,9 +166,10 @@ class KinesisEventSourceMapping:
             return None
         positions = {r["SequenceNumber"]: i for i, r in enumerate(records)}
         indexes = [positions.get((f or {}).get("itemIdentifier")) for f in failures]
-        if any(i is None for i in indexes):
+        known = [i for i in indexes if i is not None]
+        if len(known) < len(indexes):
             return 0  # an unknown or empty identifier fails the whole batch
-        return min(indexes)
+        return min(known)
 
     def _event_record(self, shard_id: str, record: dict) -> dict:
         arrival = record["ApproximateArrivalTimestamp"]

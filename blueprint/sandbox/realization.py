@@ -428,7 +428,7 @@ def _route_moto_lambda_to_registry(sandbox: Sandbox) -> None:
     _ACTIVE_SANDBOX = sandbox
     from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
 
-    if getattr(lambda_eval_utils, "_sandbox_registry", False):
+    if getattr(lambda_eval_utils, "_sandbox_registry", False):  # routed once per process
         return
     build = lambda_eval_utils.boto_client_for
 
@@ -436,13 +436,15 @@ def _route_moto_lambda_to_registry(sandbox: Sandbox) -> None:
         return _RegistryLambdaClient() if service == "lambda" else build(region, service, state_credentials)
 
     lambda_eval_utils.boto_client_for = boto_client_for
-    lambda_eval_utils._sandbox_registry = True
+    setattr(lambda_eval_utils, "_sandbox_registry", True)  # noqa: B010 - a marker on moto's module
 
 
 class _RegistryLambdaClient:
     def invoke(self, FunctionName: str, Payload: Any = None, **_):
         name = FunctionName.rsplit(":", 1)[-1] if FunctionName.startswith("arn:") else FunctionName
-        entry = _ACTIVE_SANDBOX.entry_point(_ACTIVE_SANDBOX.function(name).name)
+        sandbox = _ACTIVE_SANDBOX
+        assert sandbox is not None, "moto's Lambda client is routed to the registry only while a sandbox runs"
+        entry = sandbox.entry_point(sandbox.function(name).name)
         # The event crosses a JSON boundary, as it does into a real function.
         event = json.loads(Payload) if isinstance(Payload, (str, bytes)) else json.loads(json.dumps(Payload))
         try:

@@ -91,7 +91,7 @@ class PatternDriver:
     def drain_queue_messages(self, queue_url: str) -> list[dict]:
         """Every message in a queue (read by the drill, not a consumer: deleted as it goes)."""
         sqs = self.sandbox.sqs
-        messages = []
+        messages: list[dict] = []
         while True:
             batch = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, VisibilityTimeout=60,
                                         MessageSystemAttributeNames=["All"]).get("Messages", [])
@@ -107,4 +107,5 @@ class PatternDriver:
     def recover(self, step: Step) -> None:
         """After the fault window: redrive what is parked, as the runbook says, and let it run."""
 
-    def verify(self) -> PatternReport: ...
+    def verify(self) -> PatternReport:
+        raise NotImplementedError(f"{type(self).__name__} checks nothing")

@@ -14,6 +14,7 @@ from integration_blueprint.redrive.dispatch import rerun_async_failures
 from integration_blueprint.redrive.move import move_messages
 from integration_blueprint.redrive.parked import list_parked
 from integration_blueprint.sandbox.errors import SandboxError
+from integration_blueprint.sandbox.realization import LocalFunction
 
 # Two monthly runs: the schedule's run on these dates bills the month before.
 CRASH_RUN = ("2026-11-01T03:00:00Z", "2026-10")  # transient faults, a crash mid-month, fired twice
@@ -52,7 +53,8 @@ class FifoBillingDriver(PatternDriver):
     def prepare(self) -> None:
         dispatcher = self.functions(self.sandbox)[0]
         accounts = dispatcher.environment[handler_config.ACCOUNTS_TABLE_NAME]
-        consumers = [m for m in self.sandbox.sqs_mappings if m.handler.handler == self.consumer_handler
+        consumers = [m for m in self.sandbox.sqs_mappings
+                     if isinstance(m.handler, LocalFunction) and m.handler.handler == self.consumer_handler
                      and m.handler.environment.get(handler_config.ACCOUNTS_TABLE_NAME) == accounts]
         if len(consumers) != 1:
             raise SandboxError("fifo_billing: expected one consumer mapping for the dispatcher's accounts table")

@@ -118,7 +118,7 @@ class StreamLedgerDriver(PatternDriver):
             StreamName=self.stream_mapping.stream_name, ShardId=info["shardId"],
             ShardIteratorType="AT_SEQUENCE_NUMBER", StartingSequenceNumber=info["startSequenceNumber"])["ShardIterator"]
         end = int(info["endSequenceNumber"])
-        ids = set()
+        ids: set[str] = set()
         while iterator:
             page = self.kinesis.get_records(ShardIterator=iterator, Limit=1000)
             for record in page["Records"]:
