@@ -20,11 +20,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from integration_blueprint.redrive.parked import (
-    PEEK_VISIBILITY_SECONDS,
-    RECEIVE_BATCH_MAX,
     ParkedMessage,
     RateLimit,
     describe,
+    peek,
     release,
 )
 
@@ -76,10 +75,7 @@ def move_messages(sqs, source_url: str, destination_url: str, *, rate: Optional[
     kept_groups: set = set()
     try:
         while limit is None or len(result.moved) < limit:
-            batch = sqs.receive_message(QueueUrl=source_url, MaxNumberOfMessages=RECEIVE_BATCH_MAX,
-                                        VisibilityTimeout=PEEK_VISIBILITY_SECONDS, WaitTimeSeconds=0,
-                                        MessageSystemAttributeNames=["All"],
-                                        MessageAttributeNames=["All"]).get("Messages", [])
+            batch = peek(sqs, source_url)
             if not batch:
                 break
             for message in batch:

@@ -80,16 +80,20 @@ def describe(message: dict) -> ParkedMessage:
     return parked
 
 
+def peek(sqs, queue_url: str) -> list[dict]:
+    """Up to a batch of the queue's messages with every attribute, hidden from others while looked at."""
+    return sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=RECEIVE_BATCH_MAX,
+                               VisibilityTimeout=PEEK_VISIBILITY_SECONDS, WaitTimeSeconds=0,
+                               MessageSystemAttributeNames=["All"], MessageAttributeNames=["All"]).get("Messages", [])
+
+
 def list_parked(sqs, queue_url: str, limit: Optional[int] = None) -> list[ParkedMessage]:
     """The messages in a queue, read without consuming them (each is made visible again)."""
     seen: dict[str, ParkedMessage] = {}
     handles: list[str] = []
     try:
         while limit is None or len(seen) < limit:
-            batch = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=RECEIVE_BATCH_MAX,
-                                        VisibilityTimeout=PEEK_VISIBILITY_SECONDS, WaitTimeSeconds=0,
-                                        MessageSystemAttributeNames=["All"],
-                                        MessageAttributeNames=["All"]).get("Messages", [])
+            batch = peek(sqs, queue_url)
             if not batch:
                 break
             for message in batch:
