@@ -44,7 +44,6 @@ from typing import Any, Callable, Optional
 
 import boto3
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from integration_blueprint.aws_limits import SQS_MESSAGE_SIZE_DEFAULT_BYTES
@@ -58,9 +57,8 @@ from integration_blueprint.handlers.runtime.stream_records import (
     StreamRecord,
     batch_info,
     inserted_kind,
-    is_kinesis_event,
-    is_sqs_event,
     malformed_record_message,
+    route,
     sqs_body,
 )
 from integration_blueprint.handlers.runtime.stream_refetch import OwnStream, range_problem, read_batch
@@ -224,15 +222,7 @@ class AppDlqRuntime:
 
     def handle(self, event: dict, context: Any) -> dict:
         with time_budget(context):  # retries end in time to report failures instead of being killed
-            if is_kinesis_event(event):
-                return self.handle_stream(event)
-            if is_sqs_event(event):
-                # If every message fails, BatchProcessor raises: the whole SQS batch returns to the
-                # queue, which is exactly what failing each message would do. Nothing is lost.
-                return dict(process_partial_response(event=event, record_handler=self.handle_retry_message,
-                                                     processor=BatchProcessor(event_type=EventType.SQS), context=context))
-        raise ValueError("unsupported event: expected Kinesis records (stream mapping) or SQS records "
-                         "(Retry-DLQ mapping)")
+            return route(event, context, stream_batch=self.handle_stream, retry_message=self.handle_retry_message)
 
 
 def make_handler(process_record: ProcessRecord, *, retry_dlq_url: Optional[str] = None,

@@ -43,7 +43,6 @@ from typing import Any, Callable, Optional
 import boto3
 import jmespath
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 
@@ -58,8 +57,7 @@ from integration_blueprint.handlers.runtime.stream_records import (
     MalformedStreamRecord,
     StreamRecord,
     batch_info,
-    is_kinesis_event,
-    is_sqs_event,
+    route,
     sqs_body,
 )
 from integration_blueprint.handlers.runtime.stream_refetch import OwnStream, range_problem, read_batch
@@ -252,16 +250,7 @@ class IdempotentStreamRuntime:
         if context is not None:
             self.config.register_lambda_context(context)  # INPROGRESS expires with the invocation
         with time_budget(context):
-            return self._handle(event, context)
-
-    def _handle(self, event: dict, context: Any) -> dict:
-        if is_kinesis_event(event):
-            return self.handle_stream(event)
-        if is_sqs_event(event):
-            return dict(process_partial_response(event=event, record_handler=self.handle_retry_message,
-                                                 processor=BatchProcessor(event_type=EventType.SQS), context=context))
-        raise ValueError("unsupported event: expected Kinesis records (stream mapping) or SQS records "
-                         "(Retry-DLQ mapping)")
+            return route(event, context, stream_batch=self.handle_stream, retry_message=self.handle_retry_message)
 
 
 def make_handler(process_record: ProcessRecord, *, settings: Optional[IdempotentStreamSettings] = None,

@@ -17,7 +17,9 @@ import binascii
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Optional
+from typing import Any, Callable, Optional
+
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
 from integration_blueprint.aws_limits import KINESIS_ON_FAILURE_BATCH_INFO_KEY
 
@@ -206,3 +208,18 @@ def inserted_kind(body: Optional[dict]) -> Optional[str]:
     """The kind of a message the app-DLQ consumer inserted (full, by reference, malformed), or None."""
     kind = body.get("kind") if body else None
     return kind if kind in (INSERTED_RECORD_KIND, INSERTED_REFERENCE_KIND, MALFORMED_RECORD_KIND) else None
+
+
+def route(event: dict, context: Any, *, stream_batch: Callable[[dict], dict],
+          retry_message: Callable[[Any], Any]) -> dict:
+    """Both stream runtimes' entry: Kinesis records come from the stream mapping and go to
+    `stream_batch`; SQS records come from the Retry-DLQ mapping and go one by one to `retry_message`
+    under Powertools' partial batch response. If every message fails, BatchProcessor raises: the
+    whole SQS batch returns to the queue, which is exactly what failing each message would do."""
+    if is_kinesis_event(event):
+        return stream_batch(event)
+    if is_sqs_event(event):
+        return dict(process_partial_response(event=event, record_handler=retry_message,
+                                             processor=BatchProcessor(event_type=EventType.SQS), context=context))
+    raise ValueError("unsupported event: expected Kinesis records (stream mapping) or SQS records "
+                     "(Retry-DLQ mapping)")
