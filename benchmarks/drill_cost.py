@@ -10,10 +10,7 @@ the three rates).
 """
 
 import os
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")
 
 from integration_blueprint.drill.patterns import IdempotentStreamDriver, NonIdempotentStreamDriver  # noqa: E402

@@ -12,9 +12,6 @@ import os
 import resource
 import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from integration_blueprint.drill.report import DrillOptions  # noqa: E402
 from integration_blueprint.drill.runner import run_drill  # noqa: E402

@@ -20,11 +20,7 @@ Target: wcu_per_new <= 1 and requests_per_duplicate <= 1.
 """
 
 import os
-import sys
 from collections import Counter
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")

@@ -24,11 +24,7 @@ import json
 import logging
 import math
 import os
-import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 for key, value in {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "eu-west-1",
                    "POWERTOOLS_SERVICE_NAME": "poison-isolation"}.items():
@@ -40,9 +36,9 @@ import boto3  # noqa: E402
 from aws_lambda_powertools import Logger  # noqa: E402
 from moto import mock_aws  # noqa: E402
 
-from handlers import app_dlq_stream, idempotent_stream  # noqa: E402
 from integration_blueprint.components.idempotent_stream_consumer import DEFAULT_MAXIMUM_RETRY_ATTEMPTS  # noqa: E402
 from integration_blueprint.handlers.reference.reference_ledger import BUSINESS_KEY_JMESPATH, AccountLedger  # noqa: E402
+from integration_blueprint.handlers.runtime import app_dlq_stream, idempotent_stream  # noqa: E402
 from integration_blueprint.handlers.runtime.idempotent_stream import IdempotentStreamSettings  # noqa: E402
 from integration_blueprint.sandbox.kinesis_esm import KinesisEventSourceMapping, KinesisMappingSettings  # noqa: E402
 

@@ -17,11 +17,8 @@ Run: .venv/bin/python benchmarks/preview_scale.py
 import gc
 import json
 import os
-import sys
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pulumi  # noqa: E402
 import pulumi_aws as aws  # noqa: E402
