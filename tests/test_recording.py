@@ -120,3 +120,18 @@ def test_a_project_without_stack_files_records_with_empty_config(tmp_path):
     recorded = record_program(program, stack="anything")
 
     assert recorded.config == {} and [r.name for r in recorded.resources] == ["jobs"]
+
+
+def test_an_alias_arn_is_its_functions_arn_qualified_by_the_alias_name():
+    """As AWS names it, so an event source mapping or permission that uses `alias.arn` links to the
+    function in a known-values preview too."""
+
+    def program():
+        function = aws.lambda_.Function("worker", role="arn:aws:iam::123456789012:role/r", runtime="python3.12",
+                                        handler="app.handler", code=pulumi.AssetArchive({}))
+        aws.lambda_.Alias("live", function_name=function.name, function_version="$LATEST", name="live")
+
+    recorded = record_program(program)
+    function = recorded.named("worker")
+    alias = recorded.named("live")
+    assert alias.outputs["arn"] == f"{function.outputs['arn']}:live"

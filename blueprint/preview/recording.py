@@ -150,6 +150,13 @@ def placeholder_outputs(type_token: str, name: str, urn: str, inputs: dict,
         out["invokeArn"] = (f"arn:aws:apigateway:{region}:lambda:path/2015-03-31/functions/"
                             f"{out['arn']}/invocations")
         out["qualifiedArn"] = f"{out['arn']}:$LATEST"
+    if type_token == "aws:lambda/alias:Alias":
+        # An alias's ARN is its function's ARN qualified by the alias name, so a mapping or a
+        # permission that names `alias.arn` still links to the function.
+        function = str(inputs.get("functionName") or physical)
+        function_arn = function if function.startswith("arn:") else f"arn:aws:lambda:{region}:{acct}:function:{function}"
+        out["arn"] = f"{function_arn}:{inputs.get('name') or physical}"
+        out["invokeArn"] = f"arn:aws:apigateway:{region}:lambda:path/2015-03-31/functions/{out['arn']}/invocations"
     if type_token == "aws:kms/key:Key":
         out["keyId"] = physical
     if type_token in ("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2"):
