@@ -11,7 +11,7 @@ from typing import Optional
 from pulumi_policy import PolicyResource
 from pulumi_policy.proxy import UnknownValueError
 
-from . import _iam
+from ._iam import Statement, grants, statements
 from ._links import FUNCTION, MANAGED_POLICY, ROLE, ROLE_POLICY, ROLE_POLICY_ATTACHMENT, StackIndex
 from ._values import Malformed, Unverifiable, get, json_document, plain
 
@@ -32,7 +32,7 @@ _AWS_MANAGED_PREFIX = "arn:aws:iam::aws:policy/"
 class RoleGrants:
     def __init__(self, index: StackIndex):
         self.index = index
-        self._statements: dict[str, list[_iam.Statement]] = defaultdict(list)
+        self._statements: dict[str, list[Statement]] = defaultdict(list)
         self._gaps: dict[str, list[UnknownValueError]] = defaultdict(list)
         self._unlinked: list[UnknownValueError] = []  # a policy whose role is not known yet
         for holder in index.of_type(ROLE_POLICY, ROLE_POLICY_ATTACHMENT):
@@ -66,7 +66,7 @@ class RoleGrants:
 
     def _document(self, role_urn: str, document: Optional[dict], where: str) -> None:
         if document is not None:
-            self._statements[role_urn] += _iam.statements(document, where)
+            self._statements[role_urn] += statements(document, where)
 
     def _managed(self, role_urn: str, holder: PolicyResource, prop: str, arn) -> None:
         policy = self.index.follow(holder, prop, lambda: arn, [MANAGED_POLICY])
@@ -77,7 +77,7 @@ class RoleGrants:
             actions = _AWS_MANAGED.get(arn[len(_AWS_MANAGED_PREFIX):])
             if actions is not None:
                 self._statements[role_urn].append(
-                    _iam.Statement(where=arn, effect="Allow", actions=list(actions), resources=["*"]))
+                    Statement(where=arn, effect="Allow", actions=list(actions), resources=["*"]))
                 return
         self._gaps[role_urn].append(Unverifiable(
             f"role has managed policy {arn} from outside this stack; its permissions could not be checked"))
@@ -88,14 +88,14 @@ class RoleGrants:
 
     def allows(self, role: PolicyResource, action: str, arn: Optional[str]) -> bool:
         """Whether `role` may do `action` on `arn` (None: on the resource, whatever its ARN)."""
-        def on(statement: _iam.Statement) -> bool:
+        def on(statement: Statement) -> bool:
             if arn is None or statement.not_resources is not None:
                 return True
             return any(fnmatch.fnmatchcase(arn, r) for r in statement.resources)
 
-        statements = self._statements.get(role.urn, [])
-        denied = any(not s.allows and not s.condition and _iam.grants(s, action) and on(s) for s in statements)
-        allowed = any(s.allows and _iam.grants(s, action) and on(s) for s in statements)
+        held = self._statements.get(role.urn, [])
+        denied = any(not s.allows and not s.condition and grants(s, action) and on(s) for s in held)
+        allowed = any(s.allows and grants(s, action) and on(s) for s in held)
         if allowed and not denied:
             return True
         gaps = self._gaps.get(role.urn, []) + self._unlinked

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
-from . import _iam
+from ._iam import Statement, grants, statements
 from ._links import QUEUE, QUEUE_POLICY, TOPIC, TOPIC_POLICY, StackIndex, label
 from ._policy import ADVISORY, HIGH, MANDATORY, MEDIUM, rule
 from ._values import each, gather, get, is_set, json_document, resource_rule
@@ -30,7 +30,7 @@ def _public(principal) -> bool:
     return False
 
 
-def _condition_keys(statement: _iam.Statement) -> set[str]:
+def _condition_keys(statement: Statement) -> set[str]:
     return {key.lower() for test in statement.condition.values() if isinstance(test, dict) for key in test}
 
 
@@ -38,7 +38,7 @@ def _check_public(args: ResourceValidationArgs, report: ReportViolation) -> None
     if not is_set(args.props, "policy"):
         return
     document = json_document(args.props, "policy")
-    for statement in _iam.statements(document or {}, "policy"):
+    for statement in statements(document or {}, "policy"):
         if not statement.allows:
             continue
         if _public(statement.principal) and not _condition_keys(statement) & RESTRICTING_KEYS:
@@ -50,7 +50,7 @@ def _check_public(args: ResourceValidationArgs, report: ReportViolation) -> None
 
 # ---- queue-topic-policy-denies-insecure-transport -------------------------------------------------
 
-def _denies_plain_transport(statement: _iam.Statement, kind: str) -> bool:
+def _denies_plain_transport(statement: Statement, kind: str) -> bool:
     if statement.allows or not _public(statement.principal):
         return False
     insecure = False
@@ -61,7 +61,7 @@ def _denies_plain_transport(statement: _iam.Statement, kind: str) -> bool:
             values = value if isinstance(value, list) else [value]
             if key.lower() == "aws:securetransport" and any(str(v).lower() == "false" for v in values):
                 insecure = True
-    return insecure and all(_iam.grants(statement, action) for action in GUARDED[kind])
+    return insecure and all(grants(statement, action) for action in GUARDED[kind])
 
 
 def _check_transport(args: StackValidationArgs, report: ReportViolation) -> None:
@@ -84,7 +84,7 @@ def _check_transport(args: StackValidationArgs, report: ReportViolation) -> None
             add(resource, resource)
         kind = resource.resource_type
         if any(_denies_plain_transport(s, kind) for d in policies.get(resource.urn, [])
-               for s in _iam.statements(d, "policy")):
+               for s in statements(d, "policy")):
             return
         if unknowns:
             raise unknowns[0]  # a policy we cannot place yet may be this one's

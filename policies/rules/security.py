@@ -2,7 +2,17 @@
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
-from . import _iam
+from ._iam import (
+    WRITE_LEVELS,
+    access_level,
+    catalogue_version,
+    expand,
+    is_wildcard,
+    on_every_resource,
+    resource_level_supported,
+    statements,
+    summary,
+)
 from ._links import (
     MANAGED_POLICY,
     QUEUE,
@@ -66,7 +76,7 @@ def documents(args: ResourceValidationArgs):
 
 def _statements(args: ResourceValidationArgs):
     for where, document in documents(args):
-        yield from _iam.statements(document, where)
+        yield from statements(document, where)
 
 
 def _managed_policy_arns(args: ResourceValidationArgs) -> list[str]:
@@ -98,18 +108,18 @@ def _check_wildcard_actions(args: ResourceValidationArgs, report: ReportViolatio
             report(f"{statement.where}: an Allow with NotAction grants every other action of every "
                    "service; list the actions with Action instead.", None)
         for action in statement.actions:
-            if not _iam.is_wildcard(action):
+            if not is_wildcard(action):
                 continue
             if action == "*":
                 report(f"{statement.where}: Allow on \"*\" grants every action of every AWS service; "
                        "name the actions the code calls (e.g. sqs:SendMessage).", None)
                 continue
-            covered = _iam.expand(action)
+            covered = expand(action)
             if not covered:
                 report(f"{statement.where}: {action} matches no action in the IAM catalogue "
-                       f"({_iam.catalogue_version()}); name the exact actions.", None)
+                       f"({catalogue_version()}); name the exact actions.", None)
                 continue
-            report(f"{statement.where}: {action} covers {_iam.summary(covered)} (and any action AWS "
+            report(f"{statement.where}: {action} covers {summary(covered)} (and any action AWS "
                    "adds under that name later); name only the actions the code calls.", None)
 
 
@@ -121,18 +131,18 @@ def _check_write_on_all(args: ResourceValidationArgs, report: ReportViolation) -
             report(f"{statement.where}: an Allow with NotResource {statement.not_resources} grants its "
                    "actions on every other resource of every account; list the resources with Resource.", None)
             continue
-        if not any(_iam.on_every_resource(r) for r in statement.resources):
+        if not any(on_every_resource(r) for r in statement.resources):
             continue
         if statement.not_actions is not None or "*" in statement.actions:
             report(f"{statement.where}: allows every action (\"*\" or NotAction) on every resource.", None)
             continue
-        writes = sorted({a for pattern in statement.actions for a in _iam.expand(pattern)
-                         if _iam.access_level(a) in _iam.WRITE_LEVELS and _iam.resource_level_supported(a)})
+        writes = sorted({a for pattern in statement.actions for a in expand(pattern)
+                         if access_level(a) in WRITE_LEVELS and resource_level_supported(a)})
         if writes:
             passrole = " (iam:PassRole on * lets it hand any role, with its permissions, to a service)" \
                 if "iam:PassRole" in writes else ""
             report(f"{statement.where}: allows write actions on every resource (\"*\"): "
-                   f"{_iam.summary(writes)}{passrole}. Scope Resource to the ARNs the code writes to.", None)
+                   f"{summary(writes)}{passrole}. Scope Resource to the ARNs the code writes to.", None)
 
 
 SECURITY = ["security"]
