@@ -168,10 +168,6 @@ class PolicyAnalyzer:
     # ---- protocol ------------------------------------------------------------------------
 
     @property
-    def policy_names(self) -> list[str]:
-        return [p.name for p in self.info.policies]
-
-    @property
     def rules(self) -> dict[str, Rule]:
         """Every policy of the pack by name, as GetAnalyzerInfo describes it."""
         return {info.name: Rule.from_info(info) for info in self.info.policies}
