@@ -193,3 +193,23 @@ def test_the_sandboxs_compressed_context_is_budgeted_on_uncompressed_time():
     with retry.time_budget(LocalLambdaContext(timeout_seconds=30, time_scale=0.01)):
         left = retry.seconds_left()
     assert left is not None and 28 < left <= 30 - retry.TIME_RESERVE_SECONDS
+
+
+def test_the_sandboxs_compressed_context_compresses_a_handlers_backoff_waits_too(no_backoff, monkeypatch):
+    """Like botocore's backoff in the sandbox, a handler's own waits last time_scale of their length;
+    on AWS (no time_scale) they are waited in full."""
+    monkeypatch.setattr(retry, "full_jitter_delay", lambda attempt: 0.5)
+    calls = []
+
+    def throttled():
+        calls.append(1)
+        if len(calls) < 3:
+            raise TransientServiceError("throttled")
+        return "done"
+
+    with retry.time_budget(LocalLambdaContext(timeout_seconds=30, time_scale=0.01)):
+        assert retry.call_with_retries(throttled) == "done"
+    with retry.time_budget(LocalLambdaContext(timeout_seconds=30)):
+        calls.clear()
+        assert retry.call_with_retries(throttled) == "done"
+    assert no_backoff == [0.005, 0.005, 0.5, 0.5]

@@ -41,6 +41,11 @@ class LocalLambdaContext:
         budget = self.timeout_seconds * self.time_scale
         return max(0, int((budget - (time.monotonic() - self.started)) * 1000))
 
+    def begin(self) -> None:
+        """The invocation starts running now: its time counts from here, not from when it was
+        queued (an invocation waiting for another to finish has not started on AWS either)."""
+        self.started = time.monotonic()
+
     def fresh(self) -> "LocalLambdaContext":
         """A context for the next invocation of the same function."""
         return LocalLambdaContext(self.function_name, self.timeout_seconds, self.memory_limit_in_mb,

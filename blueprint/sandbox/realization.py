@@ -49,6 +49,8 @@ COMPRESSION = {
                             "so the maximum event age still ends retries where AWS would",
     "sdk_retries": "botocore's backoff between retries of a throttled or failed AWS call lasts 1/100 of "
                    "the computed wait",
+    "handler_retries": "a handler's own backoff between retries of a transient failure (handlers/runtime/"
+                       "retry.py) lasts 1/100 of the computed wait",
     "state_machine_retries": "Step Functions retry waits (IntervalSeconds, BackoffRate, JitterStrategy as "
                              "computed by the interpreter) last 1/100 of their length",
     "function_timeout": "handlers see 1/100 of their function timeout as remaining time, so an "
@@ -117,6 +119,12 @@ class LocalFunction:
         self.invocations += 1
         context = context or self.context()
         with function_environment(self.environment):
+            # Its time starts once it runs: invocations queued behind this process-wide lock would
+            # otherwise start with less time left the longer they waited, and the time a handler
+            # budgets for its retries would follow thread timing instead of the drill's seed.
+            begin = getattr(context, "begin", None)
+            if begin is not None:
+                begin()
             return handler(event, context)
 
 

@@ -57,6 +57,9 @@ class TransientServiceError(RuntimeError):
 TRANSIENT_ERROR_NAME = TransientServiceError.__name__
 
 _deadline: ContextVar[Optional[float]] = ContextVar("retry_deadline", default=None)
+# The fraction of a computed backoff actually waited: 1 on AWS; the sandbox's compressed context
+# (time_scale < 1) compresses handlers' waits as it compresses botocore's.
+_wait_scale: ContextVar[float] = ContextVar("retry_wait_scale", default=1.0)
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -96,14 +99,19 @@ def time_budget(context: Any) -> Iterator[None]:
     # The local sandbox's context reports a compressed remaining time (LocalLambdaContext.time_scale,
     # so Powertools' INPROGRESS records expire quickly), while a handler's work and backoff run at
     # real speed: budget retries on the uncompressed time. A Lambda context has no time_scale.
+    # Backoff waits are compressed by the same factor, as the sandbox compresses botocore's; the
+    # budget counts the time they really take, like the rest of the handler's work.
     scale = getattr(context, "time_scale", 1.0)
-    if isinstance(scale, (int, float)) and 0 < scale < 1:
-        remaining /= scale
+    if not (isinstance(scale, (int, float)) and 0 < scale < 1):
+        scale = 1.0
+    remaining /= scale
     reserve = min(TIME_RESERVE_SECONDS, remaining * TIME_RESERVE_FRACTION)
     token = _deadline.set(time.monotonic() + remaining - reserve)
+    scale_token = _wait_scale.set(scale)
     try:
         yield
     finally:
+        _wait_scale.reset(scale_token)
         _deadline.reset(token)
 
 
@@ -131,7 +139,7 @@ def call_with_retries(fn: Callable[[], T], *, attempts: int = DEFAULT_ATTEMPTS,
                 raise  # no time for another attempt: report the failure while we still can
             if on_retry is not None:
                 on_retry(exc, attempt + 1)
-            (sleep or time.sleep)(delay)
+            (sleep or time.sleep)(delay * _wait_scale.get())
     raise AssertionError("unreachable")
 
 
