@@ -90,11 +90,10 @@ def test_every_pattern_loses_nothing_and_does_nothing_twice_under_the_default_fa
         assert pattern.parked_before_redrive >= pattern.unrecoverable and pattern.redriven >= 2
         assert pattern.injected["poison"] == 2
     # Faults really happened where each pattern's contract says they are survivable.
-    for name in ("fifo_billing", "idempotent_stream", "distributed_map"):
+    for name in DRIVERS:  # the non-idempotent pattern: in its Retry-DLQ lane only
         assert report.patterns[name].injected["duplicates"] > 0, name
         assert report.patterns[name].injected["crashes"] > 0, name
     assert sum(p.injected["transient"] for p in report.patterns.values()) > 0
-    assert report.patterns["non_idempotent_stream"].injected["crashes"] == 0
     # The billing dispatcher crashed mid-month and was retried; the run that met the outage was
     # parked with its month and completed from there.
     billing = report.patterns["fifo_billing"]
@@ -115,6 +114,37 @@ class BrokenIdempotentStreamDriver(IdempotentStreamDriver):
     @classmethod
     def deploys(cls, handler):
         return handler in (cls.consumer_handler, "tests.fixtures.broken_stream_handler.lambda_handler")
+
+
+class UnguardedRetryLaneDriver(NonIdempotentStreamDriver):
+    """The non-idempotent stream pattern with a Retry-DLQ lane that ignores the effect key."""
+
+    broken = "tests.fixtures.broken_retry_lane_handler.lambda_handler"
+
+    def prepare(self):
+        self.functions(self.sandbox)[0].handler = self.broken
+        super().prepare()
+
+    @classmethod
+    def deploys(cls, handler):
+        return handler in (cls.consumer_handler, cls.broken)
+
+
+def test_the_non_idempotent_patterns_retry_lane_is_drilled_with_duplicates_and_crashes():
+    """The stream lane gets neither (a redelivered Kinesis record would repeat its effect by
+    definition); the Retry-DLQ lane, fed here by a ledger outage, must apply each record once through
+    both, and a lane that ignores its effect key is caught."""
+    options = DrillOptions(records=40, seed=5, poison=0.05, duplicates=0.3, crashes=4)
+
+    sound = run_drill(options, drivers={"non_idempotent_stream": NonIdempotentStreamDriver}).patterns
+    broken = run_drill(options, drivers={"non_idempotent_stream": UnguardedRetryLaneDriver}).patterns
+
+    pattern = sound["non_idempotent_stream"]
+    assert pattern.passed and pattern.processed_once == 38, pattern
+    assert pattern.injected["duplicates"] > 0 and pattern.injected["crashes"] > 0
+    assert "ledger table down during stream read 1: 40 record(s) inserted into the Retry-DLQ" in pattern.notes
+    assert pattern.injected["records_reread"] == 0  # the stream lane delivered each record once
+    assert broken["non_idempotent_stream"].duplicate_effects > 0
 
 
 def test_a_handler_that_skips_its_idempotency_check_is_caught_and_the_drill_exits_1(monkeypatch, capsys):

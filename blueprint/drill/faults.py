@@ -8,8 +8,9 @@
   effect is done) and before the handler sees the response, like a timeout or an out-of-memory kill.
   The crash is a BaseException, so no `except Exception` in a handler or library can swallow it.
 
-- Outage: while `outage` is set, every call a handler makes is throttled (a dependency down for an
-  hour, a bad deploy): the persistent failure retries cannot fix.
+- Outage: while `outage` is set, every call a handler makes (to the `outage_service` only, if one
+  is named: the ledger's table throttled while the queues work) is throttled (a dependency down for
+  an hour, a bad deploy): the persistent failure retries cannot fix.
 
 Repeatable: an invocation given a key (`invocation(key)`) draws its faults from its own generator,
 seeded with the drill's seed and the key, so parallel invocations (Distributed Map children) get
@@ -66,6 +67,7 @@ class FaultInjector:
     _local: threading.local = field(default_factory=threading.local, init=False)
     enabled: bool = False
     outage: bool = False
+    outage_service: str | None = None  # a botocore service name ("dynamodb"); None: every service
     _count_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     # Called with (operation name, request params, parsed response) after every successful handler
     # call, so a drill can count effects (every ledger write that went through, records re-read).
@@ -110,18 +112,20 @@ class FaultInjector:
         if context is not None:
             context["audit_params"] = params  # the API parameters, as the handler passed them
 
-    def _before_send(self, request, **_):
+    def _before_send(self, request, event_name="", **_):
         if not self.enabled or not getattr(self._local, "active", False):
             return None
         rng = getattr(self._local, "rng", None) or self._rng
-        if self.outage:
+        service = event_name.split(".")[1] if event_name.count(".") >= 2 else ""  # before-send.<service>.<operation>
+        outage = self.outage and self.outage_service in (None, service)
+        if outage:
             status, code, message = TRANSIENT_FAULTS[0][0], TRANSIENT_FAULTS[0][1], "Rate exceeded (injected outage)"
         else:
             if not self.transient_rate or rng.random() >= self.transient_rate:
                 return None
             status, code, message = rng.choice(TRANSIENT_FAULTS)
         with self._count_lock:
-            if self.outage:
+            if outage:
                 self.outage_injected += 1
             else:
                 self.transient_injected += 1

@@ -37,6 +37,9 @@ class Invoker:
     crash_items: set = field(default_factory=set)
     # Crash the next invocation after this many successful AWS calls (a crash aimed at one moment).
     crash_next_after: Optional[int] = None
+    # The event source ("aws:sqs", "aws:kinesis") of the only deliveries that may be duplicated or
+    # crashed, for a pattern whose contract covers one lane; None: every delivery.
+    lane: Optional[str] = None
     # For single-item events: which item an event is, so the final outcome per item is known.
     item_key: Optional[Callable[[Any], Optional[str]]] = None
     outcomes: dict = field(default_factory=dict)  # item -> "ok" | "failed" (last delivery)
@@ -76,6 +79,8 @@ class Invoker:
             raise
         if key is not None:
             self.outcomes[key] = "ok"
+        if not self._in_lane(event):
+            return response
         if isinstance(event, dict) and "Records" in event:
             again = [r for r in event["Records"] if rng.random() < self.duplicate_rate]
             duplicate = {**event, "Records": again} if again else None
@@ -88,7 +93,8 @@ class Invoker:
                 self.duplicates_delivered += count
                 self.invocations += 1
             try:
-                self._invoke(duplicate, context, f"{identity}/again", None, random.Random(f"{self.seed}:{identity}/again"))
+                again_context = context.fresh() if hasattr(context, "fresh") else context  # an invocation of its own
+                self._invoke(duplicate, again_context, f"{identity}/again", None, random.Random(f"{self.seed}:{identity}/again"))
             except Exception:  # noqa: BLE001 - the original delivery's outcome stands
                 pass
         return response
@@ -97,7 +103,9 @@ class Invoker:
         due: Any = None  # the planned crash this invocation claimed (an invocation number or an item)
         crash_after: Optional[int] = None
         with self._lock:
-            if self.crash_next_after is not None:
+            if not self._in_lane(event):
+                pass  # a planned crash waits for a delivery in the lane
+            elif self.crash_next_after is not None:
                 crash_after, self.crash_next_after = self.crash_next_after, None
             else:
                 # A planned crash waits for an invocation that makes enough AWS calls to die after one.
@@ -132,6 +140,12 @@ class Invoker:
                 with self._lock:
                     (self.crash_items if isinstance(due, str) else self.crash_plan).add(due)
         return result
+
+    def _in_lane(self, event: Any) -> bool:
+        if self.lane is None:
+            return True
+        records = event.get("Records") if isinstance(event, dict) else None
+        return bool(records) and all(isinstance(r, dict) and r.get("eventSource") == self.lane for r in records)
 
     def calm(self) -> None:
         """The fault window closed: no more planned crashes."""

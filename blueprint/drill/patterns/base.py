@@ -28,6 +28,9 @@ class PatternDriver:
     handler = ""  # the reference handler module this driver drives
     # Faults outside the pattern's contract, with the reason; everything else is injected.
     not_covered: dict[str, str] = {}
+    # Duplicates and crashes only hit deliveries from this event source (None: all), and why.
+    faulted_lane: Optional[str] = None
+    faulted_lane_reason = ""
 
     def __init__(self, sandbox: Sandbox, options: DrillOptions, faults: FaultInjector, rng: random.Random):
         self.sandbox = sandbox
@@ -72,7 +75,8 @@ class PatternDriver:
                        seed=f"{self.options.seed}:{self.name}:{label or getattr(function, 'name', '')}",
                        duplicate_rate=0.0 if "duplicates" in self.not_covered else self.options.duplicates,
                        crash_plan=(set() if "crashes" in self.not_covered
-                                   else plan_crashes(self.rng, self.options.crashes, expected)))
+                                   else plan_crashes(self.rng, self.options.crashes, expected)),
+                       lane=self.faulted_lane)
 
     def invokers(self) -> list[Invoker]:
         return [v for v in vars(self).values() if isinstance(v, Invoker)]
@@ -83,7 +87,11 @@ class PatternDriver:
                 "crashes": sum(i.crashes for i in invokers), "poison": self.poison_count}
 
     def fault_notes(self) -> list[str]:
-        return [f"{fault} not injected: {why}" for fault, why in self.not_covered.items()]
+        notes = [f"{fault} not injected: {why}" for fault, why in self.not_covered.items()]
+        if self.faulted_lane:
+            notes.append(f"duplicates and crashes injected into {self.faulted_lane} deliveries only: "
+                         f"{self.faulted_lane_reason}")
+        return notes
 
     def client(self, service: str):
         return self.sandbox.emulator.client(service, self.sandbox.session)

@@ -67,16 +67,21 @@ class StreamLedgerDriver(PatternDriver):
 
     def drive(self, step: Step) -> None:
         total = max(self.options.records, 1)
-        read = 0
+        read = polls = 0
         while True:
             self.check_deadline(f"reading the stream ({read} of {self.options.records} records read)")
-            moved = self.stream_mapping.poll()
+            moved = self.poll_stream(polls)
+            polls += 1
             read += moved
             for mapping in self.retry_mappings:
                 moved += mapping.poll_once()
             step(min(read / total, 0.9))
             if not moved:
                 return
+
+    def poll_stream(self, index: int) -> int:
+        """The index-th read of the stream (one batch per shard); returns the records read."""
+        return self.stream_mapping.poll()
 
     def recover(self, step: Step) -> None:
         """The runbook: the Unrecoverable-DLQ back into the Retry-DLQ, then let the consumer replay it."""
@@ -168,12 +173,48 @@ class IdempotentStreamDriver(StreamLedgerDriver):
 
 
 class NonIdempotentStreamDriver(StreamLedgerDriver):
+    """Besides the common mix, the ledger's table is down (every call throttled) while one stream
+    batch is read: the handler inserts each of its records into the Retry-DLQ, and once the table is
+    back the Retry-DLQ lane applies them, through duplicate deliveries and crashes, exactly once."""
+
     name = "non_idempotent_stream"
     consumer_handler = "integration_blueprint.handlers.reference.ledger_app_dlq_consumer.lambda_handler"
-    not_covered = {
-        "duplicates": "this pattern has no idempotency store by definition; it is exactly-once because the "
-                      "mapping never retries, and a redelivered record would repeat its effect",
-        "crashes": "a crashed batch goes, as Lambda's metadata-only on-failure record, straight to the "
-                   "Unrecoverable-DLQ: it may be partly applied, so a person replays what was not "
-                   "(components/non_idempotent_stream_consumer.py)",
-    }
+    # The Retry-DLQ lane is at-least-once on SQS's side and made exactly-once by the effect key
+    # (handlers/runtime/app_dlq_stream.py): it gets duplicates and crashes like every other pattern.
+    faulted_lane = "aws:sqs"
+    faulted_lane_reason = (
+        "the stream lane has no idempotency by definition (the mapping never retries; a redelivered "
+        "Kinesis record would repeat its effect), and a batch that crashes there goes, as Lambda's "
+        "metadata-only on-failure record, to the Unrecoverable-DLQ for a person to replay what was not "
+        "applied (components/non_idempotent_stream_consumer.py)")
+
+    def prepare(self) -> None:
+        self.inserted_in_outage = self.inserted = 0
+        self.retry_queue_urls: set = set()
+        super().prepare()
+        self.retry_queue_urls = {m.queue_url for m in self.retry_mappings}
+        reads = -(-self.options.records // max(self.stream_mapping.settings.batch_size, 1))
+        self.outage_read = reads // 3  # a third of the way in (the first read of a short stream)
+
+    def poll_stream(self, index: int) -> int:
+        if index != self.outage_read:
+            return super().poll_stream(index)
+        before = self.inserted
+        self.faults.outage, self.faults.outage_service = True, "dynamodb"
+        try:
+            return super().poll_stream(index)
+        finally:
+            self.faults.outage, self.faults.outage_service = False, None
+            self.inserted_in_outage = self.inserted - before
+
+    def _audit(self, operation: str, params: dict, response: dict) -> None:
+        super()._audit(operation, params, response)
+        if operation == "SendMessage" and params.get("QueueUrl") in self.retry_queue_urls:
+            self.inserted += 1  # the handler inserted a failed record into the Retry-DLQ
+
+    def verify(self) -> PatternReport:
+        report = super().verify()
+        report.injected["outage_calls"] = self.faults.outage_injected
+        report.notes.append(f"ledger table down during stream read {self.outage_read + 1}: "
+                            f"{self.inserted_in_outage} record(s) inserted into the Retry-DLQ")
+        return report
