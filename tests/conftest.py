@@ -7,6 +7,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from integration_blueprint.sandbox.emulator import share_botocore_data
+
+# moto's mock_aws makes a boto3 session per test: read botocore's data files once (emulator.SHORTCUTS).
+share_botocore_data()
+
 REGION = "eu-west-1"
 REGION_CONFIG = {"aws:region": REGION}
 REPO = Path(__file__).resolve().parents[1]
