@@ -109,19 +109,19 @@ def _run_drill(args: argparse.Namespace) -> int:
 
 
 def _require_local_extra() -> None:
-    """The sandbox runs AWS in moto's server, an optional extra: without it the drill cannot run
-    (exit 2), which must not read as "the drill found data loss" (exit 1)."""
+    """The sandbox runs AWS in moto, an optional extra: without it the drill cannot run (exit 2),
+    which must not read as "the drill found data loss" (exit 1)."""
     try:
-        import moto.server  # noqa: F401
+        import moto.stepfunctions.parser  # noqa: F401 - the interpreter needs the extra's own dependencies
     except ImportError as exc:
-        raise MissingExtra(f"the drill needs the local sandbox's AWS emulator (moto's server), which is not "
+        raise MissingExtra(f"the drill needs the local sandbox's AWS emulator (moto), which is not "
                            f"installed ({exc}); install the extra: pip install 'integration-blueprint[local]'") from None
 
 
 def add_drill_command(subparsers) -> None:
     parser = subparsers.add_parser(
         "drill", help="run every pattern end to end in the local sandbox under injected faults",
-        description="Realize the stack in an embedded AWS emulator (moto on 127.0.0.1), run the real "
+        description="Realize the stack in an embedded AWS emulator (moto, in-process), run the real "
                     "handlers behind local event source mappings, drive N records through each pattern "
                     "with duplicates, poison records, transient faults and crashes, and check the final "
                     "state. Exit 0 only if nothing was lost, nothing was done twice and exactly the "

@@ -1,10 +1,13 @@
-"""The local sandbox and the reliability drill: the blueprint's stacks realized in moto's server,
+"""The local sandbox and the reliability drill: the blueprint's stacks realized in moto (in-process),
 the real handlers behind local event source mappings, and a drill that catches what it claims to."""
 
 import json
+import os
+import tempfile
 import time
 from pathlib import Path
 
+import boto3
 import pytest
 
 from blueprint import cli
@@ -19,17 +22,28 @@ from integration_blueprint.drill.report import DrillOptions
 from integration_blueprint.drill.runner import run_drill
 from integration_blueprint.preview.recording import record_program
 from integration_blueprint.redrive.parked import list_parked
-from integration_blueprint.sandbox.emulator import running_emulator
+from integration_blueprint.sandbox.emulator import NotEmulated, running_emulator
 from integration_blueprint.sandbox.realization import Sandbox
 
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def own_log_folder(tmp_path, monkeypatch):
+    """Drills log to <tmp>/blueprint-drill-<stack>-<seed>: one folder per test, as tests run in parallel."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+
 @pytest.mark.parametrize("stack", ["dev", "prod"])
-def test_a_stack_is_realized_in_the_emulator_as_recorded(stack):
+def test_a_stack_is_realized_in_the_emulator_as_recorded(stack, monkeypatch):
     recorded = record_program(REPO, stack=stack)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:4566")  # a developer's LocalStack
     with running_emulator("eu-west-1") as emulator:
-        assert emulator.endpoint.startswith("http://127.0.0.1:")
+        # Handlers' own clients are answered in-process; nothing else is sent anywhere.
+        assert "AWS_ENDPOINT_URL" not in os.environ
+        assert "Queues" not in boto3.client("sqs").list_queues()
+        with pytest.raises(NotEmulated, match="no request is sent to the network"):
+            boto3.client("sqs", endpoint_url="http://127.0.0.1:9").list_queues()
         sandbox = Sandbox(recorded, emulator).realize()
         sqs = sandbox.sqs
 
@@ -47,7 +61,7 @@ def test_a_stack_is_realized_in_the_emulator_as_recorded(stack):
 
         dispatcher = sandbox.function(recorded.named("billing-dispatcher").outputs["name"])
         assert dispatcher.environment["CHARGE_QUEUE_URL"] == charges.url  # recorded URL mapped
-        assert dispatcher.environment["AWS_ENDPOINT_URL"] == emulator.endpoint
+        assert dispatcher.environment["AWS_REGION"] == "eu-west-1" and "AWS_ENDPOINT_URL" not in dispatcher.environment
         mappings = recorded.of_type("aws:lambda/eventSourceMapping:EventSourceMapping")
         assert len(sandbox.sqs_mappings) + len(sandbox.kinesis_mappings) == len(mappings)
         assert set(sandbox.schedules) == {s.name for s in recorded.of_type("aws:scheduler/schedule:Schedule")}

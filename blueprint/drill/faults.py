@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 import boto3
 from botocore.awsrequest import AWSResponse
 
+from integration_blueprint.sandbox.emulator import ANSWERED
+
 TRANSIENT_FAULTS = (
     (400, "ThrottlingException", "Rate exceeded (injected)"),
     (400, "ProvisionedThroughputExceededException", "Throughput exceeded (injected)"),
@@ -81,7 +83,8 @@ class FaultInjector:
         boto3.setup_default_session()
         events = boto3.DEFAULT_SESSION.events
         events.register("before-parameter-build.*.*", self._remember_params)
-        events.register("before-send.*.*", self._before_send)
+        # First, so a faulted request is answered here and never carried out by the emulator.
+        events.register_first("before-send.*.*", self._before_send)
         events.register("after-call.*.*", self._after_call)
 
     @contextmanager
@@ -129,6 +132,7 @@ class FaultInjector:
                 self.outage_injected += 1
             else:
                 self.transient_injected += 1
+        setattr(request, ANSWERED, True)
         body = json.dumps({"__type": code, "message": message}).encode()
         headers = {"x-amzn-ErrorType": code, "Content-Type": "application/x-amz-json-1.0",
                    "x-amzn-query-error": f"{code};Sender"}

@@ -145,7 +145,9 @@ class Invoker:
         if self.lane is None:
             return True
         records = event.get("Records") if isinstance(event, dict) else None
-        return bool(records) and all(isinstance(r, dict) and r.get("eventSource") == self.lane for r in records)
+        if not isinstance(records, list) or not records:
+            return False
+        return all(isinstance(r, dict) and r.get("eventSource") == self.lane for r in records)
 
     def calm(self) -> None:
         """The fault window closed: no more planned crashes."""

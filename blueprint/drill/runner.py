@@ -169,8 +169,8 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
     fault window (drive), then the recovery phase (recover: the runbook's redrive), then the check."""
     with open(log_file, "w") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
         faults = FaultInjector(transient_rate=options.transient, seed=f"{options.seed}:{name}")
-        faults.install()
         with running_emulator(recorded.config.get("aws:region", "us-east-1")) as emulator:
+            faults.install()  # on the default session the emulator's block gives handlers
             sandbox = Sandbox(recorded, emulator).realize()
             if not driver_class.applies(sandbox):
                 return None

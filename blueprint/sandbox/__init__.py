@@ -1,7 +1,7 @@
 """The local sandbox: a recorded stack realized in an AWS emulator, its handlers run in-process.
 
     errors          SandboxError, FunctionCrashed (importable without boto3)
-    emulator        moto's server on loopback and clients for it
+    emulator        moto answering every AWS call of the process, and clients for it
     realization     Sandbox: queues, streams, tables, functions, schedules from the recording
     sqs_esm         Lambda's SQS event source mapping semantics
     kinesis_esm     Lambda's Kinesis event source mapping semantics

@@ -1,7 +1,11 @@
-"""The embedded AWS emulator: moto's server on 127.0.0.1, on a free port, in this process.
+"""The embedded AWS emulator: moto, in this process.
 
-Handlers reach it through the standard AWS endpoint environment variable (AWS_ENDPOINT_URL), so
-they run unmodified. Nothing listens beyond loopback and no request leaves the machine.
+Every botocore request made while it runs, by the sandbox or by a handler through its own
+unmodified `boto3.client(...)`, is answered by moto's in-process dispatcher (moto's `mock_aws`)
+from AWS's own endpoint URLs, without a socket: no HTTP server, no thread per request, no request
+serialized twice. Nothing leaves the process: a request moto does not answer fails loudly
+(`NotEmulated`) instead of reaching the network, and the AWS endpoint variables a developer may
+have set (AWS_ENDPOINT_URL, for LocalStack) are cleared for the run.
 
 moto spends most of a drill's CPU; SHORTCUTS lists every change made to it for speed. Each keeps
 moto's answers (same responses, same errors): it removes repeated work, never a check.
@@ -10,7 +14,6 @@ moto's answers (same responses, same errors): it removes repeated work, never a 
 from __future__ import annotations
 
 import os
-import urllib.request
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
@@ -42,8 +45,9 @@ SHORTCUTS = {
 
 @dataclass
 class Emulator:
-    endpoint: str
     region: str
+    endpoint: str | None = None  # None: AWS's own endpoints, answered in-process
+    running: bool = True  # False once its block has ended
 
     def session(self) -> boto3.session.Session:
         """A session for the sandbox's own calls (realizing, polling, checking). Handlers use the
@@ -58,8 +62,48 @@ class Emulator:
 
     def environment(self) -> dict[str, str]:
         """What a function's environment needs to talk to the emulator."""
-        return {"AWS_ENDPOINT_URL": self.endpoint, "AWS_DEFAULT_REGION": self.region, "AWS_REGION": self.region,
-                **FAKE_CREDENTIALS}
+        return {"AWS_DEFAULT_REGION": self.region, "AWS_REGION": self.region, **FAKE_CREDENTIALS}
+
+
+class NotEmulated(RuntimeError):
+    """A request the emulator did not answer: the sandbox never sends one to the network."""
+
+
+# Set on a botocore request a before-send handler has already answered (the drill's fault
+# injector): moto must not also carry it out, since botocore runs every before-send handler.
+ANSWERED = "sandbox_answered"
+
+
+def _answered_requests_are_not_dispatched() -> None:
+    from moto.core.botocore_stubber import BotocoreStubber
+
+    if getattr(BotocoreStubber, "_sandbox_answered", False):
+        return
+    dispatch = BotocoreStubber.__call__
+
+    def __call__(self, event_name, request, **kwargs):
+        if getattr(request, ANSWERED, False):
+            return None
+        return dispatch(self, event_name, request, **kwargs)
+
+    BotocoreStubber.__call__ = __call__
+    BotocoreStubber._sandbox_answered = True
+
+
+@contextmanager
+def _nothing_leaves_the_process() -> Iterator[None]:
+    from botocore import endpoint
+
+    def refuse(self, request):
+        raise NotEmulated(f"the sandbox's emulator did not answer {request.method} {request.url}; "
+                          "no request is sent to the network")
+
+    send = endpoint.Endpoint._send
+    endpoint.Endpoint._send = refuse
+    try:
+        yield
+    finally:
+        endpoint.Endpoint._send = send
 
 
 class _ProcessWideLoaderCache:
@@ -293,32 +337,38 @@ def environment_variables(values: dict[str, str]) -> Iterator[None]:
 
 
 @contextmanager
-def running_emulator(region: str) -> Iterator[Emulator]:
-    import logging
+def _without_endpoint_overrides() -> Iterator[None]:
+    """AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<SERVICE> would send requests past the emulator."""
+    saved = {key: value for key, value in os.environ.items() if key.startswith("AWS_ENDPOINT_URL")}
+    for key in saved:
+        del os.environ[key]
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
 
+
+@contextmanager
+def running_emulator(region: str) -> Iterator[Emulator]:
+    """moto answering every AWS request of this process, from an empty account, for the block."""
+    from moto import mock_aws
     from moto.core.config import default_user_config
-    from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
     # The state machine interpreter runs executions (ported from LocalStack); off by default.
+    # In-process, it calls S3, SQS and Lambda back through moto's dispatcher too.
     default_user_config["stepfunctions"]["execute_state_machine"] = True
     share_botocore_data()
+    _answered_requests_are_not_dispatched()
     _speed_up_moto_sqs()
     _remember_backend_lookups()
     _remember_response_method_names()
     _parse_dynamodb_expressions_once()
     _compress_state_machine_retry_waits()
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request on stderr
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    # moto keeps its state per process: start from an empty account, whatever ran before.
-    urllib.request.urlopen(urllib.request.Request(f"http://{host}:{port}/moto-api/reset", method="POST"),
-                           timeout=10).read()
-    emulator = Emulator(endpoint=f"http://{host}:{port}", region=region)
-    # MOTO_PORT: the state machine interpreter calls S3, Lambda and SQS back through this port.
-    try:
-        with environment_variables({**emulator.environment(), "MOTO_PORT": str(port)}), \
-                _compressed_sdk_retry_waits():
+    emulator = Emulator(region=region)
+    # mock_aws starts from empty backends and stops with them discarded.
+    with _without_endpoint_overrides(), mock_aws(), _nothing_leaves_the_process(), \
+            environment_variables(emulator.environment()), _compressed_sdk_retry_waits():
+        try:
             yield emulator
-    finally:
-        server.stop()
+        finally:
+            emulator.running = False

@@ -8,8 +8,8 @@ in-process behind local event source mappings.
 
 What is real: every queue (attributes, redrive policies and moto's redrive at maxReceiveCount),
 table (keys, TTL), stream, bucket and state machine (moto's Step Functions interpreter) is created
-from the recorded inputs; handlers run unmodified against the emulator through AWS_ENDPOINT_URL,
-with the environment variables the component set (recorded queue URLs mapped to the emulator's).
+from the recorded inputs; handlers run unmodified, their AWS calls answered by the in-process
+emulator, with the environment variables the component set (recorded queue URLs mapped to the emulator's).
 
 What is local: functions are an in-process registry (each function loads its own copy of its
 handler module, as a separate Lambda container would), event source mappings are the pollers in
@@ -441,7 +441,10 @@ def _route_moto_lambda_to_registry(sandbox: Sandbox) -> None:
     build = lambda_eval_utils.boto_client_for
 
     def boto_client_for(region, service, state_credentials=None):
-        return _RegistryLambdaClient() if service == "lambda" else build(region, service, state_credentials)
+        sandbox = _ACTIVE_SANDBOX
+        if service == "lambda" and sandbox is not None and sandbox.emulator.running:
+            return _RegistryLambdaClient()
+        return build(region, service, state_credentials)  # no sandbox running: moto's own
 
     lambda_eval_utils.boto_client_for = boto_client_for
     setattr(lambda_eval_utils, "_sandbox_registry", True)  # noqa: B010 - a marker on moto's module
