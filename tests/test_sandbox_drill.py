@@ -150,8 +150,8 @@ def test_the_non_idempotent_patterns_retry_lane_is_drilled_with_duplicates_and_c
     both, and a lane that ignores its effect key is caught."""
     options = DrillOptions(records=40, seed=5, poison=0.05, duplicates=0.3, crashes=4)
 
-    sound = run_drill(options, drivers={"non_idempotent_stream": NonIdempotentStreamDriver}).patterns
-    broken = run_drill(options, drivers={"non_idempotent_stream": UnguardedRetryLaneDriver}).patterns
+    sound = run_drill(options, drivers={"non_idempotent_stream": NonIdempotentStreamDriver}, workers=1).patterns
+    broken = run_drill(options, drivers={"non_idempotent_stream": UnguardedRetryLaneDriver}, workers=1).patterns
 
     pattern = sound["non_idempotent_stream"]
     assert pattern.passed and pattern.processed_once == 38, pattern
@@ -189,7 +189,8 @@ def test_a_seed_reproduces_a_drill_exactly_and_recovery_completes_under_40_perce
     drivers = {"distributed_map": DistributedMapDriver, "idempotent_stream": IdempotentStreamDriver,
                "fifo_billing": FifoBillingDriver}
 
-    first, second = (run_drill(options, drivers=drivers).to_json() for _ in range(2))
+    # In this process, one pattern after another (the default-mix test covers the worker processes).
+    first, second = (run_drill(options, drivers=drivers, workers=1).to_json() for _ in range(2))
 
     for report in (first, second):
         for pattern in report["patterns"].values():

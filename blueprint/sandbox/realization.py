@@ -31,13 +31,21 @@ from typing import Any, Callable, Optional
 from integration_blueprint import aws_limits
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
 from integration_blueprint.sandbox.async_invoke import AsyncInvocation, AsyncInvokeSettings
-from integration_blueprint.sandbox.emulator import Emulator, environment_variables
+from integration_blueprint.sandbox.emulator import (
+    SDK_RETRY_WAIT_SCALE,
+    STATE_MACHINE_RETRY_WAIT_SCALE,
+    Emulator,
+    environment_variables,
+)
 from integration_blueprint.sandbox.errors import FunctionCrashed, SandboxError
 from integration_blueprint.sandbox.kinesis_esm import KinesisEventSourceMapping, KinesisMappingSettings
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
 from integration_blueprint.sandbox.moto_fixes import iterate_map_workers
 from integration_blueprint.sandbox.sqs_esm import SqsEventSourceMapping
 
+# The remaining time a handler sees, as a fraction of its function timeout (LocalLambdaContext.
+# time_scale); its retry budget stays the full timeout (handlers/runtime/retry.py).
+FUNCTION_TIME_SCALE = 0.002
 COMPRESSION = {
     "sqs_visibility_timeout": "a failed message is made visible again at once instead of after its "
                               "visibility timeout (receive counts and redrive are real)",
@@ -47,17 +55,16 @@ COMPRESSION = {
     "lambda_async_retries": "Lambda's retries of a failed asynchronous invocation (about 1 and 2 minutes "
                             "apart) follow at once; the event's age advances by the documented delays, "
                             "so the maximum event age still ends retries where AWS would",
-    "sdk_retries": "botocore's backoff between retries of a throttled or failed AWS call lasts 1/100 of "
-                   "the computed wait",
-    "handler_retries": "a handler's own backoff between retries of a transient failure (handlers/runtime/"
-                       "retry.py) lasts 1/100 of the computed wait",
-    "state_machine_retries": "Step Functions retry waits (IntervalSeconds, BackoffRate, JitterStrategy as "
-                             "computed by the interpreter) last 1/100 of their length",
-    "function_timeout": "handlers see 1/100 of their function timeout as remaining time, so an "
+    "sdk_retries": f"botocore's backoff between retries of a throttled or failed AWS call lasts "
+                   f"{SDK_RETRY_WAIT_SCALE:g} of the computed wait",
+    "handler_retries": f"a handler's own backoff between retries of a transient failure (handlers/runtime/"
+                       f"retry.py) lasts {FUNCTION_TIME_SCALE:g} of the computed wait",
+    "state_machine_retries": f"Step Functions retry waits (IntervalSeconds, BackoffRate, JitterStrategy as "
+                             f"computed by the interpreter) last {STATE_MACHINE_RETRY_WAIT_SCALE:g} of their length",
+    "function_timeout": f"handlers see {FUNCTION_TIME_SCALE:g} of their function timeout as remaining time, so an "
                         "idempotency INPROGRESS record left by a crashed invocation expires in well under a "
                         "second instead of after the full timeout",
 }
-FUNCTION_TIME_SCALE = 0.01
 
 # Queue attributes moto accepts on CreateQueue, by the recorded (camelCase) input name.
 _QUEUE_ATTRIBUTES = {

@@ -11,6 +11,9 @@ from integration_blueprint.drill.report import PatternReport
 from integration_blueprint.handlers.runtime import config as handler_config
 from integration_blueprint.redrive.map_items import rerun_items
 
+# How often a running execution is looked at: its items take milliseconds each in the sandbox.
+POLL_SECONDS = 0.02
+
 
 class DistributedMapDriver(PatternDriver):
     """A CSV of N invoices, one customer each, so every customer's ledger must hold exactly one
@@ -97,7 +100,7 @@ class DistributedMapDriver(PatternDriver):
                 sfn.stop_execution(executionArn=execution, error="Drill.Deadline")
                 raise
             step(start + (end - start) * min(self.invoker_.invocations / max(self.options.records, 1), 1.0))
-            time.sleep(0.2)
+            time.sleep(POLL_SECONDS)
 
     def recover(self, step: Step) -> None:
         failed = sorted(self._failed_items())
