@@ -28,7 +28,7 @@ from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from integration_blueprint.preview import policy_config
-from integration_blueprint.preview.recording import RecordedStack
+from integration_blueprint.preview.recording import RecordedResource, RecordedStack
 
 # The pack installed with this package (a folder of the namespace: integration_blueprint.policies).
 DEFAULT_PACK_DIR = Path(importlib.import_module("integration_blueprint.policies").__file__ or "").parent
@@ -192,14 +192,38 @@ class PolicyAnalyzer:
 
     def analyze(self, recorded: RecordedStack) -> list[Violation]:
         """Analyze per resource (inputs), then AnalyzeStack once (outputs and the links)."""
-        self._call(self._stub.ConfigureStack, analyzer_pb2.AnalyzerStackConfigureRequest(
-            stack=recorded.stack, project=recorded.project, dry_run=True, config=recorded.config))
-        violations = []
+        analysis = self.begin(stack=recorded.stack, project=recorded.project, config=recorded.config)
         for resource in recorded.resources:
-            response = self._call(self._stub.Analyze, analyzer_pb2.AnalyzeRequest(
-                type=resource.type, properties=resource.raw_inputs, urn=resource.urn,
-                name=resource.name, options=analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent)))
-            violations += _violations(response, default_urn=resource.urn)
+            analysis.add(resource)
+        return analysis.finish(recorded)
+
+    def begin(self, *, stack: str, project: str, config: dict[str, str]) -> "Analysis":
+        """An analysis whose resources are sent as they come (as the engine sends each one when the
+        program registers it), then finished with the whole stack."""
+        self._call(self._stub.ConfigureStack, analyzer_pb2.AnalyzerStackConfigureRequest(
+            stack=stack, project=project, dry_run=True, config=config))
+        return Analysis(self)
+
+
+class Analysis:
+    """One stack's analysis in flight: Analyze requests go out without waiting for each answer, so
+    the pack (its own process) works while the program goes on registering resources."""
+
+    def __init__(self, analyzer: PolicyAnalyzer):
+        self.analyzer = analyzer
+        self._pending: list = []  # (urn, future) in registration order
+
+    def add(self, resource: RecordedResource) -> None:
+        future = self.analyzer._stub.Analyze.future(analyzer_pb2.AnalyzeRequest(
+            type=resource.type, properties=resource.raw_inputs, urn=resource.urn,
+            name=resource.name, options=analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent)))
+        self._pending.append((resource.urn, future))
+
+    def finish(self, recorded: RecordedStack) -> list[Violation]:
+        """Every resource's verdicts in registration order, then AnalyzeStack's."""
+        violations = []
+        for urn, future in self._pending:
+            violations += _violations(self.analyzer._call(lambda _: future.result(), None), default_urn=urn)
         stack_request = analyzer_pb2.AnalyzeStackRequest()
         for resource in recorded.resources:
             entry = stack_request.resources.add(
@@ -209,7 +233,8 @@ class PolicyAnalyzer:
             entry.properties.CopyFrom(_struct(resource.outputs))
             for key, urns in resource.property_dependencies.items():
                 entry.propertyDependencies[key].urns.extend(urns)
-        violations += _violations(self._call(self._stub.AnalyzeStack, stack_request), default_urn="")
+        violations += _violations(self.analyzer._call(self.analyzer._stub.AnalyzeStack, stack_request),
+                                  default_urn="")
         return violations
 
 

@@ -298,10 +298,11 @@ class _RecordingMonitor(mocks.MockMonitor):
     program are the inputs exactly as the program serialized them (unknowns stay unknown, as in
     the engine's preview) plus the placeholder fields."""
 
-    def __init__(self, mocks_: _Mocks):
+    def __init__(self, mocks_: _Mocks, on_resource: Optional[Callable[[RecordedResource], None]] = None):
         super().__init__(mocks_)
         self.placeholders = mocks_
         self.recorded: list[RecordedResource] = []
+        self.on_resource = on_resource
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         return _urn(parent, type_, name)
@@ -337,6 +338,8 @@ class _RecordingMonitor(mocks.MockMonitor):
             outputs=outputs,
             provider=request.provider,
         ))
+        if self.on_resource is not None:
+            self.on_resource(self.recorded[-1])
         return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=response_object)
 
     def Invoke(self, request):
@@ -555,9 +558,10 @@ def _program_environment(program_dir: Optional[Path]):
 
 def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str = "dev",
                    config: Optional[dict[str, str]] = None, project: Optional[str] = None,
-                   unknowns: bool = False) -> RecordedStack:
+                   unknowns: bool = False,
+                   on_resource: Optional[Callable[[RecordedResource], None]] = None) -> RecordedStack:
     """Run `program` (a Pulumi project directory, or a callable that declares resources) and
-    return every resource it registered.
+    return every resource it registered (each also handed to `on_resource` as it registers).
 
     For a directory, the project name and stack config come from its Pulumi.yaml and stack file
     unless `config` is given."""
@@ -583,7 +587,7 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
     config = dict(config or {})
     region = config.get("aws:region") or DEFAULT_REGION
     the_mocks = _Mocks(region=region, unknowns=unknowns)
-    monitor = _RecordingMonitor(the_mocks)
+    monitor = _RecordingMonitor(the_mocks, on_resource)
 
     pulumi_settings.ROOT.set(None)
     set_all_config(config)

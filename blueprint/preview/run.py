@@ -7,14 +7,21 @@ the real policy pack analyses the recording over its gRPC interface (integration
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from integration_blueprint.preview import policy_config
-from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, PolicyAnalyzer, Rule, Violation
-from integration_blueprint.preview.recording import RecordedStack, load_project, load_stack_config, record_program
+from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, Analysis, PolicyAnalyzer, Rule, Violation
+from integration_blueprint.preview.recording import (
+    RecordedResource,
+    RecordedStack,
+    load_project,
+    load_stack_config,
+    record_program,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LEVELS = ("mandatory", "advisory")
@@ -115,19 +122,64 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
     if analyzer is not None:
         recorded = record_program(program_dir, stack=stack, unknowns=unknowns)
         return _analyse(analyzer, recorded, document, policy_config_path)
-    # The pack starts (a Python process importing pulumi and the rules, about a second) while the
-    # program runs, on the other core, instead of after it; a stack config error comes first.
+    # The pack starts (a Python process importing pulumi and the rules) while the program runs, on
+    # the other core, and each resource is sent to it as the program registers it, as the engine
+    # does; a stack config error comes first.
     config = load_stack_config(program_dir, stack)
+    streamed = _StreamedAnalysis(pack_dir, document, policy_config_path, stack=stack,
+                                 project=load_project(program_dir)["name"], config=config)
     with ThreadPoolExecutor(1) as pool:
-        starting = pool.submit(PolicyAnalyzer, pack_dir, project=load_project(program_dir)["name"], stack=stack)
+        starting = pool.submit(streamed.start)
         try:
-            recorded = record_program(program_dir, stack=stack, config=config, unknowns=unknowns)
+            recorded = record_program(program_dir, stack=stack, config=config, unknowns=unknowns,
+                                      on_resource=streamed.add)
         except BaseException:
             if starting.exception() is None:
                 starting.result().close()
             raise
         with starting.result() as started:
-            return _analyse(started, recorded, document, policy_config_path)
+            return PreviewResult(recorded, streamed.finish(recorded), policy_config_path, rules=started.rules,
+                                 levels={name: entry.enforcement_level for name, entry in streamed.resolved.items()})
+
+
+class _StreamedAnalysis:
+    """Resources go to the pack as the program registers them; those registered before the pack
+    has started and been configured wait here until it has."""
+
+    def __init__(self, pack_dir: Path, document: dict, path: Optional[Path], *, stack: str, project: str,
+                 config: dict[str, str]):
+        self.pack_dir, self.document, self.path = pack_dir, document, path
+        self.stack, self.project, self.config = stack, project, config
+        self._lock = threading.Lock()
+        self._waiting: list[RecordedResource] = []
+        self._analysis: Optional[Analysis] = None
+        self.resolved: dict = {}
+
+    def start(self) -> PolicyAnalyzer:
+        analyzer = PolicyAnalyzer(self.pack_dir, project=self.project, stack=self.stack)
+        try:
+            self.resolved = analyzer.configure(self.document, source=str(self.path) if self.path else "policy config")
+            analysis = analyzer.begin(stack=self.stack, project=self.project, config=self.config)
+        except BaseException:
+            analyzer.close()
+            raise
+        with self._lock:
+            for resource in self._waiting:
+                analysis.add(resource)
+            self._waiting.clear()
+            self._analysis = analysis
+        return analyzer
+
+    def add(self, resource: RecordedResource) -> None:
+        with self._lock:
+            if self._analysis is None:
+                self._waiting.append(resource)
+            else:
+                self._analysis.add(resource)
+
+    def finish(self, recorded: RecordedStack) -> list[Violation]:
+        assert self._analysis is not None, "finish() follows a successful start()"
+        return self._analysis.finish(recorded)
 
 
 def _analyse(analyzer, recorded, document, path) -> PreviewResult:
