@@ -14,7 +14,7 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 test: $(VENV)/.installed
-	$(PY) -m pytest -q -n auto -m "not wheel"
+	$(PY) -m pytest -q -n auto --dist worksteal -m "not wheel"
 
 # The package as a team gets it: build the wheel, install it into a fresh virtualenv, run the
 # installed CLI and policy pack (a few minutes, mostly pip; CI runs it after the tests).

@@ -1,5 +1,6 @@
 """The emulator's speed shortcuts (sandbox/emulator.py SHORTCUTS) keep moto's answers: the same
-DynamoDB scenario gives the same responses and errors with and without them."""
+scenario (DynamoDB expressions and errors; the account and region SQS, S3 and Kinesis read from a
+request) gives the same responses with and without them."""
 
 import json
 import subprocess
@@ -47,11 +48,28 @@ def scenario():
             record(lambda: ddb.delete_item(TableName="t", Key={"pk": {"S": "b"}}, ConditionExpression="n > :z",
                                            ExpressionAttributeValues={":z": {"N": "10"}}))
         out.append(ddb.scan(TableName="t")["Items"])
+        # The account and region SQS, S3 and Kinesis read from a request.
+        sqs = boto3.client("sqs", region_name="eu-west-1")
+        url = sqs.create_queue(QueueName="q")["QueueUrl"]
+        sqs.send_message(QueueUrl=url, MessageBody="hello")
+        out.append([url, sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"],
+                    [m["Body"] for m in sqs.receive_message(QueueUrl=url).get("Messages", [])]])
+        s3 = boto3.client("s3", region_name="eu-west-1")
+        s3.create_bucket(Bucket="drill-input", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
+        s3.put_object(Bucket="drill-input", Key="k", Body=b"body")
+        out.append([s3.get_bucket_location(Bucket="drill-input")["LocationConstraint"],
+                    s3.get_object(Bucket="drill-input", Key="k")["Body"].read().decode()])
+        kinesis = boto3.client("kinesis", region_name="eu-west-1")
+        kinesis.create_stream(StreamName="s", ShardCount=1)
+        out.append(kinesis.describe_stream_summary(StreamName="s")["StreamDescriptionSummary"]["StreamARN"])
+        sfn = boto3.client("stepfunctions", region_name="eu-west-1")
+        record(lambda: sfn.list_state_machines())
 
 runs = {}
 out = runs["plain"] = []
 scenario()
 from integration_blueprint.sandbox import emulator
+emulator.share_botocore_data()
 emulator._remember_response_method_names()
 emulator._parse_dynamodb_expressions_once()
 out = runs["shortcuts"] = []
@@ -73,6 +91,5 @@ def test_dynamodb_answers_and_errors_are_the_same_with_the_shortcuts():
 
 
 def test_every_shortcut_is_listed_with_what_it_saves():
-    for name in ("_speed_up_moto_sqs", "_remember_backend_lookups", "_remember_response_method_names",
-                 "_parse_dynamodb_expressions_once"):
+    for name in emulator.SHORTCUTS:
         assert callable(getattr(emulator, name)) and emulator.SHORTCUTS[name]

@@ -28,9 +28,6 @@ FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "sandbox", "AWS_SECRET_ACCESS_KEY": "sa
 SHORTCUTS = {
     "_speed_up_moto_sqs": "a queue's three Approximate* message counts are made in one pass over its "
                           "messages, with one clock read, instead of one pass each per attribute rebuild",
-    "_remember_backend_lookups": "the backend for a request's host and the list of moto's modules are "
-                                 "looked up once, not listed from disk and matched against ~300 URL "
-                                 "patterns on every request",
     "_remember_response_method_names": "the names of a response class's methods are listed once per class, "
                                        "not with inspect.getmembers on every request",
     "_parse_dynamodb_expressions_once": "a DynamoDB condition or update expression is parsed once per distinct "
@@ -201,26 +198,6 @@ def _speed_up_moto_sqs() -> None:
     Queue._sandbox_fast = True
 
 
-def _remember_backend_lookups() -> None:
-    """moto finds the backend of every request by listing its own package directory (an
-    os.listdir and an isdir per module) and then trying some 300 URL patterns. Both depend only on
-    the installed package and the request's host, so they are remembered: same answers, without
-    the file system calls on every AWS call."""
-    import functools
-
-    from moto import backends
-    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
-
-    if getattr(DomainDispatcherApplication, "_sandbox_cached", False):
-        return
-    modules = tuple(backends.list_of_moto_modules())
-    backends.list_of_moto_modules = lambda: modules
-    lookup = DomainDispatcherApplication.get_backend_for_host
-    cached = functools.lru_cache(maxsize=1024)(lambda app, host: lookup(app, host))
-    DomainDispatcherApplication.get_backend_for_host = lambda self, host: cached(self, host)
-    DomainDispatcherApplication._sandbox_cached = True
-
-
 def _remember_response_method_names() -> None:
     """moto finds a request's action among its response class's methods by listing them with
     inspect.getmembers on every request; a class's methods do not change while it runs."""
@@ -360,7 +337,6 @@ def running_emulator(region: str) -> Iterator[Emulator]:
     share_botocore_data()
     _answered_requests_are_not_dispatched()
     _speed_up_moto_sqs()
-    _remember_backend_lookups()
     _remember_response_method_names()
     _parse_dynamodb_expressions_once()
     _compress_state_machine_retry_waits()
