@@ -212,9 +212,9 @@ class HangingDriver(NonIdempotentStreamDriver):
 
 
 def test_a_pattern_that_hangs_fails_at_its_deadline_naming_the_cause():
-    report = run_drill(DrillOptions(records=10, deadline_seconds=2), drivers={"non_idempotent_stream": HangingDriver},
+    report = run_drill(DrillOptions(records=10, deadline_seconds=1), drivers={"non_idempotent_stream": HangingDriver},
                        workers=1)
     pattern = report.patterns["non_idempotent_stream"]
     assert not report.passed
     assert pattern.failure.startswith("non_idempotent_stream: still waiting for a record that never comes when its "
-                                      "deadline of 2 s passed")
+                                      "deadline of 1 s passed")
