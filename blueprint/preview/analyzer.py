@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -205,25 +206,37 @@ class PolicyAnalyzer:
         return Analysis(self)
 
 
+# Analyze requests sent before the oldest is answered: enough to keep the pack (4 server threads)
+# busy; thousands at once made gRPC cancel them.
+MAX_IN_FLIGHT = 32
+
+
 class Analysis:
     """One stack's analysis in flight: Analyze requests go out without waiting for each answer, so
     the pack (its own process) works while the program goes on registering resources."""
 
     def __init__(self, analyzer: PolicyAnalyzer):
         self.analyzer = analyzer
-        self._pending: list = []  # (urn, future) in registration order
+        self._violations: list[Violation] = []  # of the answered resources, in registration order
+        self._in_flight: deque = deque()  # (urn, future), in registration order
 
     def add(self, resource: RecordedResource) -> None:
         future = self.analyzer._stub.Analyze.future(analyzer_pb2.AnalyzeRequest(
             type=resource.type, properties=resource.raw_inputs, urn=resource.urn,
             name=resource.name, options=analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent)))
-        self._pending.append((resource.urn, future))
+        self._in_flight.append((resource.urn, future))
+        while len(self._in_flight) > MAX_IN_FLIGHT:
+            self._collect_oldest()
+
+    def _collect_oldest(self) -> None:
+        urn, future = self._in_flight.popleft()
+        self._violations += _violations(self.analyzer._call(lambda _: future.result(), None), default_urn=urn)
 
     def finish(self, recorded: RecordedStack) -> list[Violation]:
         """Every resource's verdicts in registration order, then AnalyzeStack's."""
-        violations = []
-        for urn, future in self._pending:
-            violations += _violations(self.analyzer._call(lambda _: future.result(), None), default_urn=urn)
+        while self._in_flight:
+            self._collect_oldest()
+        violations = self._violations
         stack_request = analyzer_pb2.AnalyzeStackRequest()
         for resource in recorded.resources:
             entry = stack_request.resources.add(
