@@ -43,7 +43,6 @@ SHORTCUTS = {
 @dataclass
 class Emulator:
     region: str
-    endpoint: str | None = None  # None: AWS's own endpoints, answered in-process
     running: bool = True  # False once its block has ended
 
     def session(self) -> boto3.session.Session:
@@ -54,7 +53,7 @@ class Emulator:
 
     def client(self, service: str, session: boto3.session.Session | None = None):
         return (session or self.session()).client(
-            service, endpoint_url=self.endpoint,
+            service,  # AWS's own endpoint, answered in-process
             config=Config(retries={"max_attempts": 2, "mode": "standard"}))
 
     def environment(self) -> dict[str, str]:
