@@ -207,7 +207,8 @@ class PolicyAnalyzer:
 
 
 # Analyze requests sent before the oldest is answered: enough to keep the pack (4 server threads)
-# busy; thousands at once made gRPC cancel them.
+# busy. Unbounded, a 1,000-resource stack on a loaded machine had its requests cancelled by gRPC
+# (twice in benchmarks/preview_scale.py; not reproduced on a quiet machine).
 MAX_IN_FLIGHT = 32
 
 
