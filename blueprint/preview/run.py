@@ -138,8 +138,7 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
                 starting.result().close()
             raise
         with starting.result() as started:
-            return PreviewResult(recorded, streamed.finish(recorded), policy_config_path, rules=started.rules,
-                                 levels={name: entry.enforcement_level for name, entry in streamed.resolved.items()})
+            return _result(started, recorded, streamed.finish(recorded), policy_config_path, streamed.resolved)
 
 
 class _StreamedAnalysis:
@@ -158,7 +157,7 @@ class _StreamedAnalysis:
     def start(self) -> PolicyAnalyzer:
         analyzer = PolicyAnalyzer(self.pack_dir, project=self.project, stack=self.stack)
         try:
-            self.resolved = analyzer.configure(self.document, source=str(self.path) if self.path else "policy config")
+            self.resolved = _configure(analyzer, self.document, self.path)
             analysis = analyzer.begin(stack=self.stack, project=self.project, config=self.config)
         except BaseException:
             analyzer.close()
@@ -183,6 +182,16 @@ class _StreamedAnalysis:
 
 
 def _analyse(analyzer, recorded, document, path) -> PreviewResult:
-    resolved = analyzer.configure(document, source=str(path) if path else "policy config")
-    return PreviewResult(recorded, analyzer.analyze(recorded), path, rules=analyzer.rules,
+    resolved = _configure(analyzer, document, path)
+    return _result(analyzer, recorded, analyzer.analyze(recorded), path, resolved)
+
+
+def _configure(analyzer: PolicyAnalyzer, document: dict, path: Optional[Path]) -> dict:
+    """Configure the pack from the policy config document (read from `path`); what it made of each rule."""
+    return analyzer.configure(document, source=str(path) if path else "policy config")
+
+
+def _result(analyzer: PolicyAnalyzer, recorded: RecordedStack, violations: list[Violation],
+            path: Optional[Path], resolved: dict) -> PreviewResult:
+    return PreviewResult(recorded, violations, path, rules=analyzer.rules,
                          levels={name: entry.enforcement_level for name, entry in resolved.items()})
