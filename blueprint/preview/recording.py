@@ -12,6 +12,7 @@ sandbox realizes it in an AWS emulator. Tests of the components use it too.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import hashlib
 import os
@@ -27,6 +28,7 @@ from typing import Any, Callable, Optional, Union
 import pulumi
 import yaml
 from google.protobuf import struct_pb2
+from pulumi.output import _OutputData
 from pulumi.runtime import mocks, rpc
 from pulumi.runtime import resource as pulumi_resource
 from pulumi.runtime import settings as pulumi_settings
@@ -507,6 +509,57 @@ def _stack_trace() -> source_pb2.StackTrace:
     return source_pb2.StackTrace(frames=frames)
 
 
+def _transfer_properties(res, props, custom: bool) -> dict[str, Callable]:
+    """pulumi.runtime.rpc.transfer_properties with one future per output property.
+
+    The SDK (3.272) gives each output property of a resource (30-odd per resource) four futures
+    (value, known, secret, dependencies) and an Output whose task awaits them, though the resolver
+    always settles all four at once, and tracks every Output in SETTINGS.outputs (a lock, a set and
+    a done callback): a third of the recording's time. Here the resolver settles one future with
+    the _OutputData that task would have built, as the SDK's own resource_output does for `urn`
+    and `id`, with two more differences that change nothing a program sees:
+    - it settles the future one loop turn later (call_soon), when the task would have woken up,
+      so whatever awaits the output runs in the same order and resources register in the same
+      order as under the SDK alone;
+    - the Output is not tracked: the SDK tracks outputs so that the program's end waits for those
+      still pending, and these resolve with their resource's registration, which the end of the
+      program waits for anyway (and which raises the registration's error, if any)."""
+    resolvers: dict[str, Callable] = {}
+    for name in props:
+        if name == "urn" or (name == "id" and custom):
+            continue  # register_resource resolves these itself
+        data: asyncio.Future = asyncio.Future()
+
+        def resolve(value, is_known, is_secret, deps, failed, data=data):
+            if failed is not None:
+                data.get_loop().call_soon(data.set_exception, failed)
+                return
+            resources = set(deps) if deps else set()
+            resources.add(res)
+            data.get_loop().call_soon(data.set_result, _OutputData(
+                resources=resources, value=value, is_known=is_known, is_secret=is_secret))
+
+        resolvers[name] = resolve
+        output = object.__new__(pulumi.Output)  # Output._from_data without _track
+        output._data = data
+        res.__dict__[name] = output
+    return resolvers
+
+
+_sdk_serialize_properties = rpc.serialize_properties
+
+
+async def _serialize_properties(inputs, property_deps, *args, **kwargs):
+    """pulumi.runtime.rpc.serialize_properties without the properties that are None.
+
+    The SDK (3.272) serializes every argument a resource class declares, though most are None
+    (25 of a Function's 35), each through serialize_property's type unwrapping and checks, and
+    then leaves out each property that serialized to None (from the struct and from the property
+    dependencies). Leaving them out first gives the same struct and dependencies."""
+    present = {key: inputs[key] for key in inputs if inputs[key] is not None}
+    return await _sdk_serialize_properties(present, property_deps, *args, **kwargs)
+
+
 # Objects allocated between two young-generation collections while a program is recorded. The
 # SDK allocates a few thousand container objects per resource (futures, tasks, protobuf
 # wrappers); at Python's default (700) the collector ran every few resources and rescanned
@@ -518,20 +571,27 @@ RECORDING_GC_THRESHOLD = 50_000
 def _engine_shortcuts():
     """Work around the costs of the Pulumi Python SDK (3.272) under the mock engine, for the
     length of one recording: monitor calls run inline (_InlineExecutor), the per-resource stack
-    trace skips source-line lookups (_stack_trace), and the garbage collector runs less often.
-    The program and what it registers are unchanged."""
+    trace skips source-line lookups (_stack_trace), output properties take one future each
+    (_transfer_properties), properties that are None are not serialized (_serialize_properties)
+    and the garbage collector runs less often. The program and what it registers are unchanged
+    (tests/test_recording.py records with and without them)."""
     loop = _ensure_event_loop()
     previous_executor = getattr(loop, "_default_executor", None)
-    previous_stack_trace = pulumi_resource._get_stack_trace
+    replaced = [(pulumi_resource, "_get_stack_trace", _stack_trace),
+                (rpc, "transfer_properties", _transfer_properties),
+                (rpc, "serialize_properties", _serialize_properties)]
+    previous = [(module, name, getattr(module, name)) for module, name, _ in replaced]
     previous_threshold = gc.get_threshold()
     loop.set_default_executor(_InlineExecutor())
-    pulumi_resource._get_stack_trace = _stack_trace
+    for module, name, replacement in replaced:
+        setattr(module, name, replacement)
     gc.set_threshold(RECORDING_GC_THRESHOLD, *previous_threshold[1:])
     try:
         yield
     finally:
         gc.set_threshold(*previous_threshold)
-        pulumi_resource._get_stack_trace = previous_stack_trace
+        for module, name, value in previous:
+            setattr(module, name, value)
         loop._default_executor = previous_executor  # set_default_executor refuses None
 
 
