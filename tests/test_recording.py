@@ -164,6 +164,7 @@ def test_the_engine_shortcuts_record_exactly_what_the_sdk_alone_records(monkeypa
             for program in (REPO, _secrets_and_links)]
     monkeypatch.setattr(recording, "_transfer_properties", rpc.transfer_properties)
     monkeypatch.setattr(recording, "_serialize_properties", rpc.serialize_properties)
+    monkeypatch.setattr(recording, "_contains_unknowns", rpc.contains_unknowns)
     sdk = [_everything(record_program(program, stack="dev", unknowns=unknowns))
            for program in (REPO, _secrets_and_links)]
 

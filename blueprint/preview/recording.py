@@ -560,6 +560,21 @@ async def _serialize_properties(inputs, property_deps, *args, **kwargs):
     return await _sdk_serialize_properties(present, property_deps, *args, **kwargs)
 
 
+_sdk_contains_unknowns = rpc.contains_unknowns
+_SCALARS = frozenset({type(None), str, int, float, bool})
+
+
+def _contains_unknowns(value: Any) -> bool:
+    """pulumi.runtime.rpc.contains_unknowns answering False at once for a scalar.
+
+    The SDK (3.272) asks it of every output's value as the output resolves (_OutputData's
+    __post_init__), mostly None or a string, each time through a new closure and set of seen ids
+    to find no Unknown (an instance of pulumi.output.Unknown, never a plain scalar)."""
+    if type(value) in _SCALARS:
+        return False
+    return _sdk_contains_unknowns(value)
+
+
 # Objects allocated between two young-generation collections while a program is recorded. The
 # SDK allocates a few thousand container objects per resource (futures, tasks, protobuf
 # wrappers); at Python's default (700) the collector ran every few resources and rescanned
@@ -572,14 +587,16 @@ def _engine_shortcuts():
     """Work around the costs of the Pulumi Python SDK (3.272) under the mock engine, for the
     length of one recording: monitor calls run inline (_InlineExecutor), the per-resource stack
     trace skips source-line lookups (_stack_trace), output properties take one future each
-    (_transfer_properties), properties that are None are not serialized (_serialize_properties)
-    and the garbage collector runs less often. The program and what it registers are unchanged
+    (_transfer_properties), properties that are None are not serialized (_serialize_properties),
+    a scalar is seen at once to hold no unknowns (_contains_unknowns) and the garbage collector
+    runs less often. The program and what it registers are unchanged
     (tests/test_recording.py records with and without them)."""
     loop = _ensure_event_loop()
     previous_executor = getattr(loop, "_default_executor", None)
     replaced = [(pulumi_resource, "_get_stack_trace", _stack_trace),
                 (rpc, "transfer_properties", _transfer_properties),
-                (rpc, "serialize_properties", _serialize_properties)]
+                (rpc, "serialize_properties", _serialize_properties),
+                (rpc, "contains_unknowns", _contains_unknowns)]
     previous = [(module, name, getattr(module, name)) for module, name, _ in replaced]
     previous_threshold = gc.get_threshold()
     loop.set_default_executor(_InlineExecutor())
