@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from integration_blueprint.sandbox.emulator import share_botocore_data
+from integration_blueprint.sandbox.shortcuts import share_botocore_data
 
-# moto's mock_aws makes a boto3 session per test: read botocore's data files once (emulator.SHORTCUTS).
+# moto's mock_aws makes a boto3 session per test: read botocore's data files once (sandbox/shortcuts.py).
 share_botocore_data()
 
 REGION = "eu-west-1"

@@ -1,12 +1,12 @@
-"""The emulator's speed shortcuts (sandbox/emulator.py SHORTCUTS) keep moto's answers: the same
+"""The emulator's speed shortcuts (sandbox/shortcuts.py SHORTCUTS) keep moto's answers: the same
 scenario (DynamoDB expressions and errors; the account and region SQS, S3 and Kinesis read from a
-request) gives the same responses with and without them."""
+request; the User-Agent headers sent) gives the same responses with and without them."""
 
 import json
 import subprocess
 import sys
 
-from integration_blueprint.sandbox import emulator
+from integration_blueprint.sandbox import shortcuts
 
 SCENARIO = '''
 import json, sys
@@ -24,9 +24,15 @@ def record(call):
     except Exception as exc:  # moto in-process raises some errors as they are
         out.append({"exception": type(exc).__name__, "message": str(exc)})
 
+def client(service):
+    made = boto3.client(service, region_name="eu-west-1")
+    # The User-Agent header of every request (it names the SDK features in use).
+    made.meta.events.register_first("before-send.*", lambda request, **_: agents.append(str(request.headers["User-Agent"])))
+    return made
+
 def scenario():
     with mock_aws():
-        ddb = boto3.client("dynamodb", region_name="eu-west-1")
+        ddb = client("dynamodb")
         ddb.create_table(TableName="t", BillingMode="PAY_PER_REQUEST",
                          KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
                          AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}])
@@ -48,32 +54,37 @@ def scenario():
             record(lambda: ddb.delete_item(TableName="t", Key={"pk": {"S": "b"}}, ConditionExpression="n > :z",
                                            ExpressionAttributeValues={":z": {"N": "10"}}))
         out.append(ddb.scan(TableName="t")["Items"])
+        out.append([page["Items"] for page in ddb.get_paginator("scan").paginate(TableName="t")])
         # The account and region SQS, S3 and Kinesis read from a request.
-        sqs = boto3.client("sqs", region_name="eu-west-1")
+        sqs = client("sqs")
         url = sqs.create_queue(QueueName="q")["QueueUrl"]
         sqs.send_message(QueueUrl=url, MessageBody="hello")
-        out.append([url, sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"],
+        out.append([url, sqs.get_queue_attributes(QueueUrl=url, AttributeNames=[
+                        "QueueArn", "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
+                        "ApproximateNumberOfMessagesDelayed"])["Attributes"],
                     [m["Body"] for m in sqs.receive_message(QueueUrl=url).get("Messages", [])]])
-        s3 = boto3.client("s3", region_name="eu-west-1")
+        s3 = client("s3")
         s3.create_bucket(Bucket="drill-input", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
         s3.put_object(Bucket="drill-input", Key="k", Body=b"body")
         out.append([s3.get_bucket_location(Bucket="drill-input")["LocationConstraint"],
                     s3.get_object(Bucket="drill-input", Key="k")["Body"].read().decode()])
-        kinesis = boto3.client("kinesis", region_name="eu-west-1")
+        kinesis = client("kinesis")
         kinesis.create_stream(StreamName="s", ShardCount=1)
         out.append(kinesis.describe_stream_summary(StreamName="s")["StreamDescriptionSummary"]["StreamARN"])
-        sfn = boto3.client("stepfunctions", region_name="eu-west-1")
+        sfn = client("stepfunctions")
         record(lambda: sfn.list_state_machines())
 
 runs = {}
 out = runs["plain"] = []
+agents = []
 scenario()
-from integration_blueprint.sandbox import emulator
-emulator.share_botocore_data()
-emulator._remember_response_method_names()
-emulator._parse_dynamodb_expressions_once()
+out.append(agents)
+from integration_blueprint.sandbox import shortcuts
+shortcuts.apply_all()
 out = runs["shortcuts"] = []
+agents = []
 scenario()
+out.append(agents)
 print(json.dumps(runs, sort_keys=True))
 '''
 
@@ -91,5 +102,5 @@ def test_dynamodb_answers_and_errors_are_the_same_with_the_shortcuts():
 
 
 def test_every_shortcut_is_listed_with_what_it_saves():
-    for name in emulator.SHORTCUTS:
-        assert callable(getattr(emulator, name)) and emulator.SHORTCUTS[name]
+    for name in shortcuts.SHORTCUTS:
+        assert callable(getattr(shortcuts, name)) and shortcuts.SHORTCUTS[name]

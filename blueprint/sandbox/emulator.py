@@ -7,8 +7,7 @@ serialized twice. Nothing leaves the process: a request moto does not answer fai
 (`NotEmulated`) instead of reaching the network, and the AWS endpoint variables a developer may
 have set (AWS_ENDPOINT_URL, for LocalStack) are cleared for the run.
 
-moto spends most of a drill's CPU; SHORTCUTS lists every change made to it for speed. Each keeps
-moto's answers (same responses, same errors): it removes repeated work, never a check.
+moto spends most of a drill's CPU; sandbox/shortcuts.py makes it faster without changing its answers.
 """
 
 from __future__ import annotations
@@ -21,24 +20,9 @@ from typing import Iterator
 import boto3
 from botocore.config import Config
 
+from integration_blueprint.sandbox import shortcuts
+
 FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "sandbox", "AWS_SECRET_ACCESS_KEY": "sandbox"}
-
-# Every speed change the emulator makes to moto (5.2.x), by the function that makes it. Time
-# compressions, which do change what a run waits for, are listed apart (realization.COMPRESSION).
-SHORTCUTS = {
-    "_speed_up_moto_sqs": "a queue's three Approximate* message counts are made in one pass over its "
-                          "messages, with one clock read, instead of one pass each per attribute rebuild",
-    "_remember_response_method_names": "the names of a response class's methods are listed once per class, "
-                                       "not with inspect.getmembers on every request",
-    "_parse_dynamodb_expressions_once": "a DynamoDB condition or update expression is parsed once per distinct "
-                                        "expression (with its names and values), not twice per request "
-                                        "(request validation, then the operation); update expression trees "
-                                        "are still deep-copied before each use",
-    "share_botocore_data": "botocore's service models and endpoint data, read from disk and cached per "
-                           "session, are cached once per process: moto (a session per mock) and the "
-                           "sandbox (a session per client) no longer re-read them (~70 ms per client)",
-}
-
 
 @dataclass
 class Emulator:
@@ -101,162 +85,6 @@ def _nothing_leaves_the_process() -> Iterator[None]:
     finally:
         endpoint.Endpoint._send = send
 
-
-class _ProcessWideLoaderCache:
-    """A botocore Loader's `_cache`, shared by every loader with the same search paths."""
-
-    entries: dict = {}
-
-    def __init__(self, loader):
-        self.loader = loader
-
-    def _key(self, key):
-        return (tuple(self.loader.search_paths), key)
-
-    def __contains__(self, key):
-        return self._key(key) in self.entries
-
-    def __getitem__(self, key):
-        return self.entries[self._key(key)]
-
-    def __setitem__(self, key, value):
-        self.entries[self._key(key)] = value
-
-
-def share_botocore_data() -> None:
-    """botocore caches what it reads from its data folder (service models, endpoint rules, the
-    list of services) per Loader, and makes a Loader per session; moto's mock_aws starts a session
-    per mock and the sandbox one per client, so every client re-read and re-parsed the same files.
-    The files do not change while a process runs: every loader with the same search paths (boto3
-    adds its own folder to each session's) shares one cache. Same data, same objects a single
-    session's clients already share."""
-    from botocore import loaders
-
-    if getattr(loaders.Loader, "_sandbox_shared", False):
-        return
-    initialize = loaders.Loader.__init__
-
-    def init(self, *args, **kwargs):
-        initialize(self, *args, **kwargs)
-        self._cache = _ProcessWideLoaderCache(self)
-
-    loaders.Loader.__init__ = init
-    loaders.Loader._sandbox_shared = True
-
-
-def _speed_up_moto_sqs() -> None:
-    """Same answers, less work. moto rebuilds every queue attribute (three message counts,
-    each a pass over all messages reading the clock twice per message) several times per message
-    sent to a FIFO queue, which makes a queue of a few thousand messages take minutes to fill.
-    These replacements count in one pass with one clock read; visibility and delay rules are
-    moto's own comparisons, unchanged."""
-    import functools
-
-    import moto.sqs.models as sqs_models
-    from moto.core.utils import unix_time_millis
-    from moto.sqs.models import Queue
-
-    if getattr(Queue, "_sandbox_fast", False):
-        return
-
-    def counts(queue):
-        now = unix_time_millis()
-        visible = delayed = not_visible = 0
-        for message in queue._messages:
-            is_visible = now > message.visible_at
-            is_delayed = now < message.delayed_until
-            visible += is_visible and not is_delayed
-            delayed += is_delayed
-            not_visible += not is_visible
-        return visible, delayed, not_visible
-
-    def messages(queue):
-        now = unix_time_millis()
-        return [m for m in queue._messages if now > m.visible_at and not now < m.delayed_until]
-
-    # A pure string function moto calls ~20 times per attribute rebuild: remember its answers.
-    sqs_models.camelcase_to_underscores = functools.lru_cache(maxsize=None)(sqs_models.camelcase_to_underscores)
-    def counted(index):
-        return property(lambda q: (getattr(q, "_sandbox_counts", None) or counts(q))[index])
-
-    build_attributes = Queue.attributes.fget
-
-    def attributes(queue):
-        # One count for the three Approximate* attributes of this build, not one each.
-        queue._sandbox_counts = counts(queue)
-        try:
-            return build_attributes(queue)
-        finally:
-            queue._sandbox_counts = None
-
-    Queue.messages = property(messages)
-    Queue.approximate_number_of_messages = counted(0)
-    Queue.approximate_number_of_messages_delayed = counted(1)
-    Queue.approximate_number_of_messages_not_visible = counted(2)
-    Queue.attributes = property(attributes)
-    Queue._sandbox_fast = True
-
-
-def _remember_response_method_names() -> None:
-    """moto finds a request's action among its response class's methods by listing them with
-    inspect.getmembers on every request; a class's methods do not change while it runs."""
-    import functools
-
-    from moto.core import responses
-
-    if getattr(responses, "_sandbox_method_names", False):
-        return
-    responses.method_names_from_class = functools.lru_cache(maxsize=None)(responses.method_names_from_class)
-    responses._sandbox_method_names = True
-
-
-def _parse_dynamodb_expressions_once() -> None:
-    """moto parses a request's ConditionExpression when it validates the request and again when it
-    applies it, and its UpdateExpression likewise. The parse depends only on the expression, its
-    attribute names and (for a condition) its values, so its result is remembered: a condition's
-    syntax tree (evaluated, never modified) with the names and values it used, an update's tree
-    (which moto deep-copies before each use). Invalid expressions raise as before, every time."""
-    import importlib
-    import json
-
-    from moto.dynamodb.comparisons import ConditionExpressionParser
-
-    UpdateExpressionParser = importlib.import_module("moto.dynamodb.parsing.expressions").UpdateExpressionParser
-
-    if getattr(ConditionExpressionParser, "_sandbox_once", False):
-        return
-    parse_condition = ConditionExpressionParser.parse
-    conditions: dict = {}
-
-    def parse(parser):
-        key = (parser.condition_expression, json.dumps(parser.expression_attribute_names, sort_keys=True),
-               json.dumps(parser.expression_attribute_values, sort_keys=True))
-        if key not in conditions:
-            if len(conditions) > EXPRESSION_CACHE_SIZE:
-                conditions.clear()
-            tree = parse_condition(parser)
-            conditions[key] = (tree, list(parser.expr_attr_names_found), list(parser.expr_attr_values_found))
-        tree, names, values = conditions[key]
-        parser.expr_attr_names_found, parser.expr_attr_values_found = list(names), list(values)
-        return tree
-
-    make_update = UpdateExpressionParser.make.__func__
-    updates: dict = {}
-
-    def make(cls, expression):
-        if expression not in updates:
-            if len(updates) > EXPRESSION_CACHE_SIZE:
-                updates.clear()
-            updates[expression] = make_update(cls, expression)
-        return updates[expression]
-
-    ConditionExpressionParser.parse = parse
-    UpdateExpressionParser.make = classmethod(make)
-    ConditionExpressionParser._sandbox_once = True
-
-
-# Distinct expressions remembered before the memory is cleared (a drill uses a few dozen).
-EXPRESSION_CACHE_SIZE = 10_000
 
 # Step Functions retry waits (IntervalSeconds, backoff, jitter) last this fraction of their
 # computed length in the emulator; the waits are still computed by moto from the definition.
@@ -333,11 +161,8 @@ def running_emulator(region: str) -> Iterator[Emulator]:
     # The state machine interpreter runs executions (ported from LocalStack); off by default.
     # In-process, it calls S3, SQS and Lambda back through moto's dispatcher too.
     default_user_config["stepfunctions"]["execute_state_machine"] = True
-    share_botocore_data()
     _answered_requests_are_not_dispatched()
-    _speed_up_moto_sqs()
-    _remember_response_method_names()
-    _parse_dynamodb_expressions_once()
+    shortcuts.apply_all()
     _compress_state_machine_retry_waits()
     emulator = Emulator(region=region)
     # mock_aws starts from empty backends and stops with them discarded.

@@ -1,0 +1,369 @@
+"""Speed changes to moto and botocore for the sandbox's emulator, each listed in SHORTCUTS.
+
+moto spends most of a drill's CPU. Each change here keeps moto's answers (same responses, same
+errors; tests/test_emulator_shortcuts.py runs one scenario with and without them): it removes
+repeated work, never a check. Every change is idempotent and applied by `apply_all`.
+"""
+
+from __future__ import annotations
+
+# Every speed change made to moto (5.2.x) or botocore, by the function that makes it. Time
+# compressions, which do change what a run waits for, are listed apart (realization.COMPRESSION).
+SHORTCUTS = {
+    "count_sqs_messages_once": "a queue's three Approximate* message counts are made in one pass over its "
+                               "messages, with one clock read, instead of one pass each per attribute rebuild",
+    "remember_response_method_names": "the names of a response class's methods are listed once per class, "
+                                      "not with inspect.getmembers on every request",
+    "parse_dynamodb_expressions_once": "a DynamoDB condition or update expression is parsed once per distinct "
+                                       "expression (with its names and values), not twice per request "
+                                       "(request validation, then the operation)",
+    "walk_dynamodb_update_trees_cheaply": "each of the ten passes that validate an update expression looks up "
+                                          "what it does per node type once per pass, not twice per node, and "
+                                          "the parsed tree each update works on is copied node by node "
+                                          "instead of by copy.deepcopy's generic protocol",
+    "check_update_expressions_once": "the three checks of an update expression that depend only on the "
+                                     "expression, its attribute names and the table's keys (clause counts, "
+                                     "overlapping paths, no key updated) are skipped for one that already "
+                                     "passed them on that table",
+    "remember_response_member_names": "the names under which a response member may be found on moto's "
+                                      "result object (six alias rules, each name also in snake_case) are "
+                                      "worked out once per member, parent shape and result class, not on "
+                                      "every member of every response",
+    "share_botocore_data": "botocore's service models and endpoint data, read from disk and cached per "
+                           "session, are cached once per process: moto (a session per mock) and the "
+                           "sandbox (a session per client) no longer re-read them (~70 ms per client)",
+    "build_user_agents_once": "a client's User-Agent header is built once per set of SDK features in use "
+                              "(about forty sanitized parts), not twice per request",
+}
+
+
+class _ProcessWideLoaderCache:
+    """A botocore Loader's `_cache`, shared by every loader with the same search paths."""
+
+    entries: dict = {}
+
+    def __init__(self, loader):
+        self.loader = loader
+
+    def _key(self, key):
+        return (tuple(self.loader.search_paths), key)
+
+    def __contains__(self, key):
+        return self._key(key) in self.entries
+
+    def __getitem__(self, key):
+        return self.entries[self._key(key)]
+
+    def __setitem__(self, key, value):
+        self.entries[self._key(key)] = value
+
+
+def share_botocore_data() -> None:
+    """botocore caches what it reads from its data folder (service models, endpoint rules, the
+    list of services) per Loader, and makes a Loader per session; moto's mock_aws starts a session
+    per mock and the sandbox one per client, so every client re-read and re-parsed the same files.
+    The files do not change while a process runs: every loader with the same search paths (boto3
+    adds its own folder to each session's) shares one cache. Same data, same objects a single
+    session's clients already share."""
+    from botocore import loaders
+
+    if getattr(loaders.Loader, "_sandbox_shared", False):
+        return
+    initialize = loaders.Loader.__init__
+
+    def init(self, *args, **kwargs):
+        initialize(self, *args, **kwargs)
+        self._cache = _ProcessWideLoaderCache(self)
+
+    loaders.Loader.__init__ = init
+    loaders.Loader._sandbox_shared = True
+
+
+def count_sqs_messages_once() -> None:
+    """Same answers, less work. moto rebuilds every queue attribute (three message counts,
+    each a pass over all messages reading the clock twice per message) several times per message
+    sent to a FIFO queue, which makes a queue of a few thousand messages take minutes to fill.
+    These replacements count in one pass with one clock read; visibility and delay rules are
+    moto's own comparisons, unchanged."""
+    import functools
+
+    import moto.sqs.models as sqs_models
+    from moto.core.utils import unix_time_millis
+    from moto.sqs.models import Queue
+
+    if getattr(Queue, "_sandbox_fast", False):
+        return
+
+    def counts(queue):
+        now = unix_time_millis()
+        visible = delayed = not_visible = 0
+        for message in queue._messages:
+            is_visible = now > message.visible_at
+            is_delayed = now < message.delayed_until
+            visible += is_visible and not is_delayed
+            delayed += is_delayed
+            not_visible += not is_visible
+        return visible, delayed, not_visible
+
+    def messages(queue):
+        now = unix_time_millis()
+        return [m for m in queue._messages if now > m.visible_at and not now < m.delayed_until]
+
+    # A pure string function moto calls ~20 times per attribute rebuild: remember its answers.
+    sqs_models.camelcase_to_underscores = functools.lru_cache(maxsize=None)(sqs_models.camelcase_to_underscores)
+    def counted(index):
+        return property(lambda q: (getattr(q, "_sandbox_counts", None) or counts(q))[index])
+
+    build_attributes = Queue.attributes.fget
+
+    def attributes(queue):
+        # One count for the three Approximate* attributes of this build, not one each.
+        queue._sandbox_counts = counts(queue)
+        try:
+            return build_attributes(queue)
+        finally:
+            queue._sandbox_counts = None
+
+    Queue.messages = property(messages)
+    Queue.approximate_number_of_messages = counted(0)
+    Queue.approximate_number_of_messages_delayed = counted(1)
+    Queue.approximate_number_of_messages_not_visible = counted(2)
+    Queue.attributes = property(attributes)
+    Queue._sandbox_fast = True
+
+
+def remember_response_method_names() -> None:
+    """moto finds a request's action among its response class's methods by listing them with
+    inspect.getmembers on every request; a class's methods do not change while it runs."""
+    import functools
+
+    from moto.core import responses
+
+    if getattr(responses, "_sandbox_method_names", False):
+        return
+    responses.method_names_from_class = functools.lru_cache(maxsize=None)(responses.method_names_from_class)
+    responses._sandbox_method_names = True
+
+
+def parse_dynamodb_expressions_once() -> None:
+    """moto parses a request's ConditionExpression when it validates the request and again when it
+    applies it, and its UpdateExpression likewise. The parse depends only on the expression, its
+    attribute names and (for a condition) its values, so its result is remembered: a condition's
+    syntax tree (evaluated, never modified) with the names and values it used, an update's tree
+    (which moto deep-copies before each use). Invalid expressions raise as before, every time."""
+    import importlib
+    import json
+
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+
+    UpdateExpressionParser = importlib.import_module("moto.dynamodb.parsing.expressions").UpdateExpressionParser
+
+    if getattr(ConditionExpressionParser, "_sandbox_once", False):
+        return
+    parse_condition = ConditionExpressionParser.parse
+    conditions: dict = {}
+
+    def parse(parser):
+        key = (parser.condition_expression, json.dumps(parser.expression_attribute_names, sort_keys=True),
+               json.dumps(parser.expression_attribute_values, sort_keys=True))
+        if key not in conditions:
+            if len(conditions) > EXPRESSION_CACHE_SIZE:
+                conditions.clear()
+            tree = parse_condition(parser)
+            conditions[key] = (tree, list(parser.expr_attr_names_found), list(parser.expr_attr_values_found))
+        tree, names, values = conditions[key]
+        parser.expr_attr_names_found, parser.expr_attr_values_found = list(names), list(values)
+        return tree
+
+    make_update = UpdateExpressionParser.make.__func__
+    updates: dict = {}
+
+    def make(cls, expression):
+        if expression not in updates:
+            if len(updates) > EXPRESSION_CACHE_SIZE:
+                updates.clear()
+            updates[expression] = make_update(cls, expression)
+        return updates[expression]
+
+    ConditionExpressionParser.parse = parse
+    UpdateExpressionParser.make = classmethod(make)
+    ConditionExpressionParser._sandbox_once = True
+
+
+# Distinct expressions remembered before the memory is cleared (a drill uses a few dozen).
+EXPRESSION_CACHE_SIZE = 10_000
+
+
+
+def walk_dynamodb_update_trees_cheaply() -> None:
+    """moto validates an update expression with ten passes over its syntax tree. Each pass asked
+    for its node-type -> action table (a dict built afresh) twice per node and matched the node
+    against it with isinstance on abstract classes; the table is now built once per pass and a
+    node class's action found once per pass (the same first match in the table's order). The
+    per-child hook and the actions are moto's own.
+    Each update works on a copy of the cached parsed tree: `Node.__deepcopy__` copies the same
+    attributes copy.deepcopy would (children, parent, type; the memo keeps the links), without
+    its reduce-and-reconstruct protocol per node."""
+    import copy
+
+    from moto.dynamodb.parsing import ast_nodes
+
+    traverser = ast_nodes.DepthFirstTraverser
+    if getattr(traverser, "_sandbox_cheap", False):
+        return
+
+    def traverse(self, node):
+        actions = self._processing_map()
+        pre_processing_of_child = self.pre_processing_of_child
+        action_by_class: dict = {}  # a node's class -> this pass's action for it (None: not a node / none)
+
+        def action_for(cls):
+            if cls not in action_by_class:
+                action_by_class[cls] = next((action for kind, action in actions.items() if issubclass(cls, kind)),
+                                            None)
+            return action_by_class[cls]
+
+        def walk(node, child_id=-1):
+            cls = type(node)
+            if cls not in node_classes:
+                node_classes[cls] = issubclass(cls, ast_nodes.Node)
+            if node_classes[cls]:
+                parent_node = node.parent
+                if node.children is not None:
+                    for i, child_node in enumerate(node.children):
+                        pre_processing_of_child(node, i)
+                        walk(child_node, i)
+                action = action_for(cls)
+                if action is not None:
+                    node = action(node)
+                    node.parent = parent_node
+                    if parent_node:
+                        parent_node.children[child_id] = node
+            return node
+
+        return walk(node)
+
+    node_classes: dict = {}  # a class -> whether it is a syntax tree node
+
+    atomic = (str, int, float, bool, type(None))
+
+    def copy_node(node, memo):
+        copied = object.__new__(type(node))
+        memo[id(node)] = copied
+        for name, value in node.__dict__.items():
+            if name == "children" and value is not None:
+                value = [child if type(child) in atomic
+                         else memo.get(id(child)) or copy_node(child, memo) if isinstance(child, ast_nodes.Node)
+                         else copy.deepcopy(child, memo) for child in value]
+            elif type(value) not in atomic:
+                value = copy.deepcopy(value, memo)  # the parent (a Node: back here), anything else
+            copied.__dict__[name] = value
+        return copied
+
+    traverser.traverse = traverse
+    ast_nodes.Node.__deepcopy__ = copy_node
+    traverser._sandbox_cheap = True
+
+
+def check_update_expressions_once() -> None:
+    """Of the ten passes moto makes over an update expression, three only check the expression
+    itself: at most one clause of each kind, no two actions on overlapping paths, no action on the
+    table's keys. Their outcome depends only on the parsed expression (one tree per distinct
+    expression: parse_dynamodb_expressions_once), its attribute names and the table's key
+    attributes, so once a validation with those has succeeded, later ones skip them. An
+    expression that fails them was never remembered, so it fails them every time."""
+    import json
+
+    from moto.dynamodb.parsing import validators
+
+    validator = validators.UpdateExpressionValidator
+    if getattr(validator, "_sandbox_once", False):
+        return
+    expression_only = (validators.ActionCountValidator, validators.OverlappingPathsValidator,
+                       validators.UpdateHashRangeKeyValidator)
+    passed: set = set()
+    initialize = validator.__init__
+
+    def __init__(self, expression, expression_attribute_names, expression_attribute_values, item, table):
+        initialize(self, expression, expression_attribute_names, expression_attribute_values, item, table)
+        # The tree itself (hashed by identity, kept alive by the key), not a copy or an id.
+        self._sandbox_key = (expression, json.dumps(expression_attribute_names, sort_keys=True),
+                             tuple(table.table_key_attrs))
+
+    def validate(self):
+        skip = self._sandbox_key in passed
+        node = self.node_to_validate
+        for processor in self.processors:
+            if not (skip and isinstance(processor, expression_only)):
+                node = processor.traverse(node)
+        if len(passed) > EXPRESSION_CACHE_SIZE:
+            passed.clear()
+        passed.add(self._sandbox_key)
+        return node
+
+    validator.__init__ = __init__
+    validator.validate = validate
+    validator._sandbox_once = True
+
+
+def remember_response_member_names() -> None:
+    """moto 5.2 finds each member of a response on its result object by trying up to twelve names
+    (six alias rules, each also in snake_case), and works the list out for every member of every
+    response. The list depends only on the member's name and shape, its parent shape (which moto
+    sets just before), and the result's class, unless the result declares its own aliases
+    (a `Meta` attribute): it is remembered per those, and still worked out for a `Meta` object.
+    The values are still looked up on each result in the same order."""
+    from moto.core import serialize
+
+    picker = serialize.XFormedAttributePicker
+    if getattr(picker, "_sandbox_remembered", False):
+        return
+    possible_keys = picker.get_possible_keys
+    remembered: dict = {}
+
+    def get_possible_keys(self, context):
+        obj, shape = context.obj, context.shape
+        if hasattr(obj, "Meta") or self.alias_providers is not serialize.DEFAULT_ALIAS_PROVIDERS:
+            return possible_keys(self, context)
+        key = (context.key, shape, getattr(shape, "parent", None), obj.__class__)
+        keys = remembered.get(key)
+        if keys is None:
+            keys = remembered[key] = tuple(possible_keys(self, context))
+        return keys
+
+    picker.get_possible_keys = get_possible_keys
+    picker._sandbox_remembered = True
+
+
+def build_user_agents_once() -> None:
+    """botocore rebuilds a client's User-Agent header (about forty parts, each sanitized) twice
+    per request. The string depends on the client's fixed settings, its client config and the
+    SDK features in use (the client's and the request context's): it is remembered per client
+    and per those, so a request that uses a new feature (a paginator, a waiter, a retry mode)
+    still gets its own string."""
+    from botocore import useragent
+
+    agent = useragent.UserAgentString
+    if getattr(agent, "_sandbox_once", False):
+        return
+    to_string = agent.to_string
+
+    def remembered_to_string(self):
+        context = useragent.get_context()
+        key = (frozenset(context.features) if context is not None else frozenset(),
+               frozenset(self._client_features or ()), self._client_config)
+        # Per instance, and dropped by botocore's copy-with-new-config (it copies __dict__).
+        strings = self.__dict__.get("_sandbox_strings")
+        if strings is None or strings[0] is not self:
+            strings = self.__dict__["_sandbox_strings"] = (self, {})
+        if key not in strings[1]:
+            strings[1][key] = to_string(self)
+        return strings[1][key]
+
+    agent.to_string = remembered_to_string
+    agent._sandbox_once = True
+
+
+def apply_all() -> None:
+    for name in SHORTCUTS:
+        globals()[name]()
