@@ -43,6 +43,8 @@ def run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], N
     `log_dir/<pattern>.log`, so stdout carries only the report; the report names the folder."""
     log_dir = Path(log_dir or Path(tempfile.gettempdir()) / f"blueprint-drill-{options.stack}-{options.seed}")
     log_dir.mkdir(parents=True, exist_ok=True)
+    if workers is None or workers > 1:
+        _worker_context()  # its fork server imports the workers' modules while the program records
     with open(log_dir / "program.log", "w") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
         recorded = record_program(options.program_dir, stack=options.stack)
     # Each pattern's sandbox holds only its own component; a stack without it skips the pattern.
@@ -80,17 +82,45 @@ DEADLINE_PER_RECORD_SECONDS = 0.6
 KILL_GRACE_SECONDS = 60.0
 
 
+# What a pattern's process imports (moto's services and state machine interpreter, the sandbox,
+# the handlers' runtime): about 3 s of CPU per process, paid once by the fork server instead.
+WORKER_PRELOAD = (
+    "integration_blueprint.drill.runner", "integration_blueprint.drill.patterns",
+    "integration_blueprint.sandbox.realization", "integration_blueprint.handlers.runtime.idempotent_stream",
+    "integration_blueprint.handlers.runtime.app_dlq_stream", "integration_blueprint.handlers.runtime.billing",
+    "aws_lambda_powertools.utilities.idempotency", "aws_lambda_powertools.utilities.batch",
+    "moto.core.responses", "moto.dynamodb.responses", "moto.sqs.responses", "moto.kinesis.responses",
+    "moto.s3.responses", "moto.iam.responses", "moto.sts.models", "moto.awslambda.models",
+    "moto.stepfunctions.responses", "moto.stepfunctions.parser.models", "moto.stepfunctions.parser.backend",
+)
+
+
+def _worker_context():
+    """Where the pattern processes come from: a fork server (started once, fresh, single-threaded)
+    that has imported WORKER_PRELOAD and forks a process per pattern, so each starts with no
+    emulator state and no threads inherited, and without importing it all again. Spawned
+    processes where there is no fork server (Windows)."""
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["__main__", *WORKER_PRELOAD])
+    forkserver.ensure_running()
+    return context
+
+
 def _run_in_processes(options: DrillOptions, chosen: dict, log_dir: Path, workers: int,
                       progress: Optional[Callable[[str, float], None]]) -> dict:
-    """Each pattern in a fresh process (spawned, one task per process). The processes end with the
-    drill whatever happens: a pattern past its deadline is killed, an interrupted drill terminates
-    the pool, and a worker whose parent died (a killed drill) exits by itself."""
-    import multiprocessing
+    """Each pattern in a fresh process (one task per process). The processes end with the drill
+    whatever happens: a pattern past its deadline is killed, an interrupted drill terminates the
+    pool, and a worker whose parent died (a killed drill) exits by itself."""
     import queue as queue_module
 
-    context = multiprocessing.get_context("spawn")  # a fresh interpreter: no emulator state inherited
+    context = _worker_context()
     updates = context.Queue()
-    pool = context.Pool(workers, initializer=_worker_started, initargs=(updates, os.getpid()), maxtasksperchild=1)
+    pool = context.Pool(workers, initializer=_worker_started, initargs=(updates,), maxtasksperchild=1)
     try:
         pending = {name: pool.apply_async(_run_pattern, (options, name, driver_class, scope, log_dir / f"{name}.log",
                                                          _WorkerStep(name)))
@@ -138,14 +168,17 @@ def _killed(options: DrillOptions, name: str) -> PatternReport:
 _UPDATES: Any = None
 
 
-def _worker_started(updates: Any, parent: int) -> None:
+def _worker_started(updates: Any) -> None:
     """In each worker process: where progress goes, and exit when the drill that started it is gone."""
     global _UPDATES
     _UPDATES = updates
+    import multiprocessing
     import threading
 
+    drill = multiprocessing.parent_process()  # the drill's process (not the fork server)
+
     def watch_parent() -> None:
-        while os.getppid() == parent:
+        while drill is None or drill.is_alive():
             time.sleep(1.0)
         os._exit(1)  # the drill was killed: nobody will read this pattern's report
 
