@@ -77,7 +77,7 @@ class _PackServicer(pulumi_policy_sdk._PolicyAnalyzerServicer):
     def AnalyzeStack(self, request, _context):
         self._configure_runtime_settings()
         response = proto.AnalyzeResponse()
-        policies = [(policy, level) for policy in self._PolicyAnalyzerServicer__policies
+        policies = [(policy, level) for policy in self._sdk("policies")
                     if (level := self._get_enforcement_level(policy)) != EnforcementLevel.DISABLED
                     and isinstance(policy, StackValidationPolicy)]
         resources = self._stack_resources(request) if policies else []
@@ -87,17 +87,15 @@ class _PackServicer(pulumi_policy_sdk._PolicyAnalyzerServicer):
                 enforcement_level = EnforcementLevel.MANDATORY
             report_violation = self._create_report_violation(response, policy.name, policy.description,
                                                              enforcement_level, policy.severity)
-            args = StackValidationArgs(list(resources), self._get_policy_config(policy.name),
-                                       self._PolicyAnalyzerServicer__stack_tags)
+            args = StackValidationArgs(list(resources), self._get_policy_config(policy.name), self._sdk("stack_tags"))
             try:
                 result = policy.validate(args, report_violation)
                 if isawaitable(result):
                     loop = asyncio.new_event_loop()
-                    task = asyncio.Task(result, loop=loop)
-                    loop.run_until_complete(task)
+                    loop.run_until_complete(result)  # the SDK makes it a Task first: the same
                     loop.close()
             except UnknownValueError as e:
-                name, version = self._PolicyAnalyzerServicer__policy_pack_name, self._PolicyAnalyzerServicer__policy_pack_version
+                name, version = self._sdk("policy_pack_name"), self._sdk("policy_pack_version")
                 response.diagnostics.append(proto.AnalyzeDiagnostic(
                     policyName=policy.name,
                     policyPackName=name,
@@ -111,6 +109,10 @@ class _PackServicer(pulumi_policy_sdk._PolicyAnalyzerServicer):
             except pulumi_policy_sdk._NotApplicableError as e:
                 response.not_applicable.append(proto.PolicyNotApplicable(policy_name=policy.name, reason=e.reason or ""))
         return response
+
+    def _sdk(self, name: str):
+        """One of the SDK servicer's private attributes (`self.__policies` in its own methods)."""
+        return getattr(self, f"_PolicyAnalyzerServicer__{name}")
 
     def _stack_resources(self, request) -> list:
         """The request's resources as the SDK builds them for a stack policy, linked to each other."""

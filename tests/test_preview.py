@@ -325,3 +325,42 @@ def test_markdown_draws_one_diagram_per_component_with_source_function_and_dlq(p
 def test_cli_prints_the_chosen_format_and_keeps_the_exit_code(capsys, fmt, check):
     code = main(["preview", "--program", str(EVERY_VIOLATION), "--stack", "ci", "--format", fmt])
     assert code == 1 and check(capsys.readouterr().out)
+
+
+_SERVICE_PACKAGES = """
+import json, sys
+if sys.argv[1] == "lazy":
+    from integration_blueprint.preview import aws_imports
+    aws_imports.install()
+import pulumi_aws as aws
+from pulumi_aws.sns import Topic
+bucket, outputs = aws.s3.Bucket, aws.s3.outputs
+loaded = sorted(m for m in sys.modules if m.startswith("pulumi_aws.s3."))
+seen = {}
+for service in ("s3", "sns", "iam"):
+    package = getattr(aws, service)
+    package.typing  # a name no module exports: the package loads all of itself
+    seen[service] = {n: [type(v).__name__, getattr(v, "__module__", None), getattr(v, "__qualname__", None)]
+                     for n in dir(package) if n not in ("__getattr__", "__dir__", "__loader__", "__spec__")
+                     for v in [getattr(package, n)]}
+print(json.dumps({"same": bucket is aws.s3.bucket.Bucket and Topic is aws.sns.topic.Topic
+                  and outputs is sys.modules["pulumi_aws.s3.outputs"], "loaded": loaded, "seen": seen}))
+"""
+
+
+def test_lazy_service_packages_give_the_programs_names_what_the_eager_packages_give(tmp_path):
+    """`blueprint preview` imports only the pulumi_aws modules a program names (aws_imports); the
+    names are the same objects, and anything else asked of a package loads all of it."""
+    import subprocess
+    import sys
+
+    def run(mode: str) -> dict:
+        done = subprocess.run([sys.executable, "-c", _SERVICE_PACKAGES, mode], capture_output=True, text=True,
+                              check=True, cwd=tmp_path)
+        return json.loads(done.stdout)
+
+    lazy, eager = run("lazy"), run("eager")
+
+    assert lazy["same"] and eager["same"]
+    assert lazy["seen"] == eager["seen"] and len(lazy["seen"]["s3"]) > 500
+    assert len(lazy["loaded"]) < 10 < len(eager["loaded"])
