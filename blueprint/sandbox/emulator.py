@@ -86,12 +86,16 @@ def _nothing_leaves_the_process() -> Iterator[None]:
         endpoint.Endpoint._send = send
 
 
+# The sandbox's one time compression for waits it cannot skip: every retry wait and a function's
+# timeout shrink by the same factor, so a wait takes the same share of an invocation's time (or of
+# an INPROGRESS record's life) as on AWS. Whole seconds become milliseconds.
+TIME_SCALE = 0.002
 # Step Functions retry waits (IntervalSeconds, backoff, jitter) last this fraction of their
 # computed length in the emulator; the waits are still computed by moto from the definition.
-STATE_MACHINE_RETRY_WAIT_SCALE = 0.01
+STATE_MACHINE_RETRY_WAIT_SCALE = TIME_SCALE
 # botocore's retry backoff after a throttle or 5xx lasts this fraction of what its retry handler
 # computes, while the emulator runs (the retries themselves are unchanged).
-SDK_RETRY_WAIT_SCALE = 0.01
+SDK_RETRY_WAIT_SCALE = TIME_SCALE
 
 
 @contextmanager

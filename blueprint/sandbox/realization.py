@@ -34,6 +34,7 @@ from integration_blueprint.sandbox.async_invoke import AsyncInvocation, AsyncInv
 from integration_blueprint.sandbox.emulator import (
     SDK_RETRY_WAIT_SCALE,
     STATE_MACHINE_RETRY_WAIT_SCALE,
+    TIME_SCALE,
     Emulator,
     environment_variables,
 )
@@ -45,7 +46,7 @@ from integration_blueprint.sandbox.sqs_esm import SqsEventSourceMapping
 
 # The remaining time a handler sees, as a fraction of its function timeout (LocalLambdaContext.
 # time_scale); its retry budget stays the full timeout (handlers/runtime/retry.py).
-FUNCTION_TIME_SCALE = 0.002
+FUNCTION_TIME_SCALE = TIME_SCALE
 COMPRESSION = {
     "sqs_visibility_timeout": "a failed message is made visible again at once instead of after its "
                               "visibility timeout (receive counts and redrive are real)",
