@@ -32,6 +32,10 @@ SHORTCUTS = {
     "share_botocore_data": "botocore's service models and endpoint data, read from disk and cached per "
                            "session, are cached once per process: moto (a session per mock) and the "
                            "sandbox (a session per client) no longer re-read them (~70 ms per client)",
+    "sign_with_a_placeholder": "requests moto answers carry SigV4's Authorization header (credential "
+                               "scope, signed headers) with a placeholder signature: moto reads the "
+                               "access key and scope from it and never checks the signature (its IAM "
+                               "authentication is off), so the hashing behind it was work nobody read",
     "build_user_agents_once": "a client's User-Agent header is built once per set of SDK features in use "
                               "(about forty sanitized parts), not twice per request",
 }
@@ -362,6 +366,34 @@ def build_user_agents_once() -> None:
 
     agent.to_string = remembered_to_string
     agent._sandbox_once = True
+
+
+def sign_with_a_placeholder() -> None:
+    """SigV4 signs each request (a canonical request, a SHA-256 of the body, five HMACs) only for
+    the receiver to verify it; moto, with its IAM authentication off (the sandbox never turns it
+    on), reads the access key (the account) and the credential scope from the header and ignores
+    the signature. Plain SigV4 requests (DynamoDB, SQS, Kinesis, Step Functions, IAM, STS...) keep
+    every header and field but the signature; S3's signer, which also hashes the payload into a
+    header moto reads, is left as it is."""
+    from botocore import auth
+
+    if getattr(auth.SigV4Auth, "_sandbox_placeholder", False):
+        return
+    add_auth = auth.SigV4Auth.add_auth
+
+    def add_placeholder_auth(self, request):
+        if type(self) is not auth.SigV4Auth or self.credentials is None:
+            return add_auth(self, request)
+        request.context["timestamp"] = auth.get_current_datetime().strftime(auth.SIGV4_TIMESTAMP)
+        self._modify_request_before_signing(request)
+        self._inject_signature_to_request(request, PLACEHOLDER_SIGNATURE)
+
+    auth.SigV4Auth.add_auth = add_placeholder_auth
+    auth.SigV4Auth._sandbox_placeholder = True
+
+
+# Where a SigV4 signature goes (64 hex digits, as long as a real one).
+PLACEHOLDER_SIGNATURE = "0" * 64
 
 
 def apply_all() -> None:
