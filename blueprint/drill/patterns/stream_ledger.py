@@ -123,9 +123,12 @@ class StreamLedgerDriver(PatternDriver):
             StreamName=self.stream_mapping.stream_name, ShardId=info["shardId"],
             ShardIteratorType="AT_SEQUENCE_NUMBER", StartingSequenceNumber=info["startSequenceNumber"])["ShardIterator"]
         end = int(info["endSequenceNumber"])
+        # The range's records are consecutive in the shard: a page of batchSize covers it (moto
+        # builds every record of a page, so a page of 1,000 for a range of one costs a thousandfold).
+        limit = min(max(int(info.get("batchSize") or 1000), 1), 1000)
         ids: set[str] = set()
         while iterator:
-            page = self.kinesis.get_records(ShardIterator=iterator, Limit=1000)
+            page = self.kinesis.get_records(ShardIterator=iterator, Limit=limit)
             for record in page["Records"]:
                 if int(record["SequenceNumber"]) > end:
                     return ids
