@@ -47,6 +47,12 @@ def scenario():
                                                ExpressionAttributeValues={":one": {"N": "1"}, ":s": {"S": "ok"},
                                                                           ":limit": {"N": "3"}},
                                                ReturnValues="ALL_NEW"))
+            for limit in ("1", "9"):  # one condition text, different values: fails, then holds
+                record(lambda: ddb.update_item(TableName="t", Key={"pk": {"S": "a"}}, UpdateExpression="SET #s = :s",
+                                               ConditionExpression="#n < :limit AND attribute_exists(pk)",
+                                               ExpressionAttributeNames={"#n": "n", "#s": "status"},
+                                               ExpressionAttributeValues={":s": {"S": limit}, ":limit": {"N": limit}},
+                                               ReturnValues="ALL_NEW"))
             record(lambda: ddb.update_item(TableName="t", Key={"pk": {"S": "a"}}, UpdateExpression="SET #x = :v",
                                            ExpressionAttributeNames={"#x": "x"}, ExpressionAttributeValues={}))
             record(lambda: ddb.put_item(TableName="t", Item={"pk": {"S": "c"}}, ConditionExpression="#unused = :v",

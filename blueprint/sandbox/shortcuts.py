@@ -16,7 +16,8 @@ SHORTCUTS = {
                                       "not with inspect.getmembers on every request",
     "parse_dynamodb_expressions_once": "a DynamoDB condition or update expression is parsed once per distinct "
                                        "expression (with its names and values), not twice per request "
-                                       "(request validation, then the operation)",
+                                       "(request validation, then the operation); a condition's text is "
+                                       "split into tokens once per distinct text",
     "walk_dynamodb_update_trees_cheaply": "each of the ten passes that validate an update expression looks up "
                                           "what it does per node type once per pass, not twice per node, and "
                                           "the parsed tree each update works on is copied node by node "
@@ -157,6 +158,7 @@ def parse_dynamodb_expressions_once() -> None:
     (which moto deep-copies before each use). Invalid expressions raise as before, every time."""
     import importlib
     import json
+    from collections import deque
 
     from moto.dynamodb.comparisons import ConditionExpressionParser
 
@@ -179,6 +181,20 @@ def parse_dynamodb_expressions_once() -> None:
         parser.expr_attr_names_found, parser.expr_attr_values_found = list(names), list(values)
         return tree
 
+    # A condition's values are part of its tree, and they change from request to request (a
+    # timestamp, an amount): its tokens, which depend on the expression's text alone, are
+    # remembered too. Each parse gets its own token deque (the later stages consume it).
+    lex = ConditionExpressionParser._lex_condition_expression
+    tokens: dict = {}
+
+    def lex_once(parser):
+        expression = parser.condition_expression
+        if expression not in tokens:
+            if len(tokens) > EXPRESSION_CACHE_SIZE:
+                tokens.clear()
+            tokens[expression] = tuple(lex(parser))
+        return deque(token._replace(children=list(token.children)) for token in tokens[expression])
+
     make_update = UpdateExpressionParser.make.__func__
     updates: dict = {}
 
@@ -190,13 +206,13 @@ def parse_dynamodb_expressions_once() -> None:
         return updates[expression]
 
     ConditionExpressionParser.parse = parse
+    ConditionExpressionParser._lex_condition_expression = lex_once
     UpdateExpressionParser.make = classmethod(make)
     ConditionExpressionParser._sandbox_once = True
 
 
 # Distinct expressions remembered before the memory is cleared (a drill uses a few dozen).
 EXPRESSION_CACHE_SIZE = 10_000
-
 
 
 def walk_dynamodb_update_trees_cheaply() -> None:
