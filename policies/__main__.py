@@ -8,7 +8,6 @@ from collections import OrderedDict
 from inspect import isawaitable
 
 from google.protobuf import json_format
-from pulumi.runtime import proto
 from pulumi_policy import EnforcementLevel, PolicyPack, PolicyResource, StackValidationArgs, StackValidationPolicy
 from pulumi_policy import policy as pulumi_policy_sdk
 from pulumi_policy.deserialize import deserialize_properties
@@ -16,6 +15,8 @@ from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from integration_blueprint import __version__
 from integration_blueprint.policies.rules import POLICIES, _iam
+
+proto = pulumi_policy_sdk.proto  # the analyzer's messages, as the SDK's servicer names them
 
 _iam.load_catalogue()
 
