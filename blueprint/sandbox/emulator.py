@@ -12,6 +12,7 @@ moto spends most of a drill's CPU; sandbox/shortcuts.py makes it faster without 
 
 from __future__ import annotations
 
+import gc
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -169,10 +170,19 @@ def running_emulator(region: str) -> Iterator[Emulator]:
     shortcuts.apply_all()
     _compress_state_machine_retry_waits()
     emulator = Emulator(region=region)
+    previous_threshold = gc.get_threshold()
     # mock_aws starts from empty backends and stops with them discarded.
     with _without_endpoint_overrides(), mock_aws(), _nothing_leaves_the_process(), \
             environment_variables(emulator.environment()), _compressed_sdk_retry_waits():
+        gc.set_threshold(EMULATOR_GC_THRESHOLD, *previous_threshold[1:])
         try:
             yield emulator
         finally:
+            gc.set_threshold(*previous_threshold)
             emulator.running = False
+
+
+# Allocations between two collections of the young generation while the emulator runs (Python's
+# default is 700). moto allocates a great many short-lived objects per request: at 700 a
+# 600-record stream drill collected 840 times (1.0 s of its 14 s of CPU), at 50,000 16 times (0.55 s).
+EMULATOR_GC_THRESHOLD = 50_000
