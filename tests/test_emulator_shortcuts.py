@@ -59,6 +59,11 @@ def scenario():
                                         ExpressionAttributeValues={":v": {"S": "x"}}))
             record(lambda: ddb.delete_item(TableName="t", Key={"pk": {"S": "b"}}, ConditionExpression="n > :z",
                                            ExpressionAttributeValues={":z": {"N": "10"}}))
+        every_type = {"pk": {"S": "types"}, "n": {"N": "1.5"}, "b": {"B": b"bytes"}, "ok": {"BOOL": False},
+                      "none": {"NULL": True}, "ss": {"SS": ["x", "y"]}, "ns": {"NS": ["1", "2"]}, "bs": {"BS": [b"z"]},
+                      "m": {"M": {"inner": {"L": [{"S": "deep"}, {"M": {}}, {"N": "0"}]}}}}
+        record(lambda: ddb.put_item(TableName="t", Item=every_type))
+        record(lambda: ddb.get_item(TableName="t", Key={"pk": {"S": "types"}}))
         out.append(ddb.scan(TableName="t")["Items"])
         out.append([page["Items"] for page in ddb.get_paginator("scan").paginate(TableName="t")])
         # The account and region SQS, S3 and Kinesis read from a request.
@@ -91,7 +96,7 @@ out = runs["shortcuts"] = []
 agents = []
 scenario()
 out.append(agents)
-print(json.dumps(runs, sort_keys=True))
+print(json.dumps(runs, sort_keys=True, default=repr))  # blobs come back as bytes
 '''
 
 

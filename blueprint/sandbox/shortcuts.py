@@ -29,7 +29,8 @@ SHORTCUTS = {
     "remember_response_member_names": "the names under which a response member may be found on moto's "
                                       "result object (six alias rules, each name also in snake_case) are "
                                       "worked out once per member, parent shape and result class, not on "
-                                      "every member of every response",
+                                      "every member of every response; a plain dict result's member is "
+                                      "looked up with them directly (a 1,500-item Scan: 1.5 s -> 0.7 s)",
     "share_botocore_data": "botocore's service models and endpoint data, read from disk and cached per "
                            "session, are cached once per process: moto (a session per mock) and the "
                            "sandbox (a session per client) no longer re-read them (~70 ms per client)",
@@ -332,7 +333,11 @@ def remember_response_member_names() -> None:
     response. The list depends only on the member's name and shape, its parent shape (which moto
     sets just before), and the result's class, unless the result declares its own aliases
     (a `Meta` attribute): it is remembered per those, and still worked out for a `Meta` object.
-    The values are still looked up on each result in the same order."""
+    The values are still looked up on each result in the same order.
+
+    A member of a plain dict result (DynamoDB's items: ten possible members per attribute value)
+    is looked up directly with the remembered names, without the per-member context object, when
+    the service transforms no response paths; anything else takes moto's own path."""
     from moto.core import serialize
 
     picker = serialize.XFormedAttributePicker
@@ -351,7 +356,23 @@ def remember_response_member_names() -> None:
             keys = remembered[key] = tuple(possible_keys(self, context))
         return keys
 
+    get_value = serialize.ResponseSerializer.get_value
+
+    def get_value_from_a_dict(self, value, key, shape):
+        value_picker = self._value_picker
+        if (type(value) is not dict or type(value_picker) is not picker or value_picker.response_transformers
+                or value_picker.alias_providers is not serialize.DEFAULT_ALIAS_PROVIDERS):
+            return get_value(self, value, key, shape)
+        names = remembered.get((key, shape, getattr(shape, "parent", None), dict))
+        if names is None or any("." in name for name in names):  # not yet worked out; a dotted path
+            return get_value(self, value, key, shape)
+        for name in names:
+            if name in value:
+                return value[name]
+        return None
+
     picker.get_possible_keys = get_possible_keys
+    serialize.ResponseSerializer.get_value = get_value_from_a_dict
     picker._sandbox_remembered = True
 
 
