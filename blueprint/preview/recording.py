@@ -509,6 +509,27 @@ def _stack_trace() -> source_pb2.StackTrace:
     return source_pb2.StackTrace(frames=frames)
 
 
+class _OutputResolver:
+    """Settles one output property's future: what _transfer_properties hands the SDK as the
+    property's resolver. (An object with slots: a closure was three objects per property for the
+    garbage collector to scan, a closure, its defaults and its cells.)"""
+
+    __slots__ = ("resource", "data")
+
+    def __init__(self, resource, data: asyncio.Future):
+        self.resource, self.data = resource, data
+
+    def __call__(self, value, is_known: bool, is_secret: bool, deps, failed: Optional[Exception]) -> None:
+        data = self.data
+        if failed is not None:
+            data.get_loop().call_soon(data.set_exception, failed)
+            return
+        resources = set(deps) if deps else set()
+        resources.add(self.resource)
+        data.get_loop().call_soon(data.set_result, _OutputData(
+            resources=resources, value=value, is_known=is_known, is_secret=is_secret))
+
+
 def _transfer_properties(res, props, custom: bool) -> dict[str, Callable]:
     """pulumi.runtime.rpc.transfer_properties with one future per output property.
 
@@ -529,17 +550,7 @@ def _transfer_properties(res, props, custom: bool) -> dict[str, Callable]:
         if name == "urn" or (name == "id" and custom):
             continue  # register_resource resolves these itself
         data: asyncio.Future = asyncio.Future()
-
-        def resolve(value, is_known, is_secret, deps, failed, data=data):
-            if failed is not None:
-                data.get_loop().call_soon(data.set_exception, failed)
-                return
-            resources = set(deps) if deps else set()
-            resources.add(res)
-            data.get_loop().call_soon(data.set_result, _OutputData(
-                resources=resources, value=value, is_known=is_known, is_secret=is_secret))
-
-        resolvers[name] = resolve
+        resolvers[name] = _OutputResolver(res, data)
         output = object.__new__(pulumi.Output)  # Output._from_data without _track
         output._data = data
         res.__dict__[name] = output
