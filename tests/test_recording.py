@@ -170,3 +170,25 @@ def test_the_engine_shortcuts_record_exactly_what_the_sdk_alone_records(monkeypa
 
     assert len(sdk[0]) > 50 and len(sdk[1]) == 6
     assert fast == sdk
+
+
+def test_the_collector_pauses_while_a_program_records_and_objects_frozen_before_stay_frozen():
+    import gc
+
+    enabled_while_recording = []
+
+    def program():
+        enabled_while_recording.append(gc.isenabled())
+        aws.sqs.Queue("jobs")
+
+    record_program(program)
+    assert enabled_while_recording == [False] and gc.isenabled()
+
+    gc.freeze()  # as a fork server does before forking
+    try:
+        frozen = gc.get_freeze_count()
+        record_program(program)
+        # (objects freed meanwhile leave the count; unfreezing would have emptied it)
+        assert gc.get_freeze_count() > frozen // 2 and gc.isenabled()
+    finally:
+        gc.unfreeze()
