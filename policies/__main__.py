@@ -23,8 +23,8 @@ _iam.load_catalogue()
 
 class _ConversionsRemembered:
     """json_format as pulumi_policy.policy sees it (pulumi-policy 1.21.0): its Analyze converts a
-    request's properties to a dict once per resource policy, and its AnalyzeStack every resource's
-    once per stack policy (18 here), the same messages each time: a third of the pack's time. The
+    request's properties to a dict once per resource policy, the same message each time (its
+    AnalyzeStack did the same per stack policy; _PackServicer's converts each resource once). The
     dicts of the latest messages are remembered, with the messages (so an identity cannot match
     another message); the SDK only reads them (deserialize_properties builds new values)."""
 
@@ -52,7 +52,7 @@ class _ConversionsRemembered:
         return getattr(json_format, name)
 
 
-# Enough for the largest stacks previewed (the benchmark's 4,000 resources) to be converted once.
+# Far more than the Analyze requests in flight at once (blueprint's analyzer sends at most 32).
 REMEMBERED_CONVERSIONS = 10_000
 
 pulumi_policy_sdk.json_format = _ConversionsRemembered(REMEMBERED_CONVERSIONS)
