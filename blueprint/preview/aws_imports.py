@@ -11,7 +11,9 @@ module that defines a name the first time the name is asked for; the object is t
 eager import would have bound (the last module exporting a name binds it, as the star imports
 would), and a submodule's name (`outputs`) imports that submodule. Anything else asked of the
 package (`dir()`, a star import, a name not exported) first runs the package's own
-`__init__.py`, which makes it exactly the eagerly imported package. A package of any other form is imported as it is.
+`__init__.py`, which makes it exactly the eagerly imported package. A package of any other form
+(pulumi_aws.config) is imported as it is. The imports that remain (about 0.45 s for prod) are
+mostly each used service's `_inputs` module, which every resource module of the service imports.
 """
 
 from __future__ import annotations
@@ -34,11 +36,14 @@ _NAME = re.compile(r"'(\w+)'")
 
 
 def _exported_names(package_dir: Path, modules: list[str]) -> dict[str, str] | None:
-    """name -> the module whose star import binds it last, or None if a module's `__all__` is
-    not a plain list of names."""
+    """name -> the module whose star import binds it last, or None if a module has no source to
+    read or its `__all__` is not a plain list of names."""
     names: dict[str, str] = {}
     for module in modules:
-        found = _ALL.search((package_dir / f"{module}.py").read_text())
+        try:
+            found = _ALL.search((package_dir / f"{module}.py").read_text())
+        except OSError:
+            return None
         if found is None or _NAME.sub("", found.group(1)).strip(" \n,"):
             return None
         for name in _NAME.findall(found.group(1)):
