@@ -75,3 +75,16 @@ def policy_analyzer():
 
     with PolicyAnalyzer() as analyzer:
         yield analyzer
+
+
+# The longest tests (whole drills, plugin processes) run first: with one worker per core, a drill
+# started last would leave the other cores idle while it finishes.
+LONGEST_FIRST = ("test_sandbox_drill.py", "test_plugin.py", "test_distributed_map.py")
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item):
+        name = item.path.name
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: the order within each file is kept
