@@ -93,14 +93,15 @@ def test_the_schedule_starts_the_dispatcher_asynchronously_and_a_run_that_keeps_
 
 
 def test_every_pattern_loses_nothing_and_does_nothing_twice_under_the_default_fault_mix():
-    options = DrillOptions(records=40, seed=11, poison=0.05, duplicates=0.15, crashes=2)
+    # 20 records per pattern (make local and benchmarks/drill_speed.py drill 1,500).
+    options = DrillOptions(records=20, seed=11, poison=0.1, duplicates=0.3, crashes=2)
     report = run_drill(options)
 
     assert set(report.patterns) == set(DRIVERS)
     for name, pattern in report.patterns.items():
         assert pattern.passed, (name, pattern)
-        assert pattern.sent == 40 and pattern.expected_unrecoverable == 2
-        assert pattern.processed_once + pattern.unrecoverable == 40
+        assert pattern.sent == 20 and pattern.expected_unrecoverable == 2
+        assert pattern.processed_once + pattern.unrecoverable == 20
         assert pattern.parked_before_redrive >= pattern.unrecoverable and pattern.redriven >= 2
         assert pattern.injected["poison"] == 2
     # Faults really happened where each pattern's contract says they are survivable.
@@ -148,15 +149,15 @@ def test_the_non_idempotent_patterns_retry_lane_is_drilled_with_duplicates_and_c
     """The stream lane gets neither (a redelivered Kinesis record would repeat its effect by
     definition); the Retry-DLQ lane, fed here by a ledger outage, must apply each record once through
     both, and a lane that ignores its effect key is caught."""
-    options = DrillOptions(records=40, seed=5, poison=0.05, duplicates=0.3, crashes=4)
+    options = DrillOptions(records=20, seed=5, poison=0.1, duplicates=0.3, crashes=4)
 
     sound = run_drill(options, drivers={"non_idempotent_stream": NonIdempotentStreamDriver}, workers=1).patterns
     broken = run_drill(options, drivers={"non_idempotent_stream": UnguardedRetryLaneDriver}, workers=1).patterns
 
     pattern = sound["non_idempotent_stream"]
-    assert pattern.passed and pattern.processed_once == 38, pattern
+    assert pattern.passed and pattern.processed_once == 18, pattern
     assert pattern.injected["duplicates"] > 0 and pattern.injected["crashes"] > 0
-    assert "ledger table down during stream read 1: 40 record(s) inserted into the Retry-DLQ" in pattern.notes
+    assert "ledger table down during stream read 1: 20 record(s) inserted into the Retry-DLQ" in pattern.notes
     assert pattern.injected["records_reread"] == 0  # the stream lane delivered each record once
     assert broken["non_idempotent_stream"].duplicate_effects > 0
 
@@ -188,7 +189,7 @@ def test_drill_usage_errors_exit_2(capsys):
 def test_a_seed_reproduces_a_drill_exactly_and_recovery_completes_under_40_percent_transient_faults(name, driver):
     """The parallel Map children, the stream's retries and the billing runs under heavy faults: same
     seed, same report; the healthy charges parked by the billing outage are redriven and charged once."""
-    options = DrillOptions(records=40, seed=7, poison=0.05, duplicates=0.3, transient=0.4, crashes=4)
+    options = DrillOptions(records=20, seed=7, poison=0.1, duplicates=0.3, transient=0.4, crashes=4)
 
     # In this process (the default-mix test covers the worker processes).
     first, second = (run_drill(options, drivers={name: driver}, workers=1).to_json()["patterns"][name]
