@@ -344,7 +344,9 @@ def remember_response_member_names() -> None:
     if getattr(picker, "_sandbox_remembered", False):
         return
     possible_keys = picker.get_possible_keys
-    remembered: dict = {}
+    remembered: dict = {}  # (member, shape, parent shape, result class) -> the names to try, in order
+    # The same for a plain dict result, when no name is a dotted path (moto would walk it).
+    dict_names: dict = {}
 
     def get_possible_keys(self, context):
         obj, shape = context.obj, context.shape
@@ -354,17 +356,18 @@ def remember_response_member_names() -> None:
         keys = remembered.get(key)
         if keys is None:
             keys = remembered[key] = tuple(possible_keys(self, context))
+            if obj.__class__ is dict and not any("." in name for name in keys):
+                dict_names[key] = keys
         return keys
 
     get_value = serialize.ResponseSerializer.get_value
 
     def get_value_from_a_dict(self, value, key, shape):
         value_picker = self._value_picker
-        if (type(value) is not dict or type(value_picker) is not picker or value_picker.response_transformers
-                or value_picker.alias_providers is not serialize.DEFAULT_ALIAS_PROVIDERS):
-            return get_value(self, value, key, shape)
-        names = remembered.get((key, shape, getattr(shape, "parent", None), dict))
-        if names is None or any("." in name for name in names):  # not yet worked out; a dotted path
+        plain = (type(value) is dict and type(value_picker) is picker and not value_picker.response_transformers
+                 and value_picker.alias_providers is serialize.DEFAULT_ALIAS_PROVIDERS)
+        names = dict_names.get((key, shape, getattr(shape, "parent", None), dict)) if plain else None
+        if names is None:  # not a plain dict, a service's own picking, or not yet worked out
             return get_value(self, value, key, shape)
         for name in names:
             if name in value:
