@@ -25,6 +25,7 @@ from integration_blueprint.sandbox import shortcuts
 
 FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "sandbox", "AWS_SECRET_ACCESS_KEY": "sandbox"}
 
+
 @dataclass
 class Emulator:
     region: str
@@ -87,16 +88,12 @@ def _nothing_leaves_the_process() -> Iterator[None]:
         endpoint.Endpoint._send = send
 
 
-# The sandbox's one time compression for waits it cannot skip: every retry wait and a function's
-# timeout shrink by the same factor, so a wait takes the same share of an invocation's time (or of
-# an INPROGRESS record's life) as on AWS. Whole seconds become milliseconds.
+# The sandbox's one time compression for waits it cannot skip: botocore's backoff after a throttle
+# or 5xx (the retries themselves unchanged), Step Functions retry waits (still computed by moto from
+# the definition) and, in realization.py, the remaining time a handler sees all shrink by this
+# factor, so a wait takes the same share of an invocation's time (or of an INPROGRESS record's
+# life) as on AWS. Whole seconds become milliseconds.
 TIME_SCALE = 0.002
-# Step Functions retry waits (IntervalSeconds, backoff, jitter) last this fraction of their
-# computed length in the emulator; the waits are still computed by moto from the definition.
-STATE_MACHINE_RETRY_WAIT_SCALE = TIME_SCALE
-# botocore's retry backoff after a throttle or 5xx lasts this fraction of what its retry handler
-# computes, while the emulator runs (the retries themselves are unchanged).
-SDK_RETRY_WAIT_SCALE = TIME_SCALE
 
 
 @contextmanager
@@ -108,7 +105,7 @@ def _compressed_sdk_retry_waits() -> Iterator[None]:
 
     original = endpoint.time
     endpoint.time = types.SimpleNamespace(
-        sleep=lambda seconds: real_time.sleep(seconds * SDK_RETRY_WAIT_SCALE),
+        sleep=lambda seconds: real_time.sleep(seconds * TIME_SCALE),
         time=real_time.time, monotonic=real_time.monotonic)
     try:
         yield
@@ -125,7 +122,7 @@ def _compress_state_machine_retry_waits() -> None:
     if getattr(retrier_decl, "_sandbox_compressed", False):
         return
     retrier_decl.time = types.SimpleNamespace(
-        sleep=lambda seconds: real_time.sleep(seconds * STATE_MACHINE_RETRY_WAIT_SCALE),
+        sleep=lambda seconds: real_time.sleep(seconds * TIME_SCALE),
         time=real_time.time, monotonic=real_time.monotonic)
     retrier_decl._sandbox_compressed = True
 

@@ -32,8 +32,6 @@ from integration_blueprint import aws_limits
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
 from integration_blueprint.sandbox.async_invoke import AsyncInvocation, AsyncInvokeSettings
 from integration_blueprint.sandbox.emulator import (
-    SDK_RETRY_WAIT_SCALE,
-    STATE_MACHINE_RETRY_WAIT_SCALE,
     TIME_SCALE,
     Emulator,
     environment_variables,
@@ -44,9 +42,6 @@ from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
 from integration_blueprint.sandbox.moto_fixes import iterate_map_workers
 from integration_blueprint.sandbox.sqs_esm import SqsEventSourceMapping
 
-# The remaining time a handler sees, as a fraction of its function timeout (LocalLambdaContext.
-# time_scale); its retry budget stays the full timeout (handlers/runtime/retry.py).
-FUNCTION_TIME_SCALE = TIME_SCALE
 COMPRESSION = {
     "sqs_visibility_timeout": "a failed message is made visible again at once instead of after its "
                               "visibility timeout (receive counts and redrive are real)",
@@ -57,12 +52,12 @@ COMPRESSION = {
                             "apart) follow at once; the event's age advances by the documented delays, "
                             "so the maximum event age still ends retries where AWS would",
     "sdk_retries": f"botocore's backoff between retries of a throttled or failed AWS call lasts "
-                   f"{SDK_RETRY_WAIT_SCALE:g} of the computed wait",
+                   f"{TIME_SCALE:g} of the computed wait",
     "handler_retries": f"a handler's own backoff between retries of a transient failure (handlers/runtime/"
-                       f"retry.py) lasts {FUNCTION_TIME_SCALE:g} of the computed wait",
+                       f"retry.py) lasts {TIME_SCALE:g} of the computed wait",
     "state_machine_retries": f"Step Functions retry waits (IntervalSeconds, BackoffRate, JitterStrategy as "
-                             f"computed by the interpreter) last {STATE_MACHINE_RETRY_WAIT_SCALE:g} of their length",
-    "function_timeout": f"handlers see {FUNCTION_TIME_SCALE:g} of their function timeout as remaining time, so an "
+                             f"computed by the interpreter) last {TIME_SCALE:g} of their length",
+    "function_timeout": f"handlers see {TIME_SCALE:g} of their function timeout as remaining time, so an "
                         "idempotency INPROGRESS record left by a crashed invocation expires in well under a "
                         "second instead of after the full timeout",
 }
@@ -116,7 +111,9 @@ class LocalFunction:
         return getattr(module, attribute)
 
     def context(self) -> LocalLambdaContext:
-        return LocalLambdaContext(self.name, self.timeout, region=self.region, time_scale=FUNCTION_TIME_SCALE)
+        # The remaining time the handler sees shrinks like every other wait (emulator.TIME_SCALE); its
+        # retry budget stays the full timeout (handlers/runtime/retry.py).
+        return LocalLambdaContext(self.name, self.timeout, region=self.region, time_scale=TIME_SCALE)
 
     def reset(self) -> None:
         """Forget the loaded module: the next invocation starts a new container (cold start)."""
