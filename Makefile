@@ -2,6 +2,9 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# Our own modules' bytecode is cached in __pycache__ (git ignores it) even where the environment
+# turns that off: every test worker, CLI run and policy pack would otherwise recompile them.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: test test-package install preview local lint
 

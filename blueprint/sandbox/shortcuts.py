@@ -7,6 +7,8 @@ repeated work, never a check. Every change is idempotent and applied by `apply_a
 
 from __future__ import annotations
 
+import string
+
 # Every speed change made to moto (5.2.x) or botocore, by the function that makes it. Time
 # compressions, which do change what a run waits for, are listed apart (realization.COMPRESSION).
 SHORTCUTS = {
@@ -40,6 +42,15 @@ SHORTCUTS = {
                                "authentication is off), so the hashing behind it was work nobody read",
     "build_user_agents_once": "a client's User-Agent header is built once per set of SDK features in use "
                               "(about forty sanitized parts), not twice per request",
+    "draw_request_ids_at_once": "the 52-character request id moto puts on every response is drawn from the "
+                                "same characters by moto's own random generator in one call, not one call "
+                                "per character",
+    "skip_the_xml_body_of_json_errors": "a JSON protocol error (every DynamoDB, SQS, Kinesis and Step Functions "
+                                        "error, a failed condition included) no longer renders an XML body first "
+                                        "that its own constructor then replaces with the JSON one",
+    "parse_state_machine_paths_once": "a Step Functions JSONPath (InputPath, OutputPath, ResultPath, a "
+                                      "Parameters path) is parsed once per distinct path, not by a new "
+                                      "parser built on every state of every execution",
 }
 
 
@@ -434,6 +445,70 @@ def sign_with_a_placeholder() -> None:
 
 # Where a SigV4 signature goes (64 hex digits, as long as a real one).
 PLACEHOLDER_SIGNATURE = "0" * 64
+
+
+def draw_request_ids_at_once() -> None:
+    """moto draws every response's request id (52 letters and digits) one Random.choice per
+    character; Random.choices draws the same kind of string from the same pool in one call. Ids
+    stay random (and follow moto's seed when a test seeds it), only not the same ids as before."""
+    from moto.moto_api._internal.moto_random import MotoRandom
+
+    if getattr(MotoRandom, "_sandbox_at_once", False):
+        return
+
+    def get_random_string(self, length: int = 20, include_digits: bool = True, lower_case: bool = False) -> str:
+        pool = _LETTERS_AND_DIGITS if include_digits else _LETTERS
+        drawn = "".join(self.choices(pool, k=length))
+        return drawn.lower() if lower_case else drawn
+
+    MotoRandom.get_random_string = get_random_string
+    MotoRandom._sandbox_at_once = True
+
+
+_LETTERS = string.ascii_letters
+_LETTERS_AND_DIGITS = string.ascii_letters + string.digits
+
+
+def skip_the_xml_body_of_json_errors() -> None:
+    """moto's JsonRESTError (the base of every JSON protocol error) calls its parent's constructor,
+    which renders the error as an XML document with xmltodict, then replaces that body with the
+    JSON one. DynamoDB raises such errors inside a request too (a path an ADD creates, a failed
+    condition), so the discarded XML was a tenth of an update's time. The error ends with the same
+    attributes: werkzeug's HTTPException set up, the type, message, JSON body and content type."""
+    import json
+
+    from moto.core.exceptions import JsonRESTError
+    from werkzeug.exceptions import HTTPException
+
+    if getattr(JsonRESTError, "_sandbox_json_only", False):
+        return
+
+    def __init__(self, error_type: str, message: str, _: str = "", **kwargs) -> None:
+        HTTPException.__init__(self)
+        self.error_type = error_type
+        self.message = message
+        self.description = json.dumps({"__type": self.error_type, "message": self.message})
+        self.content_type = "application/json"
+
+    JsonRESTError.__init__ = __init__
+    JsonRESTError._sandbox_json_only = True
+
+
+def parse_state_machine_paths_once() -> None:
+    """moto's Step Functions interpreter parses each JSONPath it evaluates with jsonpath_ng, whose
+    parse builds a new yacc parser every time (a tenth of a Distributed Map's CPU). A parsed path is
+    only read (find, update_or_create change the data, not the path): one parse per distinct path."""
+    import functools
+    import importlib
+
+    json_path = importlib.import_module("moto.stepfunctions.parser.asl.utils.json_path")
+    result_path = importlib.import_module("moto.stepfunctions.parser.asl.component.common.path.result_path")
+
+    if getattr(json_path, "_sandbox_once", False):
+        return
+    json_path.parse = functools.lru_cache(maxsize=EXPRESSION_CACHE_SIZE)(json_path.parse)
+    result_path.parse = functools.lru_cache(maxsize=EXPRESSION_CACHE_SIZE)(result_path.parse)
+    json_path._sandbox_once = True
 
 
 def apply_all() -> None:
