@@ -1,5 +1,5 @@
 """The emulator's speed shortcuts (sandbox/shortcuts.py SHORTCUTS) keep moto's answers: the same
-scenario (DynamoDB expressions and errors; the account and region SQS, S3 and Kinesis read from a
+scenario (DynamoDB expressions and errors, Step Functions paths, a JSON error's body; the account and region SQS, S3 and Kinesis read from a
 request; the User-Agent headers sent) gives the same responses with and without them."""
 
 import json
@@ -9,10 +9,12 @@ import sys
 from integration_blueprint.sandbox import shortcuts
 
 SCENARIO = '''
-import json, sys
+import json, sys, time
 import boto3
 from botocore.exceptions import ClientError
 from moto import mock_aws
+from moto.core.config import default_user_config
+default_user_config["stepfunctions"]["execute_state_machine"] = True
 
 def record(call):
     try:
@@ -84,6 +86,24 @@ def scenario():
         out.append(kinesis.describe_stream_summary(StreamName="s")["StreamDescriptionSummary"]["StreamARN"])
         sfn = client("stepfunctions")
         record(lambda: sfn.list_state_machines())
+        # JSONPaths (InputPath, Parameters, ResultPath, OutputPath), each met by two executions.
+        arn = sfn.create_state_machine(name="paths", roleArn="arn:aws:iam::123456789012:role/r", definition=json.dumps({
+            "StartAt": "Pick", "States": {
+                "Pick": {"Type": "Pass", "InputPath": "$.order", "Parameters": {"id.$": "$.id", "lines.$": "$.lines[1:]"},
+                         "ResultPath": "$.picked", "Next": "Keep"},
+                "Keep": {"Type": "Pass", "OutputPath": "$.picked.lines", "End": True}}}))["stateMachineArn"]
+        for name, lines in (("first", [1, 2, 3]), ("second", ["x"])):
+            execution = sfn.start_execution(stateMachineArn=arn, name=name, input=json.dumps({"order": {"id": "o-1", "lines": lines}}))
+            for _ in range(500):
+                described = sfn.describe_execution(executionArn=execution["executionArn"])
+                if described["status"] != "RUNNING":
+                    break
+                time.sleep(0.01)
+            out.append([described["status"], described.get("output")])
+        # A JSON protocol error's body, headers and attributes.
+        from moto.core.exceptions import JsonRESTError
+        error = JsonRESTError("ValidationException", "bad")
+        out.append([error.get_body(), error.get_headers(), error.code, sorted(vars(error).items())])
 
 runs = {}
 out = runs["plain"] = []
