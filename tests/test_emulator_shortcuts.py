@@ -86,7 +86,9 @@ def scenario():
         out.append(kinesis.describe_stream_summary(StreamName="s")["StreamDescriptionSummary"]["StreamARN"])
         sfn = client("stepfunctions")
         record(lambda: sfn.list_state_machines())
-        # JSONPaths (InputPath, Parameters, ResultPath, OutputPath), each met by two executions.
+        # JSONPaths (InputPath, Parameters, ResultPath, OutputPath), each met by two executions (polled
+        # a varying number of times: this client's User-Agent headers are not recorded).
+        sfn = boto3.client("stepfunctions", region_name="eu-west-1")
         arn = sfn.create_state_machine(name="paths", roleArn="arn:aws:iam::123456789012:role/r", definition=json.dumps({
             "StartAt": "Pick", "States": {
                 "Pick": {"Type": "Pass", "InputPath": "$.order", "Parameters": {"id.$": "$.id", "lines.$": "$.lines[1:]"},
@@ -135,3 +137,51 @@ def test_dynamodb_answers_and_errors_are_the_same_with_the_shortcuts():
 def test_every_shortcut_is_listed_with_what_it_saves():
     for name in shortcuts.SHORTCUTS:
         assert callable(getattr(shortcuts, name)) and shortcuts.SHORTCUTS[name]
+
+
+def test_werkzeug_environments_are_built_key_for_key_as_the_builder_builds_them():
+    from moto.core.request import Request
+    from werkzeug.test import EnvironBuilder
+
+    shortcuts.build_wsgi_environments_directly()
+    json_headers = [("Content-Type", "application/x-amz-json-1.0"), ("X-Amz-Target", "DynamoDB_20120810.GetItem"),
+                    ("Content-Length", "27"), ("Authorization", "AWS4-HMAC-SHA256 Credential=x/y")]
+    requests = [
+        # DynamoDB (JSON body), S3 (a percent-encoded key, a query, a metadata header kept apart by
+        # case and underscore, a repeated header), a bodiless GET, a form body, a port, a non-ASCII path.
+        dict(method="POST", base_url="https://dynamodb.eu-west-1.amazonaws.com", path="/", query_string="",
+             data=b'{"TableName": "t", "Key": {}}', headers=json_headers),
+        dict(method="PUT", base_url="https://drill-input.s3.eu-west-1.amazonaws.com", path="/a%2Fb/c%20d.csv",
+             query_string="uploadId=1&partNumber=2", data=b"id,amount\n1,2\n",
+             headers=[("x-amz-meta-my_key", "v"), ("X-Amz-Meta-Other", "w"), ("Accept", "a"), ("accept", "b"),
+                      ("Content-MD5", "abc==")]),
+        dict(method="GET", base_url="https://s3.amazonaws.com", path="/bucket", query_string="list-type=2",
+             data=b"", headers=[("User-Agent", "Boto3/1"), ("Content-Length", "0")]),
+        dict(method="POST", base_url="https://sqs.eu-west-1.amazonaws.com", path="/",
+             query_string="", data="Action=ListQueues&Version=2012-11-05",
+             headers=[("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")]),
+        dict(method="GET", base_url="http://localhost:5000", path="/2015-03-31/functions/f/invocations",
+             query_string="", data=b"", headers=[]),
+        dict(method="DELETE", base_url="https://s3.amazonaws.com", path="/b/caf\u00e9 \u2603", query_string="",
+             data=b"", headers=[("Content-Type", "text/plain")]),
+    ]
+    for arguments in requests:
+        builder = EnvironBuilder(**arguments)
+        expected = builder.get_environ()
+        built = Request._sandbox_environment(**arguments)
+
+        assert list(built) == list(expected), arguments["path"]
+        for key in expected:
+            if key == "wsgi.input":
+                assert built[key].read() == expected[key].read()
+            else:
+                assert built[key] == expected[key], (arguments["path"], key)
+        request, through_builder = Request.from_values(**arguments), EnvironBuilder(**arguments).get_request(Request)
+        assert request.get_data() == through_builder.get_data() and request.url == through_builder.url
+        assert list(request.headers) == list(through_builder.headers)
+
+    # Where the builder does more than moto needs, it still builds the request.
+    form_without_body = dict(method="POST", base_url="https://sqs.amazonaws.com", path="/", query_string="", data=b"",
+                             headers=[("Content-Type", "application/x-www-form-urlencoded")])
+    assert Request._sandbox_environment(**form_without_body) is None
+    assert Request.from_values(**form_without_body).environ["CONTENT_LENGTH"] == "0"

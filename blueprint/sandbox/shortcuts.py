@@ -51,6 +51,10 @@ SHORTCUTS = {
     "parse_state_machine_paths_once": "a Step Functions JSONPath (InputPath, OutputPath, ResultPath, a "
                                       "Parameters path) is parsed once per distinct path, not by a new "
                                       "parser built on every state of every execution",
+    "build_wsgi_environments_directly": "moto turns each botocore request into a werkzeug request: its WSGI "
+                                        "environment (the same keys, values and order) is built directly from "
+                                        "the method, URL, headers and body, not through werkzeug's test-client "
+                                        "EnvironBuilder",
 }
 
 
@@ -509,6 +513,108 @@ def parse_state_machine_paths_once() -> None:
     json_path.parse = functools.lru_cache(maxsize=EXPRESSION_CACHE_SIZE)(json_path.parse)
     result_path.parse = functools.lru_cache(maxsize=EXPRESSION_CACHE_SIZE)(result_path.parse)
     json_path._sandbox_once = True
+
+
+def build_wsgi_environments_directly() -> None:
+    """moto (request.py, from_primitives) makes a werkzeug request of every botocore request with
+    `Request.from_values`, werkzeug's test-client EnvironBuilder: an object with a dozen properties,
+    a headers copy and a multidict or two, to produce one dict. For the arguments moto passes (a
+    base URL, a path, a query string, a body of bytes, a header list) the environment is built here
+    with werkzeug's own helpers, key for key and in the same order as EnvironBuilder.get_environ
+    (werkzeug 3.1); anything else (a body that is a stream or a form, a form content type with no
+    body) still goes through the builder."""
+    import functools
+    import sys
+    from io import BytesIO
+    from urllib.parse import unquote, urlsplit
+
+    from moto.core.request import Request
+    from werkzeug._internal import _wsgi_encoding_dance
+    from werkzeug.datastructures import Headers
+    from werkzeug.test import EnvironBuilder
+    from werkzeug.urls import iri_to_uri
+
+    if getattr(Request, "_sandbox_direct", False):
+        return
+    from_values = Request.from_values.__func__
+    moto_arguments = {"method", "base_url", "path", "query_string", "data", "headers"}
+    form_types = ("multipart/form-data", "application/x-www-form-urlencoded")
+
+    @functools.lru_cache(maxsize=EXPRESSION_CACHE_SIZE)
+    def url_parts(base_url, path):
+        """What the builder derives from the base URL and the path (a few distinct ones per run)."""
+        scheme, host, script_root, query, fragment = urlsplit(iri_to_uri(base_url))
+        if query or fragment:
+            return None
+        server_name, colon, port = host.partition(":")
+        server_port = 443 if scheme == "https" else 80
+        if colon:
+            try:
+                server_port = int(port)
+            except ValueError:
+                pass
+        return (scheme, host, _wsgi_encoding_dance(unquote(script_root.rstrip("/"))),
+                _wsgi_encoding_dance(unquote(iri_to_uri(urlsplit(path).path))), _wsgi_encoding_dance(path),
+                server_name, server_port)
+
+    def environment(method, base_url, path, query_string, data, headers):
+        """EnvironBuilder(...).get_environ() for these arguments, or None where it would do more."""
+        if isinstance(data, str):
+            data = data.encode()
+        if not isinstance(data, bytes) or not isinstance(query_string, str) or "?" in path:
+            return None
+        headers = Headers(headers)  # werkzeug's checks and conversions of names and values
+        content_type = headers.get("Content-Type")
+        # The builder drops a Content-Length header (its own content_length argument is None) and
+        # counts the body it is given.
+        if data:
+            content_length = len(data)
+        elif content_type is not None and content_type.partition(";")[0].strip() in form_types:
+            return None  # the builder encodes an (empty) form
+        else:
+            content_length = None
+        parts = url_parts(base_url, path)
+        if parts is None:
+            return None  # the builder refuses a base URL with a query or fragment
+        scheme, host, script_name, path_info, raw_uri, server_name, server_port = parts
+        environ = {
+            "REQUEST_METHOD": method,
+            "SCRIPT_NAME": script_name,
+            "PATH_INFO": path_info,
+            "QUERY_STRING": _wsgi_encoding_dance(query_string),
+            "REQUEST_URI": raw_uri,
+            "RAW_URI": raw_uri,
+            "SERVER_NAME": server_name,
+            "SERVER_PORT": str(server_port),
+            "HTTP_HOST": host,
+            "SERVER_PROTOCOL": EnvironBuilder.server_protocol,
+            "wsgi.version": EnvironBuilder.wsgi_version,
+            "wsgi.url_scheme": scheme,
+            "wsgi.input": BytesIO(data),
+            "wsgi.errors": sys.stderr,
+            "wsgi.multithread": False,
+            "wsgi.multiprocess": False,
+            "wsgi.run_once": False,
+        }
+        if content_type is not None:
+            environ["CONTENT_TYPE"] = content_type
+        if content_length is not None:
+            environ["CONTENT_LENGTH"] = str(content_length)
+        combined: dict = {}
+        for key, value in headers.to_wsgi_list():
+            if key.lower() not in ("content-type", "content-length"):
+                combined.setdefault(f"HTTP_{key.upper().replace('-', '_')}", []).append(value)
+        for key, values in combined.items():
+            environ[key] = ", ".join(values)
+        return environ
+
+    def direct_from_values(cls, *args, **kwargs):
+        built = environment(**kwargs) if not args and set(kwargs) == moto_arguments else None
+        return cls(built) if built is not None else from_values(cls, *args, **kwargs)
+
+    Request.from_values = classmethod(direct_from_values)
+    Request._sandbox_direct = True
+    Request._sandbox_environment = staticmethod(environment)  # compared with the builder's by the tests
 
 
 def apply_all() -> None:
