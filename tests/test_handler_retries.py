@@ -101,13 +101,14 @@ def test_a_row_still_throttled_after_the_retries_fails_with_the_retryable_error_
 
 
 def test_retries_end_within_the_invocations_time_budget(enricher, monkeypatch):
-    """Real backoff sleeps of 0.6 s in a 3-second function: without the budget its 5 retries would
-    sleep 3 s and Lambda would kill it; with it the handler gives up in time to report the failure."""
+    """Real backoff sleeps of 0.6 s in a 3-second function (both compressed 4x, as the sandbox
+    compresses time): without the budget its 5 retries would sleep all of it and Lambda would kill
+    it; with it the handler gives up in time to report the failure."""
     throttled = throttle(boto3.DEFAULT_SESSION.events, "PutItem", 0, table=LEDGER_TABLE)
     enricher.lambda_handler({**ROW, "invoice_id": "INV-0"}, LocalLambdaContext())  # a warm container
     throttled["left"] = 10_000
-    monkeypatch.setattr(retry, "full_jitter_delay", lambda attempt: 0.6)
-    context = LocalLambdaContext(timeout_seconds=3)
+    monkeypatch.setattr(retry, "full_jitter_delay", lambda attempt: 0.6 / 4)
+    context = LocalLambdaContext(timeout_seconds=3, time_scale=1 / 4)
 
     with pytest.raises(TransientServiceError):
         enricher.lambda_handler(dict(ROW), context)
