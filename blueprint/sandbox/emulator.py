@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 import boto3
@@ -30,6 +31,10 @@ FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "sandbox", "AWS_SECRET_ACCESS_KEY": "sa
 class Emulator:
     region: str
     running: bool = True  # False once its block has ended
+    # The sandbox's clients, one per session and service: a client is thread-safe and costs ~10 ms
+    # to make, and the drivers ask for one each time they poll or check.
+    _clients: dict = field(default_factory=dict, repr=False)
+    _clients_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def session(self) -> boto3.session.Session:
         """A session for the sandbox's own calls (realizing, polling, checking). Handlers use the
@@ -38,7 +43,17 @@ class Emulator:
                                      region_name=self.region)
 
     def client(self, service: str, session: boto3.session.Session | None = None):
-        return (session or self.session()).client(
+        if session is None:
+            return self._make_client(service, self.session())
+        with self._clients_lock:  # a session is not thread-safe: its clients are made one at a time
+            key = (id(session), service)
+            if key not in self._clients:
+                self._clients[key] = (session, self._make_client(service, session))  # keeps the id's owner alive
+            return self._clients[key][1]
+
+    @staticmethod
+    def _make_client(service: str, session: boto3.session.Session):
+        return session.client(
             service,  # AWS's own endpoint, answered in-process
             config=Config(retries={"max_attempts": 2, "mode": "standard"}))
 
