@@ -1,6 +1,7 @@
 """The emulator's speed shortcuts (sandbox/shortcuts.py SHORTCUTS) keep moto's answers: the same
-scenario (DynamoDB expressions and errors, Step Functions paths, a JSON error's body; the account and region SQS, S3 and Kinesis read from a
-request; the User-Agent headers sent) gives the same responses with and without them."""
+scenario (DynamoDB expressions and errors, Step Functions paths, a JSON error's body; the account
+and region SQS, S3 and Kinesis read from a request; the User-Agent headers sent) gives the same
+responses with and without them, and moto's werkzeug requests are built as werkzeug builds them."""
 
 import json
 import subprocess
@@ -95,7 +96,8 @@ def scenario():
                          "ResultPath": "$.picked", "Next": "Keep"},
                 "Keep": {"Type": "Pass", "OutputPath": "$.picked.lines", "End": True}}}))["stateMachineArn"]
         for name, lines in (("first", [1, 2, 3]), ("second", ["x"])):
-            execution = sfn.start_execution(stateMachineArn=arn, name=name, input=json.dumps({"order": {"id": "o-1", "lines": lines}}))
+            order = json.dumps({"order": {"id": "o-1", "lines": lines}})
+            execution = sfn.start_execution(stateMachineArn=arn, name=name, input=order)
             for _ in range(500):
                 described = sfn.describe_execution(executionArn=execution["executionArn"])
                 if described["status"] != "RUNNING":
