@@ -28,6 +28,24 @@ from integration_blueprint.sandbox.realization import Sandbox
 REPO = Path(__file__).resolve().parents[1]
 
 
+_RECORDINGS: dict = {}
+
+
+@pytest.fixture(autouse=True)
+def each_stack_recorded_once(monkeypatch):
+    """This file's drills record the blueprint once per stack and worker (a recording is the same
+    every time: test_recording.py); each drill still realizes, drives and checks its own sandbox."""
+    from integration_blueprint.drill import runner
+
+    def recorded_once(program_dir, stack):
+        key = (Path(program_dir).resolve(), stack)
+        if key not in _RECORDINGS:
+            _RECORDINGS[key] = record_program(program_dir, stack=stack)
+        return _RECORDINGS[key]
+
+    monkeypatch.setattr(runner, "record_program", recorded_once)
+
+
 @pytest.fixture(autouse=True)
 def own_log_folder(tmp_path, monkeypatch):
     """Drills log to <tmp>/blueprint-drill-<stack>-<seed>: one folder per test, as tests run in parallel."""
