@@ -1,7 +1,6 @@
 """Shared test setup and helpers: fake AWS credentials (moto only; nothing leaves the machine), the
 repository's own stack files, and finding recorded resources by name."""
 
-import gc
 import json
 from pathlib import Path
 
@@ -89,13 +88,3 @@ def pytest_collection_modifyitems(items):
         return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
 
     items.sort(key=rank)  # stable: the order within each file is kept
-
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_runtest_teardown(item):
-    # What a test leaves alive (the modules and botocore models it loaded, its module fixtures)
-    # mostly lives on: frozen, later full collections no longer scan it, only what later tests
-    # allocate (a worker spent 3-6 s in 9-16 full collections of its whole heap, now about 0.5 s).
-    # The price is what a finished test still held when it was frozen: 370-420 MB per worker (340-370).
-    gc.freeze()
