@@ -215,6 +215,9 @@ def test_a_seed_reproduces_a_drill_exactly_and_recovery_completes_under_40_perce
 
     first.pop("wall_time_s"), second.pop("wall_time_s")
     assert first == second
+    # The second run's handlers log to its own log, through loggers the first run made.
+    log = (Path(tempfile.gettempdir()) / "blueprint-drill-dev-7" / f"{name}.log").read_text()
+    assert '"level":' in log and "I/O operation on closed file" not in log
     assert (first["lost"], first["duplicate_effects"]) == (0, 0), first
     assert first["unrecoverable"] == first["expected_unrecoverable"] == 2, first
     assert first["injected"]["transient"] > 0 and first["injected"]["crashes"] > 0, first

@@ -16,6 +16,7 @@ balance, a ledger write audited at the botocore layer), so duplicates cannot hid
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import random
 import tempfile
@@ -165,6 +166,45 @@ def _killed(options: DrillOptions, name: str) -> PatternReport:
         f"plus {KILL_GRACE_SECONDS:.0f} s and was killed (stuck inside the emulator); see its handler log"))
 
 
+class _PatternOutput(io.TextIOBase):
+    """sys.stdout and sys.stderr while a pattern runs in this process. A logging handler keeps the
+    stream it was made with (Powertools makes one when a service's logger is first made, once per
+    process), so a handler made in one pattern, writing straight to that pattern's log file, would
+    write to a closed file in the next pattern of the same process (the suite's drills, a
+    one-worker drill) and lose its records. Through this, it writes to the log of the pattern
+    running now; between patterns, to nowhere."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: Optional[io.TextIOBase] = None
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        log = self.log
+        return log.write(text) if log is not None and not log.closed else len(text)
+
+    def flush(self) -> None:
+        log = self.log
+        if log is not None and not log.closed:
+            log.flush()
+
+
+_PATTERN_OUTPUT = _PatternOutput()
+
+
+@contextlib.contextmanager
+def _output_to(log):
+    """Everything printed or logged in this process goes to `log` for the block."""
+    _PATTERN_OUTPUT.log = log
+    try:
+        with contextlib.redirect_stdout(_PATTERN_OUTPUT), contextlib.redirect_stderr(_PATTERN_OUTPUT):
+            yield
+    finally:
+        _PATTERN_OUTPUT.log = None
+
+
 _UPDATES: Any = None
 
 
@@ -200,7 +240,7 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
                  step: Callable[[float], None]) -> Optional[PatternReport]:
     """One pattern in its own sandbox, realized from its component's part of the recording: the
     fault window (drive), then the recovery phase (recover: the runbook's redrive), then the check."""
-    with open(log_file, "w") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+    with open(log_file, "w") as log, _output_to(log):
         faults = FaultInjector(transient_rate=options.transient, seed=f"{options.seed}:{name}")
         with running_emulator(recorded.config.get("aws:region", "us-east-1")) as emulator:
             faults.install()  # on the default session the emulator's block gives handlers
