@@ -1,6 +1,7 @@
 """Shared test setup and helpers: fake AWS credentials (moto only; nothing leaves the machine), the
 repository's own stack files, and finding recorded resources by name."""
 
+import gc
 import json
 from pathlib import Path
 
@@ -88,3 +89,11 @@ def pytest_collection_modifyitems(items):
         return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
 
     items.sort(key=rank)  # stable: the order within each file is kept
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_unconfigure(config):
+    # The session is over: pytest's last full collection (to report exceptions raised in finalizers)
+    # would scan the whole heap of a worker (moto, pulumi_aws, botocore's models: 1-2 s) just before
+    # the process exits. Frozen, the heap is left out of it (finalizers in it are not run: exiting, they need not be).
+    gc.freeze()
