@@ -46,10 +46,9 @@ class Emulator:
         if session is None:
             return self._make_client(service, self.session())
         with self._clients_lock:  # a session is not thread-safe: its clients are made one at a time
-            key = (id(session), service)
-            if key not in self._clients:
-                self._clients[key] = (session, self._make_client(service, session))  # keeps the id's owner alive
-            return self._clients[key][1]
+            if (session, service) not in self._clients:
+                self._clients[session, service] = self._make_client(service, session)
+            return self._clients[session, service]
 
     @staticmethod
     def _make_client(service: str, session: boto3.session.Session):
