@@ -46,7 +46,7 @@ def run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], N
     log_dir.mkdir(parents=True, exist_ok=True)
     if workers is None or workers > 1:
         _worker_context()  # its fork server imports the workers' modules while the program records
-    with open(log_dir / "program.log", "w") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+    with open(log_dir / "program.log", "w") as log, _output_to(log):
         recorded = record_program(options.program_dir, stack=options.stack)
     # Each pattern's sandbox holds only its own component; a stack without it skips the pattern.
     chosen = {}
@@ -167,12 +167,12 @@ def _killed(options: DrillOptions, name: str) -> PatternReport:
 
 
 class _PatternOutput(io.TextIOBase):
-    """sys.stdout and sys.stderr while a pattern runs in this process. A logging handler keeps the
-    stream it was made with (Powertools makes one when a service's logger is first made, once per
-    process), so a handler made in one pattern, writing straight to that pattern's log file, would
-    write to a closed file in the next pattern of the same process (the suite's drills, a
-    one-worker drill) and lose its records. Through this, it writes to the log of the pattern
-    running now; between patterns, to nowhere."""
+    """sys.stdout and sys.stderr while the drill records the program or runs a pattern in this
+    process. A logging handler keeps the stream it was made with (Powertools makes one when a
+    service's logger is first made, once per process), so a handler made in one pattern, writing
+    straight to that pattern's log file, would write to a closed file in the next pattern of the
+    same process (the suite's drills, a one-worker drill) and lose its records. Through this, it
+    writes to the log of what runs now (program.log while recording); between them, to nowhere."""
 
     def __init__(self) -> None:
         super().__init__()
