@@ -143,7 +143,7 @@ def add_drill_command(subparsers) -> None:
     parser.add_argument("--crashes", type=_count, default=3,
                         help="invocations per pattern that crash after a side effect (default: 3)")
     parser.add_argument("--workers", type=int, default=None,
-                        help="patterns run in parallel processes (default: one per core, at most one per pattern)")
+                        help="patterns run in parallel processes (default: one per pattern; 1 runs them in this process)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.set_defaults(run=_run_drill)

@@ -77,6 +77,28 @@ def scenario():
                         "QueueArn", "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
                         "ApproximateNumberOfMessagesDelayed"])["Attributes"],
                     [m["Body"] for m in sqs.receive_message(QueueUrl=url).get("Messages", [])]])
+        # FIFO queues: moto reads their deduplication setting on every send (its errors, a duplicate
+        # dropped, content-based ids), and the counts after them.
+        def sent(response):  # without the random message ids and sequence numbers
+            entries = response.get("Successful", [response])
+            return [sorted(k for k in entry if k not in ("MessageId", "SequenceNumber")) for entry in entries]
+        fifo = sqs.create_queue(QueueName="q.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+        by_content = sqs.create_queue(QueueName="c.fifo", Attributes={
+            "FifoQueue": "true", "ContentBasedDeduplication": "true"})["QueueUrl"]
+        record(lambda: sqs.send_message(QueueUrl=fifo, MessageBody="no group"))
+        record(lambda: sqs.send_message(QueueUrl=fifo, MessageBody="no id", MessageGroupId="g"))
+        record(lambda: {"sent": sent(sqs.send_message_batch(QueueUrl=fifo, Entries=[
+            {"Id": str(i), "MessageBody": f"m{i % 3}", "MessageGroupId": "g", "MessageDeduplicationId": f"d{i % 3}"}
+            for i in range(5)]))})
+        for _ in range(2):
+            record(lambda: {"sent": sent(sqs.send_message(QueueUrl=by_content, MessageBody="same", MessageGroupId="g"))})
+        record(lambda: {"received": [m["Body"] for m in sqs.receive_message(QueueUrl=fifo, MaxNumberOfMessages=2)["Messages"]]})
+        for queue_url in (fifo, by_content):
+            out.append(sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=[
+                "ContentBasedDeduplication", "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
+                "ApproximateNumberOfMessagesDelayed"])["Attributes"])
+        record(lambda: {"all": sorted((name, value) for name, value in sqs.get_queue_attributes(
+            QueueUrl=fifo, AttributeNames=["All"])["Attributes"].items() if not name.endswith("Timestamp"))})
         s3 = client("s3")
         s3.create_bucket(Bucket="drill-input", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
         s3.put_object(Bucket="drill-input", Key="k", Body=b"body")

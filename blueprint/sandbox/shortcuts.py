@@ -14,6 +14,11 @@ import string
 SHORTCUTS = {
     "count_sqs_messages_once": "a queue's three Approximate* message counts are made in one pass over its "
                                "messages, with one clock read, instead of one pass each per attribute rebuild",
+    "read_queue_settings_without_counting": "moto reads a FIFO queue's ContentBasedDeduplication through the "
+                                            "queue's full attribute set four times per message sent; those "
+                                            "reads skip the three message counts (a pass over every message "
+                                            "each) they never use, and a GetQueueAttributes builds the set once, "
+                                            "not three times per attribute name",
     "remember_response_method_names": "the names of a response class's methods are listed once per class, "
                                       "not with inspect.getmembers on every request",
     "parse_dynamodb_expressions_once": "a DynamoDB condition or update expression is parsed once per distinct "
@@ -133,13 +138,20 @@ def count_sqs_messages_once() -> None:
     # A pure string function moto calls ~20 times per attribute rebuild: remember its answers.
     sqs_models.camelcase_to_underscores = functools.lru_cache(maxsize=None)(sqs_models.camelcase_to_underscores)
     def counted(index):
-        return property(lambda q: (getattr(q, "_sandbox_counts", None) or counts(q))[index])
+        def count(queue):
+            this_build = getattr(queue, "_sandbox_counts", None)
+            if this_build is None:  # read outside an attribute build
+                return counts(queue)[index]
+            if not this_build:  # the first count this build reads
+                this_build.extend(counts(queue))
+            return this_build[index]
+        return property(count)
 
     build_attributes = Queue.attributes.fget
 
     def attributes(queue):
         # One count for the three Approximate* attributes of this build, not one each.
-        queue._sandbox_counts = counts(queue)
+        queue._sandbox_counts = []
         try:
             return build_attributes(queue)
         finally:
@@ -151,6 +163,93 @@ def count_sqs_messages_once() -> None:
     Queue.approximate_number_of_messages_not_visible = counted(2)
     Queue.attributes = property(attributes)
     Queue._sandbox_fast = True
+
+
+def read_queue_settings_without_counting() -> None:
+    """moto reads a queue's ContentBasedDeduplication setting as `queue.attributes.get(...)`: twice
+    while validating a message, once sending it, once adding it (count_sqs_messages_once made each
+    build count once, but a build still passes over every message). Those four reads use one setting
+    and never a count, so inside them the counts are not made: they stand as NOT_COUNTED, which
+    raises if anything reads it as a count, so a read that did need one fails loudly instead of
+    seeing a wrong number. A send is scoped only when the queue has no moto Lambda event source
+    mapping (moto would receive and invoke from inside it); the validation has no nested calls.
+    GetQueueAttributes built the whole set once, then twice more per attribute name asked for: it
+    builds it once per request (the counts as of that moment, as a single build gives them)."""
+    import functools
+    import threading
+
+    from moto.sqs.models import Queue, SQSBackend
+
+    if getattr(Queue, "_sandbox_settings_only", False):
+        return
+    scope = threading.local()  # per thread: another thread's GetQueueAttributes still counts
+
+    def settings_only(read):
+        @functools.wraps(read)
+        def scoped(*args, **kwargs):
+            scope.depth = getattr(scope, "depth", 0) + 1
+            try:
+                return read(*args, **kwargs)
+            finally:
+                scope.depth -= 1
+        return scoped
+
+    validate, send, add = SQSBackend._validate_message, SQSBackend.send_message, Queue.add_message
+    validate_settings_only, send_settings_only, add_settings_only = (
+        settings_only(validate), settings_only(send), settings_only(add))
+
+    def send_message(self, queue_name, *args, **kwargs):
+        queue = self.get_queue(queue_name)
+        scoped = send if queue.lambda_event_source_mappings else send_settings_only
+        return scoped(self, queue_name, *args, **kwargs)
+
+    def add_message(self, message):
+        return (add if self.lambda_event_source_mappings else add_settings_only)(self, message)
+
+    for name in ("approximate_number_of_messages", "approximate_number_of_messages_delayed",
+                 "approximate_number_of_messages_not_visible"):
+        count = getattr(Queue, name).fget
+        setattr(Queue, name, property(
+            lambda queue, count=count: NOT_COUNTED if getattr(scope, "depth", 0) else count(queue)))
+
+    get_attributes = SQSBackend.get_queue_attributes
+
+    def get_queue_attributes(self, queue_name, attribute_names):
+        queue = self.get_queue(queue_name)
+        queue.__dict__["_sandbox_attributes"] = (threading.get_ident(), queue.attributes)
+        try:
+            return get_attributes(self, queue_name, attribute_names)
+        finally:
+            queue.__dict__.pop("_sandbox_attributes", None)
+
+    build = Queue.attributes.fget
+
+    def attributes(queue):
+        built = queue.__dict__.get("_sandbox_attributes")
+        if built is not None and built[0] == threading.get_ident():  # this thread's GetQueueAttributes
+            return dict(built[1])
+        return build(queue)
+
+    SQSBackend._validate_message = validate_settings_only
+    SQSBackend.send_message = send_message
+    Queue.add_message = add_message
+    SQSBackend.get_queue_attributes = get_queue_attributes
+    Queue.attributes = property(attributes)
+    Queue._sandbox_settings_only = True
+
+
+class _NotCounted:
+    """A message count inside a read that uses only a queue's settings: never meant to be read."""
+
+    def _refuse(self, *_args, **_kwargs):
+        raise RuntimeError("a queue's message count was read inside a read the sandbox made without counting "
+                           "(sandbox/shortcuts.py read_queue_settings_without_counting)")
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __bool__ = __int__ = __index__ = __float__ = _refuse
+    __str__ = __repr__ = __format__ = __add__ = __radd__ = __hash__ = _refuse  # type: ignore[assignment]
+
+
+NOT_COUNTED = _NotCounted()
 
 
 def remember_response_method_names() -> None:
