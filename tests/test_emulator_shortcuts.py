@@ -56,6 +56,17 @@ def scenario():
                                                ExpressionAttributeNames={"#n": "n", "#s": "status"},
                                                ExpressionAttributeValues={":s": {"S": limit}, ":limit": {"N": limit}},
                                                ReturnValues="ALL_NEW"))
+            for low in ({"NULL": True}, {"N": "0"}, {"N": "5"}):  # one text: a NULL bound is refused, then met, then not
+                record(lambda: ddb.update_item(
+                    TableName="t", Key={"pk": {"S": "a"}}, UpdateExpression="SET #s = :s",
+                    ConditionExpression="(#n BETWEEN :low AND :high OR #s IN (:s, :high)) AND NOT contains(#s, :part)",
+                    ExpressionAttributeNames={"#n": "n", "#s": "status"}, ReturnValues="UPDATED_NEW",
+                    ExpressionAttributeValues={":low": low, ":high": {"N": "9"}, ":s": {"S": "ok"}, ":part": {"S": "x"}}))
+            record(lambda: ddb.put_item(TableName="t", Item={"pk": {"S": "d"}}, ExpressionAttributeNames={"#n": "n"},
+                                        ConditionExpression="attribute_not_exists(pk) AND #n = :absent",
+                                        ExpressionAttributeValues={":other": {"S": "x"}}))  # a value named, not given
+            record(lambda: ddb.delete_item(TableName="t", Key={"pk": {"S": "a"}}, ConditionExpression="n > AND :z",
+                                           ExpressionAttributeValues={":z": {"N": "1"}}))  # not a condition
             record(lambda: ddb.update_item(TableName="t", Key={"pk": {"S": "a"}}, UpdateExpression="SET #x = :v",
                                            ExpressionAttributeNames={"#x": "x"}, ExpressionAttributeValues={}))
             record(lambda: ddb.put_item(TableName="t", Item={"pk": {"S": "c"}}, ConditionExpression="#unused = :v",

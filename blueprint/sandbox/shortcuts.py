@@ -21,10 +21,11 @@ SHORTCUTS = {
                                             "not three times per attribute name",
     "remember_response_method_names": "the names of a response class's methods are listed once per class, "
                                       "not with inspect.getmembers on every request",
-    "parse_dynamodb_expressions_once": "a DynamoDB condition or update expression is parsed once per distinct "
-                                       "expression (with its names and values), not twice per request "
-                                       "(request validation, then the operation); a condition's text is "
-                                       "split into tokens once per distinct text",
+    "parse_dynamodb_expressions_once": "a DynamoDB condition's syntax is parsed once per distinct text and "
+                                       "attribute names (each request's values are put into a copy of the "
+                                       "tree and moto builds the operators from it), an update expression "
+                                       "once per distinct text, not twice per request (request validation, "
+                                       "then the operation)",
     "walk_dynamodb_update_trees_cheaply": "each of the ten passes that validate an update expression looks up "
                                           "what it does per node type once per pass, not twice per node, and "
                                           "the parsed tree each update works on is copied node by node "
@@ -267,13 +268,15 @@ def remember_response_method_names() -> None:
 
 def parse_dynamodb_expressions_once() -> None:
     """moto parses a request's ConditionExpression when it validates the request and again when it
-    applies it, and its UpdateExpression likewise. The parse depends only on the expression, its
-    attribute names and (for a condition) its values, so its result is remembered: a condition's
-    syntax tree (evaluated, never modified) with the names and values it used, an update's tree
-    (which moto deep-copies before each use). Invalid expressions raise as before, every time."""
+    applies it, and its UpdateExpression likewise. A condition's syntax depends only on its text
+    and attribute names: its parsed node tree (before moto builds the operators from it) is
+    remembered per those, with the names and values it uses; each parse puts the request's own
+    values into a copy of that tree and builds the operators with moto's own `_make_op_condition`
+    (whose constructors check the values, as before). An expression that fails to parse, or a
+    request missing a value it names, goes through moto's own parse and fails there as before.
+    An update's tree (which moto deep-copies before each use) is remembered per expression."""
     import importlib
     import json
-    from collections import deque
 
     from moto.dynamodb.comparisons import ConditionExpressionParser
 
@@ -282,33 +285,51 @@ def parse_dynamodb_expressions_once() -> None:
     if getattr(ConditionExpressionParser, "_sandbox_once", False):
         return
     parse_condition = ConditionExpressionParser.parse
-    conditions: dict = {}
+    value_kind = ConditionExpressionParser.Kind.EXPRESSION_ATTRIBUTE_VALUE
+    syntax: dict = {}  # (expression, names) -> (node tree without values, names used, values used)
+
+    class _NoValuesYet(dict):
+        def __missing__(self, name):
+            return None  # the request's value goes in later (with_values)
+
+    def parse_syntax(parser):
+        # moto's parse up to its last step (ConditionExpressionParser.parse, moto 5.2), without values.
+        bare = ConditionExpressionParser(parser.condition_expression, parser.expression_attribute_names,
+                                         _NoValuesYet())
+        nodes = bare._lex_condition_expression()
+        for step in (bare._parse_paths, bare._apply_functions, bare._apply_comparator, bare._apply_in,
+                     bare._apply_between, bare._apply_parens_and_booleans):
+            nodes = step(nodes)
+        node = nodes[0]
+        bare._assert_no_redundant_parentheses(node)
+        return node, bare._find_literals(node), bare._find_expr_attr_values(node)
+
+    def with_values(node, values):
+        if node.kind == value_kind:
+            return node._replace(value=values[node.text])
+        if not node.children:
+            return node
+        return node._replace(children=[with_values(child, values) for child in node.children])
 
     def parse(parser):
-        key = (parser.condition_expression, json.dumps(parser.expression_attribute_names, sort_keys=True),
-               json.dumps(parser.expression_attribute_values, sort_keys=True))
-        if key not in conditions:
-            if len(conditions) > EXPRESSION_CACHE_SIZE:
-                conditions.clear()
-            tree = parse_condition(parser)
-            conditions[key] = (tree, list(parser.expr_attr_names_found), list(parser.expr_attr_values_found))
-        tree, names, values = conditions[key]
-        parser.expr_attr_names_found, parser.expr_attr_values_found = list(names), list(values)
-        return tree
-
-    # A condition's values are part of its tree, and they change from request to request (a
-    # timestamp, an amount): its tokens, which depend on the expression's text alone, are
-    # remembered too. Each parse gets its own token deque (the later stages consume it).
-    lex = ConditionExpressionParser._lex_condition_expression
-    tokens: dict = {}
-
-    def lex_once(parser):
-        expression = parser.condition_expression
-        if expression not in tokens:
-            if len(tokens) > EXPRESSION_CACHE_SIZE:
-                tokens.clear()
-            tokens[expression] = tuple(lex(parser))
-        return deque(token._replace(children=list(token.children)) for token in tokens[expression])
+        if not parser.condition_expression:
+            return parse_condition(parser)
+        key = (parser.condition_expression, json.dumps(parser.expression_attribute_names, sort_keys=True))
+        if key not in syntax:
+            try:
+                parsed = parse_syntax(parser)
+            except Exception:
+                return parse_condition(parser)  # moto's own error, raised where moto raises it
+            if len(syntax) > EXPRESSION_CACHE_SIZE:
+                syntax.clear()
+            syntax[key] = parsed
+        node, names, values = syntax[key]
+        given = parser.expression_attribute_values
+        if values and (not isinstance(given, dict) or any(name not in given for name in values)):
+            return parse_condition(parser)  # a value named but not given: moto's own error
+        parser.expr_attr_names_found.extend(names)
+        parser.expr_attr_values_found.extend(values)
+        return parser._make_op_condition(with_values(node, given or {}))
 
     make_update = UpdateExpressionParser.make.__func__
     updates: dict = {}
@@ -321,7 +342,6 @@ def parse_dynamodb_expressions_once() -> None:
         return updates[expression]
 
     ConditionExpressionParser.parse = parse
-    ConditionExpressionParser._lex_condition_expression = lex_once
     UpdateExpressionParser.make = classmethod(make)
     ConditionExpressionParser._sandbox_once = True
 
