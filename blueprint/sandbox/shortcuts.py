@@ -207,11 +207,14 @@ def read_queue_settings_without_counting() -> None:
     def add_message(self, message):
         return (add if self.lambda_event_source_mappings else add_settings_only)(self, message)
 
+    def unless_settings_only(count):
+        def counted(queue):
+            return NOT_COUNTED if getattr(scope, "depth", 0) else count(queue)
+        return property(counted)
+
     for name in ("approximate_number_of_messages", "approximate_number_of_messages_delayed",
                  "approximate_number_of_messages_not_visible"):
-        count = getattr(Queue, name).fget
-        setattr(Queue, name, property(
-            lambda queue, count=count: NOT_COUNTED if getattr(scope, "depth", 0) else count(queue)))
+        setattr(Queue, name, unless_settings_only(getattr(Queue, name).fget))
 
     get_attributes = SQSBackend.get_queue_attributes
 
@@ -247,7 +250,7 @@ class _NotCounted:
                            "(sandbox/shortcuts.py read_queue_settings_without_counting)")
 
     __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __bool__ = __int__ = __index__ = __float__ = _refuse
-    __str__ = __repr__ = __format__ = __add__ = __radd__ = __hash__ = _refuse  # type: ignore[assignment]
+    __str__ = __repr__ = __format__ = __add__ = __radd__ = __hash__ = _refuse
 
 
 NOT_COUNTED = _NotCounted()
