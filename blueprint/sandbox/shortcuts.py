@@ -57,6 +57,12 @@ SHORTCUTS = {
     "parse_state_machine_paths_once": "a Step Functions JSONPath (InputPath, OutputPath, ResultPath, a "
                                       "Parameters path) is parsed once per distinct path, not by a new "
                                       "parser built on every state of every execution",
+    "route_requests_once": "moto finds a request's handler by trying its URL against every service's "
+                           "patterns (about fifty regular expressions), then each matching service's URL map: "
+                           "the services tried and the handler found are remembered per URL (scheme, host and "
+                           "path); the passthrough and allow-list checks still run on every request",
+    "remember_werkzeug_urls": "werkzeug rebuilds a request's root URL (quoting, IRI decoding) each time moto "
+                              "asks for it: the pure function that builds it remembers its answers",
     "build_wsgi_environments_directly": "moto turns each botocore request into a werkzeug request: its WSGI "
                                         "environment (the same keys, values and order) is built directly from "
                                         "the method, URL, headers and body, not through werkzeug's test-client "
@@ -635,6 +641,92 @@ def parse_state_machine_paths_once() -> None:
     json_path.parse = functools.lru_cache(maxsize=EXPRESSION_CACHE_SIZE)(json_path.parse)
     result_path.parse = functools.lru_cache(maxsize=EXPRESSION_CACHE_SIZE)(result_path.parse)
     json_path._sandbox_once = True
+
+
+def route_requests_once() -> None:
+    """moto's BotocoreStubber.process_request (moto 5.2) matches a request's URL, without its query,
+    against every service's URL patterns in turn, looks up that service's backend and tries each of
+    its URL map's expressions: about fifty regular expressions and a backend lookup per request for
+    an answer that depends only on the URL. The (service, handler) it finds is remembered per URL;
+    passthrough and allow-list settings are still checked on every request, and the request is
+    then handled exactly as moto handles it (normalized, recorded, dispatched, its HTTP errors
+    turned into responses). A URL no service answers is not remembered."""
+    import re
+
+    import moto.backend_index as backend_index
+    from moto.core import botocore_stubber
+    from moto.core.exceptions import HTTPException
+
+    stubber = botocore_stubber.BotocoreStubber
+    if getattr(stubber, "_sandbox_routed", False):
+        return
+    routes: dict = {}  # clean URL -> (the services whose pattern matches it, in moto's order, the handler)
+
+    def find_route(clean_url):
+        import moto.backends as backends
+        from moto.core import DEFAULT_ACCOUNT_ID
+
+        services = []
+        for service, pattern in backend_index.backend_url_patterns:
+            if pattern.match(clean_url):
+                services.append(service)
+                backend_dict = backends.get_backend(service)  # type: ignore[call-overload]
+                if isinstance(backend_dict, botocore_stubber.BackendDict):
+                    if "us-east-1" in backend_dict[DEFAULT_ACCOUNT_ID]:
+                        backend = backend_dict[DEFAULT_ACCOUNT_ID]["us-east-1"]
+                    else:
+                        backend = backend_dict[DEFAULT_ACCOUNT_ID]["aws"]
+                else:
+                    backend = backend_dict["global"]
+                for url, handler in backend.urls.items():
+                    if re.compile(url).match(clean_url):
+                        return tuple(services), handler
+        return tuple(services), None
+
+    def process_request(self, request):
+        parsed_url, _ = botocore_stubber.get_equivalent_url_in_aws_domain(request.url)
+        clean_url = f"{parsed_url.scheme}://{parsed_url.netloc}{parsed_url.path}"
+        if botocore_stubber.passthrough_url(clean_url):
+            return None
+        if clean_url not in routes:
+            if len(routes) > EXPRESSION_CACHE_SIZE:
+                routes.clear()
+            routes[clean_url] = find_route(clean_url)
+        services, handler = routes[clean_url]
+        if handler is None:  # no service's URL map answers it: moto's own answer (a 404, or None)
+            return original(self, request)
+        for service in services:  # the checks moto makes on each service it tries, in its order
+            if botocore_stubber.passthrough_service(service):
+                return None
+            if not botocore_stubber.service_whitelisted(service):
+                raise botocore_stubber.ServiceNotWhitelisted(service)
+        from moto.moto_api import recorder
+
+        normalized_request = botocore_stubber.normalize_request(request)
+        try:
+            recorder._record_request(normalized_request)
+            status, headers, body = handler(normalized_request, normalized_request.raw_url,
+                                            normalized_request.headers)
+        except HTTPException as e:
+            status, headers, body = e.code, e.get_headers(), e.get_body()
+        return status, headers, body
+
+    original = stubber.process_request
+    stubber.process_request = process_request
+    stubber._sandbox_routed = True
+
+
+def remember_werkzeug_urls() -> None:
+    """werkzeug.sansio.utils.get_current_url builds a URL from its parts (quoting, IRI decoding);
+    its answer depends on its arguments alone (strings, None, bytes), so it is remembered."""
+    import functools
+
+    from werkzeug.sansio import request
+
+    if getattr(request, "_sandbox_urls", False):
+        return
+    request.get_current_url = functools.lru_cache(maxsize=EXPRESSION_CACHE_SIZE)(request.get_current_url)
+    request._sandbox_urls = True
 
 
 def build_wsgi_environments_directly() -> None:
