@@ -647,10 +647,11 @@ def route_requests_once() -> None:
     """moto's BotocoreStubber.process_request (moto 5.2) matches a request's URL, without its query,
     against every service's URL patterns in turn, looks up that service's backend and tries each of
     its URL map's expressions: about fifty regular expressions and a backend lookup per request for
-    an answer that depends only on the URL. The (service, handler) it finds is remembered per URL;
+    an answer that depends only on the URL. The services whose pattern matches it (in moto's order)
+    and the handler of the first URL map that answers are remembered per URL; each service's
     passthrough and allow-list settings are still checked on every request, and the request is
     then handled exactly as moto handles it (normalized, recorded, dispatched, its HTTP errors
-    turned into responses). A URL no service answers is not remembered."""
+    turned into responses). A URL no URL map answers goes through moto's own code each time."""
     import re
 
     import moto.backend_index as backend_index
