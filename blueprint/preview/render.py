@@ -48,6 +48,9 @@ def render_text(result: PreviewResult) -> str:
                 lines.append(f"      Fix: {rule.remediation}")
             if finding.url:
                 lines.append(f"      See: {finding.url}")
+    notes = result.notes()
+    if notes:
+        lines += ["", "Not checked as the real engine would:"] + [f"  - {note}" for note in notes]
     lines += ["", f"{len(recorded.resources)} resources, {result.count('mandatory')} mandatory and "
                   f"{result.count('advisory')} advisory violations"
                   + (": the stack may not be deployed." if result.exit_code else ".")]
