@@ -198,7 +198,7 @@ class OfflineEngine:
                 id_, outputs = provider_outputs.known_outputs(request.type, request.name, urn, planned,
                                                               region=region, account=ACCOUNT)
             returned = self._returned(analyzer_view, outputs, secret_outputs=set(request.additionalSecretOutputs))
-            analyzer_view = {**analyzer_view, **{k: v for k, v in planned.items() if k not in analyzer_view}}
+            analyzer_view = _checked(analyzer_view, provider_view, planned)
         else:
             id_, outputs, returned = "", wire.plain(analyzer_view), inputs
         self._record(request, urn, analyzer_view, id_, outputs)
@@ -344,6 +344,20 @@ class OfflineEngine:
 
     def log(self, request) -> None:
         self.logs.append(LogEntry(_SEVERITIES.get(request.severity, "info"), request.message, request.urn))
+
+
+def _checked(analyzer_view: dict, provider_view: dict, planned: dict) -> dict:
+    """The inputs after the provider's Check, as the engine sends them to an analyzer: what Check
+    added or changed (an auto-name, a document encoded as JSON) in place of what the program sent,
+    still secret where the program's value was."""
+    checked = {}
+    for key, value in planned.items():
+        sent = analyzer_view.get(key)
+        if key in provider_view and provider_view[key] == value:
+            checked[key] = sent
+        else:
+            checked[key] = wire.secret(value) if wire.has_secret(sent) else value
+    return checked
 
 
 class _ProgramFacingError(Exception):

@@ -13,8 +13,43 @@ class UnknownInvoke(Exception):
     """No installed provider SDK declares this data source."""
 
 
+def _resource_class(type_token: str):
+    """The provider SDK's class for a type token (`aws:iam/role:Role` -> pulumi_aws.iam.role.Role)."""
+    import importlib
+    import keyword
+    import re
+
+    package, module, name = type_token.split(":")
+    parts = [f"{p}_" if keyword.iskeyword(p) else p for p in module.split("/")]
+    parts[-1] = re.sub(r"(?<!^)(?=[A-Z])", "_", parts[-1]).lower()
+    try:
+        return getattr(importlib.import_module(".".join([f"pulumi_{package}", *parts])), name, None)
+    except ImportError:
+        return None
+
+
+def _string_properties(type_token: str) -> set[str]:
+    cls = _resource_class(type_token)
+    found = set()
+    for attribute in vars(cls).values() if cls else ():
+        getter = getattr(attribute, "fget", None)
+        wire_name = getattr(getter, "_pulumi_name", None)
+        if wire_name and getattr(getter, "__annotations__", {}).get("return") == __import__("pulumi").Output[str]:
+            found.add(wire_name)
+    return found
+
+
 def planned_inputs(type_token: str, name: str, urn: str, inputs: dict, *, region: str) -> dict:
-    return dict(inputs)
+    """A string property given as an object (an IAM document written as a dict) is JSON-encoded,
+    as the provider's Check does."""
+    planned = dict(inputs)
+    objects = [key for key, value in planned.items() if isinstance(value, (dict, list))]
+    if objects:
+        strings = _string_properties(type_token)
+        for key in objects:
+            if key in strings:
+                planned[key] = json.dumps(planned[key])
+    return planned
 
 
 def known_outputs(type_token: str, name: str, urn: str, inputs: dict, *, region: str,

@@ -22,10 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
+import grpc
 import pulumi
 import yaml
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.config import set_all_config
+from pulumi.runtime.proto import engine_pb2_grpc, resource_pb2_grpc
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
@@ -280,8 +282,13 @@ def _record_callable(body: Callable[[], Any], *, stack: str, config: dict[str, s
     register in the program's order, the same every run."""
     with OfflineEngine(project=project, stack=stack, config=config, region=config.get("aws:region") or DEFAULT_REGION,
                        unknowns=unknowns, on_resource=on_resource) as engine:
-        pulumi_settings.reset_options(project=project, stack=stack, parallel=16, engine_address=engine.address,
-                                      monitor_address=engine.address, preview=True, organization="organization")
+        # The SDK is given stubs on a channel of ours, closed before the engine stops (a channel the
+        # SDK opened would be left to receive the server's GOAWAY).
+        channel = grpc.insecure_channel(engine.address)
+        pulumi_settings.reset_options(project=project, stack=stack, parallel=16,
+                                      engine_address=engine_pb2_grpc.EngineStub(channel),
+                                      monitor_address=resource_pb2_grpc.ResourceMonitorStub(channel),
+                                      preview=True, organization="organization")
         set_all_config(config)
         loop = _ensure_event_loop()
         previous_executor = getattr(loop, "_default_executor", None)
@@ -302,6 +309,7 @@ def _record_callable(body: Callable[[], Any], *, stack: str, config: dict[str, s
             loop._default_executor = previous_executor  # set_default_executor refuses None
             set_all_config({})
             pulumi_settings.reset_options()
+            channel.close()
         if engine.failures:
             raise ProgramError("the offline engine itself failed (a bug in blueprint):\n" + engine.failures[0])
         return RecordedStack(project=project, stack=stack, program_dir=None, config=config, unknowns=unknowns,
