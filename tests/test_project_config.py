@@ -44,6 +44,7 @@ def test_stack_values_reach_the_program_as_the_strings_the_cli_passes(tmp_path):
           replicas: 3
           ratio: 2.0
           tiny: 1e-7
+          huge: 2.5e21
           enabled: true
           legacyFlag: yes
           launch: 2024-01-01
@@ -55,7 +56,7 @@ def test_stack_values_reach_the_program_as_the_strings_the_cli_passes(tmp_path):
           aws:config:profile: ci
     """)
     assert config.values == {
-        "shop:name": "orders", "shop:replicas": "3", "shop:ratio": "2", "shop:tiny": "1e-7",
+        "shop:name": "orders", "shop:replicas": "3", "shop:ratio": "2", "shop:tiny": "1e-7", "shop:huge": "2.5e+21",
         "shop:enabled": "true", "shop:legacyFlag": "yes", "shop:launch": "2024-01-01", "shop:mode": "493",
         "shop:empty": "", "shop:tags": '{"cost":12,"team":"\\u003ccore\\u003e"}', "shop:zones": '["a","b"]',
         "aws:region": "eu-west-1", "aws:profile": "ci"}

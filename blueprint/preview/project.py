@@ -114,8 +114,8 @@ def _go_float(number: float) -> str:
         raise ProgramError(f"{number} cannot be a config value (JSON has no {number})")
     magnitude = abs(number)
     if magnitude != 0 and (magnitude < 1e-6 or magnitude >= 1e21):
-        mantissa, exponent = repr(number).split("e")
-        return f"{mantissa}e{'-' if int(exponent) < 0 else '+'}{abs(int(exponent)):0{1 if int(exponent) < 0 else 2}d}"
+        mantissa, exponent = repr(number).split("e")  # repr pads to `e-07`; Go writes `e-7`
+        return f"{mantissa}e{int(exponent):+d}"
     return format(Decimal(repr(number)).normalize(), "f")
 
 
