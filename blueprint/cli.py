@@ -36,9 +36,19 @@ class MissingExtra(Exception):
 USER_ERRORS = (ProgramError, AnalyzerError, PolicyConfigError, SandboxError, MissingExtra)
 
 
-def _program_dir(args: argparse.Namespace) -> Path:
-    """--program, else the current directory, as `pulumi` takes the project from where it runs."""
-    return Path(args.program or Path.cwd()).resolve()
+def _program_dir(args: argparse.Namespace, *, required: bool = True) -> Path:
+    """--program, else the nearest project at or above the current directory, as `pulumi` finds it
+    (with `required=False`, the current directory when there is none)."""
+    from integration_blueprint.preview.project import find_project
+
+    if args.program:
+        return Path(args.program).resolve()
+    try:
+        return find_project(Path.cwd()).resolve()
+    except ProgramError:
+        if required:
+            raise
+        return Path.cwd().resolve()
 
 
 def _run_preview(args: argparse.Namespace) -> int:
@@ -163,7 +173,7 @@ def _list_policies(args: argparse.Namespace) -> int:
     from integration_blueprint.preview.policy_list import list_rules, render_json, render_text
 
     with PolicyAnalyzer(Path(args.policy_pack)) as analyzer:
-        listing = list_rules(analyzer, _program_dir(args))
+        listing = list_rules(analyzer, _program_dir(args, required=False))
     print(render_json(listing) if args.json else render_text(listing))
     return 0
 

@@ -15,7 +15,6 @@ sandbox realizes it in an AWS emulator. Tests of the components use it too.
 from __future__ import annotations
 
 import gc
-import sys
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,7 +23,6 @@ from typing import Any, Callable, Optional, Union
 
 import grpc
 import pulumi
-import yaml
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.config import set_all_config
 from pulumi.runtime.proto import engine_pb2_grpc, resource_pb2_grpc
@@ -39,19 +37,23 @@ from integration_blueprint.preview.engine import (
     RecordedResource,
     make_urn,
 )
+from integration_blueprint.preview.interpreter import Interpreter, missing_module_hint, resolve_interpreter
+from integration_blueprint.preview.project import (
+    ProgramConfig,
+    ProgramError,
+    load_config,
+    load_project,
+    stack_config_path,
+    stack_names,
+)
 from integration_blueprint.preview.provider_outputs import PLACEHOLDER_ACCOUNT
 
 __all__ = ["DEFAULT_REGION", "PLACEHOLDER_ACCOUNT", "UNKNOWN", "NotExpanded", "ProgramError", "RecordedResource",
-           "RecordedStack", "load_project", "load_stack_config", "make_urn", "record_program", "stack_names"]
+           "RecordedStack", "load_project", "load_stack_config", "make_urn", "record_program", "stack_config_path",
+           "stack_names"]
 
 # The wire value Pulumi uses for "not known until apply" (pulumi.runtime.rpc.UNKNOWN).
 UNKNOWN = wire.UNKNOWN
-# What a `secure:` config value reads as offline: there is no key to decrypt it with.
-SECRET_PLACEHOLDER = "[secret: not decrypted offline]"
-
-
-class ProgramError(Exception):
-    """The program, its project file or its stack config could not be run."""
 
 
 @dataclass
@@ -65,6 +67,8 @@ class RecordedStack:
     not_expanded: list[NotExpanded] = field(default_factory=list)
     stack_outputs: dict = field(default_factory=dict)
     secrets: list[str] = field(default_factory=list)  # config keys whose `secure:` value is a placeholder
+    environments: list[str] = field(default_factory=list)  # ESC imports of the stack, not resolved offline
+    interpreter: str = ""  # the program's interpreter, and why it was chosen
 
     def of_type(self, type_token: str) -> list[RecordedResource]:
         return [r for r in self.resources if r.type == type_token]
@@ -98,62 +102,9 @@ class RecordedStack:
 
 # ---- config ----------------------------------------------------------------------------------
 
-def load_project(program_dir: Path) -> dict:
-    path = program_dir / "Pulumi.yaml"
-    if not path.exists():
-        path = program_dir / "Pulumi.yml"
-    if not path.exists():
-        raise ProgramError(f"{program_dir} has no Pulumi.yaml; point --program at a Pulumi project")
-    try:
-        project = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise ProgramError(f"{path} is not valid YAML: {exc}") from exc
-    if not project.get("name"):
-        raise ProgramError(f"{path} has no 'name'")
-    return project
-
-
-def stack_config_path(program_dir: Path, stack: str) -> Path:
-    project = load_project(program_dir)
-    return program_dir / project.get("stackConfigDir", ".") / f"Pulumi.{stack}.yaml"
-
-
-def stack_names(program_dir: Path) -> list[str]:
-    """The stacks that have a config file in the project's stack config folder."""
-    folder = stack_config_path(program_dir, "_").parent
-    return sorted(path.name[len("Pulumi."):-len(".yaml")] for path in folder.glob("Pulumi.*.yaml"))
-
-
 def load_stack_config(program_dir: Path, stack: str) -> dict[str, str]:
-    """The stack's config as the engine passes it to a program: `namespace:key` -> string
-    (objects and lists JSON-encoded).
-
-    A project without any stack file runs with empty config. In a project that has stack files,
-    a stack without one is unknown (a typo in a CI matrix must not pass the gate on empty config)."""
-    import json
-
-    project = load_project(program_dir)
-    path = stack_config_path(program_dir, stack)
-    if not path.exists():
-        known = stack_names(program_dir)
-        if known:
-            raise ProgramError(f"no stack {stack!r}: {path} does not exist; the project's stacks are "
-                               f"{', '.join(known)} (create {path.name} to add one)")
-        return {}
-    try:
-        doc = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise ProgramError(f"{path} is not valid YAML: {exc}") from exc
-    raw = doc.get("config") or {}
-    if not isinstance(raw, dict):
-        raise ProgramError(f"{path}: 'config' must be a mapping of keys to values")
-    config = {}
-    for key, value in raw.items():
-        full = key if ":" in key else f"{project['name']}:{key}"
-        if isinstance(value, dict) and "secure" in value:
-            value = SECRET_PLACEHOLDER  # offline there is no key to decrypt it with
-        config[full] = value if isinstance(value, str) else json.dumps(value)
-    return config
+    """The stack's config as the CLI passes it to a program (project.load_config's values)."""
+    return load_config(program_dir, stack).values
 
 
 # ---- running ---------------------------------------------------------------------------------
@@ -206,21 +157,6 @@ def _collector_paused():
             gc.enable()
 
 
-def _interpreter(program_dir: Path, project: dict) -> list[str]:
-    """The interpreter the Python language host would run the program with: the virtualenv its
-    runtime options name, else this one (the gate's own environment, which has pulumi-aws)."""
-    runtime = project.get("runtime")
-    options = (runtime.get("options") or {}) if isinstance(runtime, dict) else {}
-    virtualenv = options.get("virtualenv")
-    if not virtualenv:
-        return [sys.executable]
-    python = (program_dir / virtualenv / "bin" / "python").absolute()
-    if not python.exists():
-        raise ProgramError(f"{program_dir / 'Pulumi.yaml'} names the virtualenv {virtualenv!r}, which does not exist; "
-                           f"create it: python3 -m venv {virtualenv} && {virtualenv}/bin/pip install -r requirements.txt")
-    return [str(python)]
-
-
 def _main_file(program_dir: Path, project: dict) -> Path:
     main = program_dir / (project.get("main") or ".")
     if main.is_dir():
@@ -232,13 +168,16 @@ def _main_file(program_dir: Path, project: dict) -> Path:
     return main
 
 
-def _program_error(failure: python_host.ProgramFailure, interpreter: list[str]) -> ProgramError:
+def _program_error(failure: python_host.ProgramFailure, interpreter: Interpreter,
+                   config: ProgramConfig) -> ProgramError:
     where = f" (at {failure.file}:{failure.line})" if failure.file else ""
     message = f"{failure.message}{where}"
     if failure.module:
-        message += (f"\nThe program's interpreter {interpreter[0]} has no module {failure.module!r}: install the "
-                    "program's dependencies into it (pip install -r requirements.txt), or name the program's "
-                    "virtualenv in Pulumi.yaml (runtime.options.virtualenv)")
+        message += "\n" + missing_module_hint(failure.module, interpreter)
+    if config.environments and not failure.engine_fault:
+        message += (f"\nThe stack imports ESC environment {', '.join(config.environments)}, which an offline "
+                    "preview cannot resolve: values it would set are unset (set them in the stack file to "
+                    "preview offline)")
     return ProgramError(message)
 
 
@@ -257,22 +196,27 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
     program_dir = Path(program).resolve()
     manifest = load_project(program_dir)
     project = project or manifest["name"]
-    if config is None:
-        config = load_stack_config(program_dir, stack)
-    secrets = sorted(key for key, value in config.items() if value == SECRET_PLACEHOLDER)
-    interpreter = _interpreter(program_dir, manifest)
+    program_config = load_config(program_dir, stack)
+    if config is not None:
+        program_config.values = dict(config)
+    interpreter = resolve_interpreter(program_dir)
     main = _main_file(program_dir, manifest)
-    with OfflineEngine(project=project, stack=stack, config=config, secret_keys=secrets,
-                       region=config.get("aws:region") or DEFAULT_REGION, unknowns=unknowns,
+    region = program_config.values.get("aws:region") or program_config.region or DEFAULT_REGION
+    with OfflineEngine(project=project, stack=stack, config=program_config.values,
+                       secret_keys=program_config.secret_keys, region=region, unknowns=unknowns,
                        program_dir=program_dir, on_resource=on_resource) as engine:
-        failure = python_host.run_python_program(engine, interpreter=interpreter, program_dir=program_dir,
-                                                 main=main, config=config, secret_keys=secrets)
+        failure = python_host.run_python_program(
+            engine, interpreter=interpreter.argv, program_dir=program_dir, main=main,
+            config=program_config.values, secret_keys=program_config.secret_keys,
+            environ=interpreter.environ())
         if failure is not None:
-            raise _program_error(failure, interpreter)
-        return RecordedStack(project=project, stack=stack, program_dir=program_dir, config=config,
+            raise _program_error(failure, interpreter, program_config)
+        return RecordedStack(project=project, stack=stack, program_dir=program_dir, config=program_config.values,
                              unknowns=unknowns, resources=list(engine.resources),
                              not_expanded=list(engine.not_expanded), stack_outputs=engine.stack_outputs,
-                             secrets=secrets)
+                             secrets=list(program_config.secure_placeholders),
+                             environments=list(program_config.environments),
+                             interpreter=f"{interpreter.argv[0]} ({interpreter.chosen_by})")
 
 
 def _record_callable(body: Callable[[], Any], *, stack: str, config: dict[str, str], project: str,

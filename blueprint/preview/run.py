@@ -16,13 +16,8 @@ from typing import Optional
 
 from integration_blueprint.preview import policy_config
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, Analysis, PolicyAnalyzer, Rule, Violation
-from integration_blueprint.preview.recording import (
-    RecordedResource,
-    RecordedStack,
-    load_project,
-    load_stack_config,
-    record_program,
-)
+from integration_blueprint.preview.project import load_config, load_project
+from integration_blueprint.preview.recording import RecordedResource, RecordedStack, record_program
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LEVELS = ("mandatory", "advisory")
@@ -88,6 +83,11 @@ class PreviewResult:
     def notes(self) -> list[str]:
         """What the preview could not do as the real engine would, one line each."""
         notes = []
+        if self.recorded.interpreter:
+            notes.append(f"program run by {self.recorded.interpreter}")
+        for environment in self.recorded.environments:
+            notes.append(f"ESC environment {environment} imported by the stack was not resolved (offline): values it "
+                         "would set are unset")
         if self.recorded.secrets:
             notes.append(f"secret config read as placeholders (not decrypted offline): {', '.join(self.recorded.secrets)}")
         for component in self.recorded.not_expanded:
@@ -123,6 +123,7 @@ class PreviewResult:
             "notExpanded": [{"urn": c.urn, "type": c.type, "name": c.name, "package": c.package, "reason": c.reason}
                             for c in self.recorded.not_expanded],
             "secretPlaceholders": list(self.recorded.secrets),
+            "unresolvedEnvironments": list(self.recorded.environments),
             "notes": self.notes(),
             "summary": {"resources": len(self.recorded.resources),
                         "mandatory": self.count("mandatory"), "advisory": self.count("advisory"),
@@ -148,14 +149,13 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
     # The pack starts (a Python process importing pulumi and the rules) while the program runs, on
     # the other core, and each resource is sent to it as the program registers it, as the engine
     # does; a stack config error comes first.
-    config = load_stack_config(program_dir, stack)
+    config = load_config(program_dir, stack).values
     streamed = _StreamedAnalysis(pack_dir, document, policy_config_path, stack=stack,
                                  project=load_project(program_dir)["name"], config=config)
     with ThreadPoolExecutor(1) as pool:
         starting = pool.submit(streamed.start)
         try:
-            recorded = record_program(program_dir, stack=stack, config=config, unknowns=unknowns,
-                                      on_resource=streamed.add)
+            recorded = record_program(program_dir, stack=stack, unknowns=unknowns, on_resource=streamed.add)
         except BaseException:
             if starting.exception() is None:
                 starting.result().close()
