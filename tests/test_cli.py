@@ -62,10 +62,12 @@ def test_preview_takes_the_program_from_the_current_directory_like_pulumi(monkey
 def test_preview_outside_a_project_says_to_point_program_at_one(monkeypatch, tmp_path, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["preview"]) == 2
-    assert f"{tmp_path} has no Pulumi.yaml" in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert f"no Pulumi.yaml project file found searching upwards from {tmp_path}" in error
+    assert "point --program at the folder of a Pulumi project" in error
 
 
-def test_drill_takes_the_program_from_the_current_directory(monkeypatch, tmp_path):
+def test_drill_takes_the_program_from_the_nearest_project_at_or_above_the_current_directory(monkeypatch, tmp_path):
     from integration_blueprint.drill import runner
 
     seen = {}
@@ -75,7 +77,9 @@ def test_drill_takes_the_program_from_the_current_directory(monkeypatch, tmp_pat
         raise KeyboardInterrupt  # stop before any sandbox starts
 
     monkeypatch.setattr(runner, "run_drill", fake_run_drill)
-    monkeypatch.chdir(tmp_path)
+    (tmp_path / "Pulumi.yaml").write_text("name: app\nruntime: python\n")
+    (tmp_path / "infra" / "queues").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "infra" / "queues")  # as `pulumi` finds the project from a subfolder
     with pytest.raises(KeyboardInterrupt):
         main(["drill", "--no-progress"])
     assert seen["program_dir"] == tmp_path.resolve()

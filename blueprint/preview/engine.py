@@ -147,6 +147,7 @@ class OfflineEngine:
         self._by_urn: dict[str, RecordedResource] = {}
         self._read: dict[str, dict] = {}  # URN -> state of resources read with `.get()`
         self._provider_regions: dict[str, str] = {}  # provider URN -> its region
+        self._remote_sources: dict[str, tuple[str, int]] = {}  # remote component URN -> the program's line
         self._plugin: Optional[_Plugin] = None
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=SERVER_THREADS),
                                    options=[("grpc.max_receive_message_length", _MAX_MESSAGE),
@@ -220,7 +221,13 @@ class OfflineEngine:
         return returned
 
     def _record(self, request, urn: str, analyzer_view: dict, id_: str, outputs: dict) -> None:
-        source_file, source_line = self._source(request)
+        source_file, source_line = self._remote_sources.get(urn) or self._source(request)
+        if not self._is_program_file(source_file):
+            # Registered from outside the program (a plugin constructing a remote component, a
+            # library's component): the program's line is the one that declared its parent.
+            parent = self._by_urn.get(request.parent)
+            if parent is not None and parent.source_file:
+                source_file, source_line = parent.source_file, parent.source_line
         recorded = RecordedResource(
             urn=urn, type=request.type, name=request.name, custom=bool(request.custom), parent=request.parent,
             inputs=wire.plain(analyzer_view), raw_inputs=wire.to_struct(analyzer_view),
@@ -254,6 +261,8 @@ class OfflineEngine:
         return first
 
     def _is_program_file(self, path: str) -> bool:
+        if not path:
+            return False
         if self.program_dir is None:
             return "site-packages" not in path
         inside = path.startswith(str(self.program_dir) + os.sep)
@@ -278,6 +287,7 @@ class OfflineEngine:
     def _register_remote(self, request, urn: str, inputs: dict) -> resource_pb2.RegisterResourceResponse:
         package = request.type.split(":", 1)[0]
         if package == OUR_PACKAGE and (PLUGIN_DIR / "__main__.py").exists():
+            self._remote_sources[urn] = self._source(request)
             state = self._construct(request, inputs)
             return resource_pb2.RegisterResourceResponse(urn=urn, object=state)
         reason = ("its package's plugin is not available offline" if package != OUR_PACKAGE

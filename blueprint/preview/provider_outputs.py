@@ -17,11 +17,11 @@ def _resource_class(type_token: str):
     """The provider SDK's class for a type token (`aws:iam/role:Role` -> pulumi_aws.iam.role.Role)."""
     import importlib
     import keyword
-    import re
 
     package, module, name = type_token.split(":")
-    parts = [f"{p}_" if keyword.iskeyword(p) else p for p in module.split("/")]
-    parts[-1] = re.sub(r"(?<!^)(?=[A-Z])", "_", parts[-1]).lower()
+    parts = [f"{p}_" if keyword.iskeyword(p) else p for p in module.split("/")[:-1]]
+    # The service package, not the resource's own module: importing a submodule of pulumi_aws's
+    # lazily loaded service packages directly leaves the package without its names.
     try:
         return getattr(importlib.import_module(".".join([f"pulumi_{package}", *parts])), name, None)
     except ImportError:
