@@ -27,7 +27,7 @@ import traceback
 from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 from urllib.parse import unquote, urlparse
 
 import grpc
@@ -128,7 +128,7 @@ class OfflineEngine:
     """One program run's engine: serve it, let the program run against `address`, read what it
     registered. `on_resource` is called with each recorded resource as it registers."""
 
-    def __init__(self, *, project: str, stack: str, config: dict[str, str], secret_keys: list[str] = (),
+    def __init__(self, *, project: str, stack: str, config: dict[str, str], secret_keys: Sequence[str] = (),
                  region: str = DEFAULT_REGION, unknowns: bool = False, program_dir: Optional[Path] = None,
                  organization: str = "organization",
                  on_resource: Optional[Callable[[RecordedResource], None]] = None):

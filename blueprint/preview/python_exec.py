@@ -50,7 +50,7 @@ class InlineExecutor(concurrent.futures.ThreadPoolExecutor):
     a thread.)"""
 
     def submit(self, fn, /, *args, **kwargs):
-        future = concurrent.futures.Future()
+        future: concurrent.futures.Future = concurrent.futures.Future()
         try:
             future.set_result(fn(*args, **kwargs))
         except BaseException as exc:  # noqa: BLE001 - the caller awaits the future and sees it
@@ -95,8 +95,10 @@ def main():
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     exit_code = 1
     try:
-        loop.run_until_complete(pulumi.runtime.run_in_stack(
-            lambda: runpy.run_path(args.PROGRAM, run_name="__main__")))
+        def run_program() -> None:
+            runpy.run_path(args.PROGRAM, run_name="__main__")
+
+        loop.run_until_complete(pulumi.runtime.run_in_stack(run_program))
         exit_code = 0
     except pulumi.RunError as exc:
         pulumi.log.error(str(exc))

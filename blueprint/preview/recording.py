@@ -229,10 +229,10 @@ def _record_callable(body: Callable[[], Any], *, stack: str, config: dict[str, s
         # The SDK is given stubs on a channel of ours, closed before the engine stops (a channel the
         # SDK opened would be left to receive the server's GOAWAY).
         channel = grpc.insecure_channel(engine.address)
-        pulumi_settings.reset_options(project=project, stack=stack, parallel=16,
-                                      engine_address=engine_pb2_grpc.EngineStub(channel),
-                                      monitor_address=resource_pb2_grpc.ResourceMonitorStub(channel),
-                                      preview=True, organization="organization")
+        pulumi_settings.ROOT.set(None)
+        pulumi_settings.configure(pulumi_settings.Settings(
+            project=project, stack=stack, parallel=16, engine=engine_pb2_grpc.EngineStub(channel),
+            monitor=resource_pb2_grpc.ResourceMonitorStub(channel), dry_run=True, organization="organization"))
         set_all_config(config)
         loop = _ensure_event_loop()
         previous_executor = getattr(loop, "_default_executor", None)
