@@ -152,8 +152,9 @@ class OfflineEngine:
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=SERVER_THREADS),
                                    options=[("grpc.max_receive_message_length", _MAX_MESSAGE),
                                             ("grpc.max_send_message_length", _MAX_MESSAGE)])
-        resource_pb2_grpc.add_ResourceMonitorServicer_to_server(_Monitor(self), self._server)
-        engine_pb2_grpc.add_EngineServicer_to_server(_Engine(self), self._server)
+        self._monitor_service, self._engine_service = _Monitor(self), _Engine(self)
+        resource_pb2_grpc.add_ResourceMonitorServicer_to_server(self._monitor_service, self._server)
+        engine_pb2_grpc.add_EngineServicer_to_server(self._engine_service, self._server)
         self.address = f"127.0.0.1:{self._server.add_insecure_port('127.0.0.1:0')}"
         self._server.start()
 
@@ -167,6 +168,13 @@ class OfflineEngine:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def in_process_stubs(self) -> tuple["_InProcessStub", "_InProcessStub"]:
+        """(monitor, engine) for an SDK running in this process: the same services and the same
+        protobuf requests and responses, handed over by a call instead of a loopback socket (a
+        gRPC round trip costs a few hundred microseconds of CPU, and the SDK makes five per
+        resource). Remote components and plugins still reach the engine over gRPC."""
+        return _InProcessStub(self._monitor_service), _InProcessStub(self._engine_service)
 
     def urn(self, parent: str, type_token: str, name: str) -> str:
         return make_urn(parent, type_token, name, stack=self.stack, project=self.project)
@@ -460,6 +468,57 @@ class _Engine(engine_pb2_grpc.EngineServicer):
     @_answer
     def RequirePulumiVersion(self, request, context):
         return empty_pb2.Empty()
+
+
+class _InProcessRpcError(grpc.RpcError):
+    """What a gRPC stub raises when the call fails: the SDK reads code() and details()."""
+
+    def __init__(self, code: grpc.StatusCode, details: str):
+        super().__init__(details)
+        self._code, self._details = code, details
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
+
+
+class _InProcessContext:
+    """The part of a gRPC servicer context the services use."""
+
+    def __init__(self):
+        self.code: Optional[grpc.StatusCode] = None
+        self.details = ""
+
+    def abort(self, code: grpc.StatusCode, details: str):
+        raise _InProcessRpcError(code, details)
+
+    def set_code(self, code: grpc.StatusCode) -> None:
+        self.code = code
+
+    def set_details(self, details: str) -> None:
+        self.details = details
+
+
+class _InProcessStub:
+    """A service called as its gRPC stub is (`stub.Method(request)`), within this process."""
+
+    def __init__(self, service):
+        self._service = service
+
+    def __getattr__(self, name: str):
+        method = getattr(self._service, name)
+
+        def call(request, *args, **kwargs):
+            context = _InProcessContext()
+            try:
+                return method(request, context)
+            except NotImplementedError:
+                # The generated servicer's default: the method is not served.
+                raise _InProcessRpcError(context.code or grpc.StatusCode.UNIMPLEMENTED,
+                                         context.details or f"{name} is not implemented") from None
+        return call
 
 
 class _Plugin:

@@ -21,11 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
-import grpc
 import pulumi
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.config import set_all_config
-from pulumi.runtime.proto import engine_pb2_grpc, resource_pb2_grpc
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
@@ -221,18 +219,17 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
 
 def _record_callable(body: Callable[[], Any], *, stack: str, config: dict[str, str], project: str,
                      unknowns: bool, on_resource) -> RecordedStack:
-    """A callable runs in this process, its SDK configured against the same engine over gRPC;
-    monitor calls run inline on the event loop (each waits for its answer anyway), so resources
-    register in the program's order, the same every run."""
+    """A callable runs in this process, its SDK configured against the same engine services
+    (called in-process: OfflineEngine.in_process_stubs); monitor calls run inline on the event
+    loop (each waits for its answer anyway), so resources register in the program's order, the
+    same every run."""
     with OfflineEngine(project=project, stack=stack, config=config, region=config.get("aws:region") or DEFAULT_REGION,
                        unknowns=unknowns, on_resource=on_resource) as engine:
-        # The SDK is given stubs on a channel of ours, closed before the engine stops (a channel the
-        # SDK opened would be left to receive the server's GOAWAY).
-        channel = grpc.insecure_channel(engine.address)
+        monitor, engine_stub = engine.in_process_stubs()
         pulumi_settings.ROOT.set(None)
         pulumi_settings.configure(pulumi_settings.Settings(
-            project=project, stack=stack, parallel=16, engine=engine_pb2_grpc.EngineStub(channel),
-            monitor=resource_pb2_grpc.ResourceMonitorStub(channel), dry_run=True, organization="organization"))
+            project=project, stack=stack, parallel=16, engine=engine_stub, monitor=monitor, dry_run=True,
+            organization="organization"))
         set_all_config(config)
         loop = _ensure_event_loop()
         previous_executor = getattr(loop, "_default_executor", None)
@@ -253,7 +250,6 @@ def _record_callable(body: Callable[[], Any], *, stack: str, config: dict[str, s
             loop._default_executor = previous_executor  # set_default_executor refuses None
             set_all_config({})
             pulumi_settings.reset_options()
-            channel.close()
         if engine.failures:
             raise ProgramError("the offline engine itself failed (a bug in blueprint):\n" + engine.failures[0])
         return RecordedStack(project=project, stack=stack, program_dir=None, config=config, unknowns=unknowns,
