@@ -6,7 +6,8 @@ without --program, as `pulumi` finds the project by walking up), "venv_paths" (f
 only into the program's own virtualenv), "modes": {"known" | "unknowns": {"exit", "violations":
 [{policy, resource, level}] (the exact set, "can't run policy" notes aside), optional "cannot_run":
 [{policy, resource}] (notes a first preview must give), "not_expanded" (component types reported
-as not expanded), "error_contains", "error_at" ("<file>:<line>" of the program), "resources_min"}}}.
+as not expanded), "error_contains", "error_excludes", "error_at" ("<file>:<line>" of the program),
+"resources_min"}}}.
 
 A program whose Pulumi.yaml names a virtualenv is copied to a temporary folder and gets that
 virtualenv built offline (no pip: a .pth file points at this environment's site-packages for
@@ -106,6 +107,8 @@ def test_program_preview_gives_the_expected_verdicts(name, mode, tmp_path):
     assert done.returncode == want["exit"], output
     for text in want.get("error_contains", []):
         assert text in done.stderr, output
+    for text in want.get("error_excludes", []):
+        assert text not in done.stderr, output
     if "error_at" in want:
         assert want["error_at"] in done.stderr, output
     if want["exit"] == 2:
