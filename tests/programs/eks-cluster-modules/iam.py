@@ -1,4 +1,5 @@
-"""Cluster and node roles. The node role also gets AmazonS3FullAccess "for the log shipper"."""
+"""Cluster, node and administrator roles. The node role also gets AmazonS3FullAccess "for the log
+shipper", the administrators AdministratorAccess."""
 import json
 
 import pulumi_aws as aws
@@ -21,3 +22,13 @@ node_role = service_role("eks-node-role", "ec2.amazonaws.com", [
     "AmazonEC2ContainerRegistryReadOnly",
     "AmazonS3FullAccess",
 ])
+
+# The people who run the cluster assume this role; it gets AdministratorAccess "to get started".
+caller = aws.get_caller_identity()
+administrator_access = aws.iam.get_policy(name="AdministratorAccess")
+cluster_admin = aws.iam.Role("eks-cluster-admin", assume_role_policy=json.dumps({
+    "Version": "2012-10-17",
+    "Statement": [{"Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{caller.account_id}:root"},
+                   "Action": "sts:AssumeRole"}],
+}))
+aws.iam.RolePolicyAttachment("eks-cluster-admin", role=cluster_admin.name, policy_arn=administrator_access.arn)
