@@ -86,7 +86,10 @@ def not_expanded_report(report: dict) -> str:
     def walk(value):
         if isinstance(value, dict):
             for key, item in value.items():
-                (found.append(json.dumps(item)) if "expand" in key.lower() else walk(item))
+                if "expand" in key.lower():
+                    found.append(json.dumps(item))
+                else:
+                    walk(item)
         elif isinstance(value, list):
             for item in value:
                 walk(item)
