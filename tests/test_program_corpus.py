@@ -9,6 +9,8 @@ only into the program's own virtualenv), "modes": {"known" | "unknowns": {"exit"
 as not expanded), "error_contains", "error_excludes", "error_at" ("<file>:<line>" of the program),
 "resources_min"}}}.
 
+With `--strict`, a program with components that are not expanded must fail (exit 2) naming them.
+
 A program whose Pulumi.yaml names a virtualenv is copied to a temporary folder and gets that
 virtualenv built offline (no pip: a .pth file points at this environment's site-packages for
 pulumi and pulumi_aws, and at the program's `venv_paths`), as `pip install -r requirements.txt`
@@ -61,7 +63,7 @@ def with_virtualenv(source: Path, tmp_path: Path, venv_paths: list[str]) -> Path
     return program
 
 
-def run_preview(name: str, mode: str, tmp_path: Path) -> subprocess.CompletedProcess:
+def run_preview(name: str, mode: str, tmp_path: Path, *flags: str) -> subprocess.CompletedProcess:
     expected = expected_of(name)
     program = PROGRAMS_DIR / name
     if project_virtualenv(program):
@@ -73,6 +75,7 @@ def run_preview(name: str, mode: str, tmp_path: Path) -> subprocess.CompletedPro
         cwd, command = tmp_path, [*command, "--program", str(program)]
     if mode == "unknowns":
         command.append("--unknowns")
+    command += flags
     env = {k: v for k, v in os.environ.items() if k not in REGION_VARIABLES}
     env.update(expected.get("env", {}))
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
@@ -127,3 +130,16 @@ def test_program_preview_gives_the_expected_verdicts(name, mode, tmp_path):
     said = not_expanded_report(report)
     for component_type in want.get("not_expanded", []):
         assert component_type in said, f"{component_type} not reported as not expanded\n{output}"
+
+
+NOT_EXPANDING = [name for name in PROGRAMS if expected_of(name)["modes"]["known"].get("not_expanded")]
+
+
+@pytest.mark.parametrize("name", NOT_EXPANDING)
+def test_strict_preview_fails_on_a_component_it_did_not_expand(name, tmp_path):
+    """`--strict`: a component whose children were not checked fails the gate (exit 2), naming it."""
+    done = run_preview(name, "known", tmp_path, "--strict")
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, f"exit {done.returncode}\n{said[-3000:]}"
+    for component_type in expected_of(name)["modes"]["known"]["not_expanded"]:
+        assert component_type in said, said[-3000:]
