@@ -143,3 +143,13 @@ def test_strict_preview_fails_on_a_component_it_did_not_expand(name, tmp_path):
     assert done.returncode == 2, f"exit {done.returncode}\n{said[-3000:]}"
     for component_type in expected_of(name)["modes"]["known"]["not_expanded"]:
         assert component_type in said, said[-3000:]
+
+
+def test_each_expected_error_location_is_a_raise_in_the_program():
+    """An `error_at` names the line of the program's own `raise` (kept true when the file is edited)."""
+    for name in PROGRAMS:
+        for want in expected_of(name)["modes"].values():
+            if "error_at" in want:
+                path, line = want["error_at"].rsplit(":", 1)
+                source = (PROGRAMS_DIR / name / path).read_text().splitlines()
+                assert source[int(line) - 1].lstrip().startswith("raise "), (name, want["error_at"])
