@@ -38,6 +38,9 @@ CANNOT_RUN = "can't run policy"
 REGION_VARIABLES = ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE")
 PREVIEW_TIMEOUT_SECONDS = 120
 
+# Part of the normal suite; `-m corpus` runs only these, `-m "not corpus"` leaves them out.
+pytestmark = pytest.mark.corpus
+
 PROGRAMS = sorted(p.name for p in PROGRAMS_DIR.iterdir() if (p / "expected.json").exists())
 
 
@@ -54,7 +57,7 @@ def project_virtualenv(program: Path) -> str | None:
 def with_virtualenv(source: Path, tmp_path: Path, venv_paths: list[str]) -> Path:
     """A copy of the program with the virtualenv its Pulumi.yaml names, built offline."""
     program = tmp_path / source.name
-    shutil.copytree(source, program, ignore=shutil.ignore_patterns("venv", "__pycache__"))
+    shutil.copytree(source, program, ignore=shutil.ignore_patterns(project_virtualenv(source), "__pycache__"))
     venv = program / project_virtualenv(source)
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     [site_packages] = venv.glob("lib/python*/site-packages")
