@@ -1,0 +1,3 @@
+from components.queue_worker import QueueWorker, QueueWorkerArgs
+
+__all__ = ["QueueWorker", "QueueWorkerArgs"]
