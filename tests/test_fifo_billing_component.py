@@ -144,10 +144,10 @@ def test_a_team_can_bring_its_own_accounts_store_and_consumer_code():
 
 
 @pytest.mark.parametrize("args, message", [
-    ({"batch_size": 11}, r"batch_size=11 is not allowed: a whole number from 1 to 10 \(Lambda reads at most 10 messages"),
+    ({"batch_size": 11}, r"batch_size=11 is not allowed: a whole number from 1 to 10 \(.*Lambda reads at most 10 per batch"),
     ({"max_receive_count": 3}, r"max_receive_count=3 is not allowed: a whole number from 4 to 1000"),
     ({"consumer_timeout_seconds": 60, "visibility_timeout_seconds": 59},
-     r"visibility_timeout_seconds=59 is not allowed: a whole number from 60 to 43200 \(at least the consumer timeout"),
+     r"visibility_timeout_seconds=59 is not allowed: a whole number from 60 to 43200 \(.*at least the consumer timeout"),
     ({"message_retention_seconds": 14 * 86400}, r"message_retention_seconds=1209600 is not allowed"),
     ({"accounts_table_name": "t"}, r"give both accounts_table_name and accounts_table_arn"),
 ])
