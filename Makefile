@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # turns that off: every test worker, CLI run and policy pack would otherwise recompile them.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: test test-package install preview local lint
+.PHONY: test test-package install preview local lint docs
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,3 +40,8 @@ preview: $(VENV)/.installed
 local: $(VENV)/.installed
 	$(VENV)/bin/blueprint preview --stack dev
 	$(VENV)/bin/blueprint drill --stack dev --seed 7
+
+# The component reference pages (docs/components/), generated from the settings rows;
+# tests/test_reference_docs.py fails when they are not current.
+docs: $(VENV)/.installed
+	$(PY) -m integration_blueprint.components.reference docs/components
