@@ -282,6 +282,8 @@ class DistributedMapBatch(pulumi.ComponentResource):
         statements = [
             # Distributed Map children are executions of this same machine.
             Statement(["states:StartExecution"], [sm_arn]),
+            # A standard execution ARN; parliament also asks for the express format, a false alarm
+            # (tests/test_field_validators.py).
             Statement(["states:DescribeExecution", "states:StopExecution"], [executions_arn]),
             Statement(["s3:GetObject"], [pulumi.Output.format("{0}/{1}*", bucket_arn, values.input_prefix)]),
             Statement(["lambda:InvokeFunction"], [item.function.arn, item.function.arn.apply(lambda a: f"{a}:*")]),

@@ -243,6 +243,8 @@ def build_definition(*, function_arn: str, input_bucket: str, ops_queue_url: str
     if settings.tolerated_failure_percentage is not None:
         # Always a decimal (2 -> 2.0): AWS accepts both, moto's (LocalStack's) ASL grammar only
         # parses ToleratedFailurePercentage as a decimal NUMBER and rejects a bare integer.
+        # asl-validator 4.0.0 wants an integer: a false alarm for a fractional percentage, which
+        # the Step Functions API types as a float (tests/test_field_validators.py).
         map_state["ToleratedFailurePercentage"] = float(settings.tolerated_failure_percentage)
     if settings.tolerated_failure_count is not None:
         map_state["ToleratedFailureCount"] = int(settings.tolerated_failure_count)
