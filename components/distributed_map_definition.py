@@ -130,9 +130,8 @@ class RetrySettings:
         SETTINGS["retry_interval_seconds"].check(COMPONENT, self.interval_seconds)
         SETTINGS["retry_backoff_rate"].check(COMPONENT, self.backoff_rate)
         SETTINGS["retry_max_attempts"].check(COMPONENT, self.max_attempts)
-        SETTINGS["retry_max_delay_seconds"].check(COMPONENT, self.max_delay_seconds)
-        require_range(COMPONENT, "retry_max_delay_seconds", self.max_delay_seconds, self.interval_seconds,
-                      why=SETTINGS["retry_max_delay_seconds"].why)
+        SETTINGS["retry_max_delay_seconds"].check(COMPONENT, self.max_delay_seconds, SETTINGS.lower_bound(
+            SETTINGS["retry_max_delay_seconds"], {"retry_interval_seconds": self.interval_seconds}))
         SETTINGS["retry_jitter_strategy"].check(COMPONENT, self.jitter_strategy)
 
     def retrier(self, errors: Sequence[str]) -> dict:

@@ -120,7 +120,9 @@ class PolicyStatementArgs(TypedDict):
     """An extra permission for your own handler: named actions (no wildcards) on resources."""
 
     actions: pulumi.Input[Sequence[pulumi.Input[str]]]
+    """IAM actions by name, e.g. dynamodb:GetItem (no wildcards)."""
     resources: pulumi.Input[Sequence[pulumi.Input[str]]]
+    """ARNs of the resources the actions are allowed on."""
 
 
 class StreamConsumerArgs(PlatformArgs, total=False):

@@ -295,6 +295,12 @@ def test_every_resource_input_and_output_is_described_inherited_ones_included(sc
     assert undescribed == []
 
 
+def test_every_type_and_its_properties_are_described(schema):
+    for token, spec in schema["types"].items():
+        assert spec.get("description"), token
+        assert all(prop.get("description") for prop in spec.get("properties", {}).values()), token
+
+
 def test_fixed_value_sets_are_enums(schema):
     stream = schema["resources"][type_token(IdempotentStreamConsumer)]["inputProperties"]
     assert stream["streamMode"]["$ref"] == "#/types/blueprint:index:StreamMode"
