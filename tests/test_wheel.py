@@ -247,10 +247,11 @@ def test_the_installed_pack_starts_as_the_pulumi_cli_starts_it(venv):
 
 
 TYPED_TEAM_PROGRAM = '''
-from integration_blueprint.components import DistributedMapBatch, FifoBillingQueue
+from integration_blueprint.components import DistributedMapBatch, FifoBillingQueue, IdempotentStreamConsumer
 
 FifoBillingQueue("payroll", {"schedule_enable": False, "batch_size": 10})
 DistributedMapBatch("invoices", {"tolerated_failure_percentage": 5})
+IdempotentStreamConsumer("orders", {"batch_size": "10"})
 '''
 # Type-check the team's program against the installed package, not the libraries under it (pulumi-aws
 # alone takes minutes to analyse).
@@ -262,7 +263,7 @@ follow_imports = skip
 
 
 @pytest.mark.wheel
-def test_the_installed_package_is_typed_so_mypy_finds_a_misspelled_key(wheel, venv, tmp_path):
+def test_the_installed_package_is_typed_so_mypy_finds_a_misspelled_key_and_a_wrong_type(wheel, venv, tmp_path):
     assert "integration_blueprint/py.typed" in zipfile.ZipFile(wheel).namelist()
     (tmp_path / "__main__.py").write_text(TYPED_TEAM_PROGRAM)
     (tmp_path / "mypy.ini").write_text(TEAM_MYPY_CONFIG)
@@ -273,3 +274,4 @@ def test_the_installed_package_is_typed_so_mypy_finds_a_misspelled_key(wheel, ve
     assert checked.returncode == 1, checked.stdout + checked.stderr
     assert 'Extra key "schedule_enable" for TypedDict "FifoBillingQueueArgs"' in checked.stdout
     assert 'Missing key "max_concurrency" for TypedDict "DistributedMapBatchArgs"' in checked.stdout
+    assert 'Incompatible types (expression has type "str", TypedDict item "batch_size" has type' in checked.stdout

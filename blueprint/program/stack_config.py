@@ -86,7 +86,7 @@ class Section:
             return setting.parse(value, table.lower_bound(setting, read))
         except ValueError as refused:
             raise StackConfigError(f"{self.key(key)} = {value!r} is not allowed: {refused}. "
-                                   f"Fix it in {self.source}.") from None
+                                   f"Fix it in {self.source}.{_quoted_hint(setting, value)}") from None
 
     def settings(self, table: SettingsTable) -> dict[str, Any]:
         """Every stack-settable row of `table` that the section sets: argument name -> value."""
@@ -107,6 +107,18 @@ class Section:
                 f"{', '.join(sorted(self.read))}. Fix it in {self.source}.")
 
 
+
+
+_CONFIG_TYPES = {int: "int", float: "float", bool: "bool"}
+
+
+def _quoted_hint(setting: Setting, value: Any) -> str:
+    """How to fix a number or boolean the stack file holds as a string (`pulumi config set --path`
+    stores decimals as strings unless told the type)."""
+    if not isinstance(value, str) or setting.kind not in _CONFIG_TYPES:
+        return ""
+    return (f" The file holds the string {value!r}: write the value unquoted, or set it with "
+            f"`pulumi config set --path --type {_CONFIG_TYPES[setting.kind]}`.")
 
 
 def stack_file() -> str:
