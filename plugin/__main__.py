@@ -62,7 +62,9 @@ class BlueprintProvider(ComponentProvider):
                              lambda found: to_schema.get(found.group(0), found.group(0)), str(refusal))
             if refusal.arg in to_schema:
                 raise InputPropertyError(to_schema[refusal.arg], message) from None
-            raise InputPropertiesError(message) from None
+            # errors=[] and not None: pulumi 3.272's server reads the status's trailing metadata,
+            # which it only sets when a list of property errors is given.
+            raise InputPropertiesError(message, errors=[]) from None
 
 
 # Workaround for pulumi 3.272.0 (pulumi/provider/experimental/component.py,

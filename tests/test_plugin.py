@@ -450,3 +450,11 @@ def test_a_fraction_for_a_whole_number_input_is_refused_naming_the_input(plugin)
                          config=DEV_REGION)
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert property_errors(refused.value) == {"batchSize": "batchSize must be a whole number, not 4.5"}
+
+
+def test_a_refusal_that_names_no_input_is_still_an_invalid_argument_without_a_traceback(plugin):
+    with pytest.raises(grpc.RpcError) as refused:
+        plugin.construct(FifoBillingQueue, "billing-" + "x" * 80, {}, stack="dev", parent="", config=DEV_REGION)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert refused.value.details().startswith("FifoBillingQueue: the name 'billing-xxx")
+    assert "is too long" in refused.value.details() and "Traceback" not in refused.value.details()
