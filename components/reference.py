@@ -6,7 +6,9 @@ default and what is allowed. Outputs are described by the docstrings under their
 component class (or the mixin it shares them with); each component class says what it is.
 
 Public: `COMPONENTS` (each component class and its settings table), `describe_setting`,
-`output_descriptions`, `enum_type_name`, `document_schema`.
+`output_descriptions`, `enum_type_name`, `document_schema` (the plugin's schema), and for the pages
+`pages`, `render_page`, `render_index`, `created_resources`, `EXAMPLES`, `DOCS_FOLDER`; run as a
+module (`make docs`) it writes the pages.
 """
 
 import ast
@@ -111,15 +113,15 @@ def document_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
                 prop = {"$ref": f"#/types/{enum_token}", "description": prop["description"]}
             inputs[name] = prop
         resource["inputProperties"] = inputs
-        outputs = output_descriptions(component)
-        resource["properties"] = {name: {**prop, "description": outputs[_snake(name, outputs)]}
+        outputs = {camel_case(name): text for name, text in output_descriptions(component).items()}
+        undescribed = sorted(set(resource["properties"]) - set(outputs))
+        if undescribed:
+            raise ValueError(f"{component.__name__} outputs {', '.join(undescribed)} have no docstring: describe "
+                             "each under its annotation")
+        resource["properties"] = {name: {**prop, "description": outputs[name]}
                                   for name, prop in resource["properties"].items()}
         documented["resources"][token] = resource
     return documented
-
-
-def _snake(camel: str, names: Mapping[str, str]) -> str:
-    return next(name for name in names if camel_case(name) == camel)
 
 
 # ---- the reference pages (docs/components/<Component>.md) ------------------------------------------
