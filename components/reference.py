@@ -179,12 +179,14 @@ def _examples(component: type) -> list[str]:
             'import * as blueprint from "@pulumi/blueprint";', "", *typescript, "```"]
 
 
-def _argument_rows(settings: list[Setting]) -> list[str]:
+def _argument_rows(settings: list[Setting], section: Optional[str]) -> list[str]:
+    """A table of `settings`; the stack file key is shown within `blueprint:<section>` (None: no section)."""
     lines = ["| argument (Python) | other languages | stack file key | type | default | allowed | why |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for s in settings:
         default = default_text(s) or "**required**"
-        lines.append(f"| `{s.arg}` | `{camel_case(s.arg)}` | {f'`{s.key}`' if s.in_stack else '-'} | {_type_name(s)} | "
+        key = f"`blueprint:{section}.{s.key}`" if s.in_stack and section else "-"
+        lines.append(f"| `{s.arg}` | `{camel_case(s.arg)}` | {key} | {_type_name(s)} | "
                      f"{_cell(default)} | {_cell(s.allowed())} | {_cell(s.why)} |")
     return lines
 
@@ -218,9 +220,9 @@ def render_page(component: type) -> str:
              "## Arguments", "",
              "Every argument is checked when the component is declared: an unknown name is refused with the nearest "
              "known one, a value of the wrong type or outside what is allowed with what is allowed and why.", "",
-             *_argument_rows([s for s in table.arguments() if s.arg in own]), "",
+             *_argument_rows([s for s in table.arguments() if s.arg in own], section), "",
              "### Platform arguments (every component takes them)", "",
-             *_argument_rows([s for s in table.arguments() if s.arg not in own]), "",
+             *_argument_rows([s for s in table.arguments() if s.arg not in own], "platform"), "",
              "## Outputs", "",
              "| output (Python) | other languages | description |", "| --- | --- | --- |",
              *[f"| `{n}` | `{camel_case(n)}` | {_cell(text)} |" for n, text in outputs.items()], "",
