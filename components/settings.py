@@ -187,10 +187,6 @@ class SettingsTable:
         """Every argument the component takes: the inherited rows, then its own."""
         return [*self._inherited.values(), *self._rows.values()]
 
-    def extended(self, component: str, settings: Iterable[Setting]) -> "SettingsTable":
-        """This table plus `settings`, for a component that adds to shared settings."""
-        return SettingsTable(component, [*self, *settings], self._inherited.values())
-
     def default(self, arg: str) -> Any:
         default = self[arg].default
         return None if default is REQUIRED else default
