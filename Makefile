@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # turns that off: every test worker, CLI run and policy pack would otherwise recompile them.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: test test-package install preview local lint
+.PHONY: test test-package install preview local lint docs validators
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,7 +16,16 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
-test: $(VENV)/.installed
+# The field's own validators the tests run over what the components generate: asl-validator (npm,
+# pinned with its lock file) over every Step Functions definition; parliament comes with the dev extra.
+VALIDATORS := tools/validators/node_modules/.installed
+$(VALIDATORS): tools/validators/package.json tools/validators/package-lock.json
+	cd tools/validators && npm ci --no-audit --no-fund
+	touch $@
+
+validators: $(VALIDATORS)
+
+test: $(VENV)/.installed $(VALIDATORS)
 	$(PY) -m pytest -q -n auto --dist worksteal -m "not wheel"
 
 # The package as a team gets it: build the wheel, install it into a fresh virtualenv, run the
@@ -40,3 +49,8 @@ preview: $(VENV)/.installed
 local: $(VENV)/.installed
 	$(VENV)/bin/blueprint preview --stack dev
 	$(VENV)/bin/blueprint drill --stack dev --seed 7
+
+# The component reference pages (docs/components/), generated from the settings rows;
+# tests/test_reference_docs.py fails when they are not current.
+docs: $(VENV)/.installed
+	$(PY) -m integration_blueprint.components.reference docs/components

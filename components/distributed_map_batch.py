@@ -21,7 +21,7 @@ with the definition builder), `validate` (returns `DistributedMapValues`),
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Required, Sequence, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -55,47 +55,34 @@ COMPONENT = "DistributedMapBatch"
 
 
 class DistributedMapBatchArgs(PlatformArgs, total=False):
-    max_concurrency: pulumi.Input[int]
-    """Required. Children running at once (1-10000): what the downstream (DynamoDB, an API, the
-    item function's reserved concurrency) can take. Never the unbounded default."""
+    """The arguments of a DistributedMapBatch; each one's type, default, bounds and reason are its row in
+    SETTINGS (docs/components/DistributedMapBatch.md). max_concurrency is required."""
+
+    max_concurrency: Required[pulumi.Input[int]]
     tolerated_failure_percentage: pulumi.Input[float]
-    """Share of items that may fail before the run fails (0-100, default 0)."""
     tolerated_failure_count: pulumi.Input[int]
-    """Number of items that may fail before the run fails (alternative or addition to the %)."""
     retry_interval_seconds: pulumi.Input[int]
     retry_backoff_rate: pulumi.Input[float]
     retry_max_attempts: pulumi.Input[int]
     retry_max_delay_seconds: pulumi.Input[int]
     retry_jitter_strategy: pulumi.Input[str]
-    """Only FULL is accepted: retries without jitter stampede the downstream."""
     csv_headers: pulumi.Input[Sequence[str]]
-    """Column names when the CSV has no header row; unset: the first row holds them."""
     max_items_per_batch: pulumi.Input[int]
-    """Turns on the ItemBatcher: rows per child invocation. Unset: one row per child."""
     input_bucket_name: pulumi.Input[str]
-    """An existing input bucket; unset: the component creates one (versioned, encrypted, private)."""
     input_prefix: pulumi.Input[str]
-    """Prefix the state machine may read input CSVs from (default `incoming/`)."""
     write_results: pulumi.Input[bool]
-    """Write per-item results (failed items included) to S3 under result_prefix (default true)."""
     result_prefix: pulumi.Input[str]
     item_timeout_seconds: pulumi.Input[int]
     item_memory_mb: pulumi.Input[int]
     item_reserved_concurrency: pulumi.Input[int]
-    """Reserved concurrency of the item function; must be >= max_concurrency."""
     item_code: pulumi.Archive
-    """Your own item code; default: this package's handlers."""
     item_handler: pulumi.Input[str]
     idempotency_expiry_seconds: pulumi.Input[int]
-    """How long a processed invoice is remembered (default 7 days)."""
     state_machine_name: pulumi.Input[str]
-    """Fixed state machine name; default `<project>-<stack>-<resource name>`."""
     schedule_expression: pulumi.Input[str]
-    """EventBridge Scheduler expression; unset: no schedule (runs are started by hand or by you)."""
     schedule_timezone: pulumi.Input[str]
     schedule_enabled: pulumi.Input[bool]
     schedule_input_key: pulumi.Input[str]
-    """The CSV key a scheduled run reads (must be under input_prefix)."""
     scheduler_retry_attempts: pulumi.Input[int]
     scheduler_max_event_age_seconds: pulumi.Input[int]
 
@@ -120,19 +107,13 @@ def _map_settings(max_concurrency, tolerated_pct, tolerated_count, retry_values:
     )
 
 
-def _prefix(arg: str, value) -> None:
-    if is_known(value):
-        require(COMPONENT, isinstance(value, str) and bool(value) and not value.startswith("/"),
-                f"{arg}={value!r} must be a non-empty S3 key prefix without a leading '/', e.g. 'incoming/'")
-
-
 def default_state_machine_name(resource_name: str) -> str:
     """`<project>-<stack>-<resource name>`, refused (not cut, which could collide) when too long."""
     name = re.sub(r"[^A-Za-z0-9_-]", "-", f"{pulumi.get_project()}-{pulumi.get_stack()}-{resource_name}")
     limit = aws_limits.SFN_STATE_MACHINE_NAME_MAX_LENGTH
     require(COMPONENT, len(name) <= limit,
             f"the default state machine name {name!r} ({len(name)} characters) is over AWS's limit of {limit}; "
-            "give state_machine_name, or use a shorter component name")
+            "give state_machine_name, or use a shorter component name", "state_machine_name")
     return name
 
 
@@ -154,12 +135,7 @@ class DistributedMapValues:
 
 def validate(args: DistributedMapBatchArgs) -> DistributedMapValues:
     """The effective values, or a ComponentArgumentError that names the argument and the fix."""
-    require(COMPONENT, args.get("max_concurrency") is not None,
-            "max_concurrency is required: set it from the downstream capacity (e.g. the item "
-            f"function's reserved concurrency); leaving it out means up to "
-            f"{aws_limits.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX} children at once")
-    for setting in SETTINGS:
-        SETTINGS.value(args, setting.arg)
+    SETTINGS.check(args)  # unknown arguments, max_concurrency left out, values outside their rows
     tolerated_count = args.get("tolerated_failure_count")
     tolerated_pct = args.get("tolerated_failure_percentage")
     if tolerated_pct is None and tolerated_count is None:
@@ -191,38 +167,52 @@ def validate(args: DistributedMapBatchArgs) -> DistributedMapValues:
         raise ComponentArgumentError(
             f"{COMPONENT}: max_concurrency={values.max_concurrency} is above "
             f"item_reserved_concurrency={reserved}; the extra children would be throttled and burn "
-            f"their retries. Use max_concurrency <= {reserved} or raise the reserved concurrency.")
-    _prefix("input_prefix", values.input_prefix)
-    _prefix("result_prefix", values.result_prefix)
+            f"their retries. Use max_concurrency <= {reserved} or raise the reserved concurrency.", "max_concurrency")
     if args.get("schedule_expression") is not None:
         key = SETTINGS.value(args, "schedule_input_key")
         if is_known(key) and is_known(values.input_prefix):
             require(COMPONENT, isinstance(key, str) and key.startswith(values.input_prefix),
                     f"schedule_input_key={key!r} is outside input_prefix={values.input_prefix!r}; the state "
-                    "machine may only read under the input prefix")
+                    "machine may only read under the input prefix", "schedule_input_key")
     require(COMPONENT, args.get("item_code") is None or args.get("item_handler") is not None,
-            "item_code is given without item_handler; name the handler in your code (module.function)")
+            "item_code is given without item_handler; name the handler in your code (module.function)", "item_handler")
     return values
 
 
 class DistributedMapBatch(pulumi.ComponentResource):
+    """A batch over an S3 CSV, one idempotent Lambda call per row: a Step Functions Distributed Map with
+    bounded concurrency, retries with full jitter and a tolerated failure threshold; a run that
+    exceeds it notifies the ops queue. Start a run with the input {"inputKey": "<input prefix>x.csv"}."""
+
     state_machine_arn: pulumi.Output[str]
+    """ARN of the state machine (start a run with the input key of a CSV under input_prefix)."""
     state_machine_name: pulumi.Output[str]
+    """Name of the state machine."""
     input_bucket_name: pulumi.Output[str]
+    """Name of the bucket the input CSVs are read from (given or created)."""
     ops_queue_url: pulumi.Output[str]
+    """URL of the ops queue: one message per run that exceeded its tolerated failures."""
     ops_queue_arn: pulumi.Output[str]
+    """ARN of the ops queue."""
     ops_dlq_url: pulumi.Output[str]
+    """URL of the ops queue's DLQ."""
     item_function_name: pulumi.Output[str]
+    """Name of the item function (one call per row or batch of rows)."""
     item_function_arn: pulumi.Output[str]
+    """ARN of the item function."""
     idempotency_table_name: pulumi.Output[str]
+    """Name of the item function's idempotency table."""
     invoice_ledger_table_name: pulumi.Output[str]
+    """Name of the reference handler's invoice ledger (one row per invoice)."""
     log_group_name: pulumi.Output[str]
+    """Name of the state machine's log group."""
     schedule_arn: pulumi.Output[Optional[str]]
+    """ARN of the schedule that starts runs; None without schedule_expression."""
 
     def __init__(self, name: str, args: DistributedMapBatchArgs,
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE, name, None, opts)
-        args = args or DistributedMapBatchArgs()
+        args = cast(DistributedMapBatchArgs, SETTINGS.check(args))  # every value as its row parses it
         values = validate(args)
         creates_bucket = args.get("input_bucket_name") is None
         require_fits(COMPONENT, name, PHYSICAL_NAMES + ([INPUT_BUCKET_NAME] if creates_bucket else []))
@@ -292,6 +282,8 @@ class DistributedMapBatch(pulumi.ComponentResource):
         statements = [
             # Distributed Map children are executions of this same machine.
             Statement(["states:StartExecution"], [sm_arn]),
+            # A standard execution ARN; parliament also asks for the express format, a false alarm
+            # (tests/test_field_validators.py).
             Statement(["states:DescribeExecution", "states:StopExecution"], [executions_arn]),
             Statement(["s3:GetObject"], [pulumi.Output.format("{0}/{1}*", bucket_arn, values.input_prefix)]),
             Statement(["lambda:InvokeFunction"], [item.function.arn, item.function.arn.apply(lambda a: f"{a}:*")]),

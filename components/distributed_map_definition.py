@@ -28,11 +28,13 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from integration_blueprint import aws_limits, conventions
+from integration_blueprint.components.platform import PLATFORM_SETTINGS
 from integration_blueprint.components.settings import (
     REQUIRED,
     SCHEDULE_SETTINGS,
     Setting,
     SettingsTable,
+    code_settings,
     schedule_expression_setting,
 )
 from integration_blueprint.components.validation import ComponentArgumentError, require, require_range
@@ -56,49 +58,62 @@ INPUT_KEY_FIELD = "inputKey"
 IN_PROGRESS_ERROR = "IdempotencyAlreadyInProgressError"
 
 
+S3_PREFIX_PATTERN = r"[^/].*"
+S3_PREFIX = "a non-empty S3 key prefix without a leading '/', e.g. 'incoming/'"
+
 # The DistributedMapBatch component's settings (the component and the stack reader use this table;
 # the builder checks the values it is given against the same rows).
 SETTINGS = SettingsTable(COMPONENT, [
     Setting("max_concurrency", int, REQUIRED, minimum=1, maximum=aws_limits.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX,
-            why="derive it from the downstream capacity; 0 means unbounded"),
+            why="children running at once: set it from what the downstream (DynamoDB, an API, the item function's "
+                "reserved concurrency) can take; AWS's default, 0, means up to 10,000 at once"),
     Setting("tolerated_failure_percentage", float, None, minimum=0,
             maximum=aws_limits.DISTRIBUTED_MAP_TOLERATED_FAILURE_PERCENTAGE_MAX,
             why="share of items that may fail before the run fails; default 0 unless a count is given"),
     Setting("tolerated_failure_count", int, None, minimum=0,
             why="number of items that may fail before the run fails"),
     Setting("retry_interval_seconds", int, conventions.SFN_RETRY_INTERVAL_DEFAULT_SECONDS,
-            minimum=aws_limits.SFN_RETRY_INTERVAL_MIN_SECONDS, maximum=aws_limits.SFN_RETRY_INTERVAL_MAX_SECONDS),
+            minimum=aws_limits.SFN_RETRY_INTERVAL_MIN_SECONDS, maximum=aws_limits.SFN_RETRY_INTERVAL_MAX_SECONDS,
+            why="the wait before an item's first retry of a transient error"),
     Setting("retry_backoff_rate", float, conventions.SFN_RETRY_BACKOFF_RATE_DEFAULT,
-            minimum=aws_limits.SFN_RETRY_BACKOFF_RATE_MIN),
+            minimum=aws_limits.SFN_RETRY_BACKOFF_RATE_MIN, why="each retry waits this many times longer"),
     Setting("retry_max_attempts", int, conventions.SFN_RETRY_MAX_ATTEMPTS_DEFAULT, minimum=1,
             maximum=aws_limits.SFN_RETRY_MAX_ATTEMPTS_MAX,
-            why="0 turns retries off; transient Lambda errors would fail items"),
+            why="attempts of an item after a transient error; 0 (no retries) is refused: transient Lambda errors "
+                "would fail items"),
     Setting("retry_max_delay_seconds", int, conventions.SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS,
             minimum=aws_limits.SFN_RETRY_MAX_DELAY_MIN_SECONDS, maximum=aws_limits.SFN_RETRY_MAX_DELAY_MAX_SECONDS,
-            at_least="retry_interval_seconds", why="at least the retry interval"),
-    Setting("retry_jitter_strategy", str, "FULL", choices=("FULL",), describe="'FULL'",
-            why="without jitter, thousands of children retry in lockstep and stampede the downstream"),
+            at_least="retry_interval_seconds", why="the longest wait between retries; at least the retry interval"),
+    Setting("retry_jitter_strategy", str, "FULL", choices=("FULL",),
+            why="how retries spread their waits; without jitter, thousands of children retry in lockstep and "
+                "stampede the downstream"),
     Setting("csv_headers", list, None, describe="a list of column names",
             why="column names when the CSV has no header row; unset or empty: the first row holds them"),
     Setting("max_items_per_batch", int, None, minimum=1, why="rows per child invocation; unset: one row per child"),
     Setting("input_bucket_name", str, None, pattern=aws_limits.S3_BUCKET_NAME_PATTERN, describe="an S3 bucket name",
             why="an existing input bucket; unset: the component creates one"),
-    Setting("input_prefix", str, "incoming/", why="the state machine may read input CSVs only under it"),
+    Setting("input_prefix", str, "incoming/", pattern=S3_PREFIX_PATTERN, describe=S3_PREFIX,
+            why="the state machine may read input CSVs only under it"),
     Setting("write_results", bool, True, why="per-item results (failed items included) go to S3"),
-    Setting("result_prefix", str, "results/"),
-    Setting("item_timeout_seconds", int, 30, minimum=1, maximum=aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS),
+    Setting("result_prefix", str, "results/", pattern=S3_PREFIX_PATTERN, describe=S3_PREFIX,
+            why="where the per-item results are written (with write_results)"),
+    Setting("item_timeout_seconds", int, 30, minimum=1, maximum=aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS,
+            why="the item function's timeout; the task's own timeout adds a margin to it"),
     Setting("item_memory_mb", int, conventions.LAMBDA_MEMORY_DEFAULT_MB, minimum=aws_limits.LAMBDA_MEMORY_MIN_MB,
-            maximum=aws_limits.LAMBDA_MEMORY_MAX_MB),
-    Setting("item_reserved_concurrency", int, None, minimum=1, why="must be >= max_concurrency"),
+            maximum=aws_limits.LAMBDA_MEMORY_MAX_MB, why="the item function's memory (and so its CPU share)"),
+    Setting("item_reserved_concurrency", int, None, minimum=1,
+            why="the item function's reserved concurrency; at least max_concurrency"),
     Setting("idempotency_expiry_seconds", int, conventions.INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS, minimum=60,
             why="how long a processed invoice is remembered"),
     Setting("state_machine_name", str, None, pattern=r"[A-Za-z0-9_-]{1,%d}" % aws_limits.SFN_STATE_MACHINE_NAME_MAX_LENGTH,
             describe=f"1-{aws_limits.SFN_STATE_MACHINE_NAME_MAX_LENGTH} letters, digits, '-' or '_'",
-            in_stack=False, why="default: <project>-<stack>-<resource name>"),
-    schedule_expression_setting(None, why="unset: no schedule (runs are started by hand or by your own trigger)"),
+            in_stack=False, why="the state machine's fixed name; default: <project>-<stack>-<resource name>"),
+    schedule_expression_setting(None, why="when runs start; unset: no schedule (runs are started by hand or by your "
+                                          "own trigger)"),
     *SCHEDULE_SETTINGS,
     Setting("schedule_input_key", str, "incoming/invoices.csv", why="the CSV a scheduled run reads (under input_prefix)"),
-])
+    *code_settings("item_code", "item_handler", "item"),
+], inherited=PLATFORM_SETTINGS.arguments())
 
 
 @dataclass(frozen=True)
@@ -115,9 +130,8 @@ class RetrySettings:
         SETTINGS["retry_interval_seconds"].check(COMPONENT, self.interval_seconds)
         SETTINGS["retry_backoff_rate"].check(COMPONENT, self.backoff_rate)
         SETTINGS["retry_max_attempts"].check(COMPONENT, self.max_attempts)
-        SETTINGS["retry_max_delay_seconds"].check(COMPONENT, self.max_delay_seconds)
-        require_range(COMPONENT, "retry_max_delay_seconds", self.max_delay_seconds, self.interval_seconds,
-                      why=SETTINGS["retry_max_delay_seconds"].why)
+        SETTINGS["retry_max_delay_seconds"].check(COMPONENT, self.max_delay_seconds, SETTINGS.lower_bound(
+            SETTINGS["retry_max_delay_seconds"], {"retry_interval_seconds": self.interval_seconds}))
         SETTINGS["retry_jitter_strategy"].check(COMPONENT, self.jitter_strategy)
 
     def retrier(self, errors: Sequence[str]) -> dict:
@@ -149,16 +163,18 @@ class MapSettings:
         # downstream database or API can take, so it must be set from its capacity.
         SETTINGS["max_concurrency"].check(COMPONENT, self.max_concurrency)
         require(COMPONENT, self.tolerated_failure_percentage is not None or self.tolerated_failure_count is not None,
-                "set tolerated_failure_percentage or tolerated_failure_count (0 = no failed item tolerated)")
+                "set tolerated_failure_percentage or tolerated_failure_count (0 = no failed item tolerated)",
+                "tolerated_failure_percentage")
         SETTINGS["tolerated_failure_percentage"].check(COMPONENT, self.tolerated_failure_percentage)
         SETTINGS["tolerated_failure_count"].check(COMPONENT, self.tolerated_failure_count)
         if self.tolerated_failure_count is not None:
             require(COMPONENT, float(self.tolerated_failure_count).is_integer(),
-                    f"tolerated_failure_count={self.tolerated_failure_count!r} must be a whole number")
+                    f"tolerated_failure_count={self.tolerated_failure_count!r} must be a whole number",
+                    "tolerated_failure_count")
         if self.csv_headers is not None:
             require(COMPONENT, len(self.csv_headers) > 0 and all(isinstance(h, str) and h for h in self.csv_headers),
                     f"csv_headers={self.csv_headers!r} must be a non-empty list of column names, "
-                    "or left out when the CSV's first row holds them")
+                    "or left out when the CSV's first row holds them", "csv_headers")
         SETTINGS["max_items_per_batch"].check(COMPONENT, self.max_items_per_batch)
         require_range(COMPONENT, "task_timeout_seconds", self.task_timeout_seconds, 1)
         if not isinstance(self.retry, RetrySettings):
@@ -226,6 +242,8 @@ def build_definition(*, function_arn: str, input_bucket: str, ops_queue_url: str
     if settings.tolerated_failure_percentage is not None:
         # Always a decimal (2 -> 2.0): AWS accepts both, moto's (LocalStack's) ASL grammar only
         # parses ToleratedFailurePercentage as a decimal NUMBER and rejects a bare integer.
+        # asl-validator 4.0.0 wants an integer: a false alarm for a fractional percentage, which
+        # the Step Functions API types as a float (tests/test_field_validators.py).
         map_state["ToleratedFailurePercentage"] = float(settings.tolerated_failure_percentage)
     if settings.tolerated_failure_count is not None:
         map_state["ToleratedFailureCount"] = int(settings.tolerated_failure_count)

@@ -16,7 +16,7 @@ Public: `FifoBillingQueue`, `FifoBillingQueueArgs`, `SETTINGS` (its settings tab
 
 import json
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, cast
 
 import pulumi
 
@@ -26,12 +26,18 @@ from integration_blueprint.components.async_invoke import async_invoke_config, a
 from integration_blueprint.components.function import packaged_function
 from integration_blueprint.components.iam import Statement
 from integration_blueprint.components.naming import function_names, queue_name, require_fits, schedule_names
-from integration_blueprint.components.platform import PlatformArgs, publish, runtime_settings
+from integration_blueprint.components.platform import PLATFORM_SETTINGS, PlatformArgs, publish, runtime_settings
 from integration_blueprint.components.queues import consume_statement, queue_with_dlq, sqs_consumer_mapping
 from integration_blueprint.components.schedules import scheduled_start
-from integration_blueprint.components.settings import SCHEDULE_SETTINGS, Setting, SettingsTable, schedule_expression_setting
+from integration_blueprint.components.settings import (
+    SCHEDULE_SETTINGS,
+    Setting,
+    SettingsTable,
+    code_settings,
+    schedule_expression_setting,
+)
 from integration_blueprint.components.tables import idempotency_table
-from integration_blueprint.components.validation import ComponentArgumentError, is_known, require
+from integration_blueprint.components.validation import is_known, require
 from integration_blueprint.handlers.runtime import config as handler_config
 
 __all__ = ["COMPONENT", "FifoBillingNumbers", "FifoBillingQueue", "FifoBillingQueueArgs", "PHYSICAL_NAMES",
@@ -42,31 +48,34 @@ COMPONENT = "FifoBillingQueue"
 
 SETTINGS = SettingsTable(COMPONENT, [
     Setting("consumer_timeout_seconds", int, 30, minimum=1, maximum=aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS,
-            why="one charge is a few DynamoDB calls; 30 s leaves room for throttling retries"),
+            why="the consumer function's timeout; one charge is a few DynamoDB calls, 30 s leaves room for throttling retries"),
     Setting("visibility_timeout_seconds", int, None, minimum=0, maximum=aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS,
             at_least="consumer_timeout_seconds",
-            why="at least the consumer timeout, so a message never reappears while it is being charged; "
-                "default 6x the consumer timeout, as AWS advises"),
+            why="the queue's visibility timeout: at least the consumer timeout, so a message never reappears while "
+                "it is being charged; default 6x the consumer timeout, as AWS advises"),
     Setting("batch_size", int, aws_limits.SQS_ESM_BATCH_SIZE_DEFAULT, minimum=1,
             maximum=aws_limits.SQS_FIFO_ESM_BATCH_SIZE_MAX,
-            why="Lambda reads at most 10 messages per batch from a FIFO queue"),
+            why="messages per consumer invocation; Lambda reads at most 10 per batch from a FIFO queue (1 with "
+                "reserved_concurrency 1: the coordinator/worker shape)"),
     Setting("max_receive_count", int, conventions.DEFAULT_MAX_RECEIVE_COUNT,
             minimum=conventions.MIN_SAFE_MAX_RECEIVE_COUNT, maximum=aws_limits.SQS_MAX_RECEIVE_COUNT_MAX,
-            why="3 or fewer receives sends messages that hit one transient error to the DLQ"),
+            why="receives before a message moves to the DLQ; 3 or fewer sends messages that hit one transient error "
+                "to the DLQ"),
     Setting("message_retention_seconds", int, aws_limits.SQS_RETENTION_DEFAULT_SECONDS,
             minimum=aws_limits.SQS_RETENTION_MIN_SECONDS, maximum=conventions.DLQ_RETENTION_SECONDS - 1,
-            why="the DLQ must keep messages longer than the source"),
+            why="how long the queue keeps a charge; shorter than the DLQ's 14 days, so the DLQ keeps messages longer"),
     Setting("maximum_concurrency", int, None, minimum=aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MIN,
             maximum=aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MAX,
             why="the mapping's concurrent invocations; unset: as many as the message groups allow"),
     Setting("reserved_concurrency", int, None, minimum=1,
             why="the consumer's reserved concurrency (1 with batch size 1: the coordinator/worker shape)"),
     Setting("consumer_memory_mb", int, conventions.LAMBDA_MEMORY_DEFAULT_MB, minimum=aws_limits.LAMBDA_MEMORY_MIN_MB,
-            maximum=aws_limits.LAMBDA_MEMORY_MAX_MB),
+            maximum=aws_limits.LAMBDA_MEMORY_MAX_MB, why="the consumer function's memory (and so its CPU share)"),
     *async_invoke_settings("dispatcher"),
     Setting("dispatcher_timeout_seconds", int, 300, minimum=1, maximum=aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS,
-            why="enumerating the accounts store and enqueueing a month takes minutes, not seconds"),
-    schedule_expression_setting("cron(0 3 1 * ? *)", why="03:00 on the 1st of every month"),
+            why="the dispatcher function's timeout; enumerating the accounts store and enqueueing a month takes "
+                "minutes, not seconds"),
+    schedule_expression_setting("cron(0 3 1 * ? *)", why="when the dispatcher runs; default 03:00 on the 1st of every month"),
     *SCHEDULE_SETTINGS,
     Setting("ledger_ttl_days", int, conventions.BILLING_LEDGER_TTL_DEFAULT_DAYS, minimum=1,
             why="how long charge rows, and so the duplicate protection, are kept"),
@@ -74,8 +83,11 @@ SETTINGS = SettingsTable(COMPONENT, [
             why="an existing accounts store (pk `tenant`, sk `sk`); unset: the component provisions one"),
     Setting("accounts_table_name", str, None, in_stack=False, why="the name of accounts_table_arn's table"),
     Setting("oldest_message_alarm_seconds", int, 900, minimum=60,
-            why="a charge waiting 15 minutes means the consumer is stuck or failing"),
-])
+            why="the age of the oldest charge that alarms; a charge waiting 15 minutes means the consumer is stuck "
+                "or failing"),
+    *code_settings("consumer_code", "consumer_handler", "consumer"),
+    *code_settings("dispatcher_code", "dispatcher_handler", "dispatcher"),
+], inherited=PLATFORM_SETTINGS.arguments())
 
 
 # The physical names the component generates from its name (checked against AWS's limits).
@@ -95,88 +107,91 @@ class FifoBillingNumbers:
 
 
 class FifoBillingQueueArgs(PlatformArgs, total=False):
+    """The arguments of a FifoBillingQueue; each one's type, default, bounds and reason are its row in
+    SETTINGS (docs/components/FifoBillingQueue.md)."""
+
     consumer_timeout_seconds: pulumi.Input[int]
-    """Consumer function timeout (default 30 s)."""
     visibility_timeout_seconds: pulumi.Input[int]
-    """Queue visibility timeout; default 6x the consumer timeout, never less than the timeout."""
     batch_size: pulumi.Input[int]
-    """Records per consumer invocation, 1-10 (FIFO limit); 1 for the coordinator/worker shape."""
     max_receive_count: pulumi.Input[int]
-    """Receives before a message moves to the DLQ; default 5, must be > 3."""
     message_retention_seconds: pulumi.Input[int]
-    """Source queue retention (default 4 days); the DLQ keeps 14 days."""
     maximum_concurrency: pulumi.Input[int]
-    """Event source mapping maximum concurrency (2-1000); unset: as many as the groups allow."""
     reserved_concurrency: pulumi.Input[int]
-    """Reserved concurrency of the consumer function."""
     consumer_memory_mb: pulumi.Input[int]
     dispatcher_timeout_seconds: pulumi.Input[int]
     schedule_expression: pulumi.Input[str]
-    """EventBridge Scheduler expression, default monthly on the 1st at 03:00."""
     schedule_timezone: pulumi.Input[str]
     schedule_enabled: pulumi.Input[bool]
     scheduler_retry_attempts: pulumi.Input[int]
     scheduler_max_event_age_seconds: pulumi.Input[int]
     ledger_ttl_days: pulumi.Input[int]
-    """How long charge rows (and so the duplicate protection) are kept; default 90 days."""
     accounts_table_name: pulumi.Input[str]
-    """An existing accounts store (pk `tenant`, sk `sk`); unset: the component provisions one."""
     accounts_table_arn: pulumi.Input[str]
     consumer_code: pulumi.Archive
-    """Your own consumer code; default: this package's handlers."""
     consumer_handler: pulumi.Input[str]
     dispatcher_code: pulumi.Archive
     dispatcher_handler: pulumi.Input[str]
     dispatcher_retry_attempts: pulumi.Input[int]
-    """Lambda's own retries of a failed dispatch, 0-2 (default 2)."""
     dispatcher_max_event_age_seconds: pulumi.Input[int]
-    """How long Lambda keeps retrying a dispatch, 60-21600 s (default 3600)."""
     oldest_message_alarm_seconds: pulumi.Input[int]
 
 
 def validate(args: FifoBillingQueueArgs) -> FifoBillingNumbers:
     """The effective numbers, or a ComponentArgumentError that names the argument and the fix."""
-    for setting in SETTINGS:
-        SETTINGS.value(args, setting.arg)
+    SETTINGS.check(args)  # unknown arguments and values outside their rows (visibility >= timeout too)
     timeout = SETTINGS.value(args, "consumer_timeout_seconds")
     visibility = SETTINGS.value(args, "visibility_timeout_seconds")
     if visibility is None and is_known(timeout):
         visibility = timeout * aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR
-    if is_known(visibility) and is_known(timeout) and visibility < timeout:
-        raise ComponentArgumentError(
-            f"{COMPONENT}: visibility_timeout_seconds={visibility} is less than consumer_timeout_seconds={timeout}; "
-            f"a message would reappear while still being charged. Use at least {timeout} "
-            f"(AWS recommends {timeout * aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}).")
     given_name, given_arn = args.get("accounts_table_name"), args.get("accounts_table_arn")
     require(COMPONENT, (given_name is None) == (given_arn is None),
-            "give both accounts_table_name and accounts_table_arn (the role is scoped to the ARN), or neither")
+            "give both accounts_table_name and accounts_table_arn (the role is scoped to the ARN), or neither",
+            "accounts_table_arn" if given_arn is None else "accounts_table_name")
     for code_arg, handler_arg in (("consumer_code", "consumer_handler"), ("dispatcher_code", "dispatcher_handler")):
         require(COMPONENT, args.get(code_arg) is None or args.get(handler_arg) is not None,
-                f"{code_arg} is given without {handler_arg}; name the handler in your code (module.function)")
+                f"{code_arg} is given without {handler_arg}; name the handler in your code (module.function)",
+                handler_arg)
     return FifoBillingNumbers(timeout=timeout, batch=SETTINGS.value(args, "batch_size"),
                               receives=SETTINGS.value(args, "max_receive_count"), visibility=visibility,
                               retention=SETTINGS.value(args, "message_retention_seconds"))
 
 
 class FifoBillingQueue(pulumi.ComponentResource):
+    """Monthly billing through an SQS FIFO queue, charged exactly once: a scheduled dispatcher enqueues
+    one charge per employee (group tenant#month, explicit deduplication ids), an idempotent consumer
+    writes each charge once to a ledger, and a FIFO DLQ with an alarm parks what keeps failing."""
+
     queue_url: pulumi.Output[str]
+    """URL of the FIFO queue of charges."""
     queue_arn: pulumi.Output[str]
+    """ARN of the FIFO queue of charges."""
     dlq_url: pulumi.Output[str]
+    """URL of the FIFO DLQ a charge moves to after max_receive_count receives."""
     dlq_arn: pulumi.Output[str]
+    """ARN of the FIFO DLQ."""
     consumer_function_name: pulumi.Output[str]
+    """Name of the consumer function (charges one message each)."""
     consumer_function_arn: pulumi.Output[str]
+    """ARN of the consumer function."""
     dispatcher_function_name: pulumi.Output[str]
+    """Name of the dispatcher function (enqueues a month's charges)."""
     dispatcher_function_arn: pulumi.Output[str]
+    """ARN of the dispatcher function."""
     schedule_arn: pulumi.Output[str]
+    """ARN of the EventBridge Scheduler schedule that starts the dispatcher."""
     scheduler_dlq_url: pulumi.Output[str]
+    """URL of the queue where Scheduler parks a start it could not deliver."""
     dispatcher_failed_queue_url: pulumi.Output[str]
+    """URL of the queue where Lambda parks a dispatch that failed every retry (redrive it with `blueprint redrive dispatch`)."""
     ledger_table_name: pulumi.Output[str]
+    """Name of the ledger table: one row per charge, which is also its idempotency claim."""
     accounts_table_name: pulumi.Output[str]
+    """Name of the accounts store the dispatcher enumerates (given or provisioned)."""
 
     def __init__(self, name: str, args: FifoBillingQueueArgs = None,  # type: ignore[assignment]  # Pulumi schema inference reads this annotation; Optional[...] breaks it
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE, name, None, opts)
-        args = args or FifoBillingQueueArgs()
+        args = cast(FifoBillingQueueArgs, SETTINGS.check(args))  # every value as its row parses it
         numbers = validate(args)
         require_fits(COMPONENT, name, PHYSICAL_NAMES)
         settings = runtime_settings(args)

@@ -18,7 +18,7 @@ Public: `IdempotentStreamConsumer`, `IdempotentStreamConsumerArgs`, `SETTINGS` (
 
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, cast
 
 import pulumi
 
@@ -27,7 +27,7 @@ from integration_blueprint import aws_limits
 from integration_blueprint.components.iam import Statement
 from integration_blueprint.components.kinesis_consumer import StreamConsumerArgs, StreamConsumerOutputs
 from integration_blueprint.components.naming import require_fits
-from integration_blueprint.components.platform import publish
+from integration_blueprint.components.platform import PLATFORM_SETTINGS, publish
 from integration_blueprint.components.settings import Setting, SettingsTable
 from integration_blueprint.components.tables import idempotency_table
 from integration_blueprint.components.validation import ComponentArgumentError, is_known
@@ -45,28 +45,29 @@ REFERENCE_KEY_JMESPATH = "eventId"  # the reference ledger's business key
 SETTINGS = SettingsTable(NAME, [
     *shared.STREAM_SETTINGS,
     Setting("maximum_retry_attempts", int, 2, minimum=1, maximum=aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_MAX,
-            why="bounded, so a poison record reaches the Retry-DLQ instead of blocking its shard until it expires"),
+            why="the stream mapping's retries of a batch that cannot be split further; bounded, so a poison record "
+                "reaches the Retry-DLQ instead of blocking its shard until it expires"),
     Setting("maximum_record_age_seconds", int, 3600, minimum=aws_limits.KINESIS_ESM_RECORD_AGE_MIN_SECONDS,
-            maximum=aws_limits.KINESIS_ESM_RECORD_AGE_MAX_SECONDS, why="bounded; -1 (no limit) is refused"),
+            maximum=aws_limits.KINESIS_ESM_RECORD_AGE_MAX_SECONDS,
+            why="records older than this go to the Retry-DLQ instead of the function; bounded (-1, no limit, "
+                "is refused)"),
     Setting("idempotency_key_jmespath", str, None,
             why="the business key in the JSON payload; reference handler: eventId; none: shard + sequence number"),
     Setting("idempotency_ttl_seconds", int, None, minimum=1,
             why="how long a processed record's key is kept; default and minimum: the end of its last replay"),
-])
+], inherited=PLATFORM_SETTINGS.arguments())
 # Kept for the benchmarks that quote the default.
 DEFAULT_MAXIMUM_RETRY_ATTEMPTS: int = SETTINGS.default("maximum_retry_attempts")
 
 
 class IdempotentStreamConsumerArgs(StreamConsumerArgs, total=False):
+    """The arguments of an IdempotentStreamConsumer; each one's type, default, bounds and reason are its
+    row in SETTINGS (docs/components/IdempotentStreamConsumer.md)."""
+
     maximum_retry_attempts: pulumi.Input[int]
-    """Stream mapping retries of a batch that cannot be split further, 1-10000 (default 2)."""
     maximum_record_age_seconds: pulumi.Input[int]
-    """Records older than this go to the Retry-DLQ instead of the function, 60-604800 (default 3600)."""
     idempotency_key_jmespath: pulumi.Input[str]
-    """JMESPath of the business key in the JSON payload; default (reference handler): `eventId`.
-    Without one, records are keyed by shard + sequence number."""
     idempotency_ttl_seconds: pulumi.Input[int]
-    """How long a processed record's key is kept; default and minimum: the end of its last replay."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def validate(args: IdempotentStreamConsumerArgs) -> IdempotentStreamNumbers:
                 f"retry_visibility_timeout_seconds {numbers.visibility} = {horizon} s, but retention_hours "
                 f"{retention_hours} keeps records {retention} s. The last replays would find the records "
                 "trimmed. Shorten the window or raise retention_hours to at least "
-                f"{-(-horizon // 3600)}.")
+                f"{-(-horizon // 3600)}.", "retention_hours")
     ttl = SETTINGS.value(args, "idempotency_ttl_seconds")
     if ttl is None:
         ttl = max(aws_limits.POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS, horizon or 0)
@@ -106,17 +107,23 @@ def validate(args: IdempotentStreamConsumerArgs) -> IdempotentStreamNumbers:
         raise ComponentArgumentError(
             f"{NAME}: idempotency_ttl_seconds={ttl} expires keys before the last replay ends ({horizon} s after "
             f"a record's arrival: maximum_record_age_seconds + the replay window); a replayed record could be "
-            f"applied twice. Use at least {horizon}.")
+            f"applied twice. Use at least {horizon}.", "idempotency_ttl_seconds")
     return IdempotentStreamNumbers(numbers=numbers, retries=retries, max_age=max_age, ttl=ttl)
 
 
 class IdempotentStreamConsumer(pulumi.ComponentResource, StreamConsumerOutputs):
+    """A Kinesis consumer whose records may be retried because each one's effect is recorded once in an
+    idempotency store: the stream mapping bisects and retries a failing batch, then parks it in the
+    Retry-DLQ, whose records the same function reads back from the stream and replays; what fails
+    every replay lands in the Unrecoverable-DLQ, which alarms."""
+
     idempotency_table_name: pulumi.Output[str]
+    """Name of the idempotency table (processed records' keys)."""
 
     def __init__(self, name: str, args: IdempotentStreamConsumerArgs = None,  # type: ignore[assignment]  # Pulumi schema inference reads this annotation; Optional[...] breaks it
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE, name, None, opts)
-        args = args or IdempotentStreamConsumerArgs()
+        args = cast(IdempotentStreamConsumerArgs, SETTINGS.check(args))  # every value as its row parses it
         checked = validate(args)
         require_fits(NAME, name, shared.PHYSICAL_NAMES)
         numbers = checked.numbers

@@ -17,6 +17,7 @@ Public (for the two stream components): `StreamConsumerArgs`, `PolicyStatementAr
 """
 
 
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence, TypedDict
 
@@ -33,9 +34,9 @@ from integration_blueprint.components.alarms import (
 from integration_blueprint.components.function import PackagedFunction, packaged_function
 from integration_blueprint.components.iam import Statement
 from integration_blueprint.components.naming import PhysicalName, function_names, queue_name
-from integration_blueprint.components.platform import PlatformArgs, runtime_settings
+from integration_blueprint.components.platform import PLATFORM_SETTINGS, PlatformArgs, runtime_settings
 from integration_blueprint.components.queues import DeadLetterQueue, consume_statement, queue_with_dlq, sqs_consumer_mapping
-from integration_blueprint.components.settings import Setting, SettingsTable
+from integration_blueprint.components.settings import Setting, SettingsTable, code_settings
 from integration_blueprint.components.tables import idempotency_table
 from integration_blueprint.components.validation import ComponentArgumentError, is_known, plain, require
 from integration_blueprint.handlers.runtime import config as handler_config
@@ -58,38 +59,52 @@ STREAM_SETTINGS = (
     Setting("shard_count", int, None, minimum=1, why="shards of a PROVISIONED stream"),
     Setting("retention_hours", int, aws_limits.KINESIS_RETENTION_DEFAULT_HOURS,
             minimum=aws_limits.KINESIS_RETENTION_MIN_HOURS, maximum=aws_limits.KINESIS_RETENTION_MAX_HOURS,
-            why="every replay re-reads its records from the stream, so it bounds the replay window"),
+            why="the stream's retention (state it for an existing stream); every replay re-reads its records from "
+                "the stream, so it bounds the replay window"),
     Setting("kms_key_id", str, aws_limits.KINESIS_MANAGED_KMS_KEY,
-            why="the AWS managed key needs no kms: permission; a customer managed key ARN is granted kms:Decrypt"),
+            pattern=re.escape(aws_limits.KINESIS_MANAGED_KMS_KEY) + r"|arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/.+",
+            describe=f"{aws_limits.KINESIS_MANAGED_KMS_KEY} or a KMS key ARN",
+            why="the stream's encryption key: the AWS managed key needs no kms: permission; the consumer role is "
+                "granted kms:Decrypt on exactly a customer managed key"),
     Setting("enhanced_fan_out", bool, False, why="read through an enhanced fan-out consumer (more than two readers)"),
     Setting("batch_size", int, aws_limits.KINESIS_ESM_BATCH_SIZE_DEFAULT, minimum=aws_limits.KINESIS_ESM_BATCH_SIZE_MIN,
-            maximum=aws_limits.KINESIS_ESM_BATCH_SIZE_MAX),
+            maximum=aws_limits.KINESIS_ESM_BATCH_SIZE_MAX, why="records per invocation of the consumer"),
     Setting("batching_window_seconds", int, 0, minimum=0, maximum=aws_limits.KINESIS_ESM_BATCHING_WINDOW_MAX_SECONDS,
-            why="0: invoke as soon as records arrive"),
+            why="how long the mapping gathers records before invoking; 0: as soon as records arrive"),
     Setting("parallelization_factor", int, 1, minimum=aws_limits.KINESIS_ESM_PARALLELIZATION_MIN,
             maximum=aws_limits.KINESIS_ESM_PARALLELIZATION_MAX, why="concurrent batches per shard"),
     Setting("starting_position", str, "LATEST", choices=aws_limits.KINESIS_ESM_STARTING_POSITIONS,
-            describe="LATEST or TRIM_HORIZON"),
-    Setting("function_timeout_seconds", int, 60, minimum=1, maximum=aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS),
+            describe="LATEST or TRIM_HORIZON", why="where a new mapping starts reading the stream"),
+    Setting("function_timeout_seconds", int, 60, minimum=1, maximum=aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS,
+            why="the consumer function's timeout"),
     Setting("memory_mb", int, conventions.LAMBDA_MEMORY_DEFAULT_MB, minimum=aws_limits.LAMBDA_MEMORY_MIN_MB,
-            maximum=aws_limits.LAMBDA_MEMORY_MAX_MB),
+            maximum=aws_limits.LAMBDA_MEMORY_MAX_MB, why="the consumer function's memory (and so its CPU share)"),
     Setting("retry_delay_seconds", int, 60, minimum=0, maximum=aws_limits.SQS_DELAY_MAX_SECONDS,
-            why="the first replay waits a minute after the failure"),
+            why="the Retry-DLQ's delay: the wait before the first replay"),
     Setting("retry_visibility_timeout_seconds", int, None, minimum=0,
             maximum=aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS, at_least="function_timeout_seconds",
             why="the wait between replays; at least the function timeout, default 6x"),
     Setting("max_receive_count", int, conventions.DEFAULT_MAX_RECEIVE_COUNT,
             minimum=conventions.MIN_SAFE_MAX_RECEIVE_COUNT, maximum=aws_limits.SQS_MAX_RECEIVE_COUNT_MAX,
-            why="3 or fewer receives parks a record that hit one transient error"),
+            why="replays before a record moves to the Unrecoverable-DLQ; 3 or fewer parks a record that hit one "
+                "transient error"),
     Setting("retry_batch_size", int, aws_limits.SQS_ESM_BATCH_SIZE_DEFAULT, minimum=1,
-            maximum=aws_limits.SQS_ESM_BATCH_SIZE_DEFAULT, why="the Retry-DLQ mapping has no batching window"),
+            maximum=aws_limits.SQS_ESM_BATCH_SIZE_DEFAULT,
+            why="Retry-DLQ messages per invocation; at most 10, as the Retry-DLQ mapping has no batching window"),
     Setting("retry_retention_seconds", int, None, minimum=aws_limits.SQS_RETENTION_MIN_SECONDS,
             maximum=conventions.DLQ_RETENTION_SECONDS - 1,
-            why="the Unrecoverable-DLQ must keep messages longer; default: the replay window + 1 hour, "
-                "at least SQS's 4 days"),
-    Setting("iterator_age_alarm_ms", int, None, minimum=1, why="default: half the stream retention"),
+            why="the Retry-DLQ's retention: shorter than the Unrecoverable-DLQ's 14 days, longer than the replay "
+                "window; default: the replay window + 1 hour, at least SQS's 4 days"),
+    Setting("iterator_age_alarm_ms", int, None, minimum=1,
+            why="the stream's iterator-age alarm, in milliseconds; default: half the stream retention"),
     Setting("retry_dlq_age_alarm_seconds", int, None, minimum=1,
-            why="default: the replay window (a message older than that is not being replayed)"),
+            why="the Retry-DLQ's oldest-message alarm; default: the replay window (a message older than that is "
+                "not being replayed)"),
+    *code_settings("code", "handler", "function"),
+    Setting("environment", dict, None, in_stack=False,
+            why="extra environment variables of the consumer function (your handler's own settings)"),
+    Setting("policy_statements", list, None, items=dict, in_stack=False,
+            why="extra permissions of your handler: named actions (no wildcards) on resources"),
 )
 # The physical names a stream consumer generates from its name (checked against AWS's limits).
 PHYSICAL_NAMES = [*function_names("-consumer"), queue_name("-retry-dlq"), queue_name("-unrecoverable-dlq"),
@@ -98,54 +113,43 @@ PHYSICAL_NAMES = [*function_names("-consumer"), queue_name("-retry-dlq"), queue_
                                auto=False)]
 
 # The shared rows on their own, for the building blocks below (each component validates first).
-_COMMON = SettingsTable("StreamConsumer", STREAM_SETTINGS)
+_COMMON = SettingsTable("StreamConsumer", STREAM_SETTINGS, inherited=PLATFORM_SETTINGS.arguments())
 
 
 class PolicyStatementArgs(TypedDict):
     """An extra permission for your own handler: named actions (no wildcards) on resources."""
 
     actions: pulumi.Input[Sequence[pulumi.Input[str]]]
+    """IAM actions by name, e.g. dynamodb:GetItem (no wildcards)."""
     resources: pulumi.Input[Sequence[pulumi.Input[str]]]
+    """ARNs of the resources the actions are allowed on."""
 
 
 class StreamConsumerArgs(PlatformArgs, total=False):
+    """The arguments both stream consumers take; each one's type, default, bounds and reason are its row
+    in STREAM_SETTINGS (docs/components/)."""
+
     stream_arn: pulumi.Input[str]
-    """An existing stream to consume; unset: the component creates one (then the next four apply)."""
     stream_mode: pulumi.Input[str]
-    """ON_DEMAND (default) or PROVISIONED."""
     shard_count: pulumi.Input[int]
-    """Shards of a PROVISIONED stream."""
     retention_hours: pulumi.Input[int]
-    """Stream retention, 24-8760 hours (default 24). For an existing stream, state its retention:
-    the replay-window check and the iterator-age alarm use it."""
     kms_key_id: pulumi.Input[str]
-    """Stream encryption key: `alias/aws/kinesis` (default) or a customer managed key ARN."""
     enhanced_fan_out: pulumi.Input[bool]
-    """Read through an enhanced fan-out consumer: use it when the stream has more than two consumers."""
     batch_size: pulumi.Input[int]
     batching_window_seconds: pulumi.Input[int]
     parallelization_factor: pulumi.Input[int]
     starting_position: pulumi.Input[str]
-    """LATEST (default) or TRIM_HORIZON."""
     function_timeout_seconds: pulumi.Input[int]
     memory_mb: pulumi.Input[int]
     retry_delay_seconds: pulumi.Input[int]
-    """Retry-DLQ DelaySeconds: wait before the first replay (0-900)."""
     retry_visibility_timeout_seconds: pulumi.Input[int]
-    """Retry-DLQ visibility timeout: wait between replays; >= the function timeout (default 6x)."""
     max_receive_count: pulumi.Input[int]
-    """Replays before a message moves to the Unrecoverable-DLQ; > 3 (default 5)."""
     retry_batch_size: pulumi.Input[int]
     retry_retention_seconds: pulumi.Input[int]
-    """Retry-DLQ retention: longer than the replay window, shorter than the Unrecoverable-DLQ's 14 days."""
     iterator_age_alarm_ms: pulumi.Input[int]
-    """Default: half the stream retention."""
     retry_dlq_age_alarm_seconds: pulumi.Input[int]
-    """Default: the replay window (a message older than that is not being replayed)."""
     code: pulumi.Archive
-    """Your own function code; default: this package's handlers."""
     handler: pulumi.Input[str]
-    """Your handler (module.function); default: the reference ledger handler, with its ledger table."""
     environment: pulumi.Input[Mapping[str, pulumi.Input[str]]]
     policy_statements: pulumi.Input[Sequence[pulumi.Input[PolicyStatementArgs]]]
 
@@ -178,26 +182,20 @@ class Numbers:
 def validate_common(settings: SettingsTable, args: Mapping[str, Any]) -> Numbers:
     """Refuse what AWS or this blueprint does not allow; return the effective numbers."""
     component = settings.component
-    for setting in settings:
-        settings.value(args, setting.arg)
+    settings.check(args)  # unknown arguments and values outside their rows
     given = args.get("stream_arn")
     if given is not None:
         for arg in ("stream_mode", "shard_count", "kms_key_id"):
             require(component, args.get(arg) is None,
                     f"{arg} describes a stream the component creates; it cannot be set with stream_arn "
-                    "(configure the existing stream where it is defined)")
+                    "(configure the existing stream where it is defined)", arg)
     mode = settings.value(args, "stream_mode")
     if mode == "PROVISIONED" and given is None:
-        require(component, args.get("shard_count") is not None, "stream_mode=PROVISIONED needs shard_count")
+        require(component, args.get("shard_count") is not None, "stream_mode=PROVISIONED needs shard_count",
+                "shard_count")
     elif args.get("shard_count") is not None:
         raise ComponentArgumentError(f"{component}: shard_count is only for stream_mode=PROVISIONED "
-                                     "(an ON_DEMAND stream scales its own shards)")
-    kms = args.get("kms_key_id")
-    if is_known(kms):
-        require(component, kms == aws_limits.KINESIS_MANAGED_KMS_KEY or
-                (kms.startswith("arn:aws") and ":key/" in kms),
-                f"kms_key_id={kms!r} is not allowed; use {aws_limits.KINESIS_MANAGED_KMS_KEY} or a KMS key ARN "
-                "(the consumer role is granted kms:Decrypt on exactly that key)")
+                                     "(an ON_DEMAND stream scales its own shards)", "shard_count")
     timeout = settings.value(args, "function_timeout_seconds")
     delay = settings.value(args, "retry_delay_seconds")
     receives = settings.value(args, "max_receive_count")
@@ -208,9 +206,10 @@ def validate_common(settings: SettingsTable, args: Mapping[str, Any]) -> Numbers
         raise ComponentArgumentError(
             f"{component}: retry_visibility_timeout_seconds={visibility} is less than function_timeout_seconds="
             f"{timeout}; a replay would reappear while still running. Use at least {timeout} "
-            f"(AWS recommends {timeout * aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}).")
+            f"(AWS recommends {timeout * aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}).",
+            "retry_visibility_timeout_seconds")
     require(component, args.get("code") is None or args.get("handler") is not None,
-            "code is given without handler; name the handler in your code (module.function)")
+            "code is given without handler; name the handler in your code (module.function)", "handler")
     numbers = Numbers(timeout=timeout, retention_hours=settings.value(args, "retention_hours"), delay=delay,
                       visibility=visibility, receives=receives, retry_retention=0)
     known = numbers.known_replay_window()
@@ -225,7 +224,7 @@ def validate_common(settings: SettingsTable, args: Mapping[str, Any]) -> Numbers
             f"retry_visibility_timeout_seconds {visibility} = {known} s) does not end inside "
             f"retry_retention_seconds={retry_retention}; the Retry-DLQ would delete a message before its last "
             "replay and it would never reach the Unrecoverable-DLQ. Shorten the window or raise the retention "
-            f"(at most {conventions.DLQ_RETENTION_SECONDS - 1}).")
+            f"(at most {conventions.DLQ_RETENTION_SECONDS - 1}).", "retry_retention_seconds")
     numbers.retry_retention = retry_retention
     return numbers
 
@@ -383,14 +382,23 @@ class StreamConsumerOutputs:
     reads annotations through the class's MRO)."""
 
     stream_arn: pulumi.Output[str]
+    """ARN of the stream consumed (given or created)."""
     stream_name: pulumi.Output[str]
+    """Name of the stream consumed."""
     stream_consumer_arn: pulumi.Output[Optional[str]]
+    """ARN of the enhanced fan-out consumer; None without enhanced_fan_out."""
     retry_dlq_url: pulumi.Output[str]
+    """URL of the Retry-DLQ: failed records wait there between replays."""
     retry_dlq_arn: pulumi.Output[str]
+    """ARN of the Retry-DLQ."""
     unrecoverable_dlq_url: pulumi.Output[str]
+    """URL of the Unrecoverable-DLQ: records that failed every replay (it alarms)."""
     unrecoverable_dlq_arn: pulumi.Output[str]
+    """ARN of the Unrecoverable-DLQ."""
     function_name: pulumi.Output[str]
+    """Name of the consumer function."""
     function_arn: pulumi.Output[str]
+    """ARN of the consumer function."""
     ledger_table_name: pulumi.Output[Optional[str]]
     """The reference handler's ledger; None with a handler of your own."""
 

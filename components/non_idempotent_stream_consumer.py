@@ -17,7 +17,7 @@ table), `validate` (returns the shared `Numbers`), `DEFAULT_HANDLER`, `TYPE`, `N
 """
 
 
-from typing import Optional
+from typing import Optional, cast
 
 import pulumi
 
@@ -25,7 +25,7 @@ import integration_blueprint.components.kinesis_consumer as shared
 from integration_blueprint.components.iam import Statement
 from integration_blueprint.components.kinesis_consumer import StreamConsumerArgs, StreamConsumerOutputs
 from integration_blueprint.components.naming import require_fits
-from integration_blueprint.components.platform import publish
+from integration_blueprint.components.platform import PLATFORM_SETTINGS, publish
 from integration_blueprint.components.settings import SettingsTable
 from integration_blueprint.handlers.runtime import config as handler_config
 
@@ -38,10 +38,12 @@ DEFAULT_HANDLER = "integration_blueprint.handlers.reference.ledger_app_dlq_consu
 
 
 class NonIdempotentStreamConsumerArgs(StreamConsumerArgs, total=False):
-    """The shared stream consumer settings; retries and bisect are fixed off for this pattern."""
+    """The arguments of a NonIdempotentStreamConsumer: the ones both stream consumers take (retries and
+    bisect are fixed off for this pattern); each one's type, default, bounds and reason are its row
+    in SETTINGS (docs/components/NonIdempotentStreamConsumer.md)."""
 
 
-SETTINGS = SettingsTable(NAME, shared.STREAM_SETTINGS)
+SETTINGS = SettingsTable(NAME, shared.STREAM_SETTINGS, inherited=PLATFORM_SETTINGS.arguments())
 
 
 def validate(args: NonIdempotentStreamConsumerArgs) -> shared.Numbers:
@@ -49,10 +51,15 @@ def validate(args: NonIdempotentStreamConsumerArgs) -> shared.Numbers:
 
 
 class NonIdempotentStreamConsumer(pulumi.ComponentResource, StreamConsumerOutputs):
+    """A Kinesis consumer whose records must never be processed twice: no infrastructure retries; the
+    handler parks a failing record in the Retry-DLQ itself and reports success, the same function
+    replays it from there, and what fails every replay (or a crashed batch) lands in the
+    Unrecoverable-DLQ, which alarms."""
+
     def __init__(self, name: str, args: NonIdempotentStreamConsumerArgs = None,  # type: ignore[assignment]  # Pulumi schema inference reads this annotation; Optional[...] breaks it
                  opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__(TYPE, name, None, opts)
-        args = args or NonIdempotentStreamConsumerArgs()
+        args = cast(NonIdempotentStreamConsumerArgs, SETTINGS.check(args))  # every value as its row parses it
         numbers = validate(args)
         require_fits(NAME, name, shared.PHYSICAL_NAMES)
 

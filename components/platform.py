@@ -17,25 +17,26 @@ __all__ = ["PLATFORM_SETTINGS", "PlatformArgs", "publish", "runtime_settings"]
 
 
 class PlatformArgs(TypedDict, total=False):
+    """What every component takes (the stack's `blueprint:platform`). Each argument's type, default,
+    bounds and reason are its row in PLATFORM_SETTINGS (docs/components/ shows them); the fields
+    here only give Python type checkers the names and types."""
+
     alarm_actions: pulumi.Input[Sequence[pulumi.Input[str]]]
-    """SNS topic ARNs every alarm of the component notifies."""
     log_retention_days: pulumi.Input[int]
-    """Retention of the functions' log groups (a value CloudWatch Logs accepts)."""
     powertools_layer_version: pulumi.Input[int]
-    """Version of the public Powertools for AWS Lambda (Python) layer the functions use."""
     protect_data: pulumi.Input[bool]
-    """Point-in-time recovery and deletion protection on the tables (production data)."""
 
 
 PLATFORM_SETTINGS = SettingsTable("platform", [
     Setting("alarm_actions", list, [], pattern=aws_limits.ARN_PATTERN, describe="a list of SNS topic ARNs",
-            why="every alarm notifies them; empty: alarms are recorded but page nobody"),
+            why="the SNS topics every alarm of the component notifies; empty: alarms are recorded but page nobody"),
     Setting("log_retention_days", int, conventions.LOG_RETENTION_DEFAULT_DAYS,
             choices=aws_limits.LOG_RETENTION_ALLOWED_DAYS, describe="a retention CloudWatch Logs accepts",
             why="the functions' log groups expire instead of keeping logs forever"),
     Setting("powertools_layer_version", int, conventions.POWERTOOLS_LAYER_VERSION_DEFAULT, minimum=1,
-            why="the Powertools layer version the functions run with"),
-    Setting("protect_data", bool, True, why="point-in-time recovery and deletion protection on the tables"),
+            why="the version of the public Powertools for AWS Lambda (Python) layer the functions run with"),
+    Setting("protect_data", bool, True,
+            why="point-in-time recovery and deletion protection on the tables (production data)"),
 ])
 
 

@@ -17,7 +17,13 @@ T = TypeVar("T")
 
 
 class ComponentArgumentError(ValueError):
-    """A component argument outside what AWS or this blueprint allows."""
+    """A component argument outside what AWS or this blueprint allows, or one the component does
+    not know. `arg` names the argument at fault (snake_case) when one is: the plugin answers with
+    that input's name as the calling language spells it."""
+
+    def __init__(self, message: str, arg: Optional[str] = None):
+        super().__init__(message)
+        self.arg = arg
 
 
 def is_known(value: Optional[pulumi.Input[T]]) -> TypeIs[T]:
@@ -31,7 +37,8 @@ def plain(component: str, arg: str, value: Optional[pulumi.Input[T]]) -> Optiona
     if value is None or is_known(value):
         return value
     raise ComponentArgumentError(f"{component}: {arg} must be a plain value when the component is declared, "
-                                 "not an Output; resolve it first (or pass the resources it depends on instead)")
+                                 "not an Output; resolve it first (or pass the resources it depends on instead)",
+                                 arg.split("[", 1)[0])
 
 
 def require_range(component: str, arg: str, value: Any, minimum: float, maximum: Optional[float] = None,
@@ -39,13 +46,14 @@ def require_range(component: str, arg: str, value: Any, minimum: float, maximum:
     if not is_known(value):
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ComponentArgumentError(f"{component}: {arg} must be a number, got {value!r}")
+        raise ComponentArgumentError(f"{component}: {arg} must be a number, got {value!r}", arg)
     if value < minimum or (maximum is not None and value > maximum):
         allowed = f"{minimum}-{maximum}" if maximum is not None else f">= {minimum}"
         suffix = f" ({why})" if why else ""
-        raise ComponentArgumentError(f"{component}: {arg}={value} is not allowed; use {allowed}{suffix}")
+        raise ComponentArgumentError(f"{component}: {arg}={value} is not allowed; use {allowed}{suffix}", arg)
 
 
-def require(component: str, condition: bool, message: str) -> None:
+def require(component: str, condition: bool, message: str, arg: Optional[str] = None) -> None:
+    """Refuse with `message` unless `condition`; `arg` is the argument to fix (the first the message names)."""
     if not condition:
-        raise ComponentArgumentError(f"{component}: {message}")
+        raise ComponentArgumentError(f"{component}: {message}", arg)

@@ -3,30 +3,68 @@ or YAML use the same four components as Python programs.
 
 `pulumi package add` runs this file as the engine runs every plugin: `python <this folder>
 <engine address>`; it serves Pulumi's ResourceProvider interface over gRPC on a loopback port and
-prints the port. The schema (resources, typed inputs and outputs, their descriptions) is inferred
-from the components' annotations; a generated SDK sends the inputs back camelCase, and Construct
-builds the component here, exactly as a Python program would.
+prints the port. The schema (resources, typed inputs and outputs) is inferred from the components'
+annotations, then described from the settings rows (`integration_blueprint.components.reference`:
+every input's why, default and allowed values, fixed value sets as enums, every output and
+resource). A generated SDK sends the inputs back camelCase, and Construct builds the component
+here, exactly as a Python program would. A refused input answers as Pulumi's input-property error
+for that input, named and explained as the calling language spells it (camelCase), without a
+Python traceback.
 """
 
 import dataclasses
+import difflib
+import json
+import re
+import sys
 
 import pulumi
-from pulumi.errors import InputPropertyError
-from pulumi.provider.experimental import component_provider_host
+from pulumi.errors import InputPropertiesError, InputPropertyError
+from pulumi.provider import main
 from pulumi.provider.experimental.analyzer import PropertyType
 from pulumi.provider.experimental.component import ComponentProvider
+from pulumi.provider.server import ComponentInitError
 
 from integration_blueprint import __version__
-from integration_blueprint.components import (
-    DistributedMapBatch,
-    FifoBillingQueue,
-    IdempotentStreamConsumer,
-    NonIdempotentStreamConsumer,
-)
+from integration_blueprint.components.reference import COMPONENTS, document_schema
+from integration_blueprint.components.validation import ComponentArgumentError
 
 # The package name is the first part of the components' type tokens (`blueprint:index:<Class>`).
 PACKAGE_NAME = "blueprint"
-COMPONENTS = [FifoBillingQueue, IdempotentStreamConsumer, NonIdempotentStreamConsumer, DistributedMapBatch]
+
+
+class BlueprintProvider(ComponentProvider):
+    """Pulumi's component provider with the documented schema and the components' refusals as
+    input-property errors."""
+
+    def __init__(self) -> None:
+        super().__init__(list(COMPONENTS), PACKAGE_NAME, version=__version__)
+        self.schema = json.dumps(document_schema(json.loads(self.schema or "{}")))
+
+    def construct(self, name, resource_type, inputs, options=None):
+        component = resource_type.rsplit(":", 1)[-1]
+        definition = self._component_defs.get(component)
+        if definition is not None:
+            for key in inputs:
+                if key not in definition.inputs:
+                    close = difflib.get_close_matches(key, list(definition.inputs), n=1)
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
+                    raise InputPropertyError(key, f"{component}: unknown input {key!r}{hint}; {component} takes "
+                                                  f"{', '.join(sorted(definition.inputs))}")
+        try:
+            return super().construct(name, resource_type, inputs, options)
+        except ComponentInitError as failed:
+            refusal = failed.inner
+            if not isinstance(refusal, ComponentArgumentError) or definition is None:
+                raise
+            to_schema = {python: schema for schema, python in definition.inputs_mapping.items()}
+            message = re.sub(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b",
+                             lambda found: to_schema.get(found.group(0), found.group(0)), str(refusal))
+            if refusal.arg in to_schema:
+                raise InputPropertyError(to_schema[refusal.arg], message) from None
+            # errors=[] and not None: pulumi 3.272's server reads the status's trailing metadata,
+            # which it only sets when a list of property errors is given.
+            raise InputPropertiesError(message, errors=[]) from None
 
 
 # Workaround for pulumi 3.272.0 (pulumi/provider/experimental/component.py,
@@ -65,4 +103,6 @@ def _map_input_properties(self, inputs, properties, mapping, component_name, pro
 ComponentProvider.map_input_properties = _map_input_properties  # type: ignore[method-assign]
 
 if __name__ == "__main__":
-    component_provider_host(COMPONENTS, PACKAGE_NAME, version=__version__)
+    # As pulumi.provider.experimental.component_provider_host runs a component provider: the
+    # arguments after the program are the engine's address and its flags.
+    main(BlueprintProvider(), sys.argv[1:])

@@ -148,9 +148,10 @@ def test_tolerated_percentage_is_emitted_in_the_form_aws_and_moto_both_accept():
 
 
 @pytest.mark.parametrize("settings, message", [
-    ({"max_concurrency": 0}, "max_concurrency=0 is not allowed; use 1-10000"),
+    ({"max_concurrency": 0}, "max_concurrency=0 is not allowed: a whole number from 1 to 10000"),
     ({"max_concurrency": 10_001}, "max_concurrency=10001 is not allowed"),
-    ({"max_concurrency": 5, "tolerated_failure_percentage": -1}, "tolerated_failure_percentage=-1 is not allowed; use 0-100"),
+    ({"max_concurrency": 5, "tolerated_failure_percentage": -1},
+     "tolerated_failure_percentage=-1 is not allowed: a number from 0 to 100"),
     ({"max_concurrency": 5, "tolerated_failure_percentage": 100.5}, "tolerated_failure_percentage=100.5"),
     ({"max_concurrency": 5, "tolerated_failure_percentage": None}, "set tolerated_failure_percentage or"),
     ({"max_concurrency": 5, "csv_headers": []}, "csv_headers"),
@@ -161,7 +162,7 @@ def test_builder_refuses_unsafe_map_settings(settings, message):
 
 
 @pytest.mark.parametrize("retry, message", [
-    ({"jitter_strategy": "NONE"}, "retry_jitter_strategy='NONE' is not allowed; use 'FULL'"),
+    ({"jitter_strategy": "NONE"}, "retry_jitter_strategy='NONE' is not allowed: one of FULL"),
     ({"max_attempts": 0}, "retry_max_attempts=0"),
     ({"backoff_rate": 0.5}, "retry_backoff_rate=0.5"),
     ({"interval_seconds": 10, "max_delay_seconds": 5}, "retry_max_delay_seconds=5"),

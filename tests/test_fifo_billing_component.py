@@ -144,10 +144,10 @@ def test_a_team_can_bring_its_own_accounts_store_and_consumer_code():
 
 
 @pytest.mark.parametrize("args, message", [
-    ({"batch_size": 11}, r"batch_size=11 is not allowed; use 1-10 \(Lambda reads at most 10 messages"),
-    ({"max_receive_count": 3}, r"max_receive_count=3 is not allowed; use 4-1000"),
+    ({"batch_size": 11}, r"batch_size=11 is not allowed: a whole number from 1 to 10 \(.*Lambda reads at most 10 per batch"),
+    ({"max_receive_count": 3}, r"max_receive_count=3 is not allowed: a whole number from 4 to 1000"),
     ({"consumer_timeout_seconds": 60, "visibility_timeout_seconds": 59},
-     r"visibility_timeout_seconds=59 is less than consumer_timeout_seconds=60.*Use at least 60 \(AWS recommends 360\)"),
+     r"visibility_timeout_seconds=59 is not allowed: a whole number from 60 to 43200 \(.*at least the consumer timeout"),
     ({"message_retention_seconds": 14 * 86400}, r"message_retention_seconds=1209600 is not allowed"),
     ({"accounts_table_name": "t"}, r"give both accounts_table_name and accounts_table_arn"),
 ])
@@ -177,7 +177,8 @@ def test_bad_stack_config_fails_with_the_key_and_what_is_allowed(overrides, mess
 
 def test_log_retention_must_be_one_cloudwatch_accepts():
     config = {**stack_with({}), "blueprint:platform": json.dumps({"logRetentionDays": 10})}
-    with pytest.raises(ProgramError, match=r"logRetentionDays = 10 is not a retention CloudWatch Logs accepts"):
+    with pytest.raises(ProgramError,
+                       match=r"logRetentionDays = 10 is not allowed: a retention CloudWatch Logs accepts: one of 1, 3, 5"):
         record_program(REPO, stack="dev", config=config)
 
 
@@ -203,8 +204,9 @@ def test_the_scheduled_dispatcher_retries_boundedly_then_parks_the_run_in_a_pagi
 
 
 @pytest.mark.parametrize("args, message", [
-    ({"dispatcher_retry_attempts": 3}, r"dispatcher_retry_attempts=3 is not allowed; use 0-2"),
-    ({"dispatcher_max_event_age_seconds": 30}, r"dispatcher_max_event_age_seconds=30 is not allowed; use 60-21600"),
+    ({"dispatcher_retry_attempts": 3}, r"dispatcher_retry_attempts=3 is not allowed: a whole number from 0 to 2"),
+    ({"dispatcher_max_event_age_seconds": 30},
+     r"dispatcher_max_event_age_seconds=30 is not allowed: a whole number from 60 to 21600"),
 ])
 def test_async_retries_and_event_age_stay_within_what_lambda_accepts(args, message):
     with pytest.raises(ProgramError, match=message):

@@ -20,6 +20,7 @@ import typing
 from pathlib import Path
 
 import grpc
+import jsonschema
 import pulumi
 import pytest
 from google.rpc import status_pb2
@@ -35,7 +36,11 @@ from integration_blueprint.components import (
     FifoBillingQueue,
     IdempotentStreamConsumer,
     NonIdempotentStreamConsumer,
+    distributed_map_definition,
+    fifo_billing_queue,
+    reference,
 )
+from integration_blueprint.components.reference import describe_setting
 from integration_blueprint.preview.engine import OfflineEngine
 from integration_blueprint.preview.recording import (
     DEFAULT_REGION,
@@ -197,22 +202,82 @@ def test_every_argument_is_a_typed_input_and_every_output_attribute_an_output(sc
     assert sorted(resource["required"]) == sorted(always_set)
 
 
-def test_inputs_carry_their_types_and_the_docstrings_as_descriptions(schema):
+def test_inputs_carry_their_types_and_the_rows_as_descriptions(schema):
     fifo = schema["resources"][type_token(FifoBillingQueue)]["inputProperties"]
-    assert fifo["maxReceiveCount"] == {"type": "integer", "description":
-                                       "Receives before a message moves to the DLQ; default 5, must be > 3."}
+    assert fifo["maxReceiveCount"] == {"type": "integer", "description": describe_setting(
+        fifo_billing_queue.SETTINGS["max_receive_count"])}
+    assert "Default: `5`. Allowed: a whole number from 4 to 1000." in fifo["maxReceiveCount"]["description"]
     assert fifo["scheduleEnabled"]["type"] == "boolean"
     assert fifo["scheduleExpression"]["type"] == "string"
-    assert fifo["alarmActions"] == {"type": "array", "items": {"type": "string"}}
+    assert fifo["alarmActions"]["type"] == "array" and fifo["alarmActions"]["items"] == {"type": "string"}
     assert fifo["consumerCode"]["$ref"] == "pulumi.json#/Archive"
     batch = schema["resources"][type_token(DistributedMapBatch)]["inputProperties"]
     assert batch["toleratedFailurePercentage"]["type"] == "number"
-    assert batch["maxConcurrency"]["description"].startswith("Required. Children running at once")
+    assert batch["maxConcurrency"]["description"].startswith("Children running at once")
     stream = schema["resources"][type_token(IdempotentStreamConsumer)]
-    assert stream["inputProperties"]["environment"] == {"type": "object", "additionalProperties": {"type": "string"}}
+    assert stream["inputProperties"]["environment"]["additionalProperties"] == {"type": "string"}
     statement = stream["inputProperties"]["policyStatements"]["items"]["$ref"]
     assert set(schema["types"][statement.removeprefix("#/types/")]["properties"]) == {"actions", "resources"}
-    assert stream["properties"]["streamArn"] == {"type": "string"}
+    assert stream["properties"]["streamArn"]["type"] == "string"
+
+
+@pytest.mark.parametrize("component", list(COMPONENTS), ids=lambda c: c.__name__)
+def test_every_resource_input_and_output_is_described_inherited_ones_included(schema, component):
+    resource = schema["resources"][type_token(component)]
+    assert resource["description"].startswith(component.__doc__.split()[0])
+    table = reference.COMPONENTS[component]
+    for setting in table.arguments():  # the platform's rows too
+        assert resource["inputProperties"][camel(setting.arg)]["description"] == describe_setting(setting)
+    undescribed = [name for name, prop in resource["properties"].items() if len(prop.get("description", "")) < 10]
+    assert undescribed == []
+
+
+def test_every_type_and_its_properties_are_described(schema):
+    for token, spec in schema["types"].items():
+        assert spec.get("description"), token
+        assert all(prop.get("description") for prop in spec.get("properties", {}).values()), token
+
+
+def test_fixed_value_sets_are_enums(schema):
+    stream = schema["resources"][type_token(IdempotentStreamConsumer)]["inputProperties"]
+    assert stream["streamMode"]["$ref"] == "#/types/blueprint:index:StreamMode"
+    assert [v["value"] for v in schema["types"]["blueprint:index:StreamMode"]["enum"]] == ["ON_DEMAND", "PROVISIONED"]
+    assert schema["types"]["blueprint:index:StartingPosition"]["type"] == "string"
+    batch = schema["resources"][type_token(DistributedMapBatch)]["inputProperties"]
+    assert [v["value"] for v in schema["types"][batch["retryJitterStrategy"]["$ref"].removeprefix("#/types/")]["enum"]] \
+        == ["FULL"]
+    retention = schema["types"]["blueprint:index:LogRetentionDays"]
+    assert retention["type"] == "integer" and 14 in [v["value"] for v in retention["enum"]]
+
+
+def test_required_inputs_are_marked_required(schema):
+    assert schema["resources"][type_token(DistributedMapBatch)]["requiredInputs"] == ["maxConcurrency"]
+    assert distributed_map_definition.SETTINGS["max_concurrency"].required
+
+
+def _package_schema_validator():
+    """Pulumi's published package metaschema (tests/fixtures/schemas/README.md says where from). Its
+    version pattern uses ECMA named groups `(?<name>...)`; Python's re spells them `(?P<name>...)`."""
+    metaschema = json.loads((REPO / "tests" / "fixtures" / "schemas" / "pulumi-package-schema.json").read_text())
+    validator_class = jsonschema.validators.validator_for(metaschema)
+
+    def pattern(validator, expected, instance, _schema):
+        if isinstance(instance, str) and not re.search(re.sub(r"\(\?<(?=[A-Za-z])", "(?P<", expected), instance):
+            yield jsonschema.ValidationError(f"{instance!r} does not match {expected!r}")
+
+    extended = jsonschema.validators.extend(validator_class, {"pattern": pattern})
+    return extended(metaschema)
+
+
+def test_the_schema_is_a_valid_pulumi_package_schema(schema):
+    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+              for e in _package_schema_validator().iter_errors(schema)]
+    assert errors == []
+
+
+def test_the_metaschema_check_catches_a_broken_schema(schema):
+    broken = {**schema, "resources": {"blueprint:index:FifoBillingQueue": {"inputProperties": {"x": {"type": "int"}}}}}
+    assert list(_package_schema_validator().iter_errors(broken))
 
 
 # ---- Construct: the same resources as the Python class --------------------------------------------
@@ -272,12 +337,48 @@ def property_errors(error: grpc.RpcError) -> dict[str, str]:
     return found
 
 
-def test_an_unsafe_setting_is_refused_over_grpc_with_the_component_s_own_message(plugin):
+def test_an_unsafe_setting_is_refused_as_an_input_property_error_named_as_the_sdk_names_it(plugin):
     with pytest.raises(grpc.RpcError) as refused:
         plugin.construct(FifoBillingQueue, "billing", {"maxReceiveCount": 2}, stack="dev", parent="",
                          config=DEV_REGION)
-    assert ("FifoBillingQueue: max_receive_count=2 is not allowed; use 4-1000 (3 or fewer receives sends "
-            "messages that hit one transient error to the DLQ)") in refused.value.details()
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert property_errors(refused.value) == {"maxReceiveCount": (
+        "FifoBillingQueue: maxReceiveCount=2 is not allowed: a whole number from 4 to 1000 (receives before a message "
+        "moves to the DLQ; 3 or fewer sends messages that hit one transient error to the DLQ)")}
+    assert "Traceback" not in refused.value.details() and "File " not in refused.value.details()
+
+
+def test_a_setting_of_the_wrong_type_is_refused_with_the_expected_type(plugin):
+    with pytest.raises(grpc.RpcError) as refused:
+        plugin.construct(FifoBillingQueue, "billing", {"scheduleEnabled": "no"}, stack="dev", parent="",
+                         config=DEV_REGION)
+    assert property_errors(refused.value) == {"scheduleEnabled": (
+        "FifoBillingQueue: scheduleEnabled='no' is not allowed: true or false (false keeps the schedule but never "
+        "fires it (e.g. in dev))")}
+
+
+def test_an_unknown_input_is_refused_naming_the_nearest_known_one(plugin):
+    with pytest.raises(grpc.RpcError) as refused:
+        plugin.construct(FifoBillingQueue, "billing", {"scheduleEnable": False}, stack="dev", parent="",
+                         config=DEV_REGION)
+    [(name, reason)] = property_errors(refused.value).items()
+    assert name == "scheduleEnable"
+    assert reason.startswith("FifoBillingQueue: unknown input 'scheduleEnable' (did you mean 'scheduleEnabled'?)")
+
+
+def test_a_refusal_between_two_inputs_names_both_in_camel_case(plugin):
+    with pytest.raises(grpc.RpcError) as refused:
+        plugin.construct(DistributedMapBatch, "invoices", {"maxConcurrency": 20, "itemReservedConcurrency": 10},
+                         stack="dev", parent="", config=DEV_REGION)
+    [(name, reason)] = property_errors(refused.value).items()
+    assert name == "maxConcurrency"
+    assert "maxConcurrency=20 is above itemReservedConcurrency=10" in reason
+
+
+def test_a_missing_required_input_is_refused_naming_it(plugin):
+    with pytest.raises(grpc.RpcError) as refused:
+        plugin.construct(DistributedMapBatch, "invoices", {}, stack="dev", parent="", config=DEV_REGION)
+    assert list(property_errors(refused.value)) == ["maxConcurrency"]
 
 
 def test_a_fraction_for_a_whole_number_input_is_refused_naming_the_input(plugin):
@@ -286,3 +387,11 @@ def test_a_fraction_for_a_whole_number_input_is_refused_naming_the_input(plugin)
                          config=DEV_REGION)
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert property_errors(refused.value) == {"batchSize": "batchSize must be a whole number, not 4.5"}
+
+
+def test_a_refusal_that_names_no_input_is_still_an_invalid_argument_without_a_traceback(plugin):
+    with pytest.raises(grpc.RpcError) as refused:
+        plugin.construct(FifoBillingQueue, "billing-" + "x" * 80, {}, stack="dev", parent="", config=DEV_REGION)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert refused.value.details().startswith("FifoBillingQueue: the name 'billing-xxx")
+    assert "is too long" in refused.value.details() and "Traceback" not in refused.value.details()

@@ -51,7 +51,7 @@ def test_a_key_left_out_of_the_stack_file_is_left_to_the_component_default():
 
 def test_log_retention_choices_come_from_the_platform_table():
     row = PLATFORM_SETTINGS["log_retention_days"]
-    with pytest.raises(StackConfigError, match="is not a retention CloudWatch Logs accepts"):
+    with pytest.raises(StackConfigError, match="is not allowed: a retention CloudWatch Logs accepts: one of 1, 3, 5"):
         Section("platform", {"logRetentionDays": 10}, source="x").setting(row, PLATFORM_SETTINGS, {})
 
 

@@ -3,6 +3,7 @@ stack deploys, and the configurations the components refuse."""
 
 import json
 
+import pulumi
 import pytest
 
 from integration_blueprint.components.idempotent_stream_consumer import IdempotentStreamConsumer
@@ -217,25 +218,28 @@ REFUSALS = [
     ({"retention_hours": 24, "maximum_record_age_seconds": 82800, "retry_delay_seconds": 900,
       "retry_visibility_timeout_seconds": 600, "max_receive_count": 5},
      ["replay window", "82800", "900", "5 x", "600", "86700", "retention_hours 24", "86400", "at least 25"]),
-    ({"maximum_retry_attempts": 0}, ["maximum_retry_attempts=0", "1-10000"]),
-    ({"maximum_retry_attempts": -1}, ["maximum_retry_attempts=-1", "1-10000"]),
-    ({"maximum_record_age_seconds": -1}, ["maximum_record_age_seconds=-1", "60-604800"]),
+    ({"maximum_retry_attempts": 0}, ["maximum_retry_attempts=0", "a whole number from 1 to 10000"]),
+    ({"maximum_retry_attempts": -1}, ["maximum_retry_attempts=-1", "a whole number from 1 to 10000"]),
+    ({"maximum_record_age_seconds": -1}, ["maximum_record_age_seconds=-1", "a whole number from 60 to 604800"]),
     ({"function_timeout_seconds": 120, "retry_visibility_timeout_seconds": 60},
-     ["retry_visibility_timeout_seconds=60", "function_timeout_seconds=120", "at least 120"]),
-    ({"max_receive_count": 3}, ["max_receive_count=3", "4-1000"]),
+     ["retry_visibility_timeout_seconds=60", "a whole number from 120 to 43200", "at least the function timeout"]),
+    ({"max_receive_count": 3}, ["max_receive_count=3", "a whole number from 4 to 1000"]),
     ({"idempotency_ttl_seconds": 600}, ["idempotency_ttl_seconds=600", "at least 5460"]),
     ({"retry_retention_seconds": 1800}, ["replay window", "retry_retention_seconds=1800", "1860"]),
-    ({"retry_retention_seconds": 1209600}, ["retry_retention_seconds=1209600", "60-1209599"]),
+    ({"retry_retention_seconds": 1209600}, ["retry_retention_seconds=1209600", "a whole number from 60 to 1209599"]),
     ({"stream_arn": "arn:aws:kinesis:eu-west-1:111122223333:stream/x", "stream_mode": "ON_DEMAND"},
      ["stream_mode", "stream_arn"]),
     ({"stream_mode": "PROVISIONED"}, ["PROVISIONED needs shard_count"]),
     ({"shard_count": 2}, ["shard_count is only for stream_mode=PROVISIONED"]),
     ({"kms_key_id": "alias/my-key"}, ["kms_key_id='alias/my-key'", "alias/aws/kinesis", "key ARN"]),
-    ({"batch_size": 10_001}, ["batch_size=10001", "1-10000"]),
-    ({"parallelization_factor": 11}, ["parallelization_factor=11", "1-10"]),
-    ({"retention_hours": 8761}, ["retention_hours=8761", "24-8760"]),
+    ({"batch_size": 10_001}, ["batch_size=10001", "a whole number from 1 to 10000"]),
+    ({"parallelization_factor": 11}, ["parallelization_factor=11", "a whole number from 1 to 10"]),
+    ({"retention_hours": 8761}, ["retention_hours=8761", "a whole number from 24 to 8760"]),
     ({"starting_position": "AT_TIMESTAMP"}, ["starting_position='AT_TIMESTAMP'", "LATEST or TRIM_HORIZON"]),
-    ({"code": object()}, ["code is given without handler"]),
+    ({"code": pulumi.FileArchive("."), "environment": {}}, ["code is given without handler"]),
+    ({"code": "./build", "handler": "app.handler"}, ["code='./build' is not allowed", "pulumi.Archive"]),
+    ({"batch_size": "10"}, ["batch_size='10' is not allowed: a whole number"]),
+    ({"batchsize": 10}, ["unknown argument 'batchsize' (did you mean 'batch_size'?)"]),
 ]
 
 

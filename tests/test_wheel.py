@@ -244,3 +244,34 @@ def test_the_installed_pack_starts_as_the_pulumi_cli_starts_it(venv):
         "sqs-dlq-max-receive-count", PACK_NAME, __version__)
     assert diagnostic.enforcementLevel == analyzer_pb2.MANDATORY
 
+
+
+TYPED_TEAM_PROGRAM = '''
+from integration_blueprint.components import DistributedMapBatch, FifoBillingQueue, IdempotentStreamConsumer
+
+FifoBillingQueue("payroll", {"schedule_enable": False, "batch_size": 10})
+DistributedMapBatch("invoices", {"tolerated_failure_percentage": 5})
+IdempotentStreamConsumer("orders", {"batch_size": "10"})
+'''
+# Type-check the team's program against the installed package, not the libraries under it (pulumi-aws
+# alone takes minutes to analyse).
+TEAM_MYPY_CONFIG = """[mypy]
+ignore_missing_imports = True
+[mypy-pulumi_aws.*,boto3.*,botocore.*,moto.*,policy_sentry.*,aws_lambda_powertools.*]
+follow_imports = skip
+"""
+
+
+@pytest.mark.wheel
+def test_the_installed_package_is_typed_so_mypy_finds_a_misspelled_key_and_a_wrong_type(wheel, venv, tmp_path):
+    assert "integration_blueprint/py.typed" in zipfile.ZipFile(wheel).namelist()
+    (tmp_path / "__main__.py").write_text(TYPED_TEAM_PROGRAM)
+    (tmp_path / "mypy.ini").write_text(TEAM_MYPY_CONFIG)
+    # mypy reads the team's virtualenv (PEP 561: an installed package is type-checked only with py.typed).
+    checked = subprocess.run([sys.executable, "-m", "mypy", "--python-executable", str(venv / "bin" / "python"),
+                              "--config-file", "mypy.ini", "--no-incremental", "__main__.py"],
+                             cwd=tmp_path, env=clean_env(), capture_output=True, text=True, timeout=600)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert 'Extra key "schedule_enable" for TypedDict "FifoBillingQueueArgs"' in checked.stdout
+    assert 'Missing key "max_concurrency" for TypedDict "DistributedMapBatchArgs"' in checked.stdout
+    assert 'Incompatible types (expression has type "str", TypedDict item "batch_size" has type' in checked.stdout

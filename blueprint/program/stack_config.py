@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 import pulumi
 import pulumi.runtime.config as pulumi_config
@@ -32,12 +31,11 @@ import yaml
 
 from integration_blueprint.components.settings import Setting, SettingsTable
 
-__all__ = ["NAMESPACE", "SECTIONS", "Section", "StackConfigError", "StackSettings", "check_sections",
+__all__ = ["ENABLED", "NAMESPACE", "SECTIONS", "Section", "StackConfigError", "StackSettings", "check_sections",
            "distributed_map_args", "fifo_billing_args", "idempotent_stream_args", "non_idempotent_stream_args",
            "platform_settings", "read", "stack_file"]
 
 NAMESPACE = "blueprint"
-_MISSING: Any = object()
 
 
 class StackConfigError(pulumi.RunError):
@@ -45,7 +43,7 @@ class StackConfigError(pulumi.RunError):
 
 
 class Section:
-    """One config object (e.g. `blueprint:fifoBilling`) with typed, range-checked getters."""
+    """One config object (e.g. `blueprint:fifoBilling`), read row by row from a settings table."""
 
     def __init__(self, name: str, values: Optional[dict], source: Optional[str] = None):
         self.name = name
@@ -71,118 +69,24 @@ class Section:
     def key(self, key: str) -> str:
         return f"{NAMESPACE}:{self.name}.{key}"
 
-    def _fail(self, key: str, got: Any, allowed: str) -> StackConfigError:
-        return StackConfigError(f"{self.key(key)} = {got!r} is not allowed: {allowed}. "
-                                f"Fix it in {self.source}.")
-
-    def _get(self, key: str, default: Any) -> Any:
-        self.read.add(key)
-        value = self.values.get(key, _MISSING)
-        if value is _MISSING or value is None:
-            if default is _MISSING:
-                raise StackConfigError(f"{self.key(key)} is required but not set. Set it in {self.source}.")
-            return default
-        return value
-
-    def integer(self, key: str, default: Any = _MISSING, *, minimum: Optional[int] = None,
-                maximum: Optional[int] = None, why: str = "") -> Optional[int]:
-        value = self._number(key, default, "a whole number", minimum, maximum, why)
-        return None if value is None else int(value)
-
-    def number(self, key: str, default: Any = _MISSING, *, minimum: Optional[float] = None,
-               maximum: Optional[float] = None, why: str = "") -> Optional[float]:
-        """A whole or decimal number (e.g. a percentage or a backoff rate), returned as float."""
-        value = self._number(key, default, "a number", minimum, maximum, why)
-        return None if value is None else float(value)
-
-    def _number(self, key: str, default: Any, kind: str, minimum: Optional[float], maximum: Optional[float],
-                why: str) -> Optional[float]:
-        """`kind` "a whole number" accepts integers (and strings of digits), "a number" decimals too."""
-        value = self._get(key, default)
-        if value is None:
-            return None
-        allowed = kind + (f" from {minimum}" if minimum is not None else "") + \
-            (f" to {maximum}" if maximum is not None else "") + (f" ({why})" if why else "")
-        whole = kind == "a whole number"
-        if isinstance(value, str):
-            text = value.strip()
-            if whole and re.fullmatch(r"-?\d+", text):
-                value = int(text)
-            elif not whole:
-                try:
-                    value = float(text)
-                except ValueError:
-                    raise self._fail(key, value, allowed) from None
-        if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or value != value:
-            raise self._fail(key, value, allowed)
-        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-            raise self._fail(key, value, allowed)
-        return value
-
-    def boolean(self, key: str, default: Any = _MISSING) -> Optional[bool]:
-        value = self._get(key, default)
-        if value is None:
-            return None
-        if isinstance(value, str) and value.lower() in ("true", "false"):
-            return value.lower() == "true"
-        if not isinstance(value, bool):
-            raise self._fail(key, value, "true or false")
-        return value
-
-    def string(self, key: str, default: Any = _MISSING, *, choices: Optional[Iterable[str]] = None,
-               pattern: Optional[str] = None, describe: str = "") -> Optional[str]:
-        value = self._get(key, default)
-        if value is None:
-            return None
-        if not isinstance(value, str) or not value:
-            raise self._fail(key, value, describe or "a non-empty string")
-        if choices is not None and value not in choices:
-            raise self._fail(key, value, "one of " + ", ".join(sorted(choices)))
-        if pattern is not None and not re.fullmatch(pattern, value):
-            raise self._fail(key, value, describe or f"a string matching {pattern}")
-        return value
-
-    def string_list(self, key: str, default: Any = _MISSING, *, pattern: Optional[str] = None,
-                    describe: str = "") -> list[str]:
-        value = self._get(key, default)
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise self._fail(key, value, describe or "a list of strings")
-        if pattern is not None:
-            for item in value:
-                if not re.fullmatch(pattern, item):
-                    raise self._fail(key, item, describe or f"strings matching {pattern}")
-        return list(value)
-
     def setting(self, setting: Setting, table: SettingsTable, read: dict[str, Any]) -> Any:
-        """The stack's value for one row of a component's settings table, checked against the row;
-        None when the key is not set (the component applies its default). `read` holds the values
-        read so far, for a bound that is another setting (`at_least`)."""
-        default = _MISSING if setting.required else None
+        """The stack's value for one row of a component's settings table, parsed by the row exactly as
+        the component parses it (the same values pass, with the same reason when refused); None when
+        the key is not set (the component applies its default). `read` holds the values read so far,
+        for a bound that is another setting (`at_least`)."""
         key = setting.key
-        if setting.kind is bool:
-            return self.boolean(key, default)
-        if setting.kind is list:
-            values = self.string_list(key, [], pattern=setting.pattern or None, describe=setting.describe)
-            return values or None  # an empty list means "not set"
-        if setting.kind is str:
-            return self.string(key, default, choices=setting.choices or None, pattern=setting.pattern or None,
-                               describe=setting.describe)
-        if setting.choices:
-            value = self.integer(key, default)
-            if value is not None and value not in setting.choices:
-                raise StackConfigError(
-                    f"{self.key(key)} = {value} is not {setting.describe or 'allowed'}; use one of "
-                    f"{', '.join(map(str, setting.choices))}. Fix it in {self.source}.")
-            return value
-        minimum = setting.minimum
-        if setting.at_least:
-            other = read.get(setting.at_least, table.default(setting.at_least))
-            if other is not None:
-                minimum = other if minimum is None else max(minimum, other)
-        if setting.kind is int:
-            return self.integer(key, default, minimum=None if minimum is None else int(minimum),
-                                maximum=None if setting.maximum is None else int(setting.maximum), why=setting.why)
-        return self.number(key, default, minimum=minimum, maximum=setting.maximum, why=setting.why)
+        self.read.add(key)
+        value = self.values.get(key)
+        if value is None or (setting.kind is list and value == []):  # an empty list means "not set"
+            if setting.required:
+                raise StackConfigError(f"{self.key(key)} is required but not set ({setting.why}). "
+                                       f"Set it in {self.source}.")
+            return None
+        try:
+            return setting.parse(value, table.lower_bound(setting, read))
+        except ValueError as refused:
+            raise StackConfigError(f"{self.key(key)} = {value!r} is not allowed: {refused}. "
+                                   f"Fix it in {self.source}.{_quoted_hint(setting, value)}") from None
 
     def settings(self, table: SettingsTable) -> dict[str, Any]:
         """Every stack-settable row of `table` that the section sets: argument name -> value."""
@@ -203,6 +107,18 @@ class Section:
                 f"{', '.join(sorted(self.read))}. Fix it in {self.source}.")
 
 
+
+
+_CONFIG_TYPES = {int: "int", float: "float", bool: "bool"}
+
+
+def _quoted_hint(setting: Setting, value: Any) -> str:
+    """How to fix a number or boolean the stack file holds as a string (`pulumi config set --path`
+    stores decimals as strings unless told the type)."""
+    if not isinstance(value, str) or setting.kind not in _CONFIG_TYPES:
+        return ""
+    return (f" The file holds the string {value!r}: write the value unquoted, or set it with "
+            f"`pulumi config set --path --type {_CONFIG_TYPES[setting.kind]}`.")
 
 
 def stack_file() -> str:
@@ -241,6 +157,10 @@ def _component_tables() -> dict[str, SettingsTable]:
     }
 
 
+# Every pattern's section starts with this switch; a pattern is off unless its section turns it on.
+ENABLED = Setting("enabled", bool, False, why="the stack runs this pattern")
+_SECTION_SWITCH = SettingsTable("section", [ENABLED])
+
 SECTIONS = ("platform", "fifoBilling", "distributedMap", "idempotentStream", "nonIdempotentStream")
 
 
@@ -275,7 +195,7 @@ def _pattern_args(name: str, platform: dict[str, Any]) -> Optional[dict[str, Any
     """`blueprint:<name>` -> its component's args (the section's settings and the platform's), or
     None when the stack disables the pattern."""
     section = Section.from_pulumi(name)
-    if not section.boolean("enabled", False):
+    if not section.setting(ENABLED, _SECTION_SWITCH, {}):
         section.values = {k: v for k, v in section.values.items() if k == "enabled"}
         section.finish()
         return None
