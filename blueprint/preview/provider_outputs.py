@@ -475,6 +475,8 @@ CATALOGUE_RESOURCES = {
     "aws:ec2/keyPair:KeyPair": ("ec2", "key-pair"),
     "aws:ecs/taskDefinition:TaskDefinition": ("ecs", "task-definition"),
     "aws:sfn/activity:Activity": ("states", "activity"),
+    "aws:rds/instance:Instance": ("rds", "db"),
+    "aws:s3/bucketV2:BucketV2": ("s3", "bucket"),
 }
 
 
@@ -546,6 +548,8 @@ def _arn_variable(subject: _Subject, variable: str, *, last: bool) -> str:
             return f"{str(subject.get('path') or '/').lstrip('/')}{subject.physical}"
         if variable.endswith("WithoutLeadingSlash"):
             return subject.physical.lstrip("/")
+        if variable.endswith("Id"):
+            return subject.id
         if variable.endswith("Name") or variable == "Alias" or subject.naming is not None:
             return subject.physical
         return subject.id
@@ -891,6 +895,16 @@ for _alb, _lb in (("aws:alb/loadBalancer:LoadBalancer", "aws:lb/loadBalancer:Loa
                   ("aws:s3/bucketV2:BucketV2", "aws:s3/bucket:Bucket")):
     _SHAPES[_alb] = _SHAPES[_lb]
 
+# Fields the provider computes inside a nested setting the program gives. The SDK declares them
+# Optional, like the settings around them, so no generic rule can tell them apart.
+_COMPUTED_IN_SETTINGS: dict[str, dict[str, Callable[[_Subject, dict], dict]]] = {
+    "aws:eks/cluster:Cluster": {
+        "vpcConfig": lambda s, given: {
+            **given, "clusterSecurityGroupId": given.get("clusterSecurityGroupId") or f"sg-{_hex(s.seed('sg'), 17)}",
+            "vpcId": given.get("vpcId") or f"vpc-{_hex(s.seed('vpc'), 17)}"},
+    },
+}
+
 
 # ---- rules by name and type ------------------------------------------------------------------------
 
@@ -943,6 +957,9 @@ def _string_rule(wire: str, module: str, naming_prop: str, input_like: bool = Fa
         return lambda s, path: f"{_zone_id_prefix(s.region)}-az1"
     if low == "partition":
         return _constant(PARTITION)
+    if low.endswith("ip") or low.endswith("ipaddress"):  # AWS assigns addresses nobody asked for
+        private = "private" in low
+        return lambda s, path: _ip(s.seed(path), private)
     if input_like:
         return None
     if low.endswith("description") or low.endswith("ipv6cidrblock"):
@@ -968,9 +985,6 @@ def _string_rule(wire: str, module: str, naming_prop: str, input_like: bool = Fa
     if low.endswith(("endpoint", "dnsname", "domainname")) or low == "fqdn":
         return lambda s, path: (f"{s.physical.lower()}.{_alnum(s.seed(path), 10)}.{s.region}."
                                 f"{module}.amazonaws.com")
-    if low.endswith("ip") or low.endswith("ipaddress"):
-        private = "private" in low
-        return lambda s, path: _ip(s.seed(path), private)
     if low.endswith("cidrblock"):
         return _constant("10.0.0.0/16")
     if (low.endswith(("date", "time", "timestamp", "createdat", "updatedat", "modifiedat")) or low == "lastmodified"
@@ -1065,10 +1079,47 @@ def _kind_maker(kind: Kind, wire: str, module: str, naming_prop: str, input_like
     return _constant(None)
 
 
+Completer = Callable[[_Subject, str, Any], Any]
+
+
+@lru_cache(maxsize=None)
+def _completer(kind: Kind, module: str, naming_prop: str, depth: int) -> Optional[Completer]:
+    """For a nested object (or a list of them) the program gave: the value with the fields the
+    provider computes added (an EKS cluster's `vpcConfig.clusterSecurityGroupId`, a security group
+    rule's defaults...). None for a kind that has no fields."""
+    if not isinstance(kind, tuple) or depth >= MAX_DEPTH:
+        return None
+    if kind[0] == "list":
+        item = _completer(kind[1], module, naming_prop, depth + 1)
+        if item is None:
+            return None
+        return lambda s, path, value: ([item(s, f"{path}[{i}]", v) for i, v in enumerate(value)]
+                                       if isinstance(value, list) else value)
+    if kind[0] != "object":
+        return None
+    fields = [(f.wire, _field_maker(f, module, naming_prop, False, depth + 1) if f.required
+               else _constant(_doc_default(f)), _completer(f.kind, module, naming_prop, depth + 1))
+              for f in _object_fields(kind[1], kind[2])]
+
+    def complete(s: _Subject, path: str, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value  # unknown, or a shape the SDK does not declare: as given
+        out = dict(value)
+        for wire, make, nested in fields:
+            given = value.get(wire)
+            if given is None:
+                out[wire] = make(s, f"{path}.{wire}")
+            elif nested is not None:
+                out[wire] = nested(s, f"{path}.{wire}", given)
+        return out
+    return complete
+
+
 @dataclass(frozen=True)
 class Plan:
     constants: dict  # property -> the value every resource of the type has (immutable scalars)
     makers: tuple  # (property, Maker) for the values made per resource
+    completers: tuple = ()  # (property, Completer) for nested objects the program may give
 
 
 def _shape_maker(shape: Callable[[_Subject], Any]) -> Maker:
@@ -1080,6 +1131,7 @@ def _plan(token: str, fields: tuple[Field, ...], inputs: frozenset, naming_prop:
     shapes = _SHAPES.get(token, {})
     constants: dict[str, Any] = {}
     makers = []
+    completers: list[tuple[str, Completer]] = []
     for field in fields:
         if field.wire in shapes:
             make = _shape_maker(shapes[field.wire])
@@ -1092,7 +1144,10 @@ def _plan(token: str, fields: tuple[Field, ...], inputs: frozenset, naming_prop:
             constants[field.wire] = make.value
         else:
             makers.append((field.wire, make))
-    return Plan(constants, tuple(makers))
+        complete = _completer(field.kind, module, naming_prop, 0)
+        if complete is not None and field.wire not in shapes:
+            completers.append((field.wire, complete))
+    return Plan(constants, tuple(makers), tuple(completers))
 
 
 @lru_cache(maxsize=None)
@@ -1123,6 +1178,12 @@ def _fill(s: _Subject, plan: Plan, props: dict) -> dict:
     for wire, make in plan.makers:
         if props.get(wire) is None:
             out[wire] = make(s, wire)
+    for wire, complete in plan.completers:
+        if props.get(wire) is not None:
+            out[wire] = complete(s, wire, props[wire])
+    for wire, computed in _COMPUTED_IN_SETTINGS.get(s.token, {}).items():
+        if isinstance(out.get(wire), dict):
+            out[wire] = computed(s, out[wire])
     return out
 
 
