@@ -297,6 +297,15 @@ def test_check_auto_names_what_the_program_left_unnamed_and_keeps_the_rest():
         "action": "lambda:InvokeFunction"}
 
 
+def test_outputs_made_from_an_unknown_input_are_unknown_never_none_in_a_string():
+    queue_id, queue = outputs("aws:sqs/queue:Queue", "jobs", {"name": UNKNOWN})
+    _, stage = outputs("aws:apigateway/stage:Stage", "prod", {"restApi": UNKNOWN, "stageName": "prod"})
+
+    assert queue_id == "" and queue["arn"] == queue["url"] == UNKNOWN
+    assert stage["invokeUrl"] == stage["executionArn"] == UNKNOWN
+    assert queue["visibilityTimeoutSeconds"] == 30  # what does not depend on it stays known
+
+
 def test_a_name_prefix_gives_the_name_terraform_makes_of_it():
     _, queue = outputs("aws:sqs/queue:Queue", "jobs", {"namePrefix": "jobs-"})
 

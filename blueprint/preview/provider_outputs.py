@@ -408,8 +408,10 @@ class _Subject:
         return f"{self.urn}\x00{path}"
 
     def get(self, wire: str, default: Any = None) -> Any:
+        """An input as given: an unknown one is the UNKNOWN marker, so a value made from it carries
+        the marker and comes out unknown (see _fill), never "None"."""
         value = self.props.get(wire)
-        return value if _known(value) else default
+        return default if value is None else value
 
     @cached_property
     def physical(self) -> str:
@@ -543,6 +545,8 @@ def _catalogue_template(fmt: str) -> tuple[str, tuple[str, ...]]:
 
 
 def _arn_variable(subject: _Subject, variable: str, *, last: bool) -> str:
+    if "Revision" in variable or "Version" in variable:
+        return "1"
     if last:
         if variable.endswith("WithPath"):
             return f"{str(subject.get('path') or '/').lstrip('/')}{subject.physical}"
@@ -553,8 +557,6 @@ def _arn_variable(subject: _Subject, variable: str, *, last: bool) -> str:
         if variable.endswith("Name") or variable == "Alias" or subject.naming is not None:
             return subject.physical
         return subject.id
-    if "Revision" in variable or "Version" in variable:
-        return "1"
     stem = _normal(re.sub(r"(Name|Id|Arn)$", "", variable))
     for wire, value in subject.props.items():
         key = _normal(re.sub(r"(Name|Id|Arn)$", "", wire))
@@ -723,6 +725,27 @@ def _default_vpc_id(region: str, account: str) -> str:
     return f"vpc-{_hex(f'{account}:{region}:default-vpc', 17)}"
 
 
+def _public_dns(region: str, ip: str) -> str:
+    """EC2's public DNS name for an address (us-east-1 has its own domain)."""
+    domain = "compute-1.amazonaws.com" if region == "us-east-1" else f"{region}.compute.amazonaws.com"
+    return f"ec2-{ip.replace('.', '-')}.{domain}"
+
+
+def _private_dns(region: str, ip: str) -> str:
+    return f"ip-{ip.replace('.', '-')}.{'ec2.internal' if region == 'us-east-1' else f'{region}.compute.internal'}"
+
+
+CACHE_PORTS = {"redis": 6379, "valkey": 6379, "memcached": 11211}  # the engines' default ports
+
+
+def _cache_port(s: _Subject) -> int:
+    return int(s.get("port") or CACHE_PORTS.get(str(s.get("engine")), 6379))
+
+
+def _cache_region(s: _Subject) -> str:
+    return _zone_id_prefix(s.region)
+
+
 def _lambda_version(s: _Subject) -> str:
     return "1" if s.get("publish") else "$LATEST"
 
@@ -834,7 +857,20 @@ _SHAPES: dict[str, dict[str, Callable[[_Subject], Any]]] = {
     "aws:ec2/vpc:Vpc": {"ipv6CidrBlock": lambda s: "", "ipv6AssociationId": lambda s: "",
                          "ipv6CidrBlockNetworkBorderGroup": lambda s: "", "ipv6IpamPoolId": lambda s: ""},
     "aws:ec2/subnet:Subnet": {"ipv6CidrBlock": lambda s: "", "ipv6CidrBlockAssociationId": lambda s: ""},
-    "aws:ec2/eip:Eip": {"allocationId": lambda s: s.id},
+    "aws:ec2/eip:Eip": {"allocationId": lambda s: s.id, "publicIp": lambda s: _ip(s.urn, private=False),
+                         "publicDns": lambda s: _public_dns(s.region, _ip(s.urn, private=False))},
+    "aws:ec2/instance:Instance": {
+        "publicIp": lambda s: _ip(s.urn, private=False), "privateIp": lambda s: _ip(s.urn, private=True),
+        "publicDns": lambda s: _public_dns(s.region, _ip(s.urn, private=False)),
+        "privateDns": lambda s: _private_dns(s.region, _ip(s.urn, private=True)),
+    },
+    "aws:elasticache/cluster:Cluster": {
+        "cacheNodes": lambda s: [{"id": "0001", "address": f"{s.physical}.{_alnum(s.account, 6)}.0001.{_cache_region(s)}"
+                                  ".cache.amazonaws.com", "port": _cache_port(s),
+                                  "availabilityZone": f"{s.region}a", "outpostArn": None}],
+        "port": _cache_port,
+    },
+    "aws:cloudwatch/eventTarget:EventTarget": {"targetId": lambda s: f"{s.logical}-{_hex(s.urn, 7)}"},
     "aws:ec2/securityGroup:SecurityGroup": {"vpcId": lambda s: _default_vpc_id(s.region, s.account)},
     "aws:ecs/taskDefinition:TaskDefinition": {
         "revision": lambda s: 1, "arnWithoutRevision": lambda s: s.arn.rsplit(":", 1)[0]},
@@ -909,7 +945,7 @@ _COMPUTED_IN_SETTINGS: dict[str, dict[str, Callable[[_Subject, dict], dict]]] = 
 # ---- rules by name and type ------------------------------------------------------------------------
 
 _DOC_DEFAULT = re.compile(
-    r"(?:[Dd]efaults? (?:to|is|value is)|default for this attribute is|[Dd]efault:)\s+`?\"?([\w.$-]+)")
+    r"(?:[Dd]efaults? (?:to|is|value is)|default for this attribute is|[Dd]efault:)\s+(`)?\"?([\w.$-]+)")
 
 
 def _doc_default(field: Field) -> Any:
@@ -917,7 +953,7 @@ def _doc_default(field: Field) -> Any:
     found = _DOC_DEFAULT.search(field.doc)
     if not found:
         return None
-    text = found.group(1).rstrip(".")
+    quoted, text = found.group(1) is not None, found.group(2).rstrip(".")
     try:
         if field.kind == "int":
             return int(text)
@@ -927,7 +963,7 @@ def _doc_default(field: Field) -> Any:
         return None
     if field.kind == "bool":
         return {"true": True, "false": False}.get(text.lower())
-    if field.kind == "str" and text.lower() not in ("the", "a", "an", "none", "null", "empty"):
+    if field.kind == "str" and quoted:  # prose ("Default: System chosen") is no value
         return text
     return None
 
@@ -980,6 +1016,8 @@ def _string_rule(wire: str, module: str, naming_prop: str, input_like: bool = Fa
         if module.startswith("apigateway"):
             return lambda s, path: _alnum(s.seed(path), 10)
         return lambda s, path: _hex(s.seed(path), 17)
+    if low.endswith("dns"):
+        return lambda s, path: f"{s.physical.lower()}-{_hex(s.seed(path), 8)}.{s.region}.{module}.amazonaws.com"
     if low.endswith("url") or low.endswith("uri"):
         return lambda s, path: f"https://{s.physical.lower()}.{module}.{s.region}.amazonaws.com/"
     if low.endswith(("endpoint", "dnsname", "domainname")) or low == "fqdn":
@@ -1177,7 +1215,7 @@ def _fill(s: _Subject, plan: Plan, props: dict) -> dict:
             out[wire] = value
     for wire, make in plan.makers:
         if props.get(wire) is None:
-            out[wire] = make(s, wire)
+            out[wire] = _unknown_if_derived(make(s, wire))
     for wire, complete in plan.completers:
         if props.get(wire) is not None:
             out[wire] = complete(s, wire, props[wire])
@@ -1185,6 +1223,12 @@ def _fill(s: _Subject, plan: Plan, props: dict) -> dict:
         if isinstance(out.get(wire), dict):
             out[wire] = computed(s, out[wire])
     return out
+
+
+def _unknown_if_derived(value: Any) -> Any:
+    """A made-up string built from an unknown input (an ARN from an unknown name, a URL from an
+    unknown API id) is unknown itself, as the provider would report it."""
+    return UNKNOWN if isinstance(value, str) and UNKNOWN in value else value
 
 
 # ---- the interface the engine calls ------------------------------------------------------------
@@ -1201,7 +1245,9 @@ def known_outputs(type_token: str, name: str, urn: str, inputs: dict, *, region:
     decl = resource_decl(type_token)
     s = _Subject(type_token, name, urn, planned, region, account, decl)
     plan = _resource_plan(type_token)
-    return s.id, planned if plan is None else _fill(s, plan, planned)
+    id_ = _unknown_if_derived(s.id)
+    # An id made from an unknown input is not known in this preview: the engine answers "" for it.
+    return "" if id_ == UNKNOWN else id_, planned if plan is None else _fill(s, plan, planned)
 
 
 def read_outputs(type_token: str, name: str, id_: str, props: dict, *, region: str,
