@@ -17,6 +17,7 @@ Run: .venv/bin/python benchmarks/provider_outputs.py
 import time
 
 from integration_blueprint.preview import provider_outputs as po
+from integration_blueprint.preview.provider_sdk import resource_decl, resource_tokens
 
 REGION = "eu-west-1"
 COMMON = ["aws:sqs/queue:Queue", "aws:lambda/function:Function", "aws:iam/role:Role",
@@ -54,12 +55,12 @@ def main() -> None:
         po.invoke("aws:index/getAvailabilityZones:getAvailabilityZones", {"state": f"available{i % 2}"}, region=REGION)
     print(f"get_availability_zones: {(cpu() - start) / PER_TYPE * 1e6:.1f} us/call")
 
-    tokens = po.resource_tokens("aws")
+    tokens = resource_tokens("aws")
     missing = 0
     start = cpu()
     for token in tokens:
         _, out = po.known_outputs(token, "r", f"urn:{token}", {}, region=REGION)
-        missing += any(f.required and out.get(f.wire) is None for f in po.resource_decl(token).outputs)
+        missing += any(f.required and out.get(f.wire) is None for f in resource_decl(token).outputs)
     walk = cpu() - start
     print(f"every pulumi-aws type ({len(tokens)}): {walk:.1f} s CPU, {missing} with an always-set output None")
     print(f"provider_outputs first_s={first:.3f} per_resource_us={mean * 1e6:.1f} walk_types={len(tokens)} "

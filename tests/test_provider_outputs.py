@@ -8,7 +8,6 @@ import re
 
 import pytest
 
-from integration_blueprint.preview import provider_outputs as po
 from integration_blueprint.preview.provider_outputs import (
     PLACEHOLDER_ACCOUNT,
     UNKNOWN,
@@ -17,9 +16,8 @@ from integration_blueprint.preview.provider_outputs import (
     known_outputs,
     planned_inputs,
     read_outputs,
-    resource_decl,
-    resource_tokens,
 )
+from integration_blueprint.preview.provider_sdk import function_decl, object_fields, resource_decl, resource_tokens
 
 REGION = "eu-west-1"
 ACCOUNT = PLACEHOLDER_ACCOUNT
@@ -56,7 +54,7 @@ def conforms(value, kind, *, required: bool) -> bool:
         return isinstance(value, list) and all(conforms(v, kind[1], required=True) for v in value)
     if kind[0] == "map":
         return isinstance(value, dict) and all(conforms(v, kind[1], required=True) for v in value.values())
-    fields = po._object_fields(kind[1], kind[2])
+    fields = object_fields(kind[1], kind[2])
     return isinstance(value, dict) and all(
         f.wire in value and conforms(value[f.wire], f.kind, required=f.required) for f in fields)
 
@@ -451,7 +449,7 @@ def test_lookups_of_a_resource_by_name_answer_that_resources_arns():
 def test_every_result_field_the_sdk_declares_is_answered_typed(token):
     result = call(token, name="thing")
 
-    for field in po.function_decl(token).result:
+    for field in function_decl(token).result:
         assert field.wire in result, field.wire
         assert conforms(result[field.wire], field.kind, required=field.required), (field.wire, result[field.wire])
 

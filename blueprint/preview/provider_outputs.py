@@ -1,24 +1,15 @@
 """The provider's side of the offline engine: what a resource's outputs and a data source's result are.
 
-Everything is typed from the provider SDK's own declarations, read from the installed `pulumi_<pkg>`
-package's source (never imported: importing `pulumi_aws.ec2` alone costs 0.7 s, reading one class
-from its files a few milliseconds). The generated SDKs are regular:
-
-- `__init__.py` registers its resource modules with a JSON list (token -> package + class name);
-- a resource class declares each output as `@pulumi.getter(name="camelName")` returning
-  `pulumi.Output[<type>]`; `Optional[...]` marks an output the provider may leave unset, the others
-  it always sets; nested types are `@pulumi.output_type` classes in the module's `outputs.py`;
-- a data source calls `pulumi.runtime.invoke('<token>', ..., typ=GetXResult)`.
-
-Values are made by rules, in this order: the resource's own table of AWS shapes (`_SHAPES`: where a
-generic rule would be wrong), the default the SDK's docstring states ("Defaults to `128`"), rules by
-property name (ids, ARNs, URLs, endpoints, addresses, timestamps...), then the declared type. All are
-deterministic: every made-up value is a hash of the resource's URN and the property's path.
+Everything is typed from the provider SDK's own declarations (provider_sdk). Values are made by
+rules, in this order: the resource's own table of AWS shapes (`_SHAPES`: where a generic rule would be
+wrong), the default the SDK's docstring states ("Defaults to `128`"), rules by property name (ids,
+ARNs, URLs, endpoints, addresses, timestamps...), then the declared type. All are deterministic:
+every made-up value is a hash of the resource's URN and the property's path. Makers are built once
+per type and property, so a resource after the first of its type costs tens of microseconds.
 """
 
 from __future__ import annotations
 
-import ast
 import base64
 import hashlib
 import importlib.util
@@ -28,9 +19,19 @@ import uuid
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional
 
 from integration_blueprint.preview.managed_policies import managed_policy
+from integration_blueprint.preview.provider_sdk import (
+    Field,
+    Kind,
+    ResourceDecl,
+    function_decl,
+    normalized,
+    object_fields,
+    resource_decl,
+    snake_case,
+)
 
 PLACEHOLDER_ACCOUNT = "123456789012"
 PARTITION = "aws"
@@ -50,213 +51,6 @@ class UnknownInvoke(Exception):
                          f"provider's Python SDK (pulumi_{token.split(':')[0].replace('-', '_')}) "
                          f"into the interpreter that runs the preview")
         self.token = token
-
-
-# ---- the SDK's declarations ----------------------------------------------------------------------
-
-# A declared type: "str", "int", "float", "bool", "any", ("list", item), ("map", item) or
-# ("object", <outputs.py path>, <class name>).
-Kind = Union[str, tuple]
-
-
-@dataclass(frozen=True)
-class Field:
-    wire: str  # the camelCase property name on the wire
-    kind: Kind
-    required: bool  # not Optional: the provider always sets it
-    doc: str
-
-
-@dataclass(frozen=True)
-class ResourceDecl:
-    token: str
-    outputs: tuple[Field, ...]
-    inputs: frozenset  # wire names the resource's Args class declares
-    required_inputs: frozenset
-
-
-@dataclass(frozen=True)
-class FunctionDecl:
-    token: str
-    result: tuple[Field, ...]
-
-
-_GETTER = re.compile(
-    r'@pulumi\.getter(?:\(name="(?P<wire>[^"]+)"\))?\s*\n'
-    r'(?:\s*@_utilities\.deprecated\((?s:.*?)\)\n)?'  # a deprecated property: its message may span lines
-    r'\s*def (?P<py>\w+)\(self\) -> (?P<ann>[^\n]+):\n'
-    r'(?:\s*"""(?P<doc>(?s:.*?))""")?')
-_CLASS = re.compile(r"\nclass (\w+)")
-_SCALARS = {"str": "str", "int": "int", "float": "float", "bool": "bool", "Any": "any", "object": "any"}
-
-
-@lru_cache(maxsize=None)
-def _source(path: Path) -> tuple[str, dict[str, tuple[int, int]]]:
-    """A generated module's text and where each top-level class starts and ends."""
-    text = path.read_text(encoding="utf-8")
-    starts = [(m.group(1), m.start()) for m in _CLASS.finditer(text)]
-    spans = {name: (start, starts[i + 1][1] if i + 1 < len(starts) else len(text))
-             for i, (name, start) in enumerate(starts)}
-    return text, spans
-
-
-def _class_fields(path: Path, class_name: str) -> tuple[Field, ...]:
-    text, spans = _source(path)
-    if class_name not in spans:
-        return ()
-    start, end = spans[class_name]
-    fields = []
-    for m in _GETTER.finditer(text, start, end):
-        kind, optional = _kind(m.group("ann"), str(path.parent))
-        fields.append(Field(m.group("wire") or m.group("py"), kind, not optional, m.group("doc") or ""))
-    return tuple(fields)
-
-
-@lru_cache(maxsize=None)
-def _kind(annotation: str, module_dir: str) -> tuple[Kind, bool]:
-    """(kind, optional) of an annotation as the generated SDKs write them."""
-    node = ast.parse(annotation.strip(), mode="eval").body
-    return _node_kind(node, Path(module_dir))
-
-
-def _node_kind(node: ast.expr, module_dir: Path) -> tuple[Kind, bool]:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return _node_kind(ast.parse(node.value, mode="eval").body, module_dir)
-    if isinstance(node, ast.Subscript):
-        outer = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", "")
-        args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        if outer in ("Output", "Input", "InputType"):
-            return _node_kind(args[0], module_dir)
-        if outer == "Optional":
-            return _node_kind(args[0], module_dir)[0], True
-        if outer in ("Sequence", "List", "list"):
-            return ("list", _node_kind(args[0], module_dir)[0]), False
-        if outer in ("Mapping", "Dict", "dict"):
-            return ("map", _node_kind(args[-1], module_dir)[0]), False
-        if outer == "Union":
-            return _node_kind(args[0], module_dir)
-        return "any", False
-    if isinstance(node, ast.Attribute):
-        prefix = node.value.id if isinstance(node.value, ast.Name) else ""
-        if node.attr in _SCALARS and prefix in ("_builtins", "builtins", "typing"):
-            return _SCALARS[node.attr], False
-        if prefix == "outputs":
-            return ("object", str(module_dir / "outputs.py"), node.attr), False
-        if prefix == "_root_outputs":
-            return ("object", str(_package_root(module_dir) / "outputs.py"), node.attr), False
-        return "str", False  # an enum (`_enums.X`): str-valued
-    if isinstance(node, ast.Name):
-        if node.id in _SCALARS:
-            return _SCALARS[node.id], False
-        if node.id in _source(module_dir / "outputs.py")[1] if (module_dir / "outputs.py").exists() else False:
-            return ("object", str(module_dir / "outputs.py"), node.id), False
-        return "str", False  # an enum
-    return "any", False
-
-
-def _package_root(module_dir: Path) -> Path:
-    while module_dir.parent.name.startswith("pulumi_") or (module_dir.parent / "_utilities.py").exists():
-        module_dir = module_dir.parent
-    return module_dir
-
-
-@lru_cache(maxsize=None)
-def _object_fields(path: str, class_name: str) -> tuple[Field, ...]:
-    return _class_fields(Path(path), class_name)
-
-
-def _snake(camel: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", camel).lower()
-
-
-def _normal(name: str) -> str:
-    return name.replace("_", "").replace("-", "").replace(" ", "").lower()
-
-
-@lru_cache(maxsize=None)
-def _sdk_root(pkg: str) -> Optional[Path]:
-    """The installed SDK package's folder (found, not imported)."""
-    try:
-        spec = importlib.util.find_spec(f"pulumi_{pkg.replace('-', '_')}")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(list(spec.submodule_search_locations)[0])
-
-
-@lru_cache(maxsize=None)
-def _registered(pkg: str) -> tuple[dict[str, tuple[str, str, str]], dict[str, str]]:
-    """token -> (package folder, module file stem, class), and module -> package folder, from the
-    resource-module JSON the SDK's `__init__.py` hands to `_utilities.register`."""
-    root = _sdk_root(pkg)
-    if root is None:
-        return {}, {}
-    text = (root / "__init__.py").read_text(encoding="utf-8")
-    found = re.search(r'resource_modules="""\s*(\[.*?\])\s*"""', text, re.S)
-    tokens: dict[str, tuple[str, str, str]] = {}
-    folders: dict[str, str] = {"index": str(root)}
-    for info in json.loads(found.group(1)) if found else []:
-        folder = root.joinpath(*info["fqn"].split(".")[1:])
-        top = info["mod"].split("/")[0]
-        folders.setdefault(top, str(folder))
-        for token, class_name in info["classes"].items():
-            tokens[token] = (str(folder), info["mod"].split("/")[-1], class_name)
-    return tokens, folders
-
-
-@lru_cache(maxsize=None)
-def _module_file(folder: str, stem: str) -> Optional[Path]:
-    direct = Path(folder) / f"{_snake(stem)}.py"
-    if direct.exists():
-        return direct
-    wanted = _normal(stem)
-    for candidate in Path(folder).glob("*.py"):
-        if _normal(candidate.stem) == wanted:
-            return candidate
-    return None
-
-
-@lru_cache(maxsize=None)
-def resource_decl(token: str) -> Optional[ResourceDecl]:
-    """The outputs and inputs the installed SDK declares for a resource type (None: no SDK has it)."""
-    tokens, _ = _registered(token.split(":")[0])
-    if token not in tokens:
-        return None
-    folder, stem, class_name = tokens[token]
-    path = _module_file(folder, stem)
-    if path is None:
-        return None
-    args = _class_fields(path, f"{class_name}Args")
-    return ResourceDecl(token, _class_fields(path, class_name), frozenset(f.wire for f in args),
-                        frozenset(f.wire for f in args if f.required))
-
-
-@lru_cache(maxsize=None)
-def function_decl(token: str) -> Optional[FunctionDecl]:
-    """The result type the installed SDK declares for a data source (None: no SDK has it)."""
-    parts = token.split(":")
-    if len(parts) != 3 or "/" not in parts[1]:
-        return None
-    _, folders = _registered(parts[0])
-    module, stem = parts[1].split("/", 1)
-    folder = folders.get(module)
-    if folder is None:
-        root = _sdk_root(parts[0])
-        folder = next((str(root / name) for name in (module, f"{module}_") if root and (root / name).is_dir()), None)
-    path = _module_file(folder, stem) if folder else None
-    if path is None:
-        return None
-    text, _ = _source(path)
-    call = re.search(r"invoke\('" + re.escape(token) + r"'.*?typ=(\w+)", text)
-    if call is None:
-        return None
-    return FunctionDecl(token, _class_fields(path, call.group(1)))
-
-
-def resource_tokens(pkg: str = "aws") -> list[str]:
-    """Every resource type the installed SDK registers."""
-    return sorted(_registered(pkg)[0])
 
 
 # ---- deterministic made-up values ------------------------------------------------------------------
@@ -445,7 +239,7 @@ class _Subject:
             return shape(self)
         return _catalogue_arn(self) or (
             f"arn:{PARTITION}:{IAM_PREFIXES.get(self.module, self.module)}:{self.region}:{self.account}:"
-            f"{_snake(self.cls).replace('_', '-')}/{self.physical if self.naming else self.id}")
+            f"{snake_case(self.cls).replace('_', '-')}/{self.physical if self.naming else self.id}")
 
 
 # ---- ARNs ----------------------------------------------------------------------------------------
@@ -520,7 +314,7 @@ def _catalogue_service(prefix: str) -> dict:
 def _catalogue_format(type_token: str, module: str, cls: str) -> Optional[str]:
     service, resource = CATALOGUE_RESOURCES.get(type_token, (IAM_PREFIXES.get(module, module), cls))
     for entry in (_catalogue_service(service).get("resources") or {}).values():
-        if _normal(entry["resource"]) == _normal(resource):
+        if normalized(entry["resource"]) == normalized(resource):
             return entry["arn"]
     return None
 
@@ -557,9 +351,9 @@ def _arn_variable(subject: _Subject, variable: str, *, last: bool) -> str:
         if variable.endswith("Name") or variable == "Alias" or subject.naming is not None:
             return subject.physical
         return subject.id
-    stem = _normal(re.sub(r"(Name|Id|Arn)$", "", variable))
+    stem = normalized(re.sub(r"(Name|Id|Arn)$", "", variable))
     for wire, value in subject.props.items():
-        key = _normal(re.sub(r"(Name|Id|Arn)$", "", wire))
+        key = normalized(re.sub(r"(Name|Id|Arn)$", "", wire))
         if _known(value) and isinstance(value, str) and key and (key == stem or stem.endswith(key)):
             return _last_segment(value)
     return _hex(subject.seed(variable), 8)
@@ -1002,10 +796,10 @@ def _string_rule(wire: str, module: str, naming_prop: str, input_like: bool = Fa
         return _constant("")
     if low.endswith("arn"):
         service = IAM_PREFIXES.get(module, module)
-        kind = _snake(wire[:-3]).replace("_", "-")
+        kind = snake_case(wire[:-3]).replace("_", "-")
         return lambda s, path: f"arn:{PARTITION}:{service}:{s.region}:{s.account}:{kind}/{_hex(s.seed(path), 12)}"
     if low.endswith("id"):
-        stem = _normal(wire[:-2])
+        stem = normalized(wire[:-2])
         prefix = next((p for key, p in EC2_ID_PROPERTIES.items() if stem.endswith(key)), None)
         if prefix is not None:
             return lambda s, path: f"{prefix}-{_hex(s.seed(path), 17)}"
@@ -1086,7 +880,7 @@ def _kind_maker(kind: Kind, wire: str, module: str, naming_prop: str, input_like
             return rule
         if input_like:
             return _constant("")
-        label = _snake(wire).replace("_", "-")
+        label = snake_case(wire).replace("_", "-")
         return lambda s, path: f"{label}-{_hex(s.seed(path), 8)}"
     if kind == "int":
         return _constant(1 if wire.lower().endswith("version") or wire.lower() == "revision" else 0)
@@ -1112,7 +906,7 @@ def _kind_maker(kind: Kind, wire: str, module: str, naming_prop: str, input_like
         # A nested object: the fields the provider always sets filled, the others their stated
         # default or None. Inside a setting the program left out, the fields are AWS's empty values.
         fields = [(f.wire, _field_maker(f, module, naming_prop, input_like, depth + 1) if f.required
-                   else _constant(_doc_default(f))) for f in _object_fields(kind[1], kind[2])]
+                   else _constant(_doc_default(f))) for f in object_fields(kind[1], kind[2])]
         return lambda s, path: {wire: make(s, f"{path}.{wire}") for wire, make in fields}
     return _constant(None)
 
@@ -1137,7 +931,7 @@ def _completer(kind: Kind, module: str, naming_prop: str, depth: int) -> Optiona
         return None
     fields = [(f.wire, _field_maker(f, module, naming_prop, False, depth + 1) if f.required
                else _constant(_doc_default(f)), _completer(f.kind, module, naming_prop, depth + 1))
-              for f in _object_fields(kind[1], kind[2])]
+              for f in object_fields(kind[1], kind[2])]
 
     def complete(s: _Subject, path: str, value: Any) -> Any:
         if not isinstance(value, dict):
