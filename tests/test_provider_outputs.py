@@ -326,6 +326,29 @@ def test_a_resource_read_by_id_is_that_resource():
     assert role["arn"] == f"arn:aws:iam::{ACCOUNT}:role/ops-admin"
 
 
+def test_a_security_group_read_by_its_id_is_not_named_by_it():
+    group = read_outputs("aws:ec2/securityGroup:SecurityGroup", "default", "sg-0123456789abcdef0", {}, region=REGION)
+
+    assert group["arn"] == f"arn:aws:ec2:{REGION}:{ACCOUNT}:security-group/sg-0123456789abcdef0"
+    assert group["name"] != "sg-0123456789abcdef0"
+
+
+def test_transit_gateway_ids_are_ec2_ids():
+    tgw_id, tgw = outputs("aws:ec2transitgateway/transitGateway:TransitGateway", "hub", {})
+    table_id, _ = outputs("aws:ec2transitgateway/routeTable:RouteTable", "spoke", {"transitGatewayId": tgw_id})
+
+    assert re.fullmatch(r"tgw-[0-9a-f]{17}", tgw_id) and re.fullmatch(r"tgw-rtb-[0-9a-f]{17}", table_id)
+    assert re.fullmatch(r"tgw-rtb-[0-9a-f]{17}", tgw["associationDefaultRouteTableId"])
+    assert arn_of(tgw["arn"])["service"] == "ec2"
+
+
+def test_a_bucket_website_has_the_regions_website_endpoint():
+    for type_token in ("aws:s3/bucketWebsiteConfiguration:BucketWebsiteConfiguration",
+                       "aws:s3/bucketWebsiteConfigurationV2:BucketWebsiteConfigurationV2"):
+        _, website = outputs(type_token, "site", {"bucket": "shop-site"})
+        assert website["websiteEndpoint"] == f"shop-site.s3-website-{REGION}.amazonaws.com"
+
+
 def test_a_resource_type_no_sdk_declares_keeps_its_inputs():
     id_, out = outputs("acme:index:Widget", "w", {"size": 3})
 
@@ -402,6 +425,13 @@ def test_the_default_vpc_its_subnets_and_security_groups_agree():
     assert re.fullmatch(r"vpc-[0-9a-f]{17}", vpc["id"]) and vpc["cidrBlock"] == "172.31.0.0/16"
     assert len(subnets["ids"]) == 3 and all(s.startswith("subnet-") for s in subnets["ids"])
     assert group["vpcId"] == vpc["id"]
+
+
+def test_a_subnet_looked_up_by_id_is_that_subnet_in_a_vpc():
+    subnet = call("aws:ec2/getSubnet:getSubnet", id="subnet-0123456789abcdef0")
+
+    assert subnet["id"] == "subnet-0123456789abcdef0" and subnet["arn"].endswith("subnet/subnet-0123456789abcdef0")
+    assert re.fullmatch(r"vpc-[0-9a-f]{17}", subnet["vpcId"]) and re.fullmatch(r"172\.31\.\d+\.0/20", subnet["cidrBlock"])
 
 
 def test_image_lookups_answer_an_ami_id():

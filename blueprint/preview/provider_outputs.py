@@ -225,7 +225,8 @@ class _Subject:
         shape = _ID_SHAPES.get(self.token)
         if shape is not None:
             return shape(self)
-        prefix = EC2_ID_PREFIXES.get(self.cls) if self.module == "ec2" else None
+        prefix = (EC2_ID_PREFIXES.get(self.cls) if self.module == "ec2" else
+                  TRANSIT_GATEWAY_ID_PREFIXES.get(self.cls) if self.module in TRANSIT_GATEWAY_MODULES else None)
         if prefix:
             return f"{prefix}-{_hex(self.urn, 17)}"
         if self.naming is not None or self.get("name"):
@@ -254,6 +255,7 @@ IAM_PREFIXES = {
     "opensearch": "es", "elasticsearch": "es", "msk": "kafka", "cloudfront": "cloudfront",
     "servicediscovery": "servicediscovery", "scheduler": "scheduler", "pipes": "pipes",
     "cloudwatchlogs": "logs", "ebs": "ec2", "vpc": "ec2",
+    "ec2transitgateway": "ec2", "ec2clientvpn": "ec2",
 }
 # Catalogue resource names where the class name is not the resource's name.
 CATALOGUE_RESOURCES = {
@@ -436,11 +438,21 @@ EC2_ID_PREFIXES = {
 }
 # Property names ending in one of these stems (`vpcId`, `defaultSecurityGroupId`...) hold an EC2 id.
 EC2_ID_PROPERTIES = {
+    "transitgatewayroutetable": "tgw-rtb", "transitgatewayattachment": "tgw-attach",
+    "routetableassociation": "rtbassoc",
     "vpc": "vpc", "subnet": "subnet", "securitygroup": "sg", "routetable": "rtb", "networkacl": "acl",
     "internetgateway": "igw", "natgateway": "nat", "networkinterface": "eni", "image": "ami", "instance": "i",
     "allocation": "eipalloc", "dhcpoptions": "dopt", "vpcendpoint": "vpce",
     "transitgateway": "tgw", "prefixlist": "pl", "launchtemplate": "lt", "volume": "vol", "snapshot": "snap",
+    "gateway": "igw",  # last: a bare `gatewayId` (a route's target) is most often an internet gateway
 }
+# Transit gateway resources live in their own module; their ids are EC2's too.
+TRANSIT_GATEWAY_ID_PREFIXES = {
+    "TransitGateway": "tgw", "RouteTable": "tgw-rtb", "VpcAttachment": "tgw-attach",
+    "PeeringAttachment": "tgw-attach", "Connect": "tgw-attach", "MulticastDomain": "tgw-mcast-domain",
+}
+# Modules whose route tables are transit gateway route tables: `routeTableId`s there are tgw-rtb-.
+TRANSIT_GATEWAY_MODULES = ("ec2transitgateway",)
 
 
 _MIXED_CASE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
@@ -701,7 +713,8 @@ _SHAPES: dict[str, dict[str, Callable[[_Subject], Any]]] = {
         "port": lambda s: DB_PORTS.get(str(s.get("engine")), 5432),
         "endpoint": lambda s: (f"{s.physical}.{_alnum(s.account, 12)}.{s.region}.rds.amazonaws.com:"
                                f"{DB_PORTS.get(str(s.get('engine')), 5432)}"),
-        "resourceId": lambda s: "db-" + _upper(s.urn, 26),
+        "resourceId": lambda s: "db-" + _upper(s.urn, 26), "status": lambda s: "available",
+        "engineVersionActual": lambda s: str(s.get("engineVersion") or ""),
     },
     "aws:rds/cluster:Cluster": {
         "endpoint": lambda s: f"{s.physical}.cluster-{_alnum(s.account, 12)}.{s.region}.rds.amazonaws.com",
@@ -722,7 +735,9 @@ _SHAPES: dict[str, dict[str, Callable[[_Subject], Any]]] = {
 }
 for _alb, _lb in (("aws:alb/loadBalancer:LoadBalancer", "aws:lb/loadBalancer:LoadBalancer"),
                   ("aws:alb/targetGroup:TargetGroup", "aws:lb/targetGroup:TargetGroup"),
-                  ("aws:s3/bucketV2:BucketV2", "aws:s3/bucket:Bucket")):
+                  ("aws:s3/bucketV2:BucketV2", "aws:s3/bucket:Bucket"),
+                  ("aws:s3/bucketWebsiteConfigurationV2:BucketWebsiteConfigurationV2",
+                   "aws:s3/bucketWebsiteConfiguration:BucketWebsiteConfiguration")):
     _SHAPES[_alb] = _SHAPES[_lb]
 
 # Fields the provider computes inside a nested setting the program gives. The SDK declares them
@@ -800,6 +815,8 @@ def _string_rule(wire: str, module: str, naming_prop: str, input_like: bool = Fa
         return lambda s, path: f"arn:{PARTITION}:{service}:{s.region}:{s.account}:{kind}/{_hex(s.seed(path), 12)}"
     if low.endswith("id"):
         stem = normalized(wire[:-2])
+        if module in TRANSIT_GATEWAY_MODULES and stem.endswith("routetable"):
+            stem = "transitgatewayroutetable"
         prefix = next((p for key, p in EC2_ID_PROPERTIES.items() if stem.endswith(key)), None)
         if prefix is not None:
             return lambda s, path: f"{prefix}-{_hex(s.seed(path), 17)}"
@@ -829,8 +846,13 @@ def _string_rule(wire: str, module: str, naming_prop: str, input_like: bool = Fa
     if low == "version" or low.endswith("version"):
         return _constant("1")
     if low in ("status", "state"):
-        return _constant("ACTIVE")
+        return _constant(RESOURCE_STATES.get(module, "ACTIVE"))
     return None
+
+
+# What a service reports as a healthy resource's state, where it is not "ACTIVE" (its API reference).
+RESOURCE_STATES = {"ec2": "available", "rds": "available", "elasticache": "available", "lambda": "Active",
+                   "acm": "ISSUED", "cloudfront": "Deployed", "ec2transitgateway": "available"}
 
 
 def _zone_id_prefix(region: str) -> str:
@@ -999,7 +1021,10 @@ def _function_plan(token: str) -> Optional[Plan]:
     if decl is None:
         return None
     twin = resource_decl(_twin_token(token) or "")
-    return _plan(token, decl.result, twin.inputs if twin else frozenset(), "name")
+    # A setting every such resource has (the twin's required inputs: a subnet's VPC and CIDR block)
+    # is answered; an optional one nobody set is empty.
+    optional_settings = twin.inputs - twin.required_inputs if twin else frozenset()
+    return _plan(token, decl.result, optional_settings, "name")
 
 
 def _fill(s: _Subject, plan: Plan, props: dict) -> dict:
@@ -1046,17 +1071,17 @@ def known_outputs(type_token: str, name: str, urn: str, inputs: dict, *, region:
 
 def read_outputs(type_token: str, name: str, id_: str, props: dict, *, region: str,
                  account: str = PLACEHOLDER_ACCOUNT) -> dict:
-    """A `Resource.get(name, id)` lookup (ReadResource): the resource's state for that id. The id is
-    the resource's name for most AWS types, so it names the resource unless the program's state
-    props already do."""
+    """A `Resource.get(name, id)` lookup (ReadResource): the resource's state for that id. The id
+    names the resource where it holds the name (most AWS types; an ARN's or a queue URL's last part)
+    unless the program's state props already do; an EC2 id (sg-..., vpc-...) names nothing."""
     decl = resource_decl(type_token)
     naming = _naming(type_token, decl)
     state = dict(props)
-    if naming is not None and not _known(state.get(naming.prop)):
-        named_by = _last_segment(id_)
-        if type_token == "aws:sqs/queue:Queue":
-            named_by = id_.rstrip("/").rsplit("/", 1)[-1]
-        state[naming.prop] = named_by
+    module, cls = (type_token.split(":") + ["", ""])[1:3]
+    id_is_name = id_.startswith("arn:") or type_token == "aws:sqs/queue:Queue" or not (
+        type_token in _ID_SHAPES or module.startswith("ec2") and cls in {**EC2_ID_PREFIXES, **TRANSIT_GATEWAY_ID_PREFIXES})
+    if naming is not None and not _known(state.get(naming.prop)) and id_is_name:
+        state[naming.prop] = id_.rstrip("/").rsplit("/", 1)[-1] if id_.startswith("https://") else _last_segment(id_)
     urn = f"read::{type_token}::{name}::{id_}"
     if decl is None:
         return state
@@ -1107,10 +1132,16 @@ def _twin_outputs(token: str, args: dict, region: str, account: str) -> dict:
         inputs[naming.prop] = name
     if name is None and isinstance(args.get("arn"), str):
         inputs.setdefault(naming.prop if naming else "name", _last_segment(args["arn"]))
-    id_, outputs = known_outputs(twin, name or cls.lower(), f"invoke::{twin}::{json.dumps(args, sort_keys=True, default=str)}",
-                                 inputs, region=region, account=account)
-    outputs.setdefault("id", id_)
-    return outputs
+    given_id = args.get("id")
+    if isinstance(given_id, str) and _known(given_id):  # a lookup by id reads that resource
+        outputs = read_outputs(twin, name or cls.lower(), given_id, inputs, region=region, account=account)
+        outputs["id"] = given_id
+    else:
+        id_, outputs = known_outputs(twin, name or cls.lower(), f"invoke::{twin}::{json.dumps(args, sort_keys=True)}",
+                                     inputs, region=region, account=account)
+        outputs.setdefault("id", id_)
+    # Only what the twin knows: its empty settings are the lookup's to answer (a subnet's VPC is set).
+    return {k: v for k, v in outputs.items() if v not in (None, "", [], {})}
 
 
 def _twin_token(token: str) -> Optional[str]:
@@ -1212,12 +1243,21 @@ def _subnets(args: dict, region: str, account: str) -> dict:
     return {"ids": [f"subnet-{_hex(seed + zone, 17)}" for zone in _zone_names(region)[:3]], "id": region}
 
 
+def _subnet(args: dict, region: str, account: str) -> dict:
+    seed = json.dumps(args, sort_keys=True, default=str) + region
+    return {"cidrBlock": f"172.31.{_digest(seed)[0] % 16 * 16}.0/20",  # a default VPC's subnets are /20s
+            "availableIpAddressCount": 4091, "state": "available"}
+
+
 def _ami(args: dict, region: str, account: str) -> dict:
     image = f"ami-{_hex(json.dumps(args, sort_keys=True, default=str) + region, 17)}"
     pattern = next((v for f in args.get("filters") or [] if f.get("name") == "name" for v in f.get("values") or []), "")
     return {"id": image, "imageId": image, "name": pattern.replace("*", "2024.01.01") or "preview-image",
-            "architecture": "x86_64", "state": "available", "rootDeviceType": "ebs",
-            "virtualizationType": "hvm", "ownerId": (args.get("owners") or ["amazon"])[0]}
+            "arn": f"arn:{PARTITION}:ec2:{region}::image/{image}",  # AMI ARNs name no account
+            "architecture": "x86_64", "state": "available", "rootDeviceType": "ebs", "rootDeviceName": "/dev/xvda",
+            "virtualizationType": "hvm", "hypervisor": "xen", "imageType": "machine", "platform": "",
+            "platformDetails": "Linux/UNIX", "usageOperation": "RunInstances", "imageOwnerAlias": "amazon",
+            "ownerId": (args.get("owners") or ["amazon"])[0]}
 
 
 def _parameter(args: dict, region: str, account: str) -> dict:
@@ -1307,9 +1347,11 @@ _INVOKES: dict[str, Callable[[dict, str, str], dict]] = {
     "aws:iam/getPolicy:getPolicy": _policy,
     "aws:ec2/getVpc:getVpc": _default_vpc,
     "aws:ec2/getSubnets:getSubnets": _subnets,
+    "aws:ec2/getSubnet:getSubnet": _subnet,
     "aws:ec2/getAmi:getAmi": _ami,
     "aws:ssm/getParameter:getParameter": _parameter,
     "aws:ecr/getAuthorizationToken:getAuthorizationToken": _ecr_token,
+    "aws:ecr/getCredentials:getCredentials": _ecr_token,
     "aws:elb/getServiceAccount:getServiceAccount": _elb_account,
     "aws:route53/getZone:getZone": _zone_lookup,
     "aws:acm/getCertificate:getCertificate": _certificate,
