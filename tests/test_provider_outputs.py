@@ -6,6 +6,8 @@ import base64
 import json
 import re
 
+import pulumi
+import pulumi_aws as aws
 import pytest
 
 from integration_blueprint.preview.provider_outputs import (
@@ -369,6 +371,52 @@ def test_no_type_pulumi_aws_declares_leaves_an_output_the_provider_always_sets_e
         id_, out = outputs(type_token, "res", {})
         missing = [f.wire for f in resource_decl(type_token).outputs if f.required and out.get(f.wire) is None]
         assert id_ and not missing, (type_token, missing)
+
+
+class ProviderMocks(pulumi.runtime.Mocks):
+    """The SDK's own mock engine answered by this module: the SDK deserializes the values into the
+    program's objects exactly as it does a RegisterResource or Invoke response."""
+
+    def new_resource(self, args):
+        return known_outputs(args.typ, args.name, urn(args.typ, args.name), args.inputs, region=REGION)
+
+    def call(self, args):
+        return invoke(args.token, args.args, region=REGION)
+
+
+def test_a_program_reads_the_outputs_and_lookups_public_programs_use_through_the_sdk():
+    pulumi.runtime.set_mocks(ProviderMocks(), preview=False)
+
+    @pulumi.runtime.test
+    def program():
+        fn = aws.lambda_.Function("fn", runtime="python3.12", handler="app.handler", role=ROLE_ARN,
+                                  code=pulumi.AssetArchive({}))
+        api = aws.apigatewayv2.Api("api", protocol_type="HTTP")
+        cluster = aws.eks.Cluster("k8s", role_arn=ROLE_ARN, vpc_config={"subnet_ids": ["subnet-0123456789abcdef0"]})
+        cert = aws.acm.Certificate("cert", domain_name="shop.example.com", validation_method="DNS")
+        zones = aws.get_availability_zones()
+        admin = aws.iam.get_policy(name="AdministratorAccess")
+        vpc = aws.ec2.get_vpc(default=True)
+        subnets = aws.ec2.get_subnets(filters=[{"name": "vpc-id", "values": [vpc.id]}])
+        image = aws.ec2.get_ami(most_recent=True, owners=["amazon"], filters=[{"name": "name", "values": ["al2023-*"]}])
+        assert zones.names[0] == f"{REGION}a" and admin.arn == "arn:aws:iam::aws:policy/AdministratorAccess"
+        assert subnets.ids and image.id.startswith("ami-")
+
+        def check(values):
+            integration_uri, permission_source, endpoint, security_group, ca, issuer, record = values
+            assert integration_uri.startswith(f"arn:aws:apigateway:{REGION}:lambda:path/2015-03-31/functions/arn:")
+            assert permission_source.startswith("arn:aws:execute-api:") and permission_source.endswith("/*/*")
+            assert endpoint.startswith("https://") and security_group.startswith("sg-")
+            assert base64.b64decode(ca) and issuer.startswith("https://oidc.eks.")
+            assert record.endswith(".shop.example.com.")
+
+        return pulumi.Output.all(
+            fn.invoke_arn, api.execution_arn.apply(lambda arn: f"{arn}/*/*"), api.api_endpoint,
+            cluster.vpc_config.cluster_security_group_id, cluster.certificate_authority.data,
+            cluster.identities[0].oidcs[0].issuer, cert.domain_validation_options[0].resource_record_name,
+        ).apply(check)
+
+    program()
 
 
 # ---- data sources --------------------------------------------------------------------------------
