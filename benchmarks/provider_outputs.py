@@ -6,10 +6,12 @@ Prints, in CPU time (the machine is shared; the wall clock would measure the oth
 - the per-resource cost after the first of each type, for the types a blueprint stack deploys and
   for the heaviest common ones;
 - a data source's per-call cost;
-- a walk over every resource type pulumi-aws registers (the first-of-a-type cost, ~1,750 times),
-  with the number of types where an output the provider always sets came back None (must be 0).
+- a walk over every resource type pulumi-aws registers (the first-of-a-type cost, ~1,750 times) and
+  every data source it declares (~690), with the number where a value the provider always sets came
+  back None (must be 0).
 
-Last line: `provider_outputs first_s=F per_resource_us=U walk_types=N walk_s=W missing=M`.
+Last line: `provider_outputs first_s=F per_resource_us=U walk_types=N walk_s=W walk_functions=K
+functions_s=C missing=M`.
 
 Run: .venv/bin/python benchmarks/provider_outputs.py
 """
@@ -17,7 +19,7 @@ Run: .venv/bin/python benchmarks/provider_outputs.py
 import time
 
 from integration_blueprint.preview import provider_outputs as po
-from integration_blueprint.preview.provider_sdk import resource_decl, resource_tokens
+from integration_blueprint.preview.provider_sdk import function_decl, function_tokens, resource_decl, resource_tokens
 
 REGION = "eu-west-1"
 COMMON = ["aws:sqs/queue:Queue", "aws:lambda/function:Function", "aws:iam/role:Role",
@@ -63,8 +65,16 @@ def main() -> None:
         missing += any(f.required and out.get(f.wire) is None for f in resource_decl(token).outputs)
     walk = cpu() - start
     print(f"every pulumi-aws type ({len(tokens)}): {walk:.1f} s CPU, {missing} with an always-set output None")
+
+    functions = function_tokens("aws")
+    start = cpu()
+    for token in functions:
+        result = po.invoke(token, {}, region=REGION)
+        missing += any(f.required and result.get(f.wire) is None for f in function_decl(token).result)
+    calls = cpu() - start
+    print(f"every pulumi-aws data source ({len(functions)}): {calls:.1f} s CPU")
     print(f"provider_outputs first_s={first:.3f} per_resource_us={mean * 1e6:.1f} walk_types={len(tokens)} "
-          f"walk_s={walk:.1f} missing={missing}")
+          f"walk_s={walk:.1f} walk_functions={len(functions)} functions_s={calls:.1f} missing={missing}")
 
 
 if __name__ == "__main__":

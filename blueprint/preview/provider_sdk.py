@@ -227,3 +227,16 @@ def function_decl(token: str) -> Optional[FunctionDecl]:
 def resource_tokens(pkg: str = "aws") -> list[str]:
     """Every resource type the installed SDK registers."""
     return sorted(_registered(pkg)[0])
+
+
+@lru_cache(maxsize=None)
+def function_tokens(pkg: str = "aws") -> tuple[str, ...]:
+    """Every data source (function) the installed SDK declares: the tokens its `get_*` modules
+    invoke. Reads every such module (a walk for tests and benchmarks, not for a preview)."""
+    root = _sdk_root(pkg)
+    if root is None:
+        return ()
+    found: set[str] = set()
+    for path in root.rglob("get_*.py"):
+        found.update(re.findall(r"invoke\('([^']+)'", path.read_text(encoding="utf-8")))
+    return tuple(sorted(found))
