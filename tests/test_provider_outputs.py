@@ -10,6 +10,7 @@ import pulumi
 import pulumi_aws as aws
 import pytest
 
+from integration_blueprint.preview import provider_outputs as po
 from integration_blueprint.preview.provider_outputs import (
     PLACEHOLDER_ACCOUNT,
     UNKNOWN,
@@ -310,6 +311,16 @@ def test_outputs_made_from_an_unknown_input_are_unknown_never_none_in_a_string()
     assert queue_id == "" and queue["arn"] == queue["url"] == UNKNOWN
     assert stage["invokeUrl"] == stage["executionArn"] == UNKNOWN
     assert queue["visibilityTimeoutSeconds"] == 30  # what does not depend on it stays known
+
+
+def test_every_tabled_name_and_shape_is_of_a_type_and_property_the_sdk_declares():
+    for type_token, naming in po.NAMING.items():
+        assert naming.prop in resource_decl(type_token).inputs, type_token
+    for type_token, shapes in po._SHAPES.items():
+        declared = {f.wire for f in resource_decl(type_token).outputs}
+        assert set(shapes) <= declared, (type_token, set(shapes) - declared)
+    for type_token in {*po._ARN_SHAPES, *po._ID_SHAPES, *po.CATALOGUE_RESOURCES, *po._COMPUTED_IN_SETTINGS}:
+        assert resource_decl(type_token) is not None, type_token
 
 
 def test_a_name_prefix_gives_the_name_terraform_makes_of_it():

@@ -136,6 +136,19 @@ NAMING = {
     "aws:secretsmanager/secret:Secret": Naming("name", 512),
     "aws:ssm/parameter:Parameter": Naming("name", 2048),
     "aws:dynamodb/table:Table": Naming("name", 255),
+    "aws:rds/subnetGroup:SubnetGroup": Naming("name", 255, lower=True),
+    "aws:rds/parameterGroup:ParameterGroup": Naming("name", 255, lower=True),
+    "aws:rds/clusterParameterGroup:ClusterParameterGroup": Naming("name", 255, lower=True),
+    "aws:rds/optionGroup:OptionGroup": Naming("name", 255, lower=True),
+    "aws:elasticache/subnetGroup:SubnetGroup": Naming("name", 255, lower=True),
+    "aws:scheduler/schedule:Schedule": Naming("name", 64),
+    "aws:scheduler/scheduleGroup:ScheduleGroup": Naming("name", 64),
+    "aws:cloudwatch/eventBus:EventBus": Naming("name", 256),
+    "aws:iam/rolePolicy:RolePolicy": Naming("name", 128),
+    "aws:kinesis/firehoseDeliveryStream:FirehoseDeliveryStream": Naming("name", 64),
+    "aws:cognito/userPool:UserPool": Naming("name", 128),
+    "aws:ec2/launchTemplate:LaunchTemplate": Naming("name", 128),
+    "aws:athena/workgroup:Workgroup": Naming("name", 128),
 }
 # Terraform's `name_prefix` names: the prefix plus a 26-character unique id (id.PrefixedUniqueId).
 PREFIXED_UNIQUE_ID_LENGTH = 26
@@ -255,7 +268,8 @@ IAM_PREFIXES = {
     "opensearch": "es", "elasticsearch": "es", "msk": "kafka", "cloudfront": "cloudfront",
     "servicediscovery": "servicediscovery", "scheduler": "scheduler", "pipes": "pipes",
     "cloudwatchlogs": "logs", "ebs": "ec2", "vpc": "ec2",
-    "ec2transitgateway": "ec2", "ec2clientvpn": "ec2",
+    "ec2transitgateway": "ec2", "ec2clientvpn": "ec2", "cfg": "config", "directoryservice": "ds",
+    "s3control": "s3", "s3outposts": "s3-outposts", "codestarconnections": "codestar-connections",
 }
 # Catalogue resource names where the class name is not the resource's name.
 CATALOGUE_RESOURCES = {
@@ -314,7 +328,8 @@ def _catalogue_service(prefix: str) -> dict:
 
 @lru_cache(maxsize=None)
 def _catalogue_format(type_token: str, module: str, cls: str) -> Optional[str]:
-    service, resource = CATALOGUE_RESOURCES.get(type_token, (IAM_PREFIXES.get(module, module), cls))
+    # pulumi-aws's Default* types adopt the default resource of their kind (DefaultVpc is a vpc).
+    service, resource = CATALOGUE_RESOURCES.get(type_token, (IAM_PREFIXES.get(module, module), cls.removeprefix("Default")))
     for entry in (_catalogue_service(service).get("resources") or {}).values():
         if normalized(entry["resource"]) == normalized(resource):
             return entry["arn"]
@@ -326,10 +341,14 @@ def _catalogue_arn(subject: _Subject) -> Optional[str]:
     if fmt is None:
         return None
     template, own = _catalogue_template(fmt)
-    values = {"Partition": PARTITION, "Region": subject.region, "Account": subject.account}
+    values = {"Partition": PARTITION, "Region": subject.region, **dict.fromkeys(ACCOUNT_VARIABLES, subject.account)}
     for position, variable in enumerate(own):
         values[variable] = _arn_variable(subject, variable, last=position == len(own) - 1)
     return template.format(**values)
+
+
+# The catalogue's names for the account in an ARN.
+ACCOUNT_VARIABLES = ("Account", "AccountId", "VpcOwnerAccount", "ManagementAccountId")
 
 
 @lru_cache(maxsize=None)
@@ -337,7 +356,7 @@ def _catalogue_template(fmt: str) -> tuple[str, tuple[str, ...]]:
     """A catalogue ARN format as a str.format template, and its resource's own variables in order."""
     variables = re.findall(r"\$\{(\w+)\}", fmt)
     template = re.sub(r"\$\{(\w+)\}", r"{\1}", fmt)  # the formats hold no other braces
-    return template, tuple(v for v in variables if v not in ("Partition", "Region", "Account"))
+    return template, tuple(v for v in variables if v not in ("Partition", "Region", *ACCOUNT_VARIABLES))
 
 
 def _arn_variable(subject: _Subject, variable: str, *, last: bool) -> str:
@@ -592,10 +611,6 @@ _SHAPES: dict[str, dict[str, Callable[[_Subject], Any]]] = {
         "invokeUrl": lambda s: _stage_url(s, s.get("restApi"), s.get("stageName")),
         "executionArn": lambda s: _execute_api_arn(s, s.get("restApi"), f"/{s.get('stageName')}"),
         "webAclArn": lambda s: "",
-    },
-    "aws:apigateway/deployment:Deployment": {
-        "invokeUrl": lambda s: _stage_url(s, s.get("restApi"), s.get("stageName") or ""),
-        "executionArn": lambda s: _execute_api_arn(s, s.get("restApi"), f"/{s.get('stageName') or ''}"),
     },
     "aws:apigateway/resource:Resource": {"path": lambda s: f"/{s.get('pathPart') or ''}"},
     "aws:apigatewayv2/api:Api": {
