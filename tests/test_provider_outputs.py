@@ -243,6 +243,17 @@ def test_a_function_has_the_arns_an_integration_or_an_alias_needs():
     assert len(base64.b64decode(fn["sourceCodeHash"])) == 32
 
 
+def test_a_function_url_is_lambdas_url_and_a_buckets_settings_are_named_by_the_bucket():
+    _, url = outputs("aws:lambda/functionUrl:FunctionUrl", "public", {"functionName": "orders-1234567",
+                                                                     "authorizationType": "NONE"})
+    policy_id, _ = outputs("aws:s3/bucketPolicy:BucketPolicy", "policy", {"bucket": "assets-1234567", "policy": "{}"})
+    versioning_id, _ = outputs("aws:s3/bucketVersioning:BucketVersioning", "versions", {"bucket": "assets-1234567"})
+
+    assert re.fullmatch(rf"https://[a-z0-9]{{32}}\.lambda-url\.{REGION}\.on\.aws/", url["functionUrl"])
+    assert url["functionArn"] == f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:orders-1234567"
+    assert policy_id == versioning_id == "assets-1234567"
+
+
 def test_a_table_with_a_stream_has_its_label_and_arn_and_one_without_has_neither():
     _, streamed = outputs("aws:dynamodb/table:Table", "orders", SAMPLE["aws:dynamodb/table:Table"])
     _, plain = outputs("aws:dynamodb/table:Table", "plain", {"hashKey": "pk"})

@@ -242,6 +242,8 @@ class _Subject:
                   TRANSIT_GATEWAY_ID_PREFIXES.get(self.cls) if self.module in TRANSIT_GATEWAY_MODULES else None)
         if prefix:
             return f"{prefix}-{_hex(self.urn, 17)}"
+        if self.module == "s3" and self.cls.startswith("Bucket") and self.naming is None and self.get("bucket"):
+            return str(self.get("bucket"))  # a bucket's policy, versioning, encryption... are named by it
         if self.naming is not None or self.get("name"):
             return self.physical
         return f"{self.logical}-{_hex(self.urn, 7)}"
@@ -477,6 +479,10 @@ TRANSIT_GATEWAY_MODULES = ("ec2transitgateway",)
 _MIXED_CASE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 
+def _target_id(s: _Subject) -> str:
+    return f"{s.logical}-{_hex(s.urn, 7)}"  # Pulumi auto-names an EventBridge target id like a name
+
+
 def _api_gateway_id(s: _Subject) -> str:
     return _alnum(s.urn, 10)  # API Gateway's ids are 10 lowercase letters and digits
 
@@ -515,6 +521,11 @@ _ID_SHAPES: dict[str, Callable[[_Subject], str]] = {
     "aws:cognito/userPool:UserPool": lambda s: f"{s.region}_{_alnum(s.urn, 9, _MIXED_CASE)}",
     "aws:cognito/userPoolClient:UserPoolClient": lambda s: _alnum(s.urn, 26),
     "aws:iam/accessKey:AccessKey": lambda s: "AKIA" + _upper(s.urn, 16),
+    "aws:route53/record:Record": lambda s: f"{s.get('zoneId')}_{s.get('name')}_{s.get('type')}",
+    "aws:sqs/queuePolicy:QueuePolicy": lambda s: str(s.get("queueUrl")),
+    "aws:sns/topicPolicy:TopicPolicy": lambda s: str(s.get("arn")),
+    "aws:cloudwatch/eventTarget:EventTarget": lambda s: f"{s.get('rule')}-{s.get('targetId') or _target_id(s)}",
+    "aws:lambda/functionUrl:FunctionUrl": lambda s: str(s.get("functionName")),
 }
 for _alb, _lb in (("aws:alb/loadBalancer:LoadBalancer", "aws:lb/loadBalancer:LoadBalancer"),
                   ("aws:alb/targetGroup:TargetGroup", "aws:lb/targetGroup:TargetGroup"),
@@ -652,6 +663,12 @@ _SHAPES: dict[str, dict[str, Callable[[_Subject], Any]]] = {
         "lastProcessingResult": lambda s: "No records processed",
     },
     "aws:lambda/permission:Permission": {"statementId": lambda s: s.id},
+    "aws:lambda/functionUrl:FunctionUrl": {
+        "urlId": lambda s: _alnum(s.urn, 32),
+        "functionUrl": lambda s: f"https://{_alnum(s.urn, 32)}.lambda-url.{s.region}.on.aws/",
+        "functionArn": lambda s: (str(s.get("functionName")) if str(s.get("functionName", "")).startswith("arn:")
+                                  else f"arn:{PARTITION}:lambda:{s.region}:{s.account}:function:{s.get('functionName')}"),
+    },
     "aws:sqs/queue:Queue": {"url": lambda s: s.id},
     "aws:sns/topic:Topic": {"owner": lambda s: s.account, "beginningArchiveTime": lambda s: ""},
     "aws:dynamodb/table:Table": {
@@ -691,7 +708,8 @@ _SHAPES: dict[str, dict[str, Callable[[_Subject], Any]]] = {
                                   "availabilityZone": f"{s.region}a", "outpostArn": None}],
         "port": _cache_port,
     },
-    "aws:cloudwatch/eventTarget:EventTarget": {"targetId": lambda s: f"{s.logical}-{_hex(s.urn, 7)}"},
+    "aws:cloudwatch/eventTarget:EventTarget": {"targetId": lambda s: _target_id(s)},
+    "aws:route53/record:Record": {"fqdn": lambda s: str(s.get("name")).rstrip(".")},
     "aws:ec2/securityGroup:SecurityGroup": {"vpcId": lambda s: _default_vpc_id(s.region, s.account)},
     "aws:ecs/taskDefinition:TaskDefinition": {
         "revision": lambda s: 1, "arnWithoutRevision": lambda s: s.arn.rsplit(":", 1)[0]},
