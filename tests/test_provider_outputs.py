@@ -379,6 +379,116 @@ def test_a_bucket_website_has_the_regions_website_endpoint():
         assert website["websiteEndpoint"] == f"shop-site.s3-website-{REGION}.amazonaws.com"
 
 
+# The shape pulumi-language-python generates for any provider's SDK, cut to one resource and one
+# data source (read, never imported).
+ZETA_SDK = {
+    "__init__.py": '''
+from . import _utilities
+_utilities.register(
+    resource_modules="""
+[
+ {
+  "pkg": "zeta",
+  "mod": "storage/vault",
+  "fqn": "pulumi_zeta.storage",
+  "classes": {
+   "zeta:storage/vault:Vault": "Vault"
+  }
+ }
+]
+""",
+    resource_packages="""[]""")
+''',
+    "storage/vault.py": '''
+@pulumi.input_type
+class VaultArgs:
+    @_builtins.property
+    @pulumi.getter(name="sizeGb")
+    def size_gb(self) -> pulumi.Input[_builtins.int]:
+        return pulumi.get(self, "size_gb")
+
+    @_builtins.property
+    @pulumi.getter
+    def name(self) -> Optional[pulumi.Input[_builtins.str]]:
+        return pulumi.get(self, "name")
+
+
+class Vault(pulumi.CustomResource):
+    @_builtins.property
+    @pulumi.getter
+    def arn(self) -> pulumi.Output[_builtins.str]:
+        return pulumi.get(self, "arn")
+
+    @_builtins.property
+    @pulumi.getter(name="sizeGb")
+    def size_gb(self) -> pulumi.Output[_builtins.int]:
+        return pulumi.get(self, "size_gb")
+
+    @_builtins.property
+    @pulumi.getter
+    def endpoints(self) -> pulumi.Output[Sequence['outputs.VaultEndpoint']]:
+        return pulumi.get(self, "endpoints")
+
+    @_builtins.property
+    @pulumi.getter(name="retentionDays")
+    def retention_days(self) -> pulumi.Output[Optional[_builtins.int]]:
+        """
+        How long a deleted secret is kept. Defaults to `7`.
+        """
+        return pulumi.get(self, "retention_days")
+''',
+    "storage/outputs.py": '''
+@pulumi.output_type
+class VaultEndpoint(dict):
+    @_builtins.property
+    @pulumi.getter(name="hostName")
+    def host_name(self) -> _builtins.str:
+        return pulumi.get(self, "host_name")
+
+    @_builtins.property
+    @pulumi.getter
+    def port(self) -> _builtins.int:
+        return pulumi.get(self, "port")
+''',
+    "storage/get_vault.py": '''
+@pulumi.output_type
+class GetVaultResult:
+    @_builtins.property
+    @pulumi.getter
+    def id(self) -> _builtins.str:
+        return pulumi.get(self, "id")
+
+    @_builtins.property
+    @pulumi.getter(name="sizeGb")
+    def size_gb(self) -> _builtins.int:
+        return pulumi.get(self, "size_gb")
+
+
+def get_vault(name=None, opts=None):
+    __ret__ = pulumi.runtime.invoke('zeta:storage/getVault:getVault', __args__, opts=opts, typ=GetVaultResult).value
+''',
+}
+
+
+def test_any_installed_provider_sdk_is_read_the_same_way(tmp_path, monkeypatch):
+    for relative, text in ZETA_SDK.items():
+        path = tmp_path / "pulumi_zeta" / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (tmp_path / "pulumi_zeta" / "storage" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    vault_id, vault = outputs("zeta:storage/vault:Vault", "secrets", {"sizeGb": 10})
+    lookup = call("zeta:storage/getVault:getVault", name="secrets")
+
+    assert re.fullmatch(r"secrets-[0-9a-f]{7}", vault["name"]) and vault_id == vault["name"]  # auto-named
+    assert vault["sizeGb"] == 10 and vault["retentionDays"] == 7
+    assert isinstance(vault["arn"], str) and vault["arn"].startswith("arn:")
+    assert [set(e) for e in vault["endpoints"]] == [{"hostName", "port"}]
+    assert isinstance(vault["endpoints"][0]["port"], int)
+    assert isinstance(lookup["sizeGb"], int) and lookup["id"]
+
+
 def test_a_resource_type_no_sdk_declares_keeps_its_inputs():
     id_, out = outputs("acme:index:Widget", "w", {"size": 3})
 
