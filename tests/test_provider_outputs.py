@@ -336,8 +336,19 @@ def test_every_tabled_name_and_shape_is_of_a_type_and_property_the_sdk_declares(
 
 def test_a_name_prefix_gives_the_name_terraform_makes_of_it():
     _, queue = outputs("aws:sqs/queue:Queue", "jobs", {"namePrefix": "jobs-"})
+    bucket_id, bucket = outputs("aws:s3/bucket:Bucket", "logs", {"bucketPrefix": "logs-"})
 
     assert re.fullmatch(r"jobs-\d{26}", queue["name"])
+    assert re.fullmatch(r"logs-\d{26}", bucket["bucket"]) and bucket_id == bucket["bucket"]
+    assert "bucket" not in planned_inputs("aws:s3/bucket:Bucket", "logs", "urn:logs", {"bucketPrefix": "logs-"},
+                                          region=REGION)
+
+
+def test_another_stacks_outputs_are_none_offline():
+    reference = read_outputs("pulumi:pulumi:StackReference", "network", "acme/network/prod", {"name": "acme/network/prod"},
+                             region=REGION)
+
+    assert reference == {"name": "acme/network/prod", "outputs": {}, "secretOutputNames": []}
 
 
 def test_a_provider_resource_outputs_its_inputs():

@@ -99,6 +99,11 @@ class Naming:
     max_len: int  # AWS's limit for that name
     lower: bool = False  # the service accepts lowercase names only
 
+    @property
+    def prefix_prop(self) -> str:
+        """The input that asks AWS to name it from a prefix (`namePrefix`, an S3 `bucketPrefix`)."""
+        return "namePrefix" if self.prop == "name" else f"{self.prop}Prefix"
+
 
 # Pulumi's aws provider auto-names every resource whose `name` input the program may leave out, as
 # "<logical name>-<7 random hex>", within the service's length limit (255 where none is tabled here).
@@ -184,7 +189,7 @@ def planned_inputs(type_token: str, name: str, urn: str, inputs: dict, *, region
     planned = dict(inputs)
     if naming is None or naming.prop in planned and planned[naming.prop] is not None:
         return planned
-    if planned.get("namePrefix") is not None:
+    if planned.get(naming.prefix_prop) is not None:
         return planned  # Terraform names it at create time from the prefix
     planned[naming.prop] = _auto_name(type_token, name, urn, inputs, naming)
     return planned
@@ -227,8 +232,9 @@ class _Subject:
             return str(self.get(self.naming.prop))
         if self.get("name"):
             return str(self.get("name"))
-        if self.get("namePrefix"):
-            return f"{self.get('namePrefix')}{int(_hex(self.urn, 20), 16) % 10**PREFIXED_UNIQUE_ID_LENGTH:026d}"
+        prefix = self.get(self.naming.prefix_prop if self.naming else "namePrefix")
+        if prefix:
+            return f"{prefix}{int(_hex(self.urn, 20), 16) % 10**PREFIXED_UNIQUE_ID_LENGTH:026d}"
         return f"{self.logical}-{_hex(self.urn, 7)}"
 
     @cached_property
@@ -1102,11 +1108,17 @@ def known_outputs(type_token: str, name: str, urn: str, inputs: dict, *, region:
     return "" if id_ == UNKNOWN else id_, planned if plan is None else _fill(s, plan, planned)
 
 
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+
+
 def read_outputs(type_token: str, name: str, id_: str, props: dict, *, region: str,
                  account: str = PLACEHOLDER_ACCOUNT) -> dict:
     """A `Resource.get(name, id)` lookup (ReadResource): the resource's state for that id. The id
     names the resource where it holds the name (most AWS types; an ARN's or a queue URL's last part)
     unless the program's state props already do; an EC2 id (sg-..., vpc-...) names nothing."""
+    if type_token == STACK_REFERENCE:
+        # Another stack's outputs are not known offline: none, so `get_output` answers None.
+        return {"name": id_, "outputs": {}, "secretOutputNames": [], **props}
     decl = resource_decl(type_token)
     naming = _naming(type_token, decl)
     state = dict(props)
