@@ -271,11 +271,10 @@ class _Subject:
 # is tabled here) and its class is the catalogue's resource name. Types that do not map are in
 # _ARN_SHAPES below.
 IAM_PREFIXES = {
-    "sfn": "states", "cloudwatch": "cloudwatch", "lb": "elasticloadbalancing", "alb": "elasticloadbalancing",
-    "elb": "elasticloadbalancing", "cognito": "cognito-idp", "appautoscaling": "application-autoscaling",
-    "opensearch": "es", "elasticsearch": "es", "msk": "kafka", "cloudfront": "cloudfront",
-    "servicediscovery": "servicediscovery", "scheduler": "scheduler", "pipes": "pipes",
-    "cloudwatchlogs": "logs", "ebs": "ec2", "vpc": "ec2",
+    "sfn": "states", "lb": "elasticloadbalancing", "alb": "elasticloadbalancing", "elb": "elasticloadbalancing",
+    "cognito": "cognito-idp", "appautoscaling": "application-autoscaling", "opensearch": "es",
+    "elasticsearch": "es", "msk": "kafka", "cloudwatchlogs": "logs", "ebs": "ec2", "vpc": "ec2",
+    "apigatewayv2": "apigateway",
     "ec2transitgateway": "ec2", "ec2clientvpn": "ec2", "cfg": "config", "directoryservice": "ds",
     "s3control": "s3", "s3outposts": "s3-outposts", "codestarconnections": "codestar-connections",
 }
@@ -443,11 +442,6 @@ _ARN_SHAPES: dict[str, Callable[[_Subject], str]] = {
     "aws:cognito/userPool:UserPool": lambda s: f"arn:{PARTITION}:cognito-idp:{s.region}:{s.account}:userpool/{s.id}",
     "aws:dynamodb/table:Table": lambda s: f"arn:{PARTITION}:dynamodb:{s.region}:{s.account}:table/{s.physical}",
 }
-for _alb, _lb in (("aws:alb/loadBalancer:LoadBalancer", "aws:lb/loadBalancer:LoadBalancer"),
-                  ("aws:alb/targetGroup:TargetGroup", "aws:lb/targetGroup:TargetGroup"),
-                  ("aws:alb/listener:Listener", "aws:lb/listener:Listener")):
-    _ARN_SHAPES[_alb] = _ARN_SHAPES[_lb]
-
 
 # ---- ids -----------------------------------------------------------------------------------------
 
@@ -533,11 +527,6 @@ _ID_SHAPES: dict[str, Callable[[_Subject], str]] = {
     "aws:cloudwatch/eventTarget:EventTarget": lambda s: f"{s.get('rule')}-{s.get('targetId') or _target_id(s)}",
     "aws:lambda/functionUrl:FunctionUrl": lambda s: str(s.get("functionName")),
 }
-for _alb, _lb in (("aws:alb/loadBalancer:LoadBalancer", "aws:lb/loadBalancer:LoadBalancer"),
-                  ("aws:alb/targetGroup:TargetGroup", "aws:lb/targetGroup:TargetGroup"),
-                  ("aws:alb/listener:Listener", "aws:lb/listener:Listener")):
-    _ID_SHAPES[_alb] = _ID_SHAPES[_lb]
-
 
 # ---- AWS's shapes for particular outputs -----------------------------------------------------------
 
@@ -772,12 +761,22 @@ _SHAPES: dict[str, dict[str, Callable[[_Subject], Any]]] = {
     "aws:cognito/userPool:UserPool": {
         "endpoint": lambda s: f"cognito-idp.{s.region}.amazonaws.com/{s.id}"},
 }
-for _alb, _lb in (("aws:alb/loadBalancer:LoadBalancer", "aws:lb/loadBalancer:LoadBalancer"),
-                  ("aws:alb/targetGroup:TargetGroup", "aws:lb/targetGroup:TargetGroup"),
-                  ("aws:s3/bucketV2:BucketV2", "aws:s3/bucket:Bucket"),
-                  ("aws:s3/bucketWebsiteConfigurationV2:BucketWebsiteConfigurationV2",
-                   "aws:s3/bucketWebsiteConfiguration:BucketWebsiteConfiguration")):
-    _SHAPES[_alb] = _SHAPES[_lb]
+
+# Types pulumi-aws declares twice (the `alb` aliases of `lb`, the `V2` twins of S3 resources): the
+# same AWS resource, the same shapes.
+SAME_RESOURCE = {
+    "aws:alb/loadBalancer:LoadBalancer": "aws:lb/loadBalancer:LoadBalancer",
+    "aws:alb/targetGroup:TargetGroup": "aws:lb/targetGroup:TargetGroup",
+    "aws:alb/listener:Listener": "aws:lb/listener:Listener",
+    "aws:s3/bucketV2:BucketV2": "aws:s3/bucket:Bucket",
+    "aws:s3/bucketWebsiteConfigurationV2:BucketWebsiteConfigurationV2":
+        "aws:s3/bucketWebsiteConfiguration:BucketWebsiteConfiguration",
+}
+_TABLES: tuple[dict[str, Any], ...] = (_ARN_SHAPES, _ID_SHAPES, _SHAPES)
+for _twin, _original in SAME_RESOURCE.items():
+    for _table in _TABLES:
+        if _original in _table:
+            _table[_twin] = _table[_original]
 
 # Fields the provider computes inside a nested setting the program gives. The SDK declares them
 # Optional, like the settings around them, so no generic rule can tell them apart.
