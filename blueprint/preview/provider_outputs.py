@@ -395,8 +395,9 @@ def _execute_api_arn(s: _Subject, api_id: str, tail: str = "") -> str:
     return f"arn:{PARTITION}:execute-api:{s.region}:{s.account}:{api_id}{tail}"
 
 
-def _alias_function_arn(s: _Subject) -> str:
-    function = str(s.get("functionName") or s.physical)
+def _function_arn(s: _Subject, function: Any) -> str:
+    """A function's ARN from what a program passes as `function_name`: its name or its ARN."""
+    function = str(function)
     return function if function.startswith("arn:") else (
         f"arn:{PARTITION}:lambda:{s.region}:{s.account}:function:{function}")
 
@@ -413,7 +414,7 @@ _ARN_SHAPES: dict[str, Callable[[_Subject], str]] = {
     "aws:apigatewayv2/api:Api": lambda s: f"arn:{PARTITION}:apigateway:{s.region}::/apis/{s.id}",
     "aws:apigatewayv2/stage:Stage": lambda s: (
         f"arn:{PARTITION}:apigateway:{s.region}::/apis/{s.get('apiId')}/stages/{s.physical}"),
-    "aws:lambda/alias:Alias": lambda s: f"{_alias_function_arn(s)}:{s.physical}",
+    "aws:lambda/alias:Alias": lambda s: f"{_function_arn(s, s.get('functionName') or s.physical)}:{s.physical}",
     "aws:lambda/eventSourceMapping:EventSourceMapping": lambda s: (
         f"arn:{PARTITION}:lambda:{s.region}:{s.account}:event-source-mapping:{s.id}"),
     # The catalogue's one `rule/...` format names the bus too; a rule on the default bus has none.
@@ -521,6 +522,7 @@ _ID_SHAPES: dict[str, Callable[[_Subject], str]] = {
     "aws:cognito/userPool:UserPool": lambda s: f"{s.region}_{_alnum(s.urn, 9, _MIXED_CASE)}",
     "aws:cognito/userPoolClient:UserPoolClient": lambda s: _alnum(s.urn, 26),
     "aws:iam/accessKey:AccessKey": lambda s: "AKIA" + _upper(s.urn, 16),
+    "aws:rds/instance:Instance": lambda s: "db-" + _upper(s.urn, 26),  # the DbiResourceId (provider v6+)
     "aws:route53/record:Record": lambda s: f"{s.get('zoneId')}_{s.get('name')}_{s.get('type')}",
     "aws:sqs/queuePolicy:QueuePolicy": lambda s: str(s.get("queueUrl")),
     "aws:sns/topicPolicy:TopicPolicy": lambda s: str(s.get("arn")),
@@ -544,7 +546,8 @@ ELB_HOSTED_ZONE_IDS = {
 CLOUDFRONT_HOSTED_ZONE_ID = "Z2FDTNDATAQYW2"  # the one zone every CloudFront distribution aliases to
 DEFAULT_EKS_VERSION = "1.33"  # the version EKS gives a cluster created without one (EKS docs, 2026)
 DB_PORTS = {"postgres": 5432, "aurora-postgresql": 5432, "mysql": 3306, "aurora-mysql": 3306,
-            "mariadb": 3306, "aurora": 3306, "oracle": 1521, "sqlserver": 1433}
+            "mariadb": 3306, "aurora": 3306, "oracle": 1521, "sqlserver": 1433}  # the engines' default ports
+DEFAULT_DB_PORT = 3306  # RDS's engine default when none is named (aurora = MySQL-compatible)
 # A PEM certificate's opening, base64-encoded as EKS returns `certificateAuthority.data`.
 _FAKE_PEM = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIC/jCCAeagAwIBAgIBADANBgkqhkiG9w0BAQsFADAV"
                              b"\n-----END CERTIFICATE-----\n").decode()
@@ -575,6 +578,15 @@ def _cache_port(s: _Subject) -> int:
 
 def _cache_region(s: _Subject) -> str:
     return _zone_id_prefix(s.region)
+
+
+def _rds_host(s: _Subject, kind: str) -> str:
+    """An RDS endpoint's host: the identifier, the account's 12-character RDS suffix, the region."""
+    return f"{s.physical}.{kind}{_alnum(s.account, 12)}.{s.region}.rds.amazonaws.com"
+
+
+def _db_port(s: _Subject) -> int:
+    return int(s.get("port") or DB_PORTS.get(str(s.get("engine")), DEFAULT_DB_PORT))
 
 
 def _lambda_version(s: _Subject) -> str:
@@ -652,8 +664,7 @@ _SHAPES: dict[str, dict[str, Callable[[_Subject], Any]]] = {
     },
     "aws:lambda/eventSourceMapping:EventSourceMapping": {
         "uuid": lambda s: s.id,
-        "functionArn": lambda s: (str(s.get("functionName")) if str(s.get("functionName", "")).startswith("arn:")
-                                  else f"arn:{PARTITION}:lambda:{s.region}:{s.account}:function:{s.get('functionName')}"),
+        "functionArn": lambda s: _function_arn(s, s.get("functionName")),
         "state": lambda s: "Enabled", "stateTransitionReason": lambda s: "USER_INITIATED",
         "lastProcessingResult": lambda s: "No records processed",
     },
@@ -661,10 +672,11 @@ _SHAPES: dict[str, dict[str, Callable[[_Subject], Any]]] = {
     "aws:lambda/functionUrl:FunctionUrl": {
         "urlId": lambda s: _alnum(s.urn, 32),
         "functionUrl": lambda s: f"https://{_alnum(s.urn, 32)}.lambda-url.{s.region}.on.aws/",
-        "functionArn": lambda s: (str(s.get("functionName")) if str(s.get("functionName", "")).startswith("arn:")
-                                  else f"arn:{PARTITION}:lambda:{s.region}:{s.account}:function:{s.get('functionName')}"),
+        "functionArn": lambda s: _function_arn(s, s.get("functionName")),
     },
-    "aws:sqs/queue:Queue": {"url": lambda s: s.id},
+    "aws:sqs/queue:Queue": {"url": lambda s: s.id,
+                            "deduplicationScope": lambda s: "queue" if s.get("fifoQueue") else "",
+                            "fifoThroughputLimit": lambda s: "perQueue" if s.get("fifoQueue") else ""},
     "aws:sns/topic:Topic": {"owner": lambda s: s.account, "beginningArchiveTime": lambda s: ""},
     "aws:dynamodb/table:Table": {
         "streamLabel": _stream_label,
@@ -737,17 +749,16 @@ _SHAPES: dict[str, dict[str, Callable[[_Subject], Any]]] = {
     },
     "aws:lb/targetGroup:TargetGroup": {"arnSuffix": lambda s: "targetgroup/" + s.arn.split(":targetgroup/", 1)[1]},
     "aws:rds/instance:Instance": {
-        "address": lambda s: f"{s.physical}.{_alnum(s.account, 12)}.{s.region}.rds.amazonaws.com",
-        "port": lambda s: DB_PORTS.get(str(s.get("engine")), 5432),
-        "endpoint": lambda s: (f"{s.physical}.{_alnum(s.account, 12)}.{s.region}.rds.amazonaws.com:"
-                               f"{DB_PORTS.get(str(s.get('engine')), 5432)}"),
-        "resourceId": lambda s: "db-" + _upper(s.urn, 26), "status": lambda s: "available",
+        "address": lambda s: _rds_host(s, ""),
+        "port": _db_port,
+        "endpoint": lambda s: f"{_rds_host(s, '')}:{_db_port(s)}",
+        "resourceId": lambda s: s.id, "status": lambda s: "available",
         "engineVersionActual": lambda s: str(s.get("engineVersion") or ""),
     },
     "aws:rds/cluster:Cluster": {
-        "endpoint": lambda s: f"{s.physical}.cluster-{_alnum(s.account, 12)}.{s.region}.rds.amazonaws.com",
-        "readerEndpoint": lambda s: f"{s.physical}.cluster-ro-{_alnum(s.account, 12)}.{s.region}.rds.amazonaws.com",
-        "port": lambda s: DB_PORTS.get(str(s.get("engine")), 3306),
+        "endpoint": lambda s: _rds_host(s, "cluster-"),
+        "readerEndpoint": lambda s: _rds_host(s, "cluster-ro-"),
+        "port": _db_port,
     },
     "aws:acm/certificate:Certificate": {"domainValidationOptions": _acm_validation, "status": lambda s: "ISSUED"},
     "aws:route53/zone:Zone": {
