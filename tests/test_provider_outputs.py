@@ -334,6 +334,16 @@ def test_every_tabled_name_and_shape_is_of_a_type_and_property_the_sdk_declares(
         assert resource_decl(type_token) is not None, type_token
 
 
+@pytest.mark.parametrize("type_token", sorted(SAMPLE))
+def test_any_input_unknown_never_breaks_an_answer(type_token):
+    inputs = {**{wire: UNKNOWN for wire in SAMPLE[type_token]}, "tags": UNKNOWN, "port": UNKNOWN,
+              "subjectAlternativeNames": UNKNOWN}
+
+    id_, out = outputs(type_token, "sample", inputs)
+
+    assert isinstance(id_, str) and all(out[wire] == UNKNOWN for wire in inputs)
+
+
 def test_a_name_prefix_gives_the_name_terraform_makes_of_it():
     _, queue = outputs("aws:sqs/queue:Queue", "jobs", {"namePrefix": "jobs-"})
     bucket_id, bucket = outputs("aws:s3/bucket:Bucket", "logs", {"bucketPrefix": "logs-"})

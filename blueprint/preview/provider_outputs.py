@@ -572,8 +572,8 @@ def _private_dns(region: str, ip: str) -> str:
 CACHE_PORTS = {"redis": 6379, "valkey": 6379, "memcached": 11211}  # the engines' default ports
 
 
-def _cache_port(s: _Subject) -> int:
-    return int(s.get("port") or CACHE_PORTS.get(str(s.get("engine")), 6379))
+def _cache_port(s: _Subject) -> Any:
+    return _port(s.get("port"), CACHE_PORTS.get(str(s.get("engine")), CACHE_PORTS["redis"]))
 
 
 def _cache_region(s: _Subject) -> str:
@@ -585,8 +585,13 @@ def _rds_host(s: _Subject, kind: str) -> str:
     return f"{s.physical}.{kind}{_alnum(s.account, 12)}.{s.region}.rds.amazonaws.com"
 
 
-def _db_port(s: _Subject) -> int:
-    return int(s.get("port") or DB_PORTS.get(str(s.get("engine")), DEFAULT_DB_PORT))
+def _db_port(s: _Subject) -> Any:
+    return _port(s.get("port"), DB_PORTS.get(str(s.get("engine")), DEFAULT_DB_PORT))
+
+
+def _port(given: Any, default: int) -> Any:
+    """The port the program set (a number, or unknown), else the engine's default."""
+    return default if given is None else given if given == UNKNOWN else int(given)
 
 
 def _lambda_version(s: _Subject) -> str:
@@ -602,7 +607,8 @@ def _stream_label(s: _Subject) -> str:
 
 
 def _acm_validation(s: _Subject) -> list:
-    domains = [s.get("domainName")] + list(s.get("subjectAlternativeNames") or [])
+    alternatives = s.get("subjectAlternativeNames")
+    domains = [s.get("domainName"), *(alternatives if isinstance(alternatives, list) else [])]
     return [{"domainName": d, "resourceRecordName": f"_{_hex(s.seed(str(d)), 32)}.{d}.",
              "resourceRecordType": "CNAME",
              "resourceRecordValue": f"_{_hex(s.seed(str(d) + 'v'), 32)}.{_alnum(s.urn, 10)}.acm-validations.aws."}
@@ -919,6 +925,11 @@ def _zone_id_prefix(region: str) -> str:
 Maker = Callable[[_Subject, str], Any]
 
 
+def _tags_all(tags: Any) -> Any:
+    """The resource's tags with the provider's default tags (none offline): its own, or unknown."""
+    return dict(tags) if isinstance(tags, dict) else UNKNOWN if tags == UNKNOWN else {}
+
+
 class _Constant:
     """A maker whose value is the same for every resource (an immutable scalar)."""
 
@@ -964,7 +975,7 @@ def _kind_maker(kind: Kind, wire: str, module: str, naming_prop: str, input_like
     tag = kind[0]
     if tag == "map":
         if wire == "tagsAll":
-            return lambda s, path: dict(s.get("tags") or {})
+            return lambda s, path: _tags_all(s.get("tags"))
         return lambda s, path: {}
     if tag == "list":
         if input_like or depth >= MAX_DEPTH:
@@ -1096,7 +1107,13 @@ def _fill(s: _Subject, plan: Plan, props: dict) -> dict:
 def _unknown_if_derived(value: Any) -> Any:
     """A made-up string built from an unknown input (an ARN from an unknown name, a URL from an
     unknown API id) is unknown itself, as the provider would report it."""
-    return UNKNOWN if isinstance(value, str) and UNKNOWN in value else value
+    if isinstance(value, str):
+        return UNKNOWN if UNKNOWN in value else value
+    if isinstance(value, list):
+        return [_unknown_if_derived(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _unknown_if_derived(v) for k, v in value.items()}
+    return value
 
 
 # ---- the interface the engine calls ------------------------------------------------------------
