@@ -1126,7 +1126,7 @@ def known_outputs(type_token: str, name: str, urn: str, inputs: dict, *, region:
     default. Deterministic: the same URN gives the same values."""
     planned = planned_inputs(type_token, name, urn, inputs, region=region)
     if type_token.startswith("pulumi:providers:"):
-        return _hex(urn, 8) + "-" + _hex(urn + "p", 4), planned  # a provider's outputs are its inputs
+        return _uuid(urn), planned  # a provider's id is a UUID; its outputs are its inputs
     decl = resource_decl(type_token)
     s = _Subject(type_token, name, urn, planned, region, account, decl)
     plan = _resource_plan(type_token)
@@ -1209,8 +1209,8 @@ def _twin_outputs(token: str, args: dict, region: str, account: str) -> dict:
         outputs = read_outputs(twin, name or cls.lower(), given_id, inputs, region=region, account=account)
         outputs["id"] = given_id
     else:
-        id_, outputs = known_outputs(twin, name or cls.lower(), f"invoke::{twin}::{json.dumps(args, sort_keys=True)}",
-                                     inputs, region=region, account=account)
+        lookup_urn = f"invoke::{twin}::{json.dumps(args, sort_keys=True, default=str)}"
+        id_, outputs = known_outputs(twin, name or cls.lower(), lookup_urn, inputs, region=region, account=account)
         outputs.setdefault("id", id_)
     # Only what the twin knows: its empty settings are the lookup's to answer (a subnet's VPC is set).
     return {k: v for k, v in outputs.items() if v not in (None, "", [], {})}
