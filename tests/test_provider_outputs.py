@@ -624,6 +624,19 @@ def test_policy_documents_are_rendered_as_the_provider_renders_them():
         "Principal": {"Service": "sns.amazonaws.com"}}]
 
 
+def test_source_and_override_documents_merge_by_sid_as_the_provider_merges_them():
+    base = json.dumps({"Statement": [{"Sid": "Read", "Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"}]})
+    narrower = json.dumps({"Statement": [{"Sid": "Read", "Effect": "Allow", "Action": "s3:GetObject",
+                                          "Resource": "arn:aws:s3:::assets/*"}]})
+
+    document = call("aws:iam/getPolicyDocument:getPolicyDocument", sourceJson=base, overridePolicyDocuments=[narrower],
+                    statements=[{"sid": "List", "actions": ["s3:ListBucket"], "resources": ["arn:aws:s3:::assets"]}])
+
+    assert [(s["Sid"], s["Resource"]) for s in json.loads(document["json"])["Statement"]] == [
+        ("Read", "arn:aws:s3:::assets/*"), ("List", "arn:aws:s3:::assets")]
+    assert json.loads(document["minifiedJson"]) == json.loads(document["json"])
+
+
 def test_the_default_vpc_its_subnets_and_security_groups_agree():
     vpc = call("aws:ec2/getVpc:getVpc", default=True)
     subnets = call("aws:ec2/getSubnets:getSubnets", filters=[{"name": "vpc-id", "values": [vpc["id"]]}])

@@ -1168,8 +1168,6 @@ def read_outputs(type_token: str, name: str, id_: str, props: dict, *, region: s
 def invoke(token: str, args: dict, *, region: str, account: str = PLACEHOLDER_ACCOUNT) -> dict:
     """A data source's result as AWS would answer it: every field of the declared result type filled
     and typed. Raises UnknownInvoke only for a token no installed provider SDK declares."""
-    if token == "aws:iam/getPolicyDocument:getPolicyDocument":
-        return policy_document_result(args)
     decl = function_decl(token)
     if decl is None:
         raise UnknownInvoke(token)
@@ -1411,6 +1409,7 @@ def _kms_key(args: dict, region: str, account: str) -> dict:
 
 
 _INVOKES: dict[str, Callable[[dict, str, str], dict]] = {
+    "aws:iam/getPolicyDocument:getPolicyDocument": lambda args, region, account: policy_document_result(args),
     "aws:index/getCallerIdentity:getCallerIdentity": _caller,
     "aws:index/getRegion:getRegion": _region,
     "aws:index/getPartition:getPartition": _partition,
@@ -1488,10 +1487,13 @@ def policy_document_result(args: dict) -> dict:
                 into.append(item)
 
     merged: list = []
-    for source in field(args, "sourcePolicyDocuments") or []:
+    # The deprecated `source_json` / `override_json` are one more source / override document.
+    sources = [field(args, "sourceJson")] + list(field(args, "sourcePolicyDocuments") or [])
+    overrides = [field(args, "overrideJson")] + list(field(args, "overridePolicyDocuments") or [])
+    for source in filter(None, sources):
         merge(merged, json.loads(source).get("Statement", []))
     merge(merged, [statement(raw) for raw in field(args, "statements") or []])
-    for override in field(args, "overridePolicyDocuments") or []:
+    for override in filter(None, overrides):
         merge(merged, json.loads(override).get("Statement", []))
     document: dict[str, Any] = {"Version": field(args, "version") or "2012-10-17"}
     if field(args, "policyId"):
