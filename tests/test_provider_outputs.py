@@ -243,6 +243,16 @@ def test_a_function_has_the_arns_an_integration_or_an_alias_needs():
     assert len(base64.b64decode(fn["sourceCodeHash"])) == 32
 
 
+def test_an_oidc_provider_for_an_eks_cluster_is_named_by_the_issuer_as_irsa_roles_trust_it():
+    _, cluster = outputs("aws:eks/cluster:Cluster", "k8s", SAMPLE["aws:eks/cluster:Cluster"])
+    issuer = cluster["identities"][0]["oidcs"][0]["issuer"]
+
+    provider_id, provider = outputs("aws:iam/openIdConnectProvider:OpenIdConnectProvider", "oidc",
+                                    {"url": issuer, "clientIdLists": ["sts.amazonaws.com"]})
+
+    assert provider_id == provider["arn"] == f"arn:aws:iam::{ACCOUNT}:oidc-provider/{issuer.removeprefix('https://')}"
+
+
 def test_a_function_url_is_lambdas_url_and_a_buckets_settings_are_named_by_the_bucket():
     _, url = outputs("aws:lambda/functionUrl:FunctionUrl", "public", {"functionName": "orders-1234567",
                                                                      "authorizationType": "NONE"})

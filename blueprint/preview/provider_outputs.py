@@ -441,6 +441,9 @@ _ARN_SHAPES: dict[str, Callable[[_Subject], str]] = {
     "aws:cloudfront/distribution:Distribution": lambda s: f"arn:{PARTITION}:cloudfront::{s.account}:distribution/{s.id}",
     "aws:route53/zone:Zone": lambda s: f"arn:{PARTITION}:route53:::hostedzone/{s.id}",
     "aws:cognito/userPool:UserPool": lambda s: f"arn:{PARTITION}:cognito-idp:{s.region}:{s.account}:userpool/{s.id}",
+    # Named by the issuer URL without its scheme (an EKS cluster's OIDC issuer, for IRSA roles).
+    "aws:iam/openIdConnectProvider:OpenIdConnectProvider": lambda s: (
+        f"arn:{PARTITION}:iam::{s.account}:oidc-provider/{str(s.get('url') or s.physical).removeprefix('https://')}"),
     "aws:dynamodb/table:Table": lambda s: f"arn:{PARTITION}:dynamodb:{s.region}:{s.account}:table/{s.physical}",
 }
 
@@ -524,6 +527,7 @@ _ID_SHAPES: dict[str, Callable[[_Subject], str]] = {
     "aws:iam/accessKey:AccessKey": lambda s: "AKIA" + _upper(s.urn, 16),
     "aws:rds/instance:Instance": lambda s: "db-" + _upper(s.urn, 26),  # the DbiResourceId (provider v6+)
     "aws:route53/record:Record": lambda s: f"{s.get('zoneId')}_{s.get('name')}_{s.get('type')}",
+    "aws:iam/openIdConnectProvider:OpenIdConnectProvider": lambda s: s.arn,
     "aws:sqs/queuePolicy:QueuePolicy": lambda s: str(s.get("queueUrl")),
     "aws:sns/topicPolicy:TopicPolicy": lambda s: str(s.get("arn")),
     "aws:cloudwatch/eventTarget:EventTarget": lambda s: f"{s.get('rule')}-{s.get('targetId') or _target_id(s)}",
@@ -888,6 +892,9 @@ def _string_rule(wire: str, module: str, naming_prop: str, input_like: bool = Fa
         return lambda s, path: f"https://{s.physical.lower()}.{module}.{s.region}.amazonaws.com/"
     if low.endswith(("endpoint", "dnsname", "domainname")) or low == "fqdn":
         return lambda s, path: (f"{s.physical.lower()}.{_alnum(s.seed(path), 10)}.{s.region}."
+                                f"{module}.amazonaws.com")
+    if low.endswith("address"):  # an endpoint's host name (an ElastiCache primary endpoint...)
+        return lambda s, path: (f"{s.physical.lower()}.{_alnum(s.seed(path), 6)}.{_zone_id_prefix(s.region)}."
                                 f"{module}.amazonaws.com")
     if low.endswith("cidrblock"):
         return _constant("10.0.0.0/16")
