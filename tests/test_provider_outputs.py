@@ -610,6 +610,8 @@ def test_availability_zones_are_the_regions_with_their_zone_ids():
     assert zones["zoneIds"] == ["euw1-az1", "euw1-az2", "euw1-az3"]
     assert virginia["names"][:2] == ["us-east-1a", "us-east-1b"] and virginia["zoneIds"][0] == "use1-az1"
     assert (one["zoneId"], one["nameSuffix"]) == ("euw1-az2", "b")
+    without_a = call("aws:index/getAvailabilityZones:getAvailabilityZones", excludeNames=[f"{REGION}a"])
+    assert (without_a["names"], without_a["zoneIds"]) == ([f"{REGION}b", f"{REGION}c"], ["euw1-az2", "euw1-az3"])
 
 
 def test_managed_policies_have_their_real_arns_paths_and_documents():
@@ -653,6 +655,8 @@ def test_the_default_vpc_its_subnets_and_security_groups_agree():
     _, group = outputs("aws:ec2/securityGroup:SecurityGroup", "web", {})
 
     assert re.fullmatch(r"vpc-[0-9a-f]{17}", vpc["id"]) and vpc["cidrBlock"] == "172.31.0.0/16"
+    tagged = call("aws:ec2/getVpc:getVpc", tags={"Name": "shop"})
+    assert tagged["default"] is False and tagged["id"] != vpc["id"]
     assert len(subnets["ids"]) == 3 and all(s.startswith("subnet-") for s in subnets["ids"])
     assert group["vpcId"] == vpc["id"]
 

@@ -1254,6 +1254,7 @@ REGION_DESCRIPTIONS = {
     "ap-southeast-2": "Asia Pacific (Sydney)", "ap-northeast-1": "Asia Pacific (Tokyo)",
 }
 DEFAULT_VPC_CIDR = "172.31.0.0/16"  # every default VPC's block (Amazon VPC User Guide, "Default VPCs")
+NEW_VPC_CIDR = "10.0.0.0/16"  # the block the VPC console and most templates give a VPC of one's own
 
 
 def _zone_names(region: str) -> list[str]:
@@ -1261,10 +1262,12 @@ def _zone_names(region: str) -> list[str]:
 
 
 def _zones(args: dict, region: str, account: str) -> dict:
-    names = _zone_names(region)
     prefix = _zone_id_prefix(region)
-    return {"names": names, "zoneIds": [f"{prefix}-az{i + 1}" for i in range(len(names))], "id": region,
-            "groupNames": [region] * len(names), "state": args.get("state") or "available"}
+    zones = [(name, f"{prefix}-az{i + 1}") for i, name in enumerate(_zone_names(region))
+             if name not in (args.get("excludeNames") or [])
+             and f"{prefix}-az{i + 1}" not in (args.get("excludeZoneIds") or [])]
+    return {"names": [name for name, _ in zones], "zoneIds": [zone_id for _, zone_id in zones], "id": region,
+            "groupNames": [region] * len(zones), "state": args.get("state") or "available"}
 
 
 def _zone(args: dict, region: str, account: str) -> dict:
@@ -1284,6 +1287,7 @@ def _caller(args: dict, region: str, account: str) -> dict:
 
 
 def _region(args: dict, region: str, account: str) -> dict:
+    region = str(args.get("name") or region)  # `name` is the deprecated spelling of `region`
     return {"name": region, "region": region, "id": region, "endpoint": f"ec2.{region}.amazonaws.com",
             "description": REGION_DESCRIPTIONS.get(region, region)}
 
@@ -1307,10 +1311,14 @@ def _policy(args: dict, region: str, account: str) -> dict:
     return {"arn": arn, "name": name, "path": path, "id": arn, "policy": _EMPTY_POLICY}
 
 
-def _default_vpc(args: dict, region: str, account: str) -> dict:
-    vpc = str(args.get("id") or _default_vpc_id(region, account))
-    return {"id": vpc, "default": bool(args.get("default", True)),
-            "cidrBlock": args.get("cidrBlock") or DEFAULT_VPC_CIDR, "ownerId": account, "state": "available",
+def _vpc(args: dict, region: str, account: str) -> dict:
+    """A VPC lookup: the region's default VPC unless the lookup names another (by id, tags, filters)."""
+    default = args.get("default") is True or not any(args.get(k) for k in ("id", "filters", "tags", "cidrBlock"))
+    vpc = str(args.get("id") or (_default_vpc_id(region, account) if default else
+                                 f"vpc-{_hex(json.dumps(args, sort_keys=True, default=str) + region, 17)}"))
+    return {"id": vpc, "default": default,
+            "cidrBlock": args.get("cidrBlock") or (DEFAULT_VPC_CIDR if default else NEW_VPC_CIDR),
+            "ownerId": account, "state": "available",
             "enableDnsHostnames": True, "enableDnsSupport": True, "instanceTenancy": "default",
             "arn": f"arn:{PARTITION}:ec2:{region}:{account}:vpc/{vpc}"}
 
@@ -1423,7 +1431,7 @@ _INVOKES: dict[str, Callable[[dict, str, str], dict]] = {
     "aws:index/getAvailabilityZones:getAvailabilityZones": _zones,
     "aws:index/getAvailabilityZone:getAvailabilityZone": _zone,
     "aws:iam/getPolicy:getPolicy": _policy,
-    "aws:ec2/getVpc:getVpc": _default_vpc,
+    "aws:ec2/getVpc:getVpc": _vpc,
     "aws:ec2/getSubnets:getSubnets": _subnets,
     "aws:ec2/getSubnet:getSubnet": _subnet,
     "aws:ec2/getAmi:getAmi": _ami,
