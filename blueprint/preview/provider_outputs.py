@@ -81,6 +81,12 @@ def _ip(seed: str, private: bool) -> str:
     return f"10.0.{d[0]}.{d[1] % 254 + 1}" if private else f"54.{d[0] % 250 + 1}.{d[1]}.{d[2] % 254 + 1}"
 
 
+def _name_suffix(urn: str) -> str:
+    """Pulumi's auto-name suffix: 7 random hex characters, here the start of the URN's SHA-256 (the
+    offline engine's names have always been these)."""
+    return hashlib.sha256(urn.encode()).hexdigest()[:7]
+
+
 def _known(value: Any) -> bool:
     return value is not None and value != UNKNOWN
 
@@ -175,7 +181,7 @@ def _is_fifo(type_token: str, inputs: dict) -> bool:
 
 def _auto_name(type_token: str, name: str, urn: str, inputs: dict, naming: Naming) -> str:
     suffix = FIFO_SUFFIX if _is_fifo(type_token, inputs) else ""
-    random = "-" + _hex(urn, 7)
+    random = "-" + _name_suffix(urn)
     base = name.lower() if naming.lower else name
     return base[: naming.max_len - len(random) - len(suffix)] + random + suffix
 
@@ -235,7 +241,7 @@ class _Subject:
         prefix = self.get(self.naming.prefix_prop if self.naming else "namePrefix")
         if prefix:
             return f"{prefix}{int(_hex(self.urn, 20), 16) % 10**PREFIXED_UNIQUE_ID_LENGTH:026d}"
-        return f"{self.logical}-{_hex(self.urn, 7)}"
+        return f"{self.logical}-{_name_suffix(self.urn)}"
 
     @cached_property
     def id(self) -> str:
@@ -252,7 +258,7 @@ class _Subject:
             return str(self.get("bucket"))  # a bucket's policy, versioning, encryption... are named by it
         if self.naming is not None or self.get("name"):
             return self.physical
-        return f"{self.logical}-{_hex(self.urn, 7)}"
+        return f"{self.logical}-{_name_suffix(self.urn)}"
 
     @cached_property
     def arn(self) -> str:
@@ -484,7 +490,7 @@ _MIXED_CASE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 
 def _target_id(s: _Subject) -> str:
-    return f"{s.logical}-{_hex(s.urn, 7)}"  # Pulumi auto-names an EventBridge target id like a name
+    return f"{s.logical}-{_name_suffix(s.urn)}"  # Pulumi auto-names an EventBridge target id like a name
 
 
 def _api_gateway_id(s: _Subject) -> str:
