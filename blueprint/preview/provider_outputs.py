@@ -555,6 +555,9 @@ ELB_HOSTED_ZONE_IDS = {
 }
 CLOUDFRONT_HOSTED_ZONE_ID = "Z2FDTNDATAQYW2"  # the one zone every CloudFront distribution aliases to
 DEFAULT_EKS_VERSION = "1.33"  # the version EKS gives a cluster created without one (EKS docs, 2026)
+# Lambda's batch size when a mapping names none (Lambda developer guide, event source mappings).
+SQS_BATCH_SIZE_DEFAULT = 10
+STREAM_BATCH_SIZE_DEFAULT = 100
 DB_PORTS = {"postgres": 5432, "aurora-postgresql": 5432, "mysql": 3306, "aurora-mysql": 3306,
             "mariadb": 3306, "aurora": 3306, "oracle": 1521, "sqlserver": 1433}  # the engines' default ports
 DEFAULT_DB_PORT = 3306  # RDS's engine default when none is named (aurora = MySQL-compatible)
@@ -668,8 +671,6 @@ _SHAPES: dict[str, dict[str, Callable[[_Subject], Any]]] = {
         "signingJobArn": lambda s: "", "signingProfileVersionArn": lambda s: "",
         "sourceCodeHash": lambda s: base64.b64encode(_digest(s.urn)).decode(),
         "architectures": lambda s: ["x86_64"],
-        "loggingConfig": lambda s: {"logFormat": "Text", "logGroup": f"/aws/lambda/{s.physical}",
-                                    "applicationLogLevel": None, "systemLogLevel": None},
         "tracingConfig": lambda s: {"mode": "PassThrough"},
         "ephemeralStorage": lambda s: {"size": 512},
         "packageType": lambda s: "Zip",
@@ -681,6 +682,8 @@ _SHAPES: dict[str, dict[str, Callable[[_Subject], Any]]] = {
     "aws:lambda/eventSourceMapping:EventSourceMapping": {
         "uuid": lambda s: s.id,
         "functionArn": lambda s: _function_arn(s, s.get("functionName")),
+        "batchSize": lambda s: (SQS_BATCH_SIZE_DEFAULT if ":sqs:" in str(s.get("eventSourceArn"))
+                                else STREAM_BATCH_SIZE_DEFAULT),
         "state": lambda s: "Enabled", "stateTransitionReason": lambda s: "USER_INITIATED",
         "lastProcessingResult": lambda s: "No records processed",
     },
@@ -818,14 +821,22 @@ _COMPUTED_IN_SETTINGS: dict[str, dict[str, Callable[[_Subject, dict], dict]]] = 
 
 # ---- rules by name and type ------------------------------------------------------------------------
 
-_DOC_DEFAULT = re.compile(
-    r"(?:[Dd]efaults? (?:to|is|value is)|default for this attribute is|[Dd]efault:)\s+(`)?\"?([\w.$-]+)")
+# How the SDK's docstrings state a default: "Defaults to `128`", "The default for this attribute is
+# 30", "Minimum and default of -1", "either -1 (forever, and the default value)".
+_DOC_DEFAULTS = (
+    re.compile(r"(?:[Dd]efaults? (?:to|is|value is)|default for this attribute is|[Dd]efault:)\s+(`)?\"?([\w.$-]+)"),
+    re.compile(r"[Dd]efault(?: value)? of (`)?(-?\d+)"),
+    re.compile(r"(`)?(-?\d+)`? \([^)]*\bthe default(?: value)?\)"),
+)
+# "Defaults to `100` for DynamoDB, Kinesis, MQ and MSK, `10` for SQS": a default that depends on
+# something else is no one value.
+_CONDITIONAL = re.compile(r"`?\"?\s+(?:for|if|when|unless|on)\b")
 
 
 def _doc_default(field: Field) -> Any:
     """The default the SDK's docstring states for the property, converted to its declared type."""
-    found = _DOC_DEFAULT.search(field.doc)
-    if not found:
+    found = next((m for pattern in _DOC_DEFAULTS for m in [pattern.search(field.doc)] if m), None)
+    if not found or _CONDITIONAL.match(field.doc, found.end()):
         return None
     quoted, text = found.group(1) is not None, found.group(2).rstrip(".")
     try:
@@ -957,26 +968,37 @@ def _constant(value: Any) -> Maker:
     return _Constant(value)
 
 
-def _field_maker(field: Field, module: str, naming_prop: str, input_like: bool, depth: int) -> Maker:
+# What a setting the program left out (an input the provider also reports) comes back as, when the
+# SDK states no default for it: a resource keeps it unset, as the program wrote it (an empty
+# placeholder such as a "" redrive policy would read as set to whoever checks the resource); a data
+# source answers AWS's empty value ("", 0, false, []) for what the resource it describes lacks.
+OUTPUT = ""  # not a setting: the provider makes the value
+SETTING_UNSET = "unset"
+SETTING_EMPTY = "empty"
+
+
+def _field_maker(field: Field, module: str, naming_prop: str, left_out: str, depth: int) -> Maker:
     stated = _doc_default(field)
     if stated is not None:
         return _constant(stated)
-    return _kind_maker(field.kind, field.wire, module, naming_prop, input_like, depth)
+    return _kind_maker(field.kind, field.wire, module, naming_prop, left_out, depth)
 
 
 @lru_cache(maxsize=None)
-def _kind_maker(kind: Kind, wire: str, module: str, naming_prop: str, input_like: bool, depth: int) -> Maker:
-    """A value of the declared kind for a property the provider always sets. An input the program
-    left out comes back as AWS's empty value (""/0/false/[]); an output-only property is made up by
-    its name, or from its type."""
+def _kind_maker(kind: Kind, wire: str, module: str, naming_prop: str, left_out: str, depth: int) -> Maker:
+    """A value of the declared kind for a property the provider always sets: made up by its name or
+    from its type; a setting the program left out as `left_out` says (see SETTING_UNSET)."""
+    unset = left_out == SETTING_UNSET
     if kind == "str":
-        rule = _string_rule(wire, module, naming_prop, input_like)
+        rule = _string_rule(wire, module, naming_prop, input_like=bool(left_out))
         if rule is not None:
             return rule
-        if input_like:
-            return _constant("")
+        if left_out:
+            return _constant(None if unset else "")
         label = snake_case(wire).replace("_", "-")
         return lambda s, path: f"{label}-{_hex(s.seed(path), 8)}"
+    if unset and kind != "any" and not (isinstance(kind, tuple) and kind[0] == "map" and wire == "tagsAll"):
+        return _constant(None)
     if kind == "int":
         return _constant(1 if wire.lower().endswith("version") or wire.lower() == "revision" else 0)
     if kind == "float":
@@ -991,16 +1013,16 @@ def _kind_maker(kind: Kind, wire: str, module: str, naming_prop: str, input_like
             return lambda s, path: _tags_all(s.get("tags"))
         return lambda s, path: {}
     if tag == "list":
-        if input_like or depth >= MAX_DEPTH:
+        if left_out or depth >= MAX_DEPTH:
             return lambda s, path: []
-        item = _kind_maker(kind[1], wire[:-1] if wire.endswith("s") else wire, module, naming_prop, False, depth + 1)
+        item = _kind_maker(kind[1], wire[:-1] if wire.endswith("s") else wire, module, naming_prop, OUTPUT, depth + 1)
         return lambda s, path: [item(s, f"{path}[0]")]
     if tag == "object":
         if depth >= MAX_DEPTH:
             return lambda s, path: {}
         # A nested object: the fields the provider always sets filled, the others their stated
         # default or None. Inside a setting the program left out, the fields are AWS's empty values.
-        fields = [(f.wire, _field_maker(f, module, naming_prop, input_like, depth + 1) if f.required
+        fields = [(f.wire, _field_maker(f, module, naming_prop, left_out, depth + 1) if f.required
                    else _constant(_doc_default(f))) for f in object_fields(kind[1], kind[2])]
         return lambda s, path: {wire: make(s, f"{path}.{wire}") for wire, make in fields}
     return _constant(None)
@@ -1024,7 +1046,7 @@ def _completer(kind: Kind, module: str, naming_prop: str, depth: int) -> Optiona
                                        if isinstance(value, list) else value)
     if kind[0] != "object":
         return None
-    fields = [(f.wire, _field_maker(f, module, naming_prop, False, depth + 1) if f.required
+    fields = [(f.wire, _field_maker(f, module, naming_prop, OUTPUT, depth + 1) if f.required
                else _constant(_doc_default(f)), _completer(f.kind, module, naming_prop, depth + 1))
               for f in object_fields(kind[1], kind[2])]
 
@@ -1047,13 +1069,17 @@ class Plan:
     constants: dict  # property -> the value every resource of the type has (immutable scalars)
     makers: tuple  # (property, Maker) for the values made per resource
     completers: tuple = ()  # (property, Completer) for nested objects the program may give
+    # A resource's outputs hold what has a value: an output nobody set and nobody knows stays absent,
+    # so the SDK reads it as it reads an unset output (None; unknown in a preview) and a policy sees
+    # what the program wrote. A data source's result holds every declared field, None included.
+    keep_none: bool = False
 
 
 def _shape_maker(shape: Callable[[_Subject], Any]) -> Maker:
     return lambda s, path: shape(s)
 
 
-def _plan(token: str, fields: tuple[Field, ...], inputs: frozenset, naming_prop: str) -> Plan:
+def _plan(token: str, fields: tuple[Field, ...], inputs: frozenset, naming_prop: str, left_out: str) -> Plan:
     module = token.split(":")[1].split("/")[0] if token.count(":") == 2 else ""
     shapes = _SHAPES.get(token, {})
     constants: dict[str, Any] = {}
@@ -1063,18 +1089,19 @@ def _plan(token: str, fields: tuple[Field, ...], inputs: frozenset, naming_prop:
         if field.wire in shapes:
             make = _shape_maker(shapes[field.wire])
         elif field.required:
-            input_like = field.wire in inputs or field.wire.endswith("s") and field.wire[:-1] in inputs
-            make = _field_maker(field, module, naming_prop, input_like, 0)
+            setting = field.wire in inputs or field.wire.endswith("s") and field.wire[:-1] in inputs
+            make = _field_maker(field, module, naming_prop, left_out if setting else OUTPUT, 0)
         else:
             make = _constant(_doc_default(field))
         if isinstance(make, _Constant):
-            constants[field.wire] = make.value
+            if make.value is not None or left_out == SETTING_EMPTY:
+                constants[field.wire] = make.value
         else:
             makers.append((field.wire, make))
         complete = _completer(field.kind, module, naming_prop, 0)
         if complete is not None and field.wire not in shapes:
             completers.append((field.wire, complete))
-    return Plan(constants, tuple(makers), tuple(completers))
+    return Plan(constants, tuple(makers), tuple(completers), keep_none=left_out == SETTING_EMPTY)
 
 
 @lru_cache(maxsize=None)
@@ -1083,7 +1110,7 @@ def _resource_plan(token: str) -> Optional[Plan]:
     if decl is None:
         return None
     naming = _naming(token, decl)
-    return _plan(token, decl.outputs, decl.inputs, naming.prop if naming else "name")
+    return _plan(token, decl.outputs, decl.inputs, naming.prop if naming else "name", SETTING_UNSET)
 
 
 @lru_cache(maxsize=None)
@@ -1097,7 +1124,7 @@ def _function_plan(token: str) -> Optional[Plan]:
     # A setting every such resource has (the twin's required inputs: a subnet's VPC and CIDR block)
     # is answered; an optional one nobody set is empty.
     optional_settings = twin.inputs - twin.required_inputs if twin else frozenset()
-    return _plan(token, decl.result, optional_settings, "name")
+    return _plan(token, decl.result, optional_settings, "name", SETTING_EMPTY)
 
 
 def _fill(s: _Subject, plan: Plan, props: dict) -> dict:
@@ -1107,7 +1134,9 @@ def _fill(s: _Subject, plan: Plan, props: dict) -> dict:
             out[wire] = value
     for wire, make in plan.makers:
         if props.get(wire) is None:
-            out[wire] = _unknown_if_derived(make(s, wire))
+            value = _unknown_if_derived(make(s, wire))
+            if value is not None or plan.keep_none:
+                out[wire] = value
     for wire, complete in plan.completers:
         if props.get(wire) is not None:
             out[wire] = complete(s, wire, props[wire])
@@ -1195,7 +1224,8 @@ def invoke(token: str, args: dict, *, region: str, account: str = PLACEHOLDER_AC
     if "arn" in twin:
         s.__dict__["arn"] = twin["arn"]
     declared = {f.wire for f in decl.result}
-    return _fill(s, _function_plan(token) or Plan({}, ()), {k: v for k, v in s.props.items() if k in declared})
+    return _fill(s, _function_plan(token) or Plan({}, (), keep_none=True),
+                 {k: v for k, v in s.props.items() if k in declared})
 
 
 def _twin_outputs(token: str, args: dict, region: str, account: str) -> dict:
