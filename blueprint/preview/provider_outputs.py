@@ -1,11 +1,15 @@
 """The provider's side of the offline engine: what a resource's outputs and a data source's result are.
 
-Everything is typed from the provider SDK's own declarations (provider_sdk). Values are made by
-rules, in this order: the resource's own table of AWS shapes (`_SHAPES`: where a generic rule would be
-wrong), the default the SDK's docstring states ("Defaults to `128`"), rules by property name (ids,
-ARNs, URLs, endpoints, addresses, timestamps...), then the declared type. All are deterministic:
-every made-up value is a hash of the resource's URN and the property's path. Makers are built once
-per type and property, so a resource after the first of its type costs tens of microseconds.
+Everything is typed from the provider SDK's own declarations (provider_sdk). The interface the
+engine calls: planned_inputs (Check's auto-names), known_outputs (a resource after `pulumi up`),
+read_outputs (`Resource.get`), invoke (a data source).
+
+Values are made by rules, in this order: the resource's own table of AWS shapes (`_SHAPES`: where a
+generic rule would be wrong), the default the SDK's docstring states ("Defaults to `128`"), rules by
+property name (ids, ARNs, URLs, endpoints, addresses, timestamps...), then the declared type. All
+are deterministic: every made-up value is a hash of the resource's URN and the property's path.
+Makers are built once per type and property, so a resource after the first of its type costs tens
+of microseconds.
 """
 
 from __future__ import annotations
@@ -1163,9 +1167,11 @@ def _unknown_if_derived(value: Any) -> Any:
 def known_outputs(type_token: str, name: str, urn: str, inputs: dict, *, region: str,
                   account: str = PLACEHOLDER_ACCOUNT) -> tuple[str, dict]:
     """(id, outputs) as after `pulumi up` of a deployed stack: the planned inputs plus every output
-    property the provider SDK declares for this type, typed from the SDK's declarations. An output the
-    provider always sets is never None; one it may leave unset is None unless the SDK states its
-    default. Deterministic: the same URN gives the same values."""
+    property the provider SDK declares for this type, typed from the SDK's declarations. Every output
+    the provider computes is there (ARNs, ids, URLs, endpoints...), never None; a setting the program
+    left out is there with AWS's default where the SDK states one (a function's 128 MB, a mapping's
+    -1 record age), else absent, as the program wrote it (the SDK reads an absent output as it reads
+    an unset one). Deterministic: the same URN gives the same values."""
     planned = planned_inputs(type_token, name, urn, inputs, region=region)
     if type_token.startswith("pulumi:providers:"):
         return _uuid(urn), planned  # a provider's id is a UUID; its outputs are its inputs
