@@ -435,6 +435,14 @@ _utilities.register(
   "classes": {
    "zeta:storage/vault:Vault": "Vault"
   }
+ },
+ {
+  "pkg": "zeta",
+  "mod": "apps/v1",
+  "fqn": "pulumi_zeta.apps.v1",
+  "classes": {
+   "zeta:apps/v1:Deployment": "Deployment"
+  }
  }
 ]
 """,
@@ -491,6 +499,13 @@ class VaultEndpoint(dict):
     def port(self) -> _builtins.int:
         return pulumi.get(self, "port")
 ''',
+    "apps/v1/Deployment.py": '''
+class Deployment(pulumi.CustomResource):
+    @_builtins.property
+    @pulumi.getter
+    def replicas(self) -> pulumi.Output[_builtins.int]:
+        return pulumi.get(self, "replicas")
+''',
     "storage/get_vault.py": '''
 @pulumi.output_type
 class GetVaultResult:
@@ -516,7 +531,8 @@ def test_any_installed_provider_sdk_is_read_the_same_way(tmp_path, monkeypatch):
         path = tmp_path / "pulumi_zeta" / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    (tmp_path / "pulumi_zeta" / "storage" / "__init__.py").write_text("")
+    for package in ("storage", "apps", "apps/v1"):
+        (tmp_path / "pulumi_zeta" / package / "__init__.py").write_text("")
     monkeypatch.syspath_prepend(str(tmp_path))
 
     vault_id, vault = outputs("zeta:storage/vault:Vault", "secrets", {"sizeGb": 10})
@@ -528,6 +544,8 @@ def test_any_installed_provider_sdk_is_read_the_same_way(tmp_path, monkeypatch):
     assert [set(e) for e in vault["endpoints"]] == [{"hostName", "port"}]
     assert isinstance(vault["endpoints"][0]["port"], int)
     assert isinstance(lookup["sizeGb"], int) and lookup["id"]
+    # A class in a file of its own name (pulumi_kubernetes' layout) is found too.
+    assert isinstance(outputs("zeta:apps/v1:Deployment", "web", {})[1]["replicas"], int)
 
 
 def test_a_resource_type_no_sdk_declares_keeps_its_inputs():

@@ -194,7 +194,10 @@ def resource_decl(token: str) -> Optional[ResourceDecl]:
     if token not in tokens:
         return None
     folder, stem, class_name = tokens[token]
-    path = _module_file(folder, stem)
+    # Most SDKs put a class in the file its module names (`lambda/function` -> function.py); some in
+    # a file of the class's own name (pulumi_kubernetes: `apps/v1` -> apps/v1/Deployment.py).
+    path = next((p for p in (_module_file(folder, stem), _module_file(folder, class_name))
+                 if p is not None and class_name in _source(p)[1]), None)
     if path is None:
         return None
     args = _class_fields(path, f"{class_name}Args")
