@@ -39,6 +39,8 @@ from integration_blueprint.preview.provider_sdk import (
 
 PLACEHOLDER_ACCOUNT = "123456789012"
 PARTITION = "aws"
+# The key that marks a special value on the wire (an asset, an archive): pulumi.runtime.rpc.
+_SIG = "4dabf18193072939515e22adb298388d"
 # The wire value Pulumi uses for "not known until apply" (pulumi.runtime.rpc.UNKNOWN).
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 # One fixed instant for every timestamp a provider reports (creation dates, last-modified...).
@@ -214,6 +216,8 @@ def _as_declared(value: Any, kind: Kind, depth: int = 0) -> Any:
     """A value as the provider's Check makes it of its declared type: an object or list given for
     a string property (an IAM document written as a dict, pulumi-aws 7's PolicyDocument form) is
     encoded as JSON, and is unknown while any part of it is."""
+    if isinstance(value, dict) and _SIG in value:
+        return value  # an asset or archive
     if kind == "str" and isinstance(value, (dict, list)):
         return UNKNOWN if _holds_unknown(value) else json.dumps(value)
     if depth > 8 or not isinstance(kind, tuple):
