@@ -44,10 +44,16 @@ def _check_batch_item_failures(index, mapping, report: ReportViolation) -> None:
     types = plain(get(mapping.props, "functionResponseTypes", default=[]))
     if not isinstance(types, list):
         raise Malformed(f"functionResponseTypes must be a list, got {types!r}")
-    if REPORT_BATCH_ITEM_FAILURES not in types:
-        report(f"SQS mapping '{mapping.name}' does not set functionResponseTypes "
-               f"[\"{REPORT_BATCH_ITEM_FAILURES}\"]: one failed message makes the whole batch "
-               "visible again, so messages that succeeded are processed again.", mapping.urn)
+    if REPORT_BATCH_ITEM_FAILURES in types:
+        return
+    batch = whole_number(get(mapping.props, "batchSize", default=aws_limits.SQS_ESM_BATCH_SIZE_DEFAULT),
+                         f"mapping '{mapping.name}': batchSize")
+    window = number(mapping.props, "maximumBatchingWindowInSeconds", 0)
+    if batch == 1 and not window:
+        return  # a failed batch is the one message that failed: nothing that succeeded is redone
+    report(f"SQS mapping '{mapping.name}' (batchSize {batch:g}) does not set functionResponseTypes "
+           f"[\"{REPORT_BATCH_ITEM_FAILURES}\"]: one failed message makes the whole batch "
+           "visible again, so messages that succeeded are processed again.", mapping.urn)
 
 
 def _check_on_failure(index, mapping, report: ReportViolation) -> None:
@@ -213,7 +219,8 @@ ESM_DOC = "https://docs.aws.amazon.com/lambda/latest/api/API_CreateEventSourceMa
 lambda_sqs_esm_reports_batch_item_failures = rule(
     "stack", name="lambda-sqs-esm-reports-batch-item-failures", display_name="SQS mappings report batch item failures",
     description=("An SQS event source mapping must set functionResponseTypes [\"ReportBatchItemFailures\"] "
-                 "(and the handler return batchItemFailures) so only failed messages are retried."),
+                 "(and the handler return batchItemFailures) so only failed messages are retried; a mapping "
+                 "with batchSize 1 and no batching window needs none (its batch is one message)."),
     level=MANDATORY, severity=MEDIUM, tags=[*RELIABILITY, "sqs", "duplicates"],
     remediation="Set functionResponseTypes=['ReportBatchItemFailures'] and return batchItemFailures from the handler.",
     url="https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html#services-sqs-batchfailurereporting",

@@ -17,8 +17,16 @@ RESTRICTING_KEYS = frozenset(k.lower() for k in (
     "aws:SourceArn", "aws:SourceAccount", "aws:SourceOwner", "aws:SourceOrgID", "aws:SourceOrgPaths",
     "aws:PrincipalOrgID", "aws:PrincipalOrgPaths", "aws:PrincipalAccount", "aws:PrincipalArn",
     "aws:SourceVpc", "aws:SourceVpce", "aws:SourceIp"))
-# What a transport rule must deny for each kind of resource: the data going in and out.
-GUARDED = {QUEUE: ("sqs:SendMessage", "sqs:ReceiveMessage"), TOPIC: ("sns:Publish", "sns:Subscribe")}
+# What a transport rule must deny for each kind of resource, and the Action AWS's own example
+# writes: for a queue the data going in and out (the SQS best practices deny "sqs:*" or "*"), for a
+# topic what is published (the SNS example denies "SNS:Publish"; action names are case-insensitive).
+GUARDED = {QUEUE: ("sqs:SendMessage", "sqs:ReceiveMessage"), TOPIC: ("sns:Publish",)}
+EXAMPLE_ACTION = {QUEUE: "sqs:*", TOPIC: "sns:Publish"}
+
+
+def _tls_fix(kind: str) -> str:
+    return (f"add a Deny for Principal \"*\", Action \"{EXAMPLE_ACTION[kind]}\" (it must cover "
+            f"{' and '.join(GUARDED[kind])}), Condition {{\"Bool\": {{\"aws:SecureTransport\": \"false\"}}}}")
 
 
 def _public(principal) -> bool:
@@ -89,9 +97,8 @@ def _check_transport(args: StackValidationArgs, report: ReportViolation) -> None
         if unknowns:
             raise unknowns[0]  # a policy we cannot place yet may be this one's
         what = "queue" if kind == QUEUE else "topic"
-        report(f"{what} {label(resource)} has no policy statement that denies requests without TLS: add a "
-               f"Deny for Principal \"*\", Action {list(GUARDED[kind])} (or {kind.split('/')[0].split(':')[1]}:*) "
-               "with Condition {\"Bool\": {\"aws:SecureTransport\": \"false\"}}.", resource.urn)
+        report(f"{what} {label(resource)} has no policy statement that denies requests without TLS: "
+               f"{_tls_fix(kind)}.", resource.urn)
 
     each(index.of_type(QUEUE, TOPIC), check, report, lambda r: r.urn)
 
@@ -103,8 +110,8 @@ queue_topic_policy_denies_insecure_transport = rule(
                  "without TLS (Deny, Principal \"*\", Condition Bool aws:SecureTransport \"false\"), as AWS's "
                  "security best practices for SQS and SNS advise."),
     level=ADVISORY, severity=MEDIUM, tags=["security", "sqs", "sns", "encryption-in-transit"],
-    remediation=("Add a QueuePolicy/TopicPolicy statement: Effect Deny, Principal '*', Action 'sqs:*' "
-                 "(or 'sns:Publish'), Resource the queue/topic ARN, Condition {'Bool': {'aws:SecureTransport': 'false'}}."),
+    remediation=(f"In the QueuePolicy (queue): {_tls_fix(QUEUE)}. In the TopicPolicy (topic): {_tls_fix(TOPIC)}. "
+                 "Resource: the queue's or topic's ARN."),
     url="https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-security-best-practices.html",
     validate=_check_transport,
 )
