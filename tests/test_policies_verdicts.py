@@ -205,3 +205,97 @@ def test_no_message_names_a_module_a_team_does_not_have(policy_analyzer):
     [found] = flagged(analyse(policy_analyzer, program), "dlq-has-depth-alarm")
     assert "integration_blueprint.components.alarms.queue_depth_alarm" in said(found)
     assert " components.alarms" not in said(found) and "(components." not in said(found)
+
+
+# ---- the paths where messages vanish without an error ------------------------------------------------
+
+SNS_DELIVERY = "sns-sqs-subscription-queue-allows-topic"
+EVENTS_DELIVERY = "eventbridge-target-allows-delivery"
+S3_DELIVERY = "s3-notification-target-allows-bucket"
+
+
+def may_send(service, action, source_arn=None, **extra):
+    statement = {"Effect": "Allow", "Principal": {"Service": service}, "Action": action, "Resource": "*", **extra}
+    if source_arn is not None:
+        statement["Condition"] = {"ArnEquals": {"aws:SourceArn": source_arn}}
+    return statement
+
+
+def queue_policy(queue, *statements_of):
+    """A QueuePolicy whose statements are made from the ARNs the program knows later."""
+    return aws.sqs.QueuePolicy(f"{queue._name}-policy", queue_url=queue.url, policy=pulumi.Output.all(
+        *[arn for _, arn in statements_of]).apply(lambda arns: document(*[
+            make(arn) for (make, _), arn in zip(statements_of, arns)])))
+
+
+def subscribed_queue(policy_for=None):
+    topic = aws.sns.Topic("orders")
+    queue = aws.sqs.Queue("orders-copy")
+    if policy_for is not None:
+        queue_policy(queue, (policy_for, topic.arn))
+    aws.sns.TopicSubscription("orders-to-copy", topic=topic.arn, protocol="sqs", endpoint=queue.arn)
+
+
+def test_a_queue_subscribed_to_a_topic_must_let_that_topic_send(policy_analyzer):
+    [found] = flagged(analyse(policy_analyzer, lambda: subscribed_queue()), SNS_DELIVERY)
+    assert found.level == "mandatory" and names([found]) == ["orders-to-copy"]
+    assert "queue 'orders-copy'" in said(found) and "sns.amazonaws.com" in said(found)
+    # AWS's documented statement (action names in any case), for that topic
+    allowed = lambda topic_arn: may_send("sns.amazonaws.com", "SQS:SendMessage", topic_arn)  # noqa: E731
+    assert not flagged(analyse(policy_analyzer, lambda: subscribed_queue(allowed)), SNS_DELIVERY)
+    other_topic = lambda _: may_send("sns.amazonaws.com", "sqs:SendMessage", "arn:aws:sns:eu-west-1:1:other")  # noqa: E731
+    assert flagged(analyse(policy_analyzer, lambda: subscribed_queue(other_topic)), SNS_DELIVERY)
+    result = analyse(policy_analyzer, lambda: subscribed_queue(allowed), unknowns=True)
+    assert not flagged(result, SNS_DELIVERY)
+
+
+def rule_to_queue(policy_for=None):
+    queue = aws.sqs.Queue("audit")
+    rule_ = aws.cloudwatch.EventRule("audit-all", schedule_expression="rate(1 hour)")
+    if policy_for is not None:
+        queue_policy(queue, (policy_for, rule_.arn))
+    aws.cloudwatch.EventTarget("audit-target", rule=rule_.name, arn=queue.arn)
+
+
+def schedule_to_topic(actions):
+    topic = aws.sns.Topic("reminders")
+    role = aws.iam.Role("reminders-role", assume_role_policy=document(
+        {"Effect": "Allow", "Principal": {"Service": "scheduler.amazonaws.com"}, "Action": "sts:AssumeRole"}))
+    aws.iam.RolePolicy("reminders-send", role=role.id, policy=topic.arn.apply(lambda arn: document(allow(actions, arn))))
+    aws.scheduler.Schedule("reminders", schedule_expression="rate(1 day)", flexible_time_window={"mode": "OFF"},
+                           target={"arn": topic.arn, "role_arn": role.arn})
+
+
+def test_an_eventbridge_rule_and_a_schedule_must_be_let_deliver(policy_analyzer):
+    [found] = flagged(analyse(policy_analyzer, lambda: rule_to_queue()), EVENTS_DELIVERY)
+    assert names([found]) == ["audit-target"] and "events.amazonaws.com" in said(found)
+    allowed = lambda rule_arn: may_send("events.amazonaws.com", "sqs:SendMessage", rule_arn)  # noqa: E731
+    assert not flagged(analyse(policy_analyzer, lambda: rule_to_queue(allowed)), EVENTS_DELIVERY)
+
+    [found] = flagged(analyse(policy_analyzer, lambda: schedule_to_topic(["sns:ListTopics"])), EVENTS_DELIVERY)
+    assert names([found]) == ["reminders"] and "role 'reminders-role'" in said(found) and "sns:Publish" in said(found)
+    assert not flagged(analyse(policy_analyzer, lambda: schedule_to_topic(["SNS:Publish"])), EVENTS_DELIVERY)
+
+
+def bucket_notifying(queue_policy_for=None, permission=True):
+    bucket = aws.s3.Bucket("uploads", bucket="uploads-bucket")
+    queue = aws.sqs.Queue("uploads-queue")
+    if queue_policy_for is not None:
+        queue_policy(queue, (queue_policy_for, bucket.arn))
+    fn = function("uploads-fn")
+    depends = []
+    if permission:
+        depends.append(aws.lambda_.Permission("uploads-may-invoke", action="lambda:InvokeFunction", function=fn.name,
+                                              principal="s3.amazonaws.com", source_arn=bucket.arn))
+    aws.s3.BucketNotification("uploads-notify", bucket=bucket.id,
+                              queues=[{"queue_arn": queue.arn, "events": ["s3:ObjectCreated:*"]}],
+                              lambda_functions=[{"lambda_function_arn": fn.arn, "events": ["s3:ObjectRemoved:*"]}],
+                              opts=pulumi.ResourceOptions(depends_on=depends))
+
+
+def test_an_s3_notification_target_must_let_the_bucket_deliver(policy_analyzer):
+    found = flagged(analyse(policy_analyzer, lambda: bucket_notifying(permission=False)), S3_DELIVERY)
+    assert len(found) == 2 and {"queue 'uploads-queue'" in said(f) for f in found} == {True, False}
+    assert any("function 'uploads-fn'" in said(f) for f in found)
+    allowed = lambda bucket_arn: may_send("s3.amazonaws.com", "sqs:SendMessage", bucket_arn)  # noqa: E731
+    assert not flagged(analyse(policy_analyzer, lambda: bucket_notifying(allowed)), S3_DELIVERY)

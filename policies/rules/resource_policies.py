@@ -8,9 +8,9 @@ from __future__ import annotations
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from ._iam import Statement, grants, statements
-from ._links import QUEUE, QUEUE_POLICY, TOPIC, TOPIC_POLICY, StackIndex, label
+from ._links import QUEUE, QUEUE_POLICY, TOPIC, TOPIC_POLICY, ResourcePolicies, StackIndex, label
 from ._policy import ADVISORY, HIGH, MANDATORY, MEDIUM, rule
-from ._values import each, gather, get, is_set, json_document, resource_rule
+from ._values import each, is_set, json_document, resource_rule
 
 # Condition keys that tie a public principal to one account, organization, source or network.
 RESTRICTING_KEYS = frozenset(k.lower() for k in (
@@ -74,28 +74,14 @@ def _denies_plain_transport(statement: Statement, kind: str) -> bool:
 
 def _check_transport(args: StackValidationArgs, report: ReportViolation) -> None:
     index = StackIndex(args.resources)
-    policies: dict[str, list[dict]] = {}
-
-    def add(holder, owner):
-        if owner is not None:
-            document = json_document(holder.props, "policy")
-            if document is not None:
-                policies.setdefault(owner.urn, []).append(document)
-
-    unknowns = gather(index.of_type(QUEUE_POLICY), lambda p: add(p, index.follow(
-        p, "queueUrl", lambda: get(p.props, "queueUrl"), [QUEUE])))
-    unknowns += gather(index.of_type(TOPIC_POLICY), lambda p: add(p, index.follow(
-        p, "arn", lambda: get(p.props, "arn"), [TOPIC])))
+    policies = ResourcePolicies(index)
 
     def check(resource):
-        if is_set(resource.props, "policy"):
-            add(resource, resource)
         kind = resource.resource_type
-        if any(_denies_plain_transport(s, kind) for d in policies.get(resource.urn, [])
-               for s in statements(d, "policy")):
+        if any(_denies_plain_transport(s, kind) for s in policies.statements(resource)):
             return
-        if unknowns:
-            raise unknowns[0]  # a policy we cannot place yet may be this one's
+        if policies.unplaced:
+            raise policies.unplaced[0]  # a policy we cannot place yet may be this one's
         what = "queue" if kind == QUEUE else "topic"
         report(f"{what} {label(resource)} has no policy statement that denies requests without TLS: "
                f"{_tls_fix(kind)}.", resource.urn)

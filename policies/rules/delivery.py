@@ -1,0 +1,288 @@
+"""The paths where messages vanish without an error: a service delivers to a queue, topic or
+function that does not let it.
+
+AWS accepts an SNS subscription of a queue, an EventBridge rule target or Scheduler target that is
+a queue or topic, whatever the target's policy says; at run time the delivery is refused and the
+message is dropped (SNS retries and then drops it, EventBridge and Scheduler drop it or, with a
+DLQ, park it there). S3 checks its destinations when a notification is configured, so a missing
+permission fails the deploy, and one removed later drops the events.
+
+What delivers, and what it needs on the target (https://docs.aws.amazon.com/sns/latest/dg/subscribe-sqs-queue-to-sns-topic.html,
+https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html,
+https://docs.aws.amazon.com/AmazonS3/latest/userguide/grant-destinations-permissions-to-s3.html):
+- SNS -> SQS: the queue policy allows sns.amazonaws.com sqs:SendMessage (for that topic);
+- EventBridge rule -> SQS/SNS: the queue or topic policy allows events.amazonaws.com
+  (sqs:SendMessage / sns:Publish, for that rule); Scheduler -> SQS/SNS: the schedule's role does;
+- S3 -> SQS/SNS/Lambda: the queue or topic policy allows s3.amazonaws.com, and a function has a
+  lambda Permission for s3.amazonaws.com (for that bucket).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Callable, Optional
+
+from pulumi_policy import PolicyResource, ReportViolation, StackValidationArgs
+from pulumi_policy.proxy import UnknownValueError
+
+from ._iam import Statement, grants
+from ._links import (
+    BUCKET_NOTIFICATION,
+    EVENT_TARGET,
+    FUNCTION,
+    PERMISSION,
+    QUEUE,
+    ROLE,
+    SCHEDULE,
+    SUBSCRIPTION,
+    TOPIC,
+    ResourcePolicies,
+    StackIndex,
+    function_at,
+    label,
+)
+from ._policy import CRITICAL, HIGH, MANDATORY, rule
+from ._roles import RoleGrants
+from ._values import each, get, plain
+
+SEND = {QUEUE: "sqs:SendMessage", TOPIC: "sns:Publish"}
+SOURCE_ARN_KEYS = ("aws:sourcearn",)
+RELIABILITY = ["reliability", "silent-drop", "iam"]
+
+
+def _known(read: Callable[[], object]) -> Optional[str]:
+    """A value that decides only when known (a source ARN to match a condition against)."""
+    try:
+        value = read()
+    except UnknownValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _names_service(principal, service: str) -> bool:
+    if principal == "*":
+        return True
+    if not isinstance(principal, dict):
+        return False
+    listed = principal.get("Service")
+    services = listed if isinstance(listed, list) else [listed]
+    aws = principal.get("AWS")
+    return service in services or aws == "*" or (isinstance(aws, list) and "*" in aws)
+
+
+def _source_arns(statement: Statement) -> Optional[list[str]]:
+    """The aws:SourceArn values a statement's condition requires, or None when it requires none."""
+    found: Optional[list[str]] = None
+    for test in statement.condition.values():
+        if not isinstance(test, dict):
+            continue
+        for key, value in test.items():
+            if key.lower() in SOURCE_ARN_KEYS:
+                found = (found or []) + [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)]
+    return found
+
+
+def _lets(statements: list[Statement], service: str, action: str, source_arn: Optional[str]) -> bool:
+    """Whether a resource policy lets `service` do `action`, from `source_arn` when it is known."""
+    def matches(statement: Statement) -> bool:
+        if not _names_service(statement.principal, service) or not grants(statement, action):
+            return False
+        required = _source_arns(statement)
+        return required is None or source_arn is None or any(fnmatch.fnmatchcase(source_arn, r) for r in required)
+    return any(s.allows and matches(s) for s in statements) and not any(
+        not s.allows and not s.condition and matches(s) for s in statements)
+
+
+def _fix(target: PolicyResource, service: str, source: str) -> str:
+    kind = "QueuePolicy" if target.resource_type == QUEUE else "TopicPolicy"
+    return (f"Add a {kind} statement: Effect Allow, Principal {{\"Service\": \"{service}\"}}, Action "
+            f"\"{SEND[target.resource_type]}\", Resource the {'queue' if target.resource_type == QUEUE else 'topic'}'s "
+            f"ARN, Condition {{\"ArnEquals\": {{\"aws:SourceArn\": <{source} ARN>}}}}.")
+
+
+def _arn(resource: Optional[PolicyResource]) -> Optional[str]:
+    return _known(lambda: get(resource.props, "arn")) if resource is not None else None
+
+
+# ---- sns-sqs-subscription-queue-allows-topic -------------------------------------------------------
+
+SNS = "sns.amazonaws.com"
+
+
+def _check_sns(args: StackValidationArgs, report: ReportViolation) -> None:
+    index = StackIndex(args.resources)
+    policies = ResourcePolicies(index)
+
+    def check(subscription):
+        if get(subscription.props, "protocol") != "sqs":
+            return
+        queue = index.follow(subscription, "endpoint", lambda: get(subscription.props, "endpoint"), [QUEUE])
+        if queue is None:
+            return  # a queue of another stack: its policy is not here to read
+        topic = index.follow(subscription, "topic", lambda: get(subscription.props, "topic"), [TOPIC])
+        topic_arn = _arn(topic) or _known(lambda: get(subscription.props, "topic"))
+        if _lets(policies.statements(queue), SNS, SEND[QUEUE], topic_arn):
+            return
+        if policies.unplaced:
+            raise policies.unplaced[0]
+        report(f"subscription '{subscription.name}' delivers topic {label(topic) if topic else topic_arn} to queue "
+               f"{label(queue)}, whose policy does not let {SNS} send to it: SNS accepts the subscription and "
+               f"drops every message it cannot deliver. {_fix(queue, SNS, 'topic')}", subscription.urn)
+
+    each(index.of_type(SUBSCRIPTION), check, report, lambda s: s.urn)
+
+
+sns_sqs_subscription_queue_allows_topic = rule(
+    "stack", name="sns-sqs-subscription-queue-allows-topic",
+    display_name="A queue subscribed to a topic lets the topic send",
+    description=("An SNS subscription with protocol sqs delivers only if the queue's policy (its policy or a "
+                 "QueuePolicy) allows Principal {Service: sns.amazonaws.com} sqs:SendMessage, for that topic "
+                 "when it has an aws:SourceArn condition: otherwise AWS accepts the subscription and SNS drops "
+                 "the messages."),
+    level=MANDATORY, severity=CRITICAL, tags=[*RELIABILITY, "sns", "sqs"],
+    remediation=("Add a QueuePolicy statement: Effect Allow, Principal {'Service': 'sns.amazonaws.com'}, Action "
+                 "'sqs:SendMessage', Resource the queue's ARN, Condition {'ArnEquals': {'aws:SourceArn': <topic ARN>}}."),
+    url="https://docs.aws.amazon.com/sns/latest/dg/subscribe-sqs-queue-to-sns-topic.html",
+    validate=_check_sns,
+)
+
+
+# ---- eventbridge-target-allows-delivery ------------------------------------------------------------
+
+EVENTS = "events.amazonaws.com"
+
+
+def _check_eventbridge(args: StackValidationArgs, report: ReportViolation) -> None:
+    index = StackIndex(args.resources)
+    policies = ResourcePolicies(index)
+    roles = RoleGrants(index)
+
+    def check_target(target):
+        delivered = index.follow(target, "arn", lambda: get(target.props, "arn"), [QUEUE, TOPIC])
+        if delivered is None:
+            return
+        rules = [d for d in target.property_dependencies.get("rule", []) if d.resource_type.endswith(":EventRule")]
+        rule_arn = _arn(rules[0]) if len(rules) == 1 else None
+        if _lets(policies.statements(delivered), EVENTS, SEND[delivered.resource_type], rule_arn):
+            return
+        if policies.unplaced:
+            raise policies.unplaced[0]
+        what = "queue" if delivered.resource_type == QUEUE else "topic"
+        rule_name = _known(lambda: get(target.props, "rule"))
+        report(f"EventTarget '{target.name}'{f' of rule {rule_name!r}' if rule_name else ''} delivers to {what} "
+               f"{label(delivered)}, whose policy does not let {EVENTS} send to it: the rule matches and every "
+               f"event is dropped (or sits in the target's DLQ). {_fix(delivered, EVENTS, 'rule')}", target.urn)
+
+    def check_schedule(schedule):
+        delivered = index.follow(schedule, "target", lambda: get(schedule.props, "target", "arn"), [QUEUE, TOPIC])
+        if delivered is None:
+            return
+        role = index.follow(schedule, "target", lambda: get(schedule.props, "target", "roleArn"), [ROLE])
+        if role is None:
+            return  # a role of another stack: its policies are not here to read
+        action = SEND[delivered.resource_type]
+        if not roles.allows(role, action, _arn(delivered)):
+            what = "queue" if delivered.resource_type == QUEUE else "topic"
+            report(f"schedule '{schedule.name}' delivers to {what} {label(delivered)} with role {label(role)}, "
+                   f"which is not allowed {action} on it: every invocation fails and is dropped (or sits in the "
+                   f"schedule's DLQ). Allow {action} on the {what}'s ARN in the role's policy.", schedule.urn)
+
+    each(index.of_type(EVENT_TARGET), check_target, report, lambda t: t.urn)
+    each(index.of_type(SCHEDULE), check_schedule, report, lambda s: s.urn)
+
+
+eventbridge_target_allows_delivery = rule(
+    "stack", name="eventbridge-target-allows-delivery",
+    display_name="EventBridge and Scheduler may send to their queue or topic",
+    description=("An EventBridge rule target that is an SQS queue or SNS topic delivers only if its policy "
+                 "allows Principal {Service: events.amazonaws.com} sqs:SendMessage / sns:Publish (for that rule "
+                 "when it has an aws:SourceArn condition); a Scheduler schedule whose target is a queue or topic "
+                 "delivers only if the schedule's role allows that action on it. AWS accepts both and drops "
+                 "the events."),
+    level=MANDATORY, severity=CRITICAL, tags=[*RELIABILITY, "eventbridge", "scheduler"],
+    remediation=("Rule target: add a QueuePolicy/TopicPolicy statement allowing {'Service': 'events.amazonaws.com'} "
+                 "sqs:SendMessage / sns:Publish with Condition {'ArnEquals': {'aws:SourceArn': <rule ARN>}}. "
+                 "Schedule: allow sqs:SendMessage / sns:Publish on the target's ARN in the schedule's role."),
+    url="https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html",
+    validate=_check_eventbridge,
+)
+
+
+# ---- s3-notification-target-allows-bucket ------------------------------------------------------------
+
+S3 = "s3.amazonaws.com"
+NOTIFIED = (("queues", "queueArn", QUEUE), ("topics", "topicArn", TOPIC), ("lambdaFunctions", "lambdaFunctionArn", FUNCTION))
+
+
+def _check_s3(args: StackValidationArgs, report: ReportViolation) -> None:
+    index = StackIndex(args.resources)
+    policies = ResourcePolicies(index)
+    invokable: dict[str, list[Optional[str]]] = {}  # function URN -> source ARNs S3 may invoke it from
+
+    def note_permission(permission):
+        if get(permission.props, "principal") != S3:
+            return
+        function = function_at(index, permission, "function", lambda: get(permission.props, "function"))
+        if function is not None:
+            invokable.setdefault(function.urn, []).append(_known(lambda: get(permission.props, "sourceArn")))
+    each(index.of_type(PERMISSION), note_permission, report, lambda p: p.urn)
+
+    def check(item):
+        notification, key, arn_key, kind, i = item
+        entry = plain(get(notification.props, key))[i]
+        bucket = _known(lambda: get(notification.props, "bucket"))
+        bucket_arn = f"arn:aws:s3:::{bucket}" if bucket else None
+        if kind == FUNCTION:
+            target = function_at(index, notification, key, lambda: entry.get(arn_key))
+            if target is None:
+                return
+            sources = invokable.get(target.urn, [])
+            if any(s is None or bucket_arn is None or fnmatch.fnmatchcase(bucket_arn, s) for s in sources):
+                return
+            report(f"BucketNotification '{notification.name}' sends {key}[{i}] to function {label(target)}, which "
+                   f"has no aws.lambda_.Permission for {S3}{f' from {bucket_arn}' if bucket_arn else ''}: S3 refuses "
+                   "the configuration (the deploy fails) or, once the permission is gone, drops the events. Add "
+                   f"a Permission(action='lambda:InvokeFunction', principal='{S3}', source_arn=<bucket ARN>) "
+                   "and make the notification depend on it.", notification.urn)
+            return
+        target = index.follow(notification, key, lambda: entry.get(arn_key), [kind])
+        if target is None:
+            return
+        if _lets(policies.statements(target), S3, SEND[kind], bucket_arn):
+            return
+        if policies.unplaced:
+            raise policies.unplaced[0]
+        what = "queue" if kind == QUEUE else "topic"
+        report(f"BucketNotification '{notification.name}' sends {key}[{i}] to {what} {label(target)}, whose policy "
+               f"does not let {S3} send to it: S3 refuses the configuration (the deploy fails) or, once the "
+               f"policy changes, drops the events. {_fix(target, S3, 'bucket')}", notification.urn)
+
+    items = [(n, key, arn_key, kind, i) for n in index.of_type(BUCKET_NOTIFICATION) for key, arn_key, kind in NOTIFIED
+             for i in range(len(_entries(n, key)))]
+    each(items, check, report, lambda item: item[0].urn)
+
+
+def _entries(notification: PolicyResource, key: str) -> list:
+    try:
+        entries = plain(get(notification.props, key, default=[]))
+    except UnknownValueError:
+        return []
+    return entries if isinstance(entries, list) else []
+
+
+s3_notification_target_allows_bucket = rule(
+    "stack", name="s3-notification-target-allows-bucket",
+    display_name="S3 may deliver to its notification targets",
+    description=("An S3 bucket notification to an SQS queue or SNS topic needs the target's policy to allow "
+                 "Principal {Service: s3.amazonaws.com} sqs:SendMessage / sns:Publish (for that bucket when it has "
+                 "an aws:SourceArn condition); to a Lambda function, an aws.lambda_.Permission for s3.amazonaws.com."),
+    level=MANDATORY, severity=HIGH, tags=[*RELIABILITY, "s3"],
+    remediation=("Queue/topic: add a QueuePolicy/TopicPolicy statement allowing {'Service': 's3.amazonaws.com'} "
+                 "sqs:SendMessage / sns:Publish with Condition {'ArnEquals': {'aws:SourceArn': <bucket ARN>}}. "
+                 "Function: add aws.lambda_.Permission(principal='s3.amazonaws.com', source_arn=<bucket ARN>)."),
+    url="https://docs.aws.amazon.com/AmazonS3/latest/userguide/grant-destinations-permissions-to-s3.html",
+    validate=_check_s3,
+)
+
+POLICIES = [sns_sqs_subscription_queue_allows_topic, eventbridge_target_allows_delivery,
+            s3_notification_target_allows_bucket]
