@@ -11,7 +11,7 @@ import json
 import pulumi
 import pulumi_aws as aws
 import pytest
-from test_policies import analyse, dlq, flagged, function, redrive_to, skipped
+from test_policies import ROLE, analyse, dlq, flagged, function, redrive_to, skipped
 from test_policies_second_edition import allow, document, names
 
 from integration_blueprint.policies.rules._managed_policies import managed_policy
@@ -299,3 +299,38 @@ def test_an_s3_notification_target_must_let_the_bucket_deliver(policy_analyzer):
     assert any("function 'uploads-fn'" in said(f) for f in found)
     allowed = lambda bucket_arn: may_send("s3.amazonaws.com", "sqs:SendMessage", bucket_arn)  # noqa: E731
     assert not flagged(analyse(policy_analyzer, lambda: bucket_notifying(allowed)), S3_DELIVERY)
+
+
+# ---- first previews: a rule decides on the values that decide it -------------------------------------
+
+BOUNDED = "lambda-stream-esm-bounded-retries"
+
+
+def first_preview(analyzer, program):
+    return analyse(analyzer, program, unknowns=True)
+
+
+def test_unbounded_stream_retries_are_reported_while_the_streams_arn_is_unknown(policy_analyzer):
+    def program():
+        stream = aws.kinesis.Stream("clicks", shard_count=1)
+        fn = function("clicks-fn")
+        aws.lambda_.EventSourceMapping("clicks-mapping", event_source_arn=stream.arn, function_name=fn.arn,
+                                       starting_position="LATEST", maximum_retry_attempts=-1)
+    result = first_preview(policy_analyzer, program)
+    assert names(flagged(result, BOUNDED)) == ["clicks-mapping"] and not skipped(result, BOUNDED)
+
+
+def test_a_role_that_cannot_read_its_queue_is_reported_while_the_queues_arn_is_unknown(policy_analyzer):
+    result = first_preview(policy_analyzer, lambda: mapped_role(f"{MANAGED}service-role/AWSLambdaBasicExecutionRole"))
+    assert names(flagged(result, ROLE_CAN)) == ["jobs-mapping"] and not skipped(result, ROLE_CAN)
+
+
+def test_a_schedule_that_starts_a_state_machine_is_no_function_caller_even_unknown(policy_analyzer):
+    def program():
+        machine = aws.sfn.StateMachine("nightly-machine", role_arn=ROLE, definition="{}")
+        aws.scheduler.Schedule("nightly", schedule_expression="rate(1 day)", flexible_time_window={"mode": "OFF"},
+                               target={"arn": machine.arn, "role_arn": ROLE,
+                                       "dead_letter_config": {"arn": dlq("nightly-dlq").arn}})
+    result = first_preview(policy_analyzer, program)
+    assert not flagged(result, ASYNC) and not skipped(result, ASYNC)
+    assert not skipped(result, EVENTS_DELIVERY)

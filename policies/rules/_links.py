@@ -219,6 +219,26 @@ class RedrivesBySource:
         return found
 
 
+def schedule_target(index: StackIndex, schedule: PolicyResource, types: Iterable[str]) -> Optional[PolicyResource]:
+    """The resource of one of `types` a Scheduler schedule invokes. Its `target` property also holds
+    the role and the DLQ, so its property dependencies single the target out only once those are
+    set aside: the known ARN decides; unknown, the one dependency that is neither the role nor
+    (when a DLQ is set) the one queue."""
+    types = tuple(types)
+    target = get(schedule.props, "target", default={})
+    try:
+        ref = get(target, "arn")
+    except UnknownValueError:
+        fed_by = [d for d in schedule.property_dependencies.get("target", []) if d.resource_type != ROLE]
+        queues = [d for d in fed_by if d.resource_type == QUEUE]
+        if is_set(get(target, "deadLetterConfig", default={}), "arn") and len(queues) == 1 and len(fed_by) == 2:
+            fed_by = [d for d in fed_by if d is not queues[0]]
+        if len(fed_by) != 1:
+            raise
+        return fed_by[0] if fed_by[0].resource_type in types else None
+    return index.lookup(ref, types) if isinstance(ref, str) else None
+
+
 def mapping_source(index: StackIndex, mapping: PolicyResource) -> Optional[PolicyResource]:
     return index.follow(mapping, "eventSourceArn", lambda: get(mapping.props, "eventSourceArn"),
                         [QUEUE, *STREAM_SOURCES])

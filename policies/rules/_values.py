@@ -64,6 +64,16 @@ def get(props: Mapping, *path: str, default: Any = None) -> Any:
     return value
 
 
+def known(read: Callable[[], Any]) -> Optional[str]:
+    """A string value that narrows a check only when it is known (an ARN a condition or a
+    statement's Resource is matched against), else None: the check decides without it."""
+    try:
+        value = read()
+    except UnknownValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
 def number(props: Mapping, key: str, default: Optional[float]) -> Optional[float]:
     """A numeric property, or the AWS default when it is absent. Pulumi sends numbers as floats;
     numeric strings are what a hand-written program sometimes passes and AWS accepts."""

@@ -12,6 +12,7 @@ from pulumi_policy.proxy import UnknownValueError
 from integration_blueprint import aws_limits
 
 from ._links import (
+    ALIAS,
     BUCKET_NOTIFICATION,
     EVENT_TARGET,
     FUNCTION,
@@ -22,6 +23,7 @@ from ._links import (
     StackIndex,
     function_at,
     label,
+    schedule_target,
 )
 from ._policy import HIGH, MANDATORY, rule
 from ._values import each, gather, get, is_set, plain
@@ -30,7 +32,7 @@ from ._values import each, gather, get, is_set, plain
 def _callers(index: StackIndex):
     """(caller, how) for every resource of the stack that invokes a function asynchronously."""
     for schedule in index.of_type(SCHEDULE):
-        yield schedule, "target", lambda s=schedule: get(s.props, "target", "arn")
+        yield schedule, "target", None
     for target in index.of_type(EVENT_TARGET):
         yield target, "arn", lambda t=target: get(t.props, "arn")
     for subscription in index.of_type(SUBSCRIPTION):
@@ -50,7 +52,13 @@ def _invoked(index: StackIndex, caller, prop, value):
         return None  # a synchronous caller (API Gateway, a load balancer)
     if caller.resource_type == SUBSCRIPTION and get(caller.props, "protocol") != "lambda":
         return None
-    found = function_at(index, caller, prop, value)
+    if caller.resource_type == SCHEDULE:
+        found = schedule_target(index, caller, [FUNCTION, ALIAS])
+        if found is not None and found.resource_type == ALIAS:
+            alias = found
+            found = function_at(index, alias, "functionName", lambda: get(alias.props, "functionName"))
+    else:
+        found = function_at(index, caller, prop, value)
     return found if found is not None and found.resource_type == FUNCTION else None
 
 

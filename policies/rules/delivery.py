@@ -20,7 +20,7 @@ https://docs.aws.amazon.com/AmazonS3/latest/userguide/grant-destinations-permiss
 from __future__ import annotations
 
 import fnmatch
-from typing import Callable, Optional
+from typing import Optional
 
 from pulumi_policy import PolicyResource, ReportViolation, StackValidationArgs
 from pulumi_policy.proxy import UnknownValueError
@@ -40,23 +40,15 @@ from ._links import (
     StackIndex,
     function_at,
     label,
+    schedule_target,
 )
 from ._policy import CRITICAL, HIGH, MANDATORY, rule
 from ._roles import RoleGrants
-from ._values import each, get, plain
+from ._values import each, get, known, plain
 
 SEND = {QUEUE: "sqs:SendMessage", TOPIC: "sns:Publish"}
 SOURCE_ARN_KEYS = ("aws:sourcearn",)
 RELIABILITY = ["reliability", "silent-drop", "iam"]
-
-
-def _known(read: Callable[[], object]) -> Optional[str]:
-    """A value that decides only when known (a source ARN to match a condition against)."""
-    try:
-        value = read()
-    except UnknownValueError:
-        return None
-    return value if isinstance(value, str) else None
 
 
 def _names_service(principal, service: str) -> bool:
@@ -101,7 +93,7 @@ def _fix(target: PolicyResource, service: str, source: str) -> str:
 
 
 def _arn(resource: Optional[PolicyResource]) -> Optional[str]:
-    return _known(lambda: get(resource.props, "arn")) if resource is not None else None
+    return known(lambda: get(resource.props, "arn")) if resource is not None else None
 
 
 # ---- sns-sqs-subscription-queue-allows-topic -------------------------------------------------------
@@ -120,7 +112,7 @@ def _check_sns(args: StackValidationArgs, report: ReportViolation) -> None:
         if queue is None:
             return  # a queue of another stack: its policy is not here to read
         topic = index.follow(subscription, "topic", lambda: get(subscription.props, "topic"), [TOPIC])
-        topic_arn = _arn(topic) or _known(lambda: get(subscription.props, "topic"))
+        topic_arn = _arn(topic) or known(lambda: get(subscription.props, "topic"))
         if _lets(policies.statements(queue), SNS, SEND[QUEUE], topic_arn):
             return
         if policies.unplaced:
@@ -168,13 +160,13 @@ def _check_eventbridge(args: StackValidationArgs, report: ReportViolation) -> No
         if policies.unplaced:
             raise policies.unplaced[0]
         what = "queue" if delivered.resource_type == QUEUE else "topic"
-        rule_name = _known(lambda: get(target.props, "rule"))
+        rule_name = known(lambda: get(target.props, "rule"))
         report(f"EventTarget '{target.name}'{f' of rule {rule_name!r}' if rule_name else ''} delivers to {what} "
                f"{label(delivered)}, whose policy does not let {EVENTS} send to it: the rule matches and every "
                f"event is dropped (or sits in the target's DLQ). {_fix(delivered, EVENTS, 'rule')}", target.urn)
 
     def check_schedule(schedule):
-        delivered = index.follow(schedule, "target", lambda: get(schedule.props, "target", "arn"), [QUEUE, TOPIC])
+        delivered = schedule_target(index, schedule, [QUEUE, TOPIC])
         if delivered is None:
             return
         role = index.follow(schedule, "target", lambda: get(schedule.props, "target", "roleArn"), [ROLE])
@@ -224,13 +216,13 @@ def _check_s3(args: StackValidationArgs, report: ReportViolation) -> None:
             return
         function = function_at(index, permission, "function", lambda: get(permission.props, "function"))
         if function is not None:
-            invokable.setdefault(function.urn, []).append(_known(lambda: get(permission.props, "sourceArn")))
+            invokable.setdefault(function.urn, []).append(known(lambda: get(permission.props, "sourceArn")))
     each(index.of_type(PERMISSION), note_permission, report, lambda p: p.urn)
 
     def check(item):
         notification, key, arn_key, kind, i = item
         entry = plain(get(notification.props, key))[i]
-        bucket = _known(lambda: get(notification.props, "bucket"))
+        bucket = known(lambda: get(notification.props, "bucket"))
         bucket_arn = f"arn:aws:s3:::{bucket}" if bucket else None
         if kind == FUNCTION:
             target = function_at(index, notification, key, lambda: entry.get(arn_key))
