@@ -209,7 +209,7 @@ def test_no_message_names_a_module_a_team_does_not_have(policy_analyzer):
 
 # ---- the paths where messages vanish without an error ------------------------------------------------
 
-SNS_DELIVERY = "sns-sqs-subscription-queue-allows-topic"
+SNS_DELIVERY = "sns-subscription-endpoint-allows-topic"
 EVENTS_DELIVERY = "eventbridge-target-allows-delivery"
 S3_DELIVERY = "s3-notification-target-allows-bucket"
 
@@ -334,3 +334,22 @@ def test_a_schedule_that_starts_a_state_machine_is_no_function_caller_even_unkno
     result = first_preview(policy_analyzer, program)
     assert not flagged(result, ASYNC) and not skipped(result, ASYNC)
     assert not skipped(result, EVENTS_DELIVERY)
+
+
+def test_a_function_subscribed_or_targeted_must_let_sns_or_eventbridge_invoke_it(policy_analyzer):
+    def program(permitted):
+        fn = function("fan-fn", dead_letter_config={"target_arn": dlq("fan-dlq").arn})
+        topic = aws.sns.Topic("fan")
+        rule_ = aws.cloudwatch.EventRule("fan-hourly", schedule_expression="rate(1 hour)")
+        if permitted:
+            aws.lambda_.Permission("sns-may-invoke", action="lambda:InvokeFunction", function=fn.name,
+                                   principal="sns.amazonaws.com", source_arn=topic.arn)
+            aws.lambda_.Permission("events-may-invoke", action="lambda:InvokeFunction", function=fn.name,
+                                   principal="events.amazonaws.com", source_arn=rule_.arn)
+        aws.sns.TopicSubscription("fan-to-fn", topic=topic.arn, protocol="lambda", endpoint=fn.arn)
+        aws.cloudwatch.EventTarget("fan-target", rule=rule_.name, arn=fn.arn)
+    result = analyse(policy_analyzer, lambda: program(False))
+    assert names(flagged(result, SNS_DELIVERY)) == ["fan-to-fn"] and names(flagged(result, EVENTS_DELIVERY)) == ["fan-target"]
+    assert "aws.lambda_.Permission" in said(flagged(result, SNS_DELIVERY)[0])
+    result = analyse(policy_analyzer, lambda: program(True))
+    assert not flagged(result, SNS_DELIVERY) and not flagged(result, EVENTS_DELIVERY)

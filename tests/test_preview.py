@@ -39,7 +39,7 @@ ALL_RULES = {
     "queue-topic-policy-no-public-principal", "iam-no-write-actions-on-all-resources", "lambda-esm-role-can-use-source",
     "sfn-task-timeout-covers-lambda-timeout", "lambda-log-group-has-retention", "aws-resource-names-within-limits",
     # the paths where messages vanish (issue 23)
-    "sns-sqs-subscription-queue-allows-topic", "eventbridge-target-allows-delivery", "s3-notification-target-allows-bucket",
+    "sns-subscription-endpoint-allows-topic", "eventbridge-target-allows-delivery", "s3-notification-target-allows-bucket",
 }
 
 

@@ -10,9 +10,11 @@ permission fails the deploy, and one removed later drops the events.
 What delivers, and what it needs on the target (https://docs.aws.amazon.com/sns/latest/dg/subscribe-sqs-queue-to-sns-topic.html,
 https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html,
 https://docs.aws.amazon.com/AmazonS3/latest/userguide/grant-destinations-permissions-to-s3.html):
-- SNS -> SQS: the queue policy allows sns.amazonaws.com sqs:SendMessage (for that topic);
+- SNS -> SQS: the queue policy allows sns.amazonaws.com sqs:SendMessage (for that topic); SNS ->
+  Lambda: a lambda Permission for sns.amazonaws.com;
 - EventBridge rule -> SQS/SNS: the queue or topic policy allows events.amazonaws.com
-  (sqs:SendMessage / sns:Publish, for that rule); Scheduler -> SQS/SNS: the schedule's role does;
+  (sqs:SendMessage / sns:Publish, for that rule); -> Lambda: a lambda Permission for
+  events.amazonaws.com; Scheduler -> SQS/SNS: the schedule's role does;
 - S3 -> SQS/SNS/Lambda: the queue or topic policy allows s3.amazonaws.com, and a function has a
   lambda Permission for s3.amazonaws.com (for that bucket).
 """
@@ -27,6 +29,7 @@ from pulumi_policy.proxy import UnknownValueError
 
 from ._iam import Statement, grants
 from ._links import (
+    ALIAS,
     BUCKET_NOTIFICATION,
     EVENT_TARGET,
     FUNCTION,
@@ -44,7 +47,7 @@ from ._links import (
 )
 from ._policy import CRITICAL, HIGH, MANDATORY, rule
 from ._roles import RoleGrants
-from ._values import each, get, known, plain
+from ._values import each, gather, get, known, plain
 
 SEND = {QUEUE: "sqs:SendMessage", TOPIC: "sns:Publish"}
 SOURCE_ARN_KEYS = ("aws:sourcearn",)
@@ -96,7 +99,33 @@ def _arn(resource: Optional[PolicyResource]) -> Optional[str]:
     return known(lambda: get(resource.props, "arn")) if resource is not None else None
 
 
-# ---- sns-sqs-subscription-queue-allows-topic -------------------------------------------------------
+class Invokers:
+    """Who each function of the stack lets invoke it: (service principal, source ARN or None when
+    the Permission names none or it is not known yet), from its aws.lambda_.Permission resources."""
+
+    def __init__(self, index: StackIndex):
+        self._by_function: dict[str, list[tuple[str, Optional[str]]]] = {}
+
+        def note(permission):
+            principal = get(permission.props, "principal")
+            function = function_at(index, permission, "function", lambda: get(permission.props, "function"))
+            if function is not None and isinstance(principal, str):
+                self._by_function.setdefault(function.urn, []).append(
+                    (principal, known(lambda: get(permission.props, "sourceArn"))))
+        self.unknown = gather(index.of_type(PERMISSION), note)
+
+    def allow(self, function: PolicyResource, service: str, source_arn: Optional[str]) -> bool:
+        return any(principal == service and (granted is None or source_arn is None
+                                             or fnmatch.fnmatchcase(source_arn, granted))
+                   for principal, granted in self._by_function.get(function.urn, []))
+
+
+def _permission_fix(service: str, source: str) -> str:
+    return (f"Add aws.lambda_.Permission(action='lambda:InvokeFunction', function=<the function>, "
+            f"principal='{service}', source_arn=<{source} ARN>).")
+
+
+# ---- sns-subscription-endpoint-allows-topic ------------------------------------------------------
 
 SNS = "sns.amazonaws.com"
 
@@ -104,36 +133,50 @@ SNS = "sns.amazonaws.com"
 def _check_sns(args: StackValidationArgs, report: ReportViolation) -> None:
     index = StackIndex(args.resources)
     policies = ResourcePolicies(index)
+    invokers = Invokers(index)
 
     def check(subscription):
-        if get(subscription.props, "protocol") != "sqs":
+        protocol = get(subscription.props, "protocol")
+        if protocol not in ("sqs", "lambda"):
+            return
+        topic = index.follow(subscription, "topic", lambda: get(subscription.props, "topic"), [TOPIC])
+        topic_arn = _arn(topic) or known(lambda: get(subscription.props, "topic"))
+        delivers = f"subscription '{subscription.name}' delivers topic {label(topic) if topic else topic_arn}"
+        if protocol == "lambda":
+            function = function_at(index, subscription, "endpoint", lambda: get(subscription.props, "endpoint"))
+            if function is None or invokers.allow(function, SNS, topic_arn):
+                return
+            if invokers.unknown:
+                raise invokers.unknown[0]
+            report(f"{delivers} to function {label(function)}, which has no aws.lambda_.Permission for {SNS}: "
+                   f"SNS accepts the subscription and drops every message after its retries. "
+                   f"{_permission_fix(SNS, 'topic')}", subscription.urn)
             return
         queue = index.follow(subscription, "endpoint", lambda: get(subscription.props, "endpoint"), [QUEUE])
         if queue is None:
             return  # a queue of another stack: its policy is not here to read
-        topic = index.follow(subscription, "topic", lambda: get(subscription.props, "topic"), [TOPIC])
-        topic_arn = _arn(topic) or known(lambda: get(subscription.props, "topic"))
         if _lets(policies.statements(queue), SNS, SEND[QUEUE], topic_arn):
             return
         if policies.unplaced:
             raise policies.unplaced[0]
-        report(f"subscription '{subscription.name}' delivers topic {label(topic) if topic else topic_arn} to queue "
-               f"{label(queue)}, whose policy does not let {SNS} send to it: SNS accepts the subscription and "
-               f"drops every message it cannot deliver. {_fix(queue, SNS, 'topic')}", subscription.urn)
+        report(f"{delivers} to queue {label(queue)}, whose policy does not let {SNS} send to it: SNS accepts the "
+               f"subscription and drops every message it cannot deliver. {_fix(queue, SNS, 'topic')}", subscription.urn)
 
     each(index.of_type(SUBSCRIPTION), check, report, lambda s: s.urn)
 
 
-sns_sqs_subscription_queue_allows_topic = rule(
-    "stack", name="sns-sqs-subscription-queue-allows-topic",
-    display_name="A queue subscribed to a topic lets the topic send",
-    description=("An SNS subscription with protocol sqs delivers only if the queue's policy (its policy or a "
-                 "QueuePolicy) allows Principal {Service: sns.amazonaws.com} sqs:SendMessage, for that topic "
-                 "when it has an aws:SourceArn condition: otherwise AWS accepts the subscription and SNS drops "
-                 "the messages."),
-    level=MANDATORY, severity=CRITICAL, tags=[*RELIABILITY, "sns", "sqs"],
-    remediation=("Add a QueuePolicy statement: Effect Allow, Principal {'Service': 'sns.amazonaws.com'}, Action "
-                 "'sqs:SendMessage', Resource the queue's ARN, Condition {'ArnEquals': {'aws:SourceArn': <topic ARN>}}."),
+sns_subscription_endpoint_allows_topic = rule(
+    "stack", name="sns-subscription-endpoint-allows-topic",
+    display_name="A subscribed queue or function lets the topic deliver",
+    description=("An SNS subscription delivers to an SQS queue only if the queue's policy (its policy or a "
+                 "QueuePolicy) allows Principal {Service: sns.amazonaws.com} sqs:SendMessage, and to a Lambda "
+                 "function only if an aws.lambda_.Permission lets sns.amazonaws.com invoke it (for that topic "
+                 "where a condition or source_arn names one): otherwise AWS accepts the subscription and SNS "
+                 "drops the messages."),
+    level=MANDATORY, severity=CRITICAL, tags=[*RELIABILITY, "sns", "sqs", "lambda"],
+    remediation=("Queue: add a QueuePolicy statement: Effect Allow, Principal {'Service': 'sns.amazonaws.com'}, Action "
+                 "'sqs:SendMessage', Resource the queue's ARN, Condition {'ArnEquals': {'aws:SourceArn': <topic ARN>}}. "
+                 "Function: add aws.lambda_.Permission(principal='sns.amazonaws.com', source_arn=<topic ARN>)."),
     url="https://docs.aws.amazon.com/sns/latest/dg/subscribe-sqs-queue-to-sns-topic.html",
     validate=_check_sns,
 )
@@ -149,18 +192,30 @@ def _check_eventbridge(args: StackValidationArgs, report: ReportViolation) -> No
     policies = ResourcePolicies(index)
     roles = RoleGrants(index)
 
+    invokers = Invokers(index)
+
     def check_target(target):
-        delivered = index.follow(target, "arn", lambda: get(target.props, "arn"), [QUEUE, TOPIC])
+        delivered = index.follow(target, "arn", lambda: get(target.props, "arn"), [QUEUE, TOPIC, FUNCTION, ALIAS])
         if delivered is None:
             return
         rules = [d for d in target.property_dependencies.get("rule", []) if d.resource_type.endswith(":EventRule")]
         rule_arn = _arn(rules[0]) if len(rules) == 1 else None
+        rule_name = known(lambda: get(target.props, "rule"))
+        if delivered.resource_type in (FUNCTION, ALIAS):
+            function = function_at(index, target, "arn", lambda: get(target.props, "arn"))
+            if function is None or invokers.allow(function, EVENTS, rule_arn):
+                return
+            if invokers.unknown:
+                raise invokers.unknown[0]
+            report(f"EventTarget '{target.name}'{f' of rule {rule_name!r}' if rule_name else ''} invokes function "
+                   f"{label(function)}, which has no aws.lambda_.Permission for {EVENTS}: the rule matches and "
+                   f"every invocation fails and is dropped. {_permission_fix(EVENTS, 'rule')}", target.urn)
+            return
         if _lets(policies.statements(delivered), EVENTS, SEND[delivered.resource_type], rule_arn):
             return
         if policies.unplaced:
             raise policies.unplaced[0]
         what = "queue" if delivered.resource_type == QUEUE else "topic"
-        rule_name = known(lambda: get(target.props, "rule"))
         report(f"EventTarget '{target.name}'{f' of rule {rule_name!r}' if rule_name else ''} delivers to {what} "
                f"{label(delivered)}, whose policy does not let {EVENTS} send to it: the rule matches and every "
                f"event is dropped (or sits in the target's DLQ). {_fix(delivered, EVENTS, 'rule')}", target.urn)
@@ -188,12 +243,14 @@ eventbridge_target_allows_delivery = rule(
     display_name="EventBridge and Scheduler may send to their queue or topic",
     description=("An EventBridge rule target that is an SQS queue or SNS topic delivers only if its policy "
                  "allows Principal {Service: events.amazonaws.com} sqs:SendMessage / sns:Publish (for that rule "
-                 "when it has an aws:SourceArn condition); a Scheduler schedule whose target is a queue or topic "
+                 "when it has an aws:SourceArn condition), a Lambda function only if an aws.lambda_.Permission "
+                 "lets events.amazonaws.com invoke it; a Scheduler schedule whose target is a queue or topic "
                  "delivers only if the schedule's role allows that action on it. AWS accepts both and drops "
                  "the events."),
     level=MANDATORY, severity=CRITICAL, tags=[*RELIABILITY, "eventbridge", "scheduler"],
     remediation=("Rule target: add a QueuePolicy/TopicPolicy statement allowing {'Service': 'events.amazonaws.com'} "
-                 "sqs:SendMessage / sns:Publish with Condition {'ArnEquals': {'aws:SourceArn': <rule ARN>}}. "
+                 "sqs:SendMessage / sns:Publish with Condition {'ArnEquals': {'aws:SourceArn': <rule ARN>}}; "
+                 "function: add aws.lambda_.Permission(principal='events.amazonaws.com', source_arn=<rule ARN>). "
                  "Schedule: allow sqs:SendMessage / sns:Publish on the target's ARN in the schedule's role."),
     url="https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html",
     validate=_check_eventbridge,
@@ -209,15 +266,7 @@ NOTIFIED = (("queues", "queueArn", QUEUE), ("topics", "topicArn", TOPIC), ("lamb
 def _check_s3(args: StackValidationArgs, report: ReportViolation) -> None:
     index = StackIndex(args.resources)
     policies = ResourcePolicies(index)
-    invokable: dict[str, list[Optional[str]]] = {}  # function URN -> source ARNs S3 may invoke it from
-
-    def note_permission(permission):
-        if get(permission.props, "principal") != S3:
-            return
-        function = function_at(index, permission, "function", lambda: get(permission.props, "function"))
-        if function is not None:
-            invokable.setdefault(function.urn, []).append(known(lambda: get(permission.props, "sourceArn")))
-    each(index.of_type(PERMISSION), note_permission, report, lambda p: p.urn)
+    invokers = Invokers(index)
 
     def check(item):
         notification, key, arn_key, kind, i = item
@@ -228,9 +277,10 @@ def _check_s3(args: StackValidationArgs, report: ReportViolation) -> None:
             target = function_at(index, notification, key, lambda: entry.get(arn_key))
             if target is None:
                 return
-            sources = invokable.get(target.urn, [])
-            if any(s is None or bucket_arn is None or fnmatch.fnmatchcase(bucket_arn, s) for s in sources):
+            if invokers.allow(target, S3, bucket_arn):
                 return
+            if invokers.unknown:
+                raise invokers.unknown[0]
             report(f"BucketNotification '{notification.name}' sends {key}[{i}] to function {label(target)}, which "
                    f"has no aws.lambda_.Permission for {S3}{f' from {bucket_arn}' if bucket_arn else ''}: S3 refuses "
                    "the configuration (the deploy fails) or, once the permission is gone, drops the events. Add "
@@ -276,5 +326,5 @@ s3_notification_target_allows_bucket = rule(
     validate=_check_s3,
 )
 
-POLICIES = [sns_sqs_subscription_queue_allows_topic, eventbridge_target_allows_delivery,
+POLICIES = [sns_subscription_endpoint_allows_topic, eventbridge_target_allows_delivery,
             s3_notification_target_allows_bucket]
