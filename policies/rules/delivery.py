@@ -115,9 +115,23 @@ class Invokers:
         self.unknown = gather(index.of_type(PERMISSION), note)
 
     def allow(self, function: PolicyResource, service: str, source_arn: Optional[str]) -> bool:
-        return any(principal == service and (granted is None or source_arn is None
-                                             or fnmatch.fnmatchcase(source_arn, granted))
-                   for principal, granted in self._by_function.get(function.urn, []))
+        """Whether `service` may invoke `function` (from `source_arn` when known). Not allowed while a
+        Permission's function is unknown: that Permission may be this function's (UnknownValueError)."""
+        if any(principal == service and (granted is None or source_arn is None or fnmatch.fnmatchcase(source_arn, granted))
+               for principal, granted in self._by_function.get(function.urn, [])):
+            return True
+        if self.unknown:
+            raise self.unknown[0]
+        return False
+
+
+def _policy_lets(policies: ResourcePolicies, target: PolicyResource, service: str, source_arn: Optional[str]) -> bool:
+    """Whether the queue's or topic's policy lets `service` send; not while a policy's owner is unknown."""
+    if _lets(policies.statements(target), service, SEND[target.resource_type], source_arn):
+        return True
+    if policies.unplaced:
+        raise policies.unplaced[0]  # a policy we cannot place yet may be this one's
+    return False
 
 
 def _permission_fix(service: str, source: str) -> str:
@@ -146,8 +160,6 @@ def _check_sns(args: StackValidationArgs, report: ReportViolation) -> None:
             function = function_at(index, subscription, "endpoint", lambda: get(subscription.props, "endpoint"))
             if function is None or invokers.allow(function, SNS, topic_arn):
                 return
-            if invokers.unknown:
-                raise invokers.unknown[0]
             report(f"{delivers} to function {label(function)}, which has no aws.lambda_.Permission for {SNS}: "
                    f"SNS accepts the subscription and drops every message after its retries. "
                    f"{_permission_fix(SNS, 'topic')}", subscription.urn)
@@ -155,10 +167,8 @@ def _check_sns(args: StackValidationArgs, report: ReportViolation) -> None:
         queue = index.follow(subscription, "endpoint", lambda: get(subscription.props, "endpoint"), [QUEUE])
         if queue is None:
             return  # a queue of another stack: its policy is not here to read
-        if _lets(policies.statements(queue), SNS, SEND[QUEUE], topic_arn):
+        if _policy_lets(policies, queue, SNS, topic_arn):
             return
-        if policies.unplaced:
-            raise policies.unplaced[0]
         report(f"{delivers} to queue {label(queue)}, whose policy does not let {SNS} send to it: SNS accepts the "
                f"subscription and drops every message it cannot deliver. {_fix(queue, SNS, 'topic')}", subscription.urn)
 
@@ -205,16 +215,12 @@ def _check_eventbridge(args: StackValidationArgs, report: ReportViolation) -> No
             function = function_at(index, target, "arn", lambda: get(target.props, "arn"))
             if function is None or invokers.allow(function, EVENTS, rule_arn):
                 return
-            if invokers.unknown:
-                raise invokers.unknown[0]
             report(f"EventTarget '{target.name}'{f' of rule {rule_name!r}' if rule_name else ''} invokes function "
                    f"{label(function)}, which has no aws.lambda_.Permission for {EVENTS}: the rule matches and "
                    f"every invocation fails and is dropped. {_permission_fix(EVENTS, 'rule')}", target.urn)
             return
-        if _lets(policies.statements(delivered), EVENTS, SEND[delivered.resource_type], rule_arn):
+        if _policy_lets(policies, delivered, EVENTS, rule_arn):
             return
-        if policies.unplaced:
-            raise policies.unplaced[0]
         what = "queue" if delivered.resource_type == QUEUE else "topic"
         report(f"EventTarget '{target.name}'{f' of rule {rule_name!r}' if rule_name else ''} delivers to {what} "
                f"{label(delivered)}, whose policy does not let {EVENTS} send to it: the rule matches and every "
@@ -279,8 +285,6 @@ def _check_s3(args: StackValidationArgs, report: ReportViolation) -> None:
                 return
             if invokers.allow(target, S3, bucket_arn):
                 return
-            if invokers.unknown:
-                raise invokers.unknown[0]
             report(f"BucketNotification '{notification.name}' sends {key}[{i}] to function {label(target)}, which "
                    f"has no aws.lambda_.Permission for {S3}{f' from {bucket_arn}' if bucket_arn else ''}: S3 refuses "
                    "the configuration (the deploy fails) or, once the permission is gone, drops the events. Add "
@@ -290,10 +294,8 @@ def _check_s3(args: StackValidationArgs, report: ReportViolation) -> None:
         target = index.follow(notification, key, lambda: entry.get(arn_key), [kind])
         if target is None:
             return
-        if _lets(policies.statements(target), S3, SEND[kind], bucket_arn):
+        if _policy_lets(policies, target, S3, bucket_arn):
             return
-        if policies.unplaced:
-            raise policies.unplaced[0]
         what = "queue" if kind == QUEUE else "topic"
         report(f"BucketNotification '{notification.name}' sends {key}[{i}] to {what} {label(target)}, whose policy "
                f"does not let {S3} send to it: S3 refuses the configuration (the deploy fails) or, once the "
