@@ -353,3 +353,13 @@ def test_a_function_subscribed_or_targeted_must_let_sns_or_eventbridge_invoke_it
     assert "aws.lambda_.Permission" in said(flagged(result, SNS_DELIVERY)[0])
     result = analyse(policy_analyzer, lambda: program(True))
     assert not flagged(result, SNS_DELIVERY) and not flagged(result, EVENTS_DELIVERY)
+
+
+def test_a_log_group_without_retention_is_reported_while_its_name_is_unknown(policy_analyzer):
+    def program(days):
+        logs = aws.cloudwatch.LogGroup("api-logs", retention_in_days=days)
+        function("api-fn", logging_config={"log_format": "JSON", "log_group": logs.name})
+    result = first_preview(policy_analyzer, lambda: program(None))
+    assert names(flagged(result, "lambda-log-group-has-retention")) == ["api-logs"]
+    result = first_preview(policy_analyzer, lambda: program(30))
+    assert not flagged(result, "lambda-log-group-has-retention") and not skipped(result, "lambda-log-group-has-retention")
