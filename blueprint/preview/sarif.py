@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Optional
 
 from integration_blueprint import __version__
-from integration_blueprint.preview import notes
+from integration_blueprint.preview import skipped_checks
 from integration_blueprint.preview.recording import load_project
 from integration_blueprint.preview.run import Finding, PreviewResult
 
@@ -160,7 +160,7 @@ def _result(finding: Finding, rule_index: int, artifact: dict, line: int) -> dic
 
 def _notification(finding: Finding, rule_index: int) -> dict:
     where = f"{finding.name} ({finding.type}): " if finding.urn else ""
-    return {"level": "note", "message": {"text": f"{finding.policy}: {where}{notes.reason(finding)}"},
+    return {"level": "note", "message": {"text": f"{finding.policy}: {where}{skipped_checks.reason(finding)}"},
             "associatedRule": {"id": finding.policy, "index": rule_index}}
 
 
@@ -176,8 +176,8 @@ def to_sarif(result: PreviewResult) -> dict:
                                 "rules": [_rule_descriptor(result, name) for name in names]}},
             "automationDetails": {"id": category(result)},
             "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": [
-                _notification(f, index[f.policy]) for f in notes.notes(result) if f.policy in index]}],
-            "results": [_result(f, index[f.policy], *locate(f)) for f in notes.violations(result)],
+                _notification(f, index[f.policy]) for f in skipped_checks.skipped(result) if f.policy in index]}],
+            "results": [_result(f, index[f.policy], *locate(f)) for f in skipped_checks.violations(result)],
         }],
     }
 
