@@ -47,6 +47,7 @@ from integration_blueprint.aws_limits import (
 )
 from integration_blueprint.handlers.runtime import config
 from integration_blueprint.handlers.runtime.amounts import AmountError, check_amount
+from integration_blueprint.handlers.runtime.redaction import PayloadFreeError
 from integration_blueprint.handlers.runtime.retry import TransientServiceError
 from integration_blueprint.handlers.runtime.stream_records import StreamRecord
 
@@ -73,7 +74,7 @@ def guard_item_key(account: str, key: str) -> str:
     return GUARD_PREFIX + digest
 
 
-class PoisonRecord(Exception):
+class PoisonRecord(PayloadFreeError):
     """The payload asks to fail (fault injection) or cannot be applied at all."""
 
 
