@@ -18,7 +18,7 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TypeGuard
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
@@ -37,7 +37,7 @@ ERROR_MESSAGE_MAX_CHARS = 2000
 SEQUENCE_NUMBER_PATTERN = re.compile(r"[0-9]{1,129}")
 
 
-def is_sequence_number(value: object) -> bool:
+def is_sequence_number(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and SEQUENCE_NUMBER_PATTERN.fullmatch(value) is not None
 
 
