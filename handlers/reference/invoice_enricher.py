@@ -127,7 +127,10 @@ def parse_invoice(row: dict) -> dict:
         value = row.get(f)
         if value is not None and (isinstance(value, bool) or not isinstance(value, (str, int, float))):
             raise InvalidInvoiceError(f"{f} must be text (a CSV value), got {type(value).__name__}")
-        values[f] = "" if value is None else str(value).strip()
+        try:
+            values[f] = "" if value is None else str(value).strip()
+        except ValueError:  # an integer of more than 4,300 digits, which Python refuses to write out
+            raise InvalidInvoiceError(f"{f} is not a value an invoice can hold") from None
     missing = [f for f, v in values.items() if not v]
     if missing:
         # The names of the missing fields, never the row: its values may be personal data.
