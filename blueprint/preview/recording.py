@@ -61,6 +61,8 @@ class RecordedResource:
     id: str = ""
     outputs: dict = field(default_factory=dict)
     provider: str = ""
+    source_file: str = ""  # absolute path of the user's file that declared the resource
+    source_line: int = 0
 
 
 @dataclass

@@ -10,6 +10,7 @@ import json
 from collections import defaultdict
 from typing import Callable
 
+from integration_blueprint.preview import notes
 from integration_blueprint.preview.markdown import render_markdown
 from integration_blueprint.preview.run import LEVELS, PreviewResult
 from integration_blueprint.preview.sarif import render_sarif
@@ -33,9 +34,9 @@ def render_text(result: PreviewResult) -> str:
             tree(resource.urn, depth + 1)
     tree("", 1)
 
-    findings = result.findings()
+    found_violations = notes.violations(result)
     for level in LEVELS:
-        found = [f for f in findings if f.level == level]
+        found = [f for f in found_violations if f.level == level]
         if not found:
             continue
         lines += ["", f"{level.capitalize()} policy violations ({len(found)}):"]
@@ -48,8 +49,15 @@ def render_text(result: PreviewResult) -> str:
                 lines.append(f"      Fix: {rule.remediation}")
             if finding.url:
                 lines.append(f"      See: {finding.url}")
-    lines += ["", f"{len(recorded.resources)} resources, {result.count('mandatory')} mandatory and "
-                  f"{result.count('advisory')} advisory violations"
+    skipped = notes.notes(result)
+    if skipped:
+        lines += ["", f"Not checked during preview ({len(skipped)}): a value was unknown or outside this stack"]
+        for finding in skipped:
+            where = f" {finding.name} ({finding.type}):" if finding.urn else ""
+            lines.append(f"  [{finding.policy}]{where} {notes.reason(finding)}")
+    lines += ["", f"{len(recorded.resources)} resources, {notes.count(result, 'mandatory')} mandatory and "
+                  f"{notes.count(result, 'advisory')} advisory violations"
+                  + (f", {len(skipped)} checks not run during preview" if skipped else "")
                   + (": the stack may not be deployed." if result.exit_code else ".")]
     return "\n".join(lines)
 

@@ -64,6 +64,16 @@ def get(props: Mapping, *path: str, default: Any = None) -> Any:
     return value
 
 
+def known(read: Callable[[], Any]) -> Optional[str]:
+    """A string value that narrows a check only when it is known (an ARN a condition or a
+    statement's Resource is matched against), else None: the check decides without it."""
+    try:
+        value = read()
+    except UnknownValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
 def number(props: Mapping, key: str, default: Optional[float]) -> Optional[float]:
     """A numeric property, or the AWS default when it is absent. Pulumi sends numbers as floats;
     numeric strings are what a hand-written program sometimes passes and AWS accepts."""
@@ -161,7 +171,7 @@ def each(items: Iterable, check: Callable[[Any], None], report: ReportViolation,
     """Run `check` on every item of a stack policy. A malformed item is a violation on its URN; an
     unknown one is skipped, and once every other item is checked the first unknown is raised so
     the SDK says (as an advisory note) that part of the rule could not run during preview."""
-    first_unknown: Optional[UnknownValueError] = None
+    skipped: list[tuple[str, UnknownValueError]] = []
     for item in items:
         try:
             check(item)
@@ -170,9 +180,26 @@ def each(items: Iterable, check: Callable[[Any], None], report: ReportViolation,
         except UNEXPECTED_SHAPE as exc:
             report(unexpected(exc), urn_of(item))
         except UnknownValueError as exc:
-            first_unknown = first_unknown or exc
-    if first_unknown is not None:
-        raise first_unknown
+            skipped.append((urn_of(item), exc))
+    if skipped:
+        raise Unverifiable(skipped_items(skipped))
+
+
+# At most this many skipped items are named in one note; the rest are counted.
+NAMED_SKIPPED_ITEMS = 5
+
+
+def skipped_items(skipped: list[tuple[str, UnknownValueError]]) -> str:
+    """"EventSourceMapping 'jobs': string value at .eventSourceArn can't be known during preview; ...":
+    a stack policy's note names each resource it could not decide and the value it missed."""
+    def about(urn: str) -> str:
+        parts = urn.split("::")
+        if len(parts) < 4:
+            return "the stack"
+        return f"{parts[2].rsplit('$', 1)[-1].rsplit(':', 1)[-1]} '{parts[-1]}'"
+    named = [f"{about(urn)}: {getattr(exc, 'message', str(exc))}" for urn, exc in skipped[:NAMED_SKIPPED_ITEMS]]
+    more = len(skipped) - NAMED_SKIPPED_ITEMS
+    return "; ".join(named) + (f"; and {more} more" if more > 0 else "")
 
 
 def resource_rule(check: Callable[[ResourceValidationArgs, ReportViolation], None],
