@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # turns that off: every test worker, CLI run and policy pack would otherwise recompile them.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: test test-package install preview local lint docs validators
+.PHONY: test test-package install preview local lint docs validators mermaid
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,7 +25,17 @@ $(VALIDATORS): tools/validators/package.json tools/validators/package-lock.json
 
 validators: $(VALIDATORS)
 
-test: $(VENV)/.installed $(VALIDATORS)
+# Mermaid's own parser (node), which the report tests run on every diagram blueprint preview draws:
+# the versions are pinned in tools/mermaid/package-lock.json, installed here and never by a test.
+MERMAID := tools/mermaid/node_modules/.package-lock.json
+
+$(MERMAID): tools/mermaid/package-lock.json
+	cd tools/mermaid && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+mermaid: $(MERMAID)
+
+test: $(VENV)/.installed $(VALIDATORS) $(MERMAID)
 	$(PY) -m pytest -q -n auto --dist worksteal -m "not wheel"
 
 # The package as a team gets it: build the wheel, install it into a fresh virtualenv, run the

@@ -1,5 +1,5 @@
 """The emulator's speed shortcuts (sandbox/shortcuts.py SHORTCUTS) keep moto's answers: the same
-scenario (DynamoDB expressions and errors, Step Functions paths, a JSON error's body; the account
+scenario (DynamoDB expressions and errors, transactions cancelled and held, Step Functions paths, a JSON error's body; the account
 and region SQS, S3 and Kinesis read from a request; the User-Agent headers sent) gives the same
 responses with and without them, and moto's werkzeug requests are built as werkzeug builds them."""
 
@@ -73,6 +73,17 @@ def scenario():
                                         ExpressionAttributeValues={":v": {"S": "x"}}))
             record(lambda: ddb.delete_item(TableName="t", Key={"pk": {"S": "b"}}, ConditionExpression="n > :z",
                                            ExpressionAttributeValues={":z": {"N": "10"}}))
+        # Transactions: one cancelled by its condition (nothing it wrote stays), one that holds, one
+        # malformed (two writes of one item), then what the table holds.
+        for guard in ("a", "new-1", "new-1"):
+            record(lambda: ddb.transact_write_items(TransactItems=[
+                {"Update": {"TableName": "t", "Key": {"pk": {"S": "total"}}, "UpdateExpression": "ADD n :one",
+                            "ExpressionAttributeValues": {":one": {"N": "1"}}}},
+                {"Put": {"TableName": "t", "Item": {"pk": {"S": guard}}, "ConditionExpression": "attribute_not_exists(pk)"}}]))
+        record(lambda: ddb.transact_write_items(TransactItems=[
+            {"Put": {"TableName": "t", "Item": {"pk": {"S": "twice"}}}},
+            {"Put": {"TableName": "t", "Item": {"pk": {"S": "twice"}}}}]))
+        out.append(sorted(json.dumps(item, sort_keys=True) for item in ddb.scan(TableName="t")["Items"]))
         every_type = {"pk": {"S": "types"}, "n": {"N": "1.5"}, "b": {"B": b"bytes"}, "ok": {"BOOL": False},
                       "none": {"NULL": True}, "ss": {"SS": ["x", "y"]}, "ns": {"NS": ["1", "2"]}, "bs": {"BS": [b"z"]},
                       "m": {"M": {"inner": {"L": [{"S": "deep"}, {"M": {}}, {"N": "0"}]}}}}
@@ -166,7 +177,7 @@ def test_dynamodb_answers_and_errors_are_the_same_with_the_shortcuts():
 
     assert shortcuts == plain
     errors = {entry["error"] for entry in plain if isinstance(entry, dict) and "error" in entry}
-    assert {"ConditionalCheckFailedException", "ValidationException"} <= errors  # the scenario meets both
+    assert {"ConditionalCheckFailedException", "ValidationException", "TransactionCanceledException"} <= errors
 
 
 def test_every_shortcut_is_listed_with_what_it_saves():

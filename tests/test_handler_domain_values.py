@@ -8,7 +8,6 @@ import pytest
 from moto import mock_aws
 
 from integration_blueprint.handlers.reference import billing_consumer
-from integration_blueprint.handlers.reference.reference_ledger import InvalidAmount
 from integration_blueprint.handlers.runtime.amounts import MAX_AMOUNT_MINOR_UNITS
 from integration_blueprint.handlers.runtime.billing import Charge, InvalidCharge
 from integration_blueprint.handlers.runtime.idempotent_stream import RecordFailed
@@ -46,7 +45,7 @@ def test_the_idempotent_stream_ledger_refuses_a_forbidden_amount_before_writing(
     with pytest.raises(RecordFailed, match="InvalidAmount") as failed:
         env.idempotent_handler()(env.kinesis_event(sequence_number), LocalLambdaContext())
 
-    assert isinstance(failed.value.__cause__, InvalidAmount)
+    assert failed.value.__cause__ is None  # the chain could carry a payload value (redaction.py)
     assert ledger_items(env) == []
     assert SECRET not in str(failed.value) and SECRET not in env.log.getvalue()
 

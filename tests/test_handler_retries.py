@@ -155,7 +155,7 @@ def test_a_throttled_idempotency_delete_leaves_no_inprogress_record_behind(env, 
     throttled = throttle(env.ddb.meta.events, "DeleteItem", 2, table="idempotency")
     event = env.kinesis_event(sequence_number)
 
-    with pytest.raises(Exception, match="downstream timed out"):
+    with pytest.raises(Exception, match="ConnectionError"):  # its type, never its message
         handler(event, LocalLambdaContext())
     handler(event, LocalLambdaContext())  # Lambda's retry of the batch
 

@@ -87,7 +87,7 @@ def test_without_a_configured_stream_only_streams_the_container_has_read_from_ar
 
 @pytest.mark.parametrize("info, reason", [
     ({"streamArn": None}, "lacks streamArn"),
-    ({"startSequenceNumber": "12abc"}, "not numbers"),
+    ({"startSequenceNumber": "12abc"}, "not Kinesis sequence numbers"),
     ({"batchSize": "three"}, "batchSize is not a whole number"),
 ])
 def test_malformed_metadata_is_parked_at_once_with_the_reason_logged_at_error(env, info, reason):

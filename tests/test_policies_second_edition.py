@@ -248,7 +248,7 @@ def test_write_actions_on_every_resource(policy_analyzer):
                        lambda: role_policy(allow("sqs:SendMessage", EXTERNAL_QUEUE), allow("sqs:GetQueueUrl"),
                                            allow(["cloudwatch:PutMetricData", "xray:PutTraceSegments"])),
                        lambda m: aws.iam.RolePolicy("p", role="r", policy=later(document(allow("sqs:SendMessage")), m.arn)))
-    assert "Write (SendMessage)" in found[0].message and "GetQueueUrl" not in found[0].message
+    assert "Write (sqs:SendMessage)" in found[0].message and "GetQueueUrl" not in found[0].message
 
 
 def test_pass_role_on_every_resource_and_not_resource_violate(policy_analyzer):
@@ -266,7 +266,7 @@ def test_wildcards_are_judged_against_the_action_catalogue(policy_analyzer):
         assert action in found[0].message
     # IAM authorizes SendMessageBatch with sqs:SendMessage: the catalogue lists one action for it.
     found = flagged(analyse(policy_analyzer, lambda: role_policy(allow("sqs:SendMessage*", EXTERNAL_QUEUE))), WILDCARD)
-    assert len(found) == 1 and "covers 1 action: Write (SendMessage)" in found[0].message
+    assert len(found) == 1 and "covers 1 action: Write (sqs:SendMessage)" in found[0].message
     found = flagged(analyse(policy_analyzer, lambda: role_policy(allow("sqs:Frobnicate*", EXTERNAL_QUEUE))), WILDCARD)
     assert len(found) == 1 and "matches no action in the IAM catalogue" in found[0].message
 
@@ -537,4 +537,4 @@ def test_every_rule_publishes_its_fix_its_source_and_how_much_it_matters(policy_
         assert policy.url.startswith("https://docs."), policy.name
         assert policy.severity != 0, policy.name  # 0 = unspecified
     levels = {p.name: p.enforcementLevel for p in policy_analyzer.info.policies}
-    assert len(levels) == 30 and levels[TLS] == 0  # proto ADVISORY
+    assert len(levels) == 33 and levels[TLS] == 0  # proto ADVISORY

@@ -72,7 +72,8 @@ class Env:
 
     def app_dlq_handler(self, process_record=None, retry_url=None):
         return app_dlq_stream.make_handler(process_record or self.ledger, retry_dlq_url=retry_url or self.retry_url,
-                                           logger=self.logger(), sqs=self.sqs)
+                                           logger=self.logger(), sqs=self.sqs,
+                                           stream_arn=self.stream_arn)  # as the component sets it
 
     def stream_mapping(self, handler, **settings):
         return KinesisEventSourceMapping(kinesis=self.kinesis, sqs=self.sqs, stream_name=STREAM, handler=handler,

@@ -1,10 +1,13 @@
 """`blueprint preview --format markdown`: a pull-request comment.
 
-A verdict line, a table of the violations, and per component a Mermaid diagram of the links the
-pack checks: event source -> function (the event source mapping), function -> on-failure
-destination, queue -> DLQ (redrive policy), schedule -> target and schedule -> DLQ. A resource
-with a violation is drawn red and marked; so is a link held by a resource with a violation (a
-mapping without ReportBatchItemFailures, say).
+A verdict line, a table of the violations (every message escaped for GitHub Flavored Markdown, so
+`Principal "*"` and `<queue ARN>` read as written), the fix of each policy once, the checks that
+could not run during preview, and per component a Mermaid diagram of the links the pack checks:
+event source -> function (the event source mapping), function -> on-failure destination, queue ->
+DLQ (redrive policy), schedule -> target and DLQ, EventBridge rule -> target, topic -> subscriber,
+pipe source -> target, bucket -> notified queue, topic or function. A resource with a violation is
+drawn red and marked; so is a link held by a resource with a violation (a mapping without
+ReportBatchItemFailures, a subscription whose queue refuses the topic).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from integration_blueprint.preview import skipped_checks
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
 from integration_blueprint.preview.run import Finding, PreviewResult
 
@@ -19,6 +23,11 @@ MAPPING = "aws:lambda/eventSourceMapping:EventSourceMapping"
 QUEUE = "aws:sqs/queue:Queue"
 SCHEDULE = "aws:scheduler/schedule:Schedule"
 INVOKE_CONFIG = "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig"
+EVENT_TARGET = "aws:cloudwatch/eventTarget:EventTarget"
+SUBSCRIPTION = "aws:sns/topicSubscription:TopicSubscription"
+PIPE = "aws:pipes/pipe:Pipe"
+BUCKET_NOTIFICATION = "aws:s3/bucketNotification:BucketNotification"
+NOTIFIED = ("queues", "topics", "lambdaFunctions")
 OUTSIDE = ""  # the group of links declared outside any component
 MARK = "⚠"
 
@@ -62,8 +71,28 @@ class _Resolver:
         urns = [u for u in resource.property_dependencies.get(key, []) if u in self.by_urn]
         if urns:
             return urns
-        found = [self.by_reference[s] for s in _strings(resource.inputs.get(key)) if s in self.by_reference]
+        return self.named_in(resource.inputs.get(key))
+
+    def named_in(self, value: Any) -> list[str]:
+        """The resources whose ARN, name or URL `value` (a string, or anything holding strings) names."""
+        found = [self.by_reference[s] for s in _strings(value) if s in self.by_reference]
         return list(dict.fromkeys(found))
+
+
+def _schedule_links(refers: _Resolver, schedule: RecordedResource) -> list[Link]:
+    """A schedule's target and DLQ: by the ARNs it names when they are known, else by its `target`
+    property's dependencies (the role set aside, a queue taken for the DLQ)."""
+    target = schedule.inputs.get("target") or {}
+    invoked = refers.named_in(target.get("arn")) if isinstance(target, dict) else []
+    dead = refers.named_in((target.get("deadLetterConfig") or {}).get("arn")) if isinstance(target, dict) else []
+    if not invoked and not dead:
+        for urn in refers(schedule, "target"):
+            kind = refers.by_urn[urn].type
+            if kind.startswith("aws:iam/"):
+                continue
+            (dead if kind == QUEUE else invoked).append(urn)
+    return ([Link(schedule.urn, urn, "invokes", schedule.urn) for urn in invoked]
+            + [Link(schedule.urn, urn, "DLQ", schedule.urn) for urn in dead])
 
 
 def links(recorded: RecordedStack) -> list[Link]:
@@ -84,12 +113,19 @@ def links(recorded: RecordedStack) -> list[Link]:
             found += [Link(resource.urn, dlq, "redrive (DLQ)", resource.urn)
                       for dlq in refers(resource, "redrivePolicy")]
         elif resource.type == SCHEDULE:
-            for urn in refers(resource, "target"):
-                kind = refers.by_urn[urn].type
-                if kind == QUEUE:
-                    found.append(Link(resource.urn, urn, "DLQ", resource.urn))
-                elif not kind.startswith("aws:iam/"):
-                    found.append(Link(resource.urn, urn, "invokes", resource.urn))
+            found += _schedule_links(refers, resource)
+        elif resource.type == EVENT_TARGET:
+            found += [Link(rule, target, "rule target", resource.urn)
+                      for rule in refers(resource, "rule") for target in refers(resource, "arn")]
+        elif resource.type == SUBSCRIPTION:
+            found += [Link(topic, endpoint, f"subscription ({resource.inputs.get('protocol', '?')})", resource.urn)
+                      for topic in refers(resource, "topic") for endpoint in refers(resource, "endpoint")]
+        elif resource.type == PIPE:
+            found += [Link(source, target, f"pipe: {resource.name}", resource.urn)
+                      for source in refers(resource, "source") for target in refers(resource, "target")]
+        elif resource.type == BUCKET_NOTIFICATION:
+            found += [Link(bucket, target, "notification", resource.urn)
+                      for bucket in refers(resource, "bucket") for key in NOTIFIED for target in refers(resource, key)]
     # In URN order, not registration order: the same program draws the same diagram every run.
     return sorted(set(found), key=lambda link: (link.held_by, link.source, link.target, link.label))
 
@@ -108,12 +144,22 @@ def component_of(recorded: RecordedStack, urn: str) -> str:
 
 # ---- rendering ---------------------------------------------------------------------------------
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\r", "").replace("\n", "<br>").strip()
+# Characters GitHub Flavored Markdown gives a meaning inline (emphasis, code, links, HTML, entities,
+# strikethrough, table cells); a backslash makes each of them literal (CommonMark: any ASCII
+# punctuation may be escaped).
+_MARKDOWN_SPECIAL = "\\`*_[]<>|&~"
+
+
+def escape(text: str) -> str:
+    """Plain text as GitHub shows it: every character literal, lines joined with <br>."""
+    escaped = "".join(f"\\{c}" if c in _MARKDOWN_SPECIAL else c for c in text.replace("\r", ""))
+    return "<br>".join(line.strip() for line in escaped.strip().split("\n"))
 
 
 def _label(text: str) -> str:
-    return text.replace('"', "#quot;")
+    """Text inside a quoted Mermaid label: quotes and angle brackets as entity codes (Mermaid
+    renders labels as HTML)."""
+    return text.replace("#", "#35;").replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
 
 
 def _short_type(type_token: str) -> str:
@@ -136,41 +182,71 @@ def _diagram(recorded: RecordedStack, group: list[Link], violated: set[str]) -> 
                 style = ":::violation" if urn in violated else ""
                 lines.append(f'    {ids[urn]}["{_label(mark + resource.name)}<br/>'
                              f'{_label(_short_type(resource.type))}"]{style}')
-    for link in group:
+    red = []
+    for number, link in enumerate(group):
         held = by_urn[link.held_by]
-        mark = f"{MARK} " if link.held_by in violated and link.held_by not in (link.source, link.target) else ""
+        broken = link.held_by in violated and link.held_by not in (link.source, link.target)
         label = link.label if held.type != MAPPING else f"{link.label}: {held.name}"
-        lines.append(f'    {ids[link.source]} -- "{_label(mark + label)}" --> {ids[link.target]}')
-    lines += ["    classDef violation fill:#fde2e1,stroke:#d1242f,color:#6e1b14", "```"]
+        lines.append(f'    {ids[link.source]} -- "{_label((MARK + " " if broken else "") + label)}" --> {ids[link.target]}')
+        if broken:
+            red.append(str(number))
+    lines.append("    classDef violation fill:#fde2e1,stroke:#d1242f,color:#6e1b14")
+    if red:
+        lines.append(f"    linkStyle {','.join(red)} stroke:#d1242f,stroke-width:2px,color:#d1242f")
+    lines.append("```")
     return lines
 
 
 def _verdict(result: PreviewResult) -> str:
-    stack, mandatory, advisory = result.recorded.stack, result.count("mandatory"), result.count("advisory")
+    stack = result.recorded.stack
+    mandatory, advisory = skipped_checks.count(result, "mandatory"), skipped_checks.count(result, "advisory")
     if mandatory:
         return (f"### ❌ Policy preview of stack `{stack}`: {mandatory} mandatory and {advisory} advisory "
                 "violations; the stack may not be deployed")
     return f"### ✅ Policy preview of stack `{stack}`: no mandatory violations ({advisory} advisory)"
 
 
+def found(finding: Finding, description: str) -> str:
+    """What a violation found: the SDK reports "<description>\n<what it found>"."""
+    return finding.message.removeprefix(description).strip() or finding.message
+
+
 def _row(finding: Finding, description: str) -> str:
-    # The SDK reports "<description>\n<what it found>"; the table shows what it found.
-    detail = finding.message.removeprefix(description).strip() or finding.message
-    fix = _cell(finding.remediation) + (f" ([docs]({finding.url}))" if finding.url else "")
-    where = f"`{finding.name}`<br><sub>{finding.type}</sub>" if finding.urn else "(stack)"
-    return f"| {finding.level} | `{finding.policy}` | {where} | {_cell(detail)} | {fix} |"
+    where = f"`{finding.name}`<br><sub>{escape(finding.type)}</sub>" if finding.urn else "(stack)"
+    return f"| {finding.level} | `{finding.policy}` | {where} | {escape(found(finding, description))} |"
+
+
+def _fixes(findings: list[Finding]) -> list[str]:
+    """Each violated policy's fix once (a table column would repeat it on every row)."""
+    lines = []
+    for policy in dict.fromkeys(f.policy for f in findings):
+        finding = next(f for f in findings if f.policy == policy)
+        docs = f" ([docs]({finding.url}))" if finding.url else ""
+        lines.append(f"- `{policy}`: {escape(finding.remediation)}{docs}")
+    return lines
+
+
+def _skipped(skipped: list[Finding]) -> list[str]:
+    lines = [f"<details><summary>{len(skipped)} checks could not run during preview (a value was unknown "
+             "or outside this stack)</summary>", ""]
+    for finding in skipped:
+        where = f" `{finding.name}`:" if finding.urn else ""
+        lines.append(f"- `{finding.policy}`{where} {escape(skipped_checks.reason(finding))}")
+    return lines + ["", "</details>", ""]
 
 
 def render_markdown(result: PreviewResult) -> str:
-    recorded, findings = result.recorded, result.findings()
+    recorded, findings, skipped = result.recorded, skipped_checks.violations(result), skipped_checks.skipped(result)
     lines = [_verdict(result), "",
              f"{len(recorded.resources)} resources of `{recorded.project}`; policy config: "
              f"`{result.policy_config.name if result.policy_config else 'pack defaults'}`"
              f"{'; outputs unknown, as in a first preview' if recorded.unknowns else ''}.", ""]
     if findings:
-        lines += ["| level | policy | resource | finding | fix |", "| --- | --- | --- | --- | --- |"]
+        lines += ["| level | policy | resource | finding |", "| --- | --- | --- | --- |"]
         lines += [_row(f, result.rules[f.policy].description if f.policy in result.rules else "") for f in findings]
-        lines.append("")
+        lines += ["", "**How to fix**", "", *_fixes(findings), ""]
+    if skipped:
+        lines += _skipped(skipped)
     violated = {f.urn for f in findings if f.urn}
     groups: dict[str, list[Link]] = {}
     for link in links(recorded):
@@ -182,6 +258,6 @@ def render_markdown(result: PreviewResult) -> str:
         if component == OUTSIDE:
             lines.append("**Resources outside components**")
         else:
-            lines.append(f"**`{by_urn[component].name}`** ({by_urn[component].type})")
+            lines.append(f"**`{by_urn[component].name}`** ({escape(by_urn[component].type)})")
         lines += ["", *_diagram(recorded, groups[component], violated), ""]
     return "\n".join(lines).rstrip() + "\n"

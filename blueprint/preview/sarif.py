@@ -2,12 +2,18 @@
 
 One rule (reportingDescriptor) per policy of the pack, with its description, its help (remediation
 steps) and, where the rule has them, its url, tags and severity; one result per violation, located
-at the program file and, where it can be found, the line that declares the resource.
+at the user's own line that declared the resource, in whichever module of the program: the
+`source_file`/`source_line` the engine records for each resource (for a resource a component
+declares, its nearest ancestor the user's code declared). A recording without them (an older
+engine) falls back to the program's main file and the first call whose first argument is the
+resource's name literal (`aws.sqs.Queue("orders", ...)`); a stack-wide finding points at the top
+of the main file. GitHub needs a line for every result (region.startLine).
 
-The line comes from the resource's name literal in the program: the first call whose first
-argument is that string (`aws.sqs.Queue("orders", ...)`). A resource declared inside a component
-or under a computed name is located at its nearest ancestor that the program names literally; a
-stack-wide finding at the top of the file. GitHub needs a line for every result (region.startLine).
+URIs are relative to the repository root (the nearest folder above the file with a `.git`), so
+GitHub maps them whatever directory the preview ran in. The category (automationDetails.id) names
+the program's folder and the stack, so two programs or two stacks of one repository keep their
+own alerts. "Can't run during preview" notes are not results: they go to the run's invocation as
+tool execution notifications.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from pathlib import Path
 from typing import Optional
 
 from integration_blueprint import __version__
+from integration_blueprint.preview import skipped_checks
 from integration_blueprint.preview.recording import load_project
 from integration_blueprint.preview.run import Finding, PreviewResult
 
@@ -55,15 +62,36 @@ def program_file(result: PreviewResult) -> Optional[Path]:
     return main / "__main__.py" if main.is_dir() else main
 
 
+def repository_root(path: Path) -> Optional[Path]:
+    """The nearest folder at or above `path` holding `.git` (a folder, or a file in a worktree)."""
+    for folder in [path, *path.parents]:
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
 def _artifact(path: Optional[Path]) -> dict:
-    """The file relative to the working directory (the checkout root in CI), as code scanning
-    expects; a file outside it keeps its absolute file: URI."""
+    """The file relative to its repository's root (else to the working directory), as code
+    scanning expects; a file outside both keeps its absolute file: URI."""
     if path is None:
         return {"uri": "__main__.py", "uriBaseId": "%SRCROOT%"}
-    try:
-        return {"uri": path.resolve().relative_to(Path.cwd().resolve()).as_posix(), "uriBaseId": "%SRCROOT%"}
-    except ValueError:
-        return {"uri": path.resolve().as_uri()}
+    path = path.resolve()
+    for base in (repository_root(path.parent), Path.cwd().resolve()):
+        if base is not None and path.is_relative_to(base):
+            return {"uri": path.relative_to(base).as_posix(), "uriBaseId": "%SRCROOT%"}
+    return {"uri": path.as_uri()}
+
+
+def category(result: PreviewResult) -> str:
+    """automationDetails.id: "blueprint-preview/<program folder in the repository>/<stack>/"."""
+    recorded = result.recorded
+    program = recorded.project
+    if recorded.program_dir is not None:
+        folder = recorded.program_dir.resolve()
+        root = repository_root(folder)
+        if root is not None and folder != root:
+            program = folder.relative_to(root).as_posix()
+    return f"blueprint-preview/{program}/{recorded.stack}/"
 
 
 def _rule_descriptor(result: PreviewResult, name: str) -> dict:
@@ -85,14 +113,52 @@ def _rule_descriptor(result: PreviewResult, name: str) -> dict:
     return descriptor
 
 
-def _line(finding: Finding, result: PreviewResult, lines: dict[str, int]) -> int:
-    parents = {r.urn: (r.name, r.parent) for r in result.recorded.resources}
-    urn, name = finding.urn, finding.name
-    while urn or name:
-        if name in lines:
-            return lines[name]
-        name, urn = parents.get(urn, ("", ""))
-    return 1
+class _Locator:
+    """Where each finding's resource was declared by the user's code."""
+
+    def __init__(self, result: PreviewResult):
+        self.by_urn = result.recorded.by_urn()
+        self.main = program_file(result)
+        self.main_lines = declaration_lines(self.main) if self.main is not None else {}
+        self.lines_of: dict[Path, dict[str, int]] = {}
+        program_dir = result.recorded.program_dir.resolve() if result.recorded.program_dir else None
+        self.home = (repository_root(program_dir) or program_dir) if program_dir else None
+
+    def _users(self, source_file: str) -> bool:
+        """A file of the user's repository (not an installed package's module)."""
+        path = Path(source_file).resolve()
+        return "site-packages" not in path.parts and (self.home is None or path.is_relative_to(self.home))
+
+    def _named(self, path: Path, name: str) -> Optional[int]:
+        if path not in self.lines_of:
+            self.lines_of[path] = declaration_lines(path)
+        return self.lines_of[path].get(name)
+
+    def __call__(self, finding: Finding) -> tuple[dict, int]:
+        urn = finding.urn
+        while urn in self.by_urn:  # the engine's record: the resource or its nearest declared ancestor
+            resource = self.by_urn[urn]
+            if resource.source_file and resource.source_line > 0 and self._users(resource.source_file):
+                # The engine gives the innermost frame of the user's code: inside a helper that
+                # declares many resources that is the helper's line; the call that names this
+                # resource (in the main file or that module) says which one.
+                for path in (self.main, Path(resource.source_file)):
+                    line = self._named(path, resource.name) if path is not None else None
+                    if line is not None:
+                        return _artifact(path), line
+                return _artifact(Path(resource.source_file)), resource.source_line
+            urn = resource.parent
+        return _artifact(self.main), self._name_line(finding)
+
+    def _name_line(self, finding: Finding) -> int:
+        urn, name = finding.urn, finding.name
+        while urn or name:
+            if name in self.main_lines:
+                return self.main_lines[name]
+            parent = self.by_urn.get(urn)
+            name, urn = (self.by_urn[parent.parent].name, parent.parent) if parent and parent.parent in self.by_urn \
+                else ("", "")
+        return 1
 
 
 def _result(finding: Finding, rule_index: int, artifact: dict, line: int) -> dict:
@@ -112,21 +178,26 @@ def _result(finding: Finding, rule_index: int, artifact: dict, line: int) -> dic
     }
 
 
+def _notification(finding: Finding, rule_index: int) -> dict:
+    where = f"{finding.name} ({finding.type}): " if finding.urn else ""
+    return {"level": "note", "message": {"text": f"{finding.policy}: {where}{skipped_checks.reason(finding)}"},
+            "associatedRule": {"id": finding.policy, "index": rule_index}}
+
+
 def to_sarif(result: PreviewResult) -> dict:
     names = sorted(result.rules)
     index = {name: i for i, name in enumerate(names)}
-    path = program_file(result)
-    lines = declaration_lines(path) if path is not None else {}
-    artifact = _artifact(path)
+    locate = _Locator(result)
     return {
         "$schema": SARIF_SCHEMA_URI,
         "version": SARIF_VERSION,
         "runs": [{
             "tool": {"driver": {"name": TOOL_NAME, "informationUri": TOOL_URI, "version": __version__,
                                 "rules": [_rule_descriptor(result, name) for name in names]}},
-            "automationDetails": {"id": f"blueprint-preview/{result.recorded.stack}/"},
-            "results": [_result(f, index[f.policy], artifact, _line(f, result, lines))
-                        for f in result.findings()],
+            "automationDetails": {"id": category(result)},
+            "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": [
+                _notification(f, index[f.policy]) for f in skipped_checks.skipped(result) if f.policy in index]}],
+            "results": [_result(f, index[f.policy], *locate(f)) for f in skipped_checks.violations(result)],
         }],
     }
 

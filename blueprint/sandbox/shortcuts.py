@@ -8,6 +8,7 @@ repeated work, never a check. Every change is idempotent and applied by `apply_a
 from __future__ import annotations
 
 import string
+from typing import Optional
 
 # Every speed change made to moto (5.2.x) or botocore, by the function that makes it. Time
 # compressions, which do change what a run waits for, are listed apart (realization.COMPRESSION).
@@ -67,6 +68,10 @@ SHORTCUTS = {
                                         "environment (the same keys, values and order) is built directly from "
                                         "the method, URL, headers and body, not through werkzeug's test-client "
                                         "EnvironBuilder",
+    "roll_back_transactions_by_item": "a DynamoDB transaction keeps a copy of each item it writes (to put back "
+                                      "if it is cancelled), not a deep copy of every table it names: the "
+                                      "stream ledger's guarded write is a transaction, and copying the whole "
+                                      "ledger on each one made a drill quadratic in its records",
 }
 
 
@@ -830,6 +835,72 @@ def build_wsgi_environments_directly() -> None:
     Request.from_values = classmethod(direct_from_values)
     Request._sandbox_direct = True
     Request._sandbox_environment = staticmethod(environment)  # compared with the builder's by the tests
+
+
+def roll_back_transactions_by_item() -> None:
+    """moto's TransactWriteItems deep-copies each table the transaction names before it starts and
+    puts the copy back if the transaction is cancelled: O(table size) per transaction. Here the
+    items the transaction names are copied instead (an absent item is remembered as absent) and put
+    back on any error; the table copy moto asks for is skipped (its `copy` name in that module
+    answers Tables as they are, only while such a transaction runs in this thread). The same items
+    end up in the table, with the same errors."""
+    import copy
+    import threading
+    import types
+
+    from moto.dynamodb import models
+    from moto.dynamodb.models.table import Table
+
+    backend = models.DynamoDBBackend
+    if getattr(backend.transact_write_items, "_sandbox_by_item", False):
+        return
+    original = backend.transact_write_items
+    snapshotting = threading.local()
+
+    def deepcopy(value, memo=None):
+        if isinstance(value, Table) and getattr(snapshotting, "active", False):
+            return value  # the items it could change are saved by transact_write_items below
+        return copy.deepcopy(value, memo)
+
+    models.copy = types.SimpleNamespace(**{**vars(copy), "deepcopy": deepcopy})
+
+    def saved_items(self, transact_items) -> Optional[list]:
+        """(table, hash, range, copy of the item or None) for each item written, or None when a
+        request is malformed (moto's own path then raises its error)."""
+        saved = []
+        try:
+            for entry in transact_items:
+                (_, op), = entry.items()
+                table = self.get_table(op["TableName"])
+                key = op.get("Key") or {name: op["Item"][name] for name in (table.hash_key_attr, table.range_key_attr)
+                                        if name}
+                hash_key, range_key = self.get_keys_value(table, key)
+                saved.append((table, hash_key, range_key, copy.deepcopy(table.get_item(hash_key, range_key))))
+        except Exception:  # noqa: BLE001 - moto raises the request's own error
+            return None
+        return saved
+
+    def transact_write_items(self, transact_items):
+        saved = saved_items(self, transact_items)
+        if saved is None:
+            return original(self, transact_items)
+        snapshotting.active = True
+        try:
+            return original(self, transact_items)
+        except BaseException:
+            for table, hash_key, range_key, item in reversed(saved):
+                holder = table.items[hash_key] if range_key is not None else table.items
+                slot = range_key if range_key is not None else hash_key
+                if item is None:
+                    holder.pop(slot, None)
+                else:
+                    holder[slot] = item
+            raise
+        finally:
+            snapshotting.active = False
+
+    transact_write_items._sandbox_by_item = True
+    backend.transact_write_items = transact_write_items
 
 
 def apply_all() -> None:

@@ -8,6 +8,7 @@ and after it the consumer's conditional ledger write refuses to charge a key twi
 
 import time
 from datetime import datetime, timezone
+from decimal import Decimal
 from typing import Iterable, Iterator, Optional
 
 import boto3
@@ -22,6 +23,7 @@ from integration_blueprint.handlers.runtime.billing import (
     Charge,
     InvalidCharge,
 )
+from integration_blueprint.handlers.runtime.redaction import PayloadFreeError, bounded, describe_error
 from integration_blueprint.handlers.runtime.retry import call_with_retries, full_jitter_delay, time_budget
 
 logger = Logger(service=config.service_name("billing-dispatcher"))
@@ -49,25 +51,59 @@ def billing_month(event: dict, now: Optional[datetime] = None) -> str:
     return f"{year:04d}-{month:02d}"
 
 
+class InvalidAccountRow(PayloadFreeError, ValueError):
+    """An employee row of the accounts store that cannot be billed as it is; the message names the
+    field and what it must be, never its value."""
+
+
+def is_billable(item: dict) -> bool:
+    """The row's `billable` flag: absent means billable; anything but a boolean is refused (the
+    string "false" is truthy, and billing a row its owner meant to switch off is the worse mistake)."""
+    value = item.get("billable", True)
+    if not isinstance(value, bool):
+        raise InvalidAccountRow("billable must be a boolean (true or false), not a string or number")
+    return value
+
+
+def monthly_amount(item: dict) -> int:
+    """The row's `monthly_amount`: a DynamoDB number holding a whole number of minor units. A string
+    ("250") or a fraction (12.7) is refused: truncating it would bill an amount nobody set."""
+    if "monthly_amount" not in item:
+        raise InvalidAccountRow("monthly_amount is missing")
+    value = item["monthly_amount"]
+    if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
+        raise InvalidAccountRow("monthly_amount must be a number (minor currency units), not a string")
+    if isinstance(value, Decimal) and (not value.is_finite() or value != value.to_integral_value()):
+        raise InvalidAccountRow("monthly_amount must be a whole number of minor currency units")
+    return int(value)
+
+
 def billable_charges(table, month: str) -> Iterator[Charge]:
     """Every billable employee row of the accounts store, as that month's charge."""
     kwargs: dict = {}
     while True:
         page = call_with_retries(lambda: table.scan(**kwargs))
         for item in page.get("Items", []):
-            if not str(item.get(ACCOUNTS_SK, "")).startswith(EMPLOYEE_SK_PREFIX) or not item.get("billable", True):
+            if not str(item.get(ACCOUNTS_SK, "")).startswith(EMPLOYEE_SK_PREFIX):
                 continue
             try:
+                if not is_billable(item):
+                    continue
+                for field in ("tenant", "employee", "currency"):
+                    if field not in item:
+                        raise InvalidAccountRow(f"{field} is missing")
                 charge = Charge(tenant=item["tenant"], employee=item["employee"], month=month,
-                                amount=int(item["monthly_amount"]), currency=item["currency"])
+                                amount=monthly_amount(item), currency=item["currency"])
                 # Validate exactly as the consumer will: a charge it would reject must not
                 # become a poison message that holds its tenant's group back.
                 yield Charge.from_message(charge.to_message())
-            except (KeyError, ValueError, TypeError) as exc:
+            except (InvalidAccountRow, InvalidCharge, ValueError, TypeError) as exc:
                 # One broken account row must not stop everyone else's billing; it is logged with
-                # its keys so it can be fixed and billed by a re-run.
+                # its keys (bounded) and the reason, never a field's value, so it can be fixed and
+                # billed by a re-run.
                 logger.error("skipping malformed account row", extra={
-                    "tenant": item.get("tenant"), "sk": item.get(ACCOUNTS_SK), "error": str(exc)})
+                    "tenant": bounded(str(item.get("tenant"))), "sk": bounded(str(item.get(ACCOUNTS_SK))),
+                    "error": describe_error(exc)})
         if "LastEvaluatedKey" not in page:
             return
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
@@ -130,4 +166,4 @@ def lambda_handler(event, context):
     return {"month": month, **result}
 
 
-__all__ = ["lambda_handler", "billing_month", "billable_charges", "enqueue", "InvalidCharge"]
+__all__ = ["lambda_handler", "billing_month", "billable_charges", "enqueue", "InvalidAccountRow", "InvalidCharge"]

@@ -48,6 +48,7 @@ from integration_blueprint.conventions import INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT
 from integration_blueprint.handlers.runtime import config
 from integration_blueprint.handlers.runtime.amounts import AmountError, check_amount
 from integration_blueprint.handlers.runtime.idempotency_store import RetryingDynamoDBPersistenceLayer
+from integration_blueprint.handlers.runtime.redaction import PayloadFreeError, bounded
 from integration_blueprint.handlers.runtime.retry import (
     call_with_retries,
     raise_transient,
@@ -59,9 +60,14 @@ KEY_SEPARATOR = "|"
 # The invoice ledger: pk customer_id, sk the invoice's idempotency key.
 LEDGER_PK = "customer_id"
 LEDGER_SK = "invoice_key"
+# The longest invoice_id, customer_id and region accepted, in UTF-8 bytes: the ledger's sort key
+# (invoice_id|region|date) then stays under DynamoDB's 1,024-byte sort key limit and customer_id
+# under its 2,048-byte partition key limit, so a long id is this handler's named error, not a
+# ValidationException from DynamoDB.
+FIELD_MAX_BYTES = 256
 
 
-class InvalidInvoiceError(ValueError):
+class InvalidInvoiceError(PayloadFreeError, ValueError):
     """The row is not a valid invoice. Retrying cannot fix it: the item fails and counts toward
     the run's tolerated failures."""
 
@@ -109,21 +115,36 @@ def idempotency_key(invoice_id: str, region: str, billing_date: str) -> str:
 
 
 def parse_invoice(row: dict) -> dict:
-    """The validated invoice (plain JSON types) with its idempotency key, or InvalidInvoiceError."""
+    """The validated invoice (plain JSON types) with its idempotency key, or InvalidInvoiceError.
+
+    The key is built from canonical values: the date as YYYY-MM-DD whichever ISO 8601 form the row
+    used (`20261101` and `2026-W44-7` are 2026-11-01), text without surrounding spaces; the amount
+    is compared in cents (`12.5` and `12.50` are one amount)."""
     if not isinstance(row, dict):
         raise InvalidInvoiceError(f"an invoice row must be an object, got {type(row).__name__}")
-    values = {f: str(row.get(f) or "").strip() for f in REQUIRED_FIELDS}
+    values = {}
+    for f in REQUIRED_FIELDS:
+        value = row.get(f)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (str, int, float))):
+            raise InvalidInvoiceError(f"{f} must be text (a CSV value), got {type(value).__name__}")
+        try:
+            values[f] = "" if value is None else str(value).strip()
+        except ValueError:  # an integer of more than 4,300 digits, which Python refuses to write out
+            raise InvalidInvoiceError(f"{f} is not a value an invoice can hold") from None
     missing = [f for f, v in values.items() if not v]
     if missing:
         # The names of the missing fields, never the row: its values may be personal data.
         raise InvalidInvoiceError(f"invoice row is missing {', '.join(missing)}")
+    for f in ("invoice_id", "customer_id", "region"):
+        if len(values[f].encode("utf-8", "surrogatepass")) > FIELD_MAX_BYTES:
+            raise InvalidInvoiceError(f"{f} is longer than {FIELD_MAX_BYTES} bytes (the ledger's keys are built from it)")
     for f in ("invoice_id", "region", "billing_date"):
         if KEY_SEPARATOR in values[f]:
             raise InvalidInvoiceError(f"{f} must not contain {KEY_SEPARATOR!r} (key separator)")
     try:
-        date.fromisoformat(values["billing_date"])
+        billing_date = date.fromisoformat(values["billing_date"]).isoformat()
     except ValueError:
-        raise InvalidInvoiceError("billing_date is not a YYYY-MM-DD date") from None
+        raise InvalidInvoiceError("billing_date is not a YYYY-MM-DD date (or another ISO 8601 date form)") from None
     try:
         # Bounded before any arithmetic: quantizing 1e400 would raise decimal.InvalidOperation.
         amount = check_amount(values["amount"], minor_units_per_unit=100)
@@ -132,11 +153,11 @@ def parse_invoice(row: dict) -> dict:
     if amount != amount.quantize(Decimal("0.01")):
         raise InvalidInvoiceError("amount must be >= 0 with at most 2 decimals")
     return {
-        "idempotency_key": idempotency_key(values["invoice_id"], values["region"], values["billing_date"]),
+        "idempotency_key": idempotency_key(values["invoice_id"], values["region"], billing_date),
         "invoice_id": values["invoice_id"],
         "customer_id": values["customer_id"],
         "region": values["region"],
-        "billing_date": values["billing_date"],
+        "billing_date": billing_date,
         "amount_cents": int(amount * 100),
     }
 
@@ -170,8 +191,9 @@ def process_row(row: dict) -> dict:
     try:
         invoice = parse_invoice(row)
     except InvalidInvoiceError as exc:
-        logger.warning("invalid invoice row", extra={"error": str(exc),
-                                                     "invoice_id": row.get("invoice_id") if isinstance(row, dict) else None})
+        invoice_id = row.get("invoice_id") if isinstance(row, dict) else None
+        logger.warning("invalid invoice row", extra={
+            "error": str(exc), "invoice_id": bounded(invoice_id) if isinstance(invoice_id, str) else None})
         raise
     logger.append_keys(idempotency_key=invoice["idempotency_key"])
     try:

@@ -48,6 +48,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from integration_blueprint.aws_limits import SQS_MESSAGE_SIZE_DEFAULT_BYTES
 from integration_blueprint.handlers.runtime import config
+from integration_blueprint.handlers.runtime.redaction import PayloadFreeError, bounded, describe_error
 from integration_blueprint.handlers.runtime.retry import call_with_retries, error_code, time_budget
 from integration_blueprint.handlers.runtime.stream_records import (
     INSERTED_RECORD_KIND,
@@ -57,6 +58,7 @@ from integration_blueprint.handlers.runtime.stream_records import (
     StreamRecord,
     batch_info,
     inserted_kind,
+    is_sequence_number,
     malformed_record_message,
     route,
     sqs_body,
@@ -73,15 +75,15 @@ INSERT_ATTEMPTS = 10
 INSERTED_MESSAGE_MAX_BYTES = SQS_MESSAGE_SIZE_DEFAULT_BYTES
 
 
-class RetryFailed(Exception):
+class RetryFailed(PayloadFreeError):
     """A record from the Retry-DLQ failed again; SQS will redeliver it."""
 
 
-class UnrecognizedRetryMessage(Exception):
+class UnrecognizedRetryMessage(PayloadFreeError):
     """A Retry-DLQ message this handler did not insert."""
 
 
-class UnprocessableRetryMessage(Exception):
+class UnprocessableRetryMessage(PayloadFreeError):
     """A Retry-DLQ message this handler inserted that can never be processed (a malformed record, a
     reference to another stream or to records no longer in the stream); the message says why."""
 
@@ -129,8 +131,9 @@ class AppDlqRuntime:
                 continue
             except Exception as exc:  # noqa: BLE001 - every failure goes to the Retry-DLQ
                 error = exc
-                self.logger.exception("stream record failed; inserting it into the Retry-DLQ",
-                                      extra=record.log_fields())
+                # The error's type and place, never its message: it may quote the payload (redaction.py).
+                self.logger.error("stream record failed; inserting it into the Retry-DLQ",
+                                  extra={**record.log_fields(), "error": describe_error(exc)})
             body = record.to_inserted_message(error)
             if len(body.encode("utf-8")) > INSERTED_MESSAGE_MAX_BYTES:
                 reason = (f"the record is too large for an SQS message once encoded ({len(body)} bytes > "
@@ -140,29 +143,29 @@ class AppDlqRuntime:
                 body = record.to_reference_message(error, reason)
             try:
                 self._insert(body)
-            except Exception:  # noqa: BLE001
-                return self._stop_at(record.sequence_number, record.log_fields())
+            except Exception as exc:  # noqa: BLE001
+                return self._stop_at(record.sequence_number, record.log_fields(), exc)
         return {"batchItemFailures": []}
 
     def _insert_malformed(self, raw: Any, reason: str) -> Optional[dict]:
         """Insert an unreadable event record with its reason; the batch failure to return if that fails."""
         event_id = str(raw.get("eventID") or "") if isinstance(raw, dict) else ""
         self.logger.error("malformed stream record; inserting it into the Retry-DLQ with the reason",
-                          extra={"event_id": event_id, "reason": reason})
+                          extra={"event_id": bounded(event_id), "reason": reason})
         try:
             self._insert(malformed_record_message(raw, reason, max_bytes=INSERTED_MESSAGE_MAX_BYTES))
-        except Exception:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001
             # eventID is "<shardId>:<sequenceNumber>": the record's own position, if it has one.
             sequence_number = event_id.rpartition(":")[2]
-            if sequence_number.isdigit():
-                return self._stop_at(sequence_number, {"event_id": event_id})
+            if is_sequence_number(sequence_number):
+                return self._stop_at(sequence_number, {"event_id": bounded(event_id)}, exc)
             self.logger.critical("a malformed record without a sequence number could not be inserted into the "
-                                 "Retry-DLQ and is lost; it cannot be read anyway", extra={"event_id": event_id})
+                                 "Retry-DLQ and is lost; it cannot be read anyway", extra={"event_id": bounded(event_id)})
         return None
 
-    def _stop_at(self, sequence_number: str, fields: dict) -> dict:
-        self.logger.exception("could not insert the failed record into the Retry-DLQ; reporting it as a batch "
-                              "item failure and stopping this batch", extra=fields)
+    def _stop_at(self, sequence_number: str, fields: dict, exc: BaseException) -> dict:
+        self.logger.error("could not insert the failed record into the Retry-DLQ; reporting it as a batch "
+                          "item failure and stopping this batch", extra={**fields, "error": describe_error(exc)})
         return {"batchItemFailures": [{"itemIdentifier": sequence_number}]}
 
     # --- shapes 2 and 3 ----------------------------------------------------------------------------
@@ -181,9 +184,10 @@ class AppDlqRuntime:
         try:
             self._process(carried)
         except Exception as exc:
-            self.logger.exception("retried stream record failed again", extra=carried.log_fields())
-            raise RetryFailed(f"record {carried.shard_id}/{carried.sequence_number} failed again: "
-                              f"{type(exc).__name__}: {exc}") from exc
+            error = describe_error(exc)  # never the message: it may quote the payload (redaction.py)
+            self.logger.error("retried stream record failed again", extra={**carried.log_fields(), "error": error})
+            raise RetryFailed(f"record {bounded(carried.shard_id)}/{carried.sequence_number} failed again: "
+                              f"{error}") from None
 
     def _carried_record(self, message_id: str, body: Optional[dict], kind: Optional[str]) -> StreamRecord:
         """The record a Retry-DLQ message carries (marked redelivered), or why there is none."""
@@ -193,12 +197,19 @@ class AppDlqRuntime:
             raise UnrecognizedRetryMessage(f"message {message_id} on the Retry-DLQ is {what}; it "
                                            "will move to the Unrecoverable-DLQ after maxReceiveCount receives")
         if kind == MALFORMED_RECORD_KIND:
-            raise UnprocessableRetryMessage(f"message {message_id} holds a malformed stream record: {body.get('reason')}")
+            raise UnprocessableRetryMessage(f"message {message_id} holds a malformed stream record: "
+                                            f"{bounded(str(body.get('reason')))}")
         if kind == INSERTED_RECORD_KIND:
             try:
-                return StreamRecord.from_inserted_message(body)
+                carried = StreamRecord.from_inserted_message(body)
             except MalformedStreamRecord as exc:
                 raise UnprocessableRetryMessage(f"message {message_id}: {exc}") from None
+            # Anyone allowed to send to the queue could write a full record naming any stream: only
+            # records of the consumer's own stream are processed, as for by-reference messages.
+            problem = self.own_stream.refusal(carried.stream_arn)
+            if problem is not None:
+                raise UnprocessableRetryMessage(f"message {message_id}: {problem}")
+            return carried
         assert kind == INSERTED_REFERENCE_KIND  # inserted_kind() knows no other
         return self._read_back(message_id, body)
 

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 
 from integration_blueprint.aws_limits import SQS_DEDUPLICATION_ID_MAX_LENGTH, SQS_MESSAGE_GROUP_ID_MAX_LENGTH
 from integration_blueprint.handlers.runtime.amounts import MAX_AMOUNT_MINOR_UNITS
+from integration_blueprint.handlers.runtime.redaction import PayloadFreeError
 
 MONTH_PATTERN = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
 CURRENCY_PATTERN = re.compile(r"[A-Z]{3}")
@@ -18,7 +19,7 @@ CURRENCY_PATTERN = re.compile(r"[A-Z]{3}")
 _SQS_ID_PATTERN = re.compile(r"[A-Za-z0-9!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]+")
 
 
-class InvalidCharge(ValueError):
+class InvalidCharge(PayloadFreeError, ValueError):
     """The message is not a valid charge. Retrying cannot fix it: it goes to the DLQ."""
 
 
@@ -63,7 +64,7 @@ class Charge:
     def from_message(cls, body: str) -> "Charge":
         try:
             data = json.loads(body)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:  # RecursionError: nested too deep to parse
             raise InvalidCharge(f"body is not JSON ({exc.__class__.__name__})") from None
         if not isinstance(data, dict):
             raise InvalidCharge("body is not a JSON object")

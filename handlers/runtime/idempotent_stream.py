@@ -52,6 +52,7 @@ from integration_blueprint.aws_limits import (
 )
 from integration_blueprint.handlers.runtime import config
 from integration_blueprint.handlers.runtime.idempotency_store import RetryingDynamoDBPersistenceLayer
+from integration_blueprint.handlers.runtime.redaction import PayloadFreeError, bounded, describe_error
 from integration_blueprint.handlers.runtime.retry import call_with_retries, error_code, time_budget
 from integration_blueprint.handlers.runtime.stream_records import (
     MalformedStreamRecord,
@@ -72,15 +73,20 @@ UNREPLAYABLE_KIND = "blueprint.unreplayable-stream-range/v1"
 SET_BY = "IdempotentStreamConsumer"
 
 
-class RecordFailed(Exception):
-    """A record could not be processed; the message names its shard and sequence number."""
+# A failed replay names this many of its failed records (each is logged on its own line).
+FAILURES_NAMED_MAX = 10
 
 
-class UnrecognizedRetryMessage(Exception):
+class RecordFailed(PayloadFreeError):
+    """A record could not be processed; the message names its shard and sequence number and the
+    error's type and place, never its message (see redaction.py)."""
+
+
+class UnrecognizedRetryMessage(PayloadFreeError):
     """A Retry-DLQ message that is not Lambda's on-failure record for a stream."""
 
 
-class UnverifiedStream(Exception):
+class UnverifiedStream(PayloadFreeError):
     """A Retry-DLQ message names a stream this consumer cannot verify as its own yet; retried later."""
 
 
@@ -115,6 +121,25 @@ def idempotency_key(record: StreamRecord, key_jmespath: Optional[str]) -> str:
         if value not in (None, "", [], {}):
             return f"business:{json.dumps(value, sort_keys=True, default=str)}"
     return f"sequence:{record.shard_id}:{record.sequence_number}"
+
+
+def parked_message(reason: str, missing: Optional[int], info: Any, original: Optional[dict]) -> str:
+    """The Unrecoverable-DLQ message for a range: the reason, the metadata and the message it came in."""
+    message = {"kind": UNREPLAYABLE_KIND, "reason": reason, "missingRecords": missing, "KinesisBatchInfo": info,
+               "onFailureRecord": original, "parkedAt": datetime.now(timezone.utc).isoformat()}
+    try:
+        return json.dumps(message, default=str)
+    except (RecursionError, ValueError):  # a forged message nested too deep to write back out
+        return json.dumps({**message, "KinesisBatchInfo": batch_info_fields(info), "onFailureRecord": None,
+                           "reason": f"{reason} (the original message was nested too deep to keep)"}, default=str)
+
+
+def batch_info_fields(info: Any) -> Any:
+    """A KinesisBatchInfo for a log line: its known fields, each bounded (a forged one can hold anything)."""
+    if not isinstance(info, dict):
+        return type(info).__name__
+    return {name: bounded(info.get(name)) for name in ("streamArn", "shardId", "startSequenceNumber",
+                                                        "endSequenceNumber", "batchSize") if name in info}
 
 
 class IdempotentStreamRuntime:
@@ -157,10 +182,13 @@ class IdempotentStreamRuntime:
 
     # --- one record ----------------------------------------------------------------------------
     def process(self, record: StreamRecord) -> None:
-        key = idempotency_key(record, self.settings.key_jmespath)
-        self.logger.info("processing stream record", extra={**record.log_fields(), "idempotency_key": key})
+        """Process `record` once, or raise RecordFailed; whatever the record holds (a payload nested
+        too deep to parse, a key expression that fails on it), only this record fails."""
+        key: Optional[str] = None
         self._ran = False
         try:
+            key = idempotency_key(record, self.settings.key_jmespath)
+            self.logger.info("processing stream record", extra={**record.log_fields(), "idempotency_key": bounded(key)})
             # A transient error from process_record released its idempotency record (Powertools
             # deletes it, with retries), so running it again here is safe and costs no redelivery.
             call_with_retries(lambda: self._process_once(claim={"key": key}, record=record),
@@ -168,11 +196,15 @@ class IdempotentStreamRuntime:
                                   "transient error, retrying the record",
                                   extra={**record.log_fields(), "attempt": attempt, "error": error_code(exc)}))
         except Exception as exc:
-            self.logger.exception("stream record failed", extra={**record.log_fields(), "idempotency_key": key})
-            raise RecordFailed(f"record {record.shard_id}/{record.sequence_number} failed: "
-                               f"{type(exc).__name__}: {exc}") from exc
+            # Neither the log line nor the raised error repeats the exception's message: a team's
+            # process_record may put a payload value in it (redaction.py).
+            error = describe_error(exc)
+            self.logger.error("stream record failed", extra={**record.log_fields(), "idempotency_key": bounded(key),
+                                                             "error": error})
+            raise RecordFailed(f"record {bounded(record.shard_id)}/{bounded(record.sequence_number)} failed: "
+                               f"{error}") from None
         self.logger.info("stream record processed" if self._ran else "stream record already processed; skipped",
-                         extra={**record.log_fields(), "idempotency_key": key})
+                         extra={**record.log_fields(), "idempotency_key": bounded(key)})
 
     # --- shape 1 ---------------------------------------------------------------------------------
     def handle_stream(self, event: dict) -> dict:
@@ -183,7 +215,7 @@ class IdempotentStreamRuntime:
             except MalformedStreamRecord as exc:
                 # Bisect isolates it too; its range is read back from the stream on the retry lane.
                 event_id = raw.get("eventID") if isinstance(raw, dict) else None
-                self.logger.error("malformed stream record", extra={"reason": str(exc), "event_id": event_id})
+                self.logger.error("malformed stream record", extra={"reason": str(exc), "event_id": bounded(event_id)})
                 raise RecordFailed(str(exc)) from None
             self.own_stream.saw(record.stream_arn)
             self.process(record)
@@ -212,7 +244,8 @@ class IdempotentStreamRuntime:
         if problem is not None:
             self._park_refused(record.message_id, info, body, problem)
             return
-        self.logger.info("replaying stream range", extra={"batch_info": info, "message_id": record.message_id})
+        self.logger.info("replaying stream range", extra={"batch_info": batch_info_fields(info),
+                                                          "message_id": record.message_id})
         read = read_batch(self.kinesis, info, page_limit=self.settings.get_records_page_limit)
         if read.missing_reason:
             self._park_unreplayable(info, body, read.missing_reason, read.missing_count)
@@ -225,15 +258,13 @@ class IdempotentStreamRuntime:
             except RecordFailed as exc:
                 failures.append(str(exc))
         if failures:
-            raise RecordFailed(f"{len(failures)} of {len(read.records)} replayed records failed: "
-                               + "; ".join(failures))
+            named = "; ".join(failures[:FAILURES_NAMED_MAX]) + ("; ..." if len(failures) > FAILURES_NAMED_MAX else "")
+            raise RecordFailed(f"{len(failures)} of {len(read.records)} replayed records failed: {named}")
 
     def _park_unreplayable(self, info: dict, original: Optional[dict], reason: str, missing: int) -> None:
         self.logger.error("stream range cannot be replayed; parking it in the Unrecoverable-DLQ",
-                          extra={"batch_info": info, "reason": reason, "missing_records": missing})
-        body = json.dumps({"kind": UNREPLAYABLE_KIND, "reason": reason, "missingRecords": missing,
-                           "KinesisBatchInfo": info, "onFailureRecord": original,
-                           "parkedAt": datetime.now(timezone.utc).isoformat()})
+                          extra={"batch_info": batch_info_fields(info), "reason": reason, "missing_records": missing})
+        body = parked_message(reason, missing, info, original)
         key = f"{info.get('streamArn')}:{info.get('shardId')}:{info.get('startSequenceNumber')}:{info.get('endSequenceNumber')}"
         self._park_once(claim={"key": key}, body=body)
 
@@ -241,9 +272,7 @@ class IdempotentStreamRuntime:
         """Park a Retry-DLQ message that must not be read, once, with the reason; it leaves the queue."""
         self.logger.error("Retry-DLQ message refused; parking it in the Unrecoverable-DLQ",
                           extra={"message_id": message_id, "reason": reason})
-        body = json.dumps({"kind": UNREPLAYABLE_KIND, "reason": reason, "missingRecords": None,
-                           "KinesisBatchInfo": info, "onFailureRecord": original,
-                           "parkedAt": datetime.now(timezone.utc).isoformat()}, default=str)
+        body = parked_message(reason, None, info, original)
         self._park_once(claim={"key": f"refused:{message_id}"}, body=body)
 
     def handle(self, event: dict, context: Any) -> dict:

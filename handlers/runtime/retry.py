@@ -26,6 +26,8 @@ from typing import Any, Callable, Iterator, Optional, TypeVar
 
 from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError, ReadTimeoutError
 
+from integration_blueprint.handlers.runtime.redaction import PayloadFreeError
+
 T = TypeVar("T")
 
 TRANSIENT_ERROR_CODES = frozenset({
@@ -48,7 +50,7 @@ TIME_RESERVE_SECONDS = 1.0
 TIME_RESERVE_FRACTION = 0.1
 
 
-class TransientServiceError(RuntimeError):
+class TransientServiceError(PayloadFreeError, RuntimeError):
     """An AWS call kept failing with a transient error (throttling, 5xx) after the in-handler
     retries and within the time budget. Retrying later can succeed: callers should retry it."""
 

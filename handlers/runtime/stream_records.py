@@ -15,13 +15,15 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, TypeGuard
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
 from integration_blueprint.aws_limits import KINESIS_ON_FAILURE_BATCH_INFO_KEY
+from integration_blueprint.handlers.runtime.redaction import PayloadFreeError, bounded
 
 # Mark the messages the app-DLQ consumer inserts, and the version of their layout.
 INSERTED_RECORD_KIND = "blueprint.stream-record/v1"
@@ -29,14 +31,22 @@ INSERTED_REFERENCE_KIND = "blueprint.stream-record-ref/v1"
 MALFORMED_RECORD_KIND = "blueprint.malformed-stream-record/v1"
 # How much of an exception's message an inserted record keeps.
 ERROR_MESSAGE_MAX_CHARS = 2000
+# A Kinesis sequence number: ASCII digits, at most 129 of them (the API's SequenceNumber pattern,
+# `0|([1-9]\d{0,128})`). str.isdigit() also accepts other scripts' digits and superscripts, which
+# int() then refuses or reads differently, and int() refuses more than 4,300 digits.
+SEQUENCE_NUMBER_PATTERN = re.compile(r"[0-9]{1,129}")
 
 
-class MalformedStreamRecord(ValueError):
+def is_sequence_number(value: object) -> TypeGuard[str]:
+    return isinstance(value, str) and SEQUENCE_NUMBER_PATTERN.fullmatch(value) is not None
+
+
+class MalformedStreamRecord(PayloadFreeError, ValueError):
     """A Kinesis event record that cannot be read (no `kinesis` object or sequence number, data that
     is not base64). The message gives the reason, never the data."""
 
 
-class NotJson(ValueError):
+class NotJson(PayloadFreeError, ValueError):
     """The record's data is not a JSON document."""
 
 
@@ -60,13 +70,15 @@ class StreamRecord:
     def json(self) -> Any:
         try:
             return json.loads(self.data)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise NotJson(f"record {self.shard_id}/{self.sequence_number} is not JSON: {exc}") from exc
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            # RecursionError: JSON nested deeper than the parser's recursion limit (~1,000 levels).
+            raise NotJson(f"record {self.shard_id}/{self.sequence_number} is not a JSON document this "
+                          f"runtime can read ({type(exc).__name__})") from None
 
     def log_fields(self) -> dict:
         """What every log line about this record carries, so a replay tool can find it again."""
-        return {"stream_arn": self.stream_arn, "shard_id": self.shard_id,
-                "sequence_number": self.sequence_number, "partition_key": self.partition_key}
+        return {"stream_arn": bounded(self.stream_arn), "shard_id": bounded(self.shard_id),
+                "sequence_number": bounded(self.sequence_number), "partition_key": bounded(self.partition_key)}
 
     # --- shape 1: Kinesis event record ---------------------------------------------------------
     @classmethod
@@ -76,7 +88,7 @@ class StreamRecord:
         if not isinstance(kinesis, dict):
             raise MalformedStreamRecord("the event record has no 'kinesis' object")
         sequence_number = kinesis.get("sequenceNumber")
-        if not isinstance(sequence_number, str) or not sequence_number.isdigit():
+        if not is_sequence_number(sequence_number):
             raise MalformedStreamRecord("the event record has no valid kinesis.sequenceNumber")
         encoded = kinesis.get("data")
         try:
@@ -142,6 +154,8 @@ class StreamRecord:
             if not isinstance(value, str):
                 raise MalformedStreamRecord("the inserted record lacks streamArn, shardId, sequenceNumber or data")
             fields[name] = value
+        if not is_sequence_number(fields["sequenceNumber"]):
+            raise MalformedStreamRecord("the inserted record's sequenceNumber is not a Kinesis sequence number")
         try:
             data = base64.b64decode(fields["data"], validate=True)
         except (binascii.Error, ValueError):
@@ -187,7 +201,7 @@ def sqs_body(body: str) -> Optional[dict]:
     """The SQS body as a JSON object, or None when it is not one."""
     try:
         parsed = json.loads(body)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # RecursionError: nested deeper than the parser goes
         return None
     return parsed if isinstance(parsed, dict) else None
 

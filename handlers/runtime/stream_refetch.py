@@ -21,8 +21,9 @@ from botocore.exceptions import ClientError
 
 from integration_blueprint.aws_limits import KINESIS_GET_RECORDS_LIMIT_MAX
 from integration_blueprint.handlers.runtime import config
+from integration_blueprint.handlers.runtime.redaction import bounded
 from integration_blueprint.handlers.runtime.retry import call_with_retries
-from integration_blueprint.handlers.runtime.stream_records import StreamRecord
+from integration_blueprint.handlers.runtime.stream_records import StreamRecord, is_sequence_number
 
 # GetRecords allows 5 calls/s per shard, shared with every other reader: throughput errors are
 # expected under load, so retry them longer than a single DynamoDB call would be.
@@ -35,6 +36,9 @@ UNREADABLE_ERRORS = frozenset({"ResourceNotFoundException", "InvalidArgumentExce
 
 
 BATCH_INFO_FIELDS = ("streamArn", "shardId", "startSequenceNumber", "endSequenceNumber")
+# Kinesis's own bounds on the names a range carries (API reference: StreamARN, ShardId).
+STREAM_ARN_MAX_CHARS = 2048
+SHARD_ID_MAX_CHARS = 128
 
 
 def range_problem(info: object) -> Optional[str]:
@@ -44,9 +48,12 @@ def range_problem(info: object) -> Optional[str]:
     missing = [name for name in BATCH_INFO_FIELDS if not isinstance(info.get(name), str) or not info.get(name)]
     if missing:
         return f"KinesisBatchInfo lacks {', '.join(missing)} (or they are not strings)"
+    if len(info["streamArn"]) > STREAM_ARN_MAX_CHARS or len(info["shardId"]) > SHARD_ID_MAX_CHARS:
+        return (f"KinesisBatchInfo's streamArn or shardId is longer than Kinesis allows ({STREAM_ARN_MAX_CHARS} "
+                f"and {SHARD_ID_MAX_CHARS} characters)")
     start, end = info["startSequenceNumber"], info["endSequenceNumber"]
-    if not start.isdigit() or not end.isdigit():
-        return "KinesisBatchInfo's sequence numbers are not numbers"
+    if not is_sequence_number(start) or not is_sequence_number(end):
+        return "KinesisBatchInfo's sequence numbers are not Kinesis sequence numbers (1-129 ASCII digits)"
     if int(start) > int(end):
         return (f"KinesisBatchInfo's startSequenceNumber {start} is after its endSequenceNumber {end}: not a "
                 "range Lambda writes, the metadata is corrupt or forged")
@@ -74,11 +81,12 @@ class OwnStream:
         if self.configured:
             if stream_arn == self.configured:
                 return None
-            return f"stream {stream_arn} is not this consumer's stream ({self.configured}); it is never read"
+            return f"stream {bounded(stream_arn)} is not this consumer's stream ({self.configured}); it is never read"
         if stream_arn in self.seen:
             return None
-        return (f"stream {stream_arn} cannot be verified as this consumer's stream: {config.SOURCE_STREAM_ARN} "
-                "is not set and this container has received no records from it")
+        return (f"stream {bounded(stream_arn)} cannot be verified as this consumer's stream: {config.SOURCE_STREAM_ARN} "
+                "is not set and this container has received no records from it; set it to the consumer's stream ARN "
+                "(the components do)")
 
     @property
     def certain(self) -> bool:
@@ -120,12 +128,16 @@ def read_batch(kinesis, info: dict, *, page_limit: int = KINESIS_GET_RECORDS_LIM
         return result
 
     empty_pages = 0
+    # The first page asks for batchSize records (Lambda's count: the whole range in one call), and
+    # each further page for twice the last: a batchSize that understates the range (forged or
+    # corrupt) costs O(log n) GetRecords calls, not one per record, on a shard that allows 5 a second.
+    page_size = 0
     while shard_iterator:
         remaining = max(result.expected - len(result.records), 1)
+        page_size = min(page_limit, KINESIS_GET_RECORDS_LIMIT_MAX, max(remaining, 2 * page_size))
         try:
             page = call_with_retries(lambda: kinesis.get_records(
-                ShardIterator=shard_iterator, StreamARN=stream_arn,
-                Limit=min(page_limit, remaining, KINESIS_GET_RECORDS_LIMIT_MAX)),
+                ShardIterator=shard_iterator, StreamARN=stream_arn, Limit=page_size),
                 attempts=READ_ATTEMPTS, sleep=sleep)
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") != "ExpiredIteratorException":

@@ -3,6 +3,7 @@
 from . import (
     alarms,
     async_invoke,
+    delivery,
     dynamodb,
     eventbridge,
     kinesis,
@@ -31,5 +32,6 @@ POLICIES = [
     *logs.POLICIES,
     *security.POLICIES,
     *resource_policies.POLICIES,
+    *delivery.POLICIES,
     *names.POLICIES,
 ]

@@ -114,17 +114,24 @@ def is_wildcard(action: str) -> bool:
     return "*" in action or "?" in action
 
 
-def access_level(action: str) -> Optional[str]:
+def _privilege(action: str) -> Optional[dict]:
+    """The catalogue's entry for one action, whatever its case (`SNS:publish` is sns:Publish)."""
     service, name = _split(action)
-    privilege = _service(service).get("privileges", {}).get(name)
+    data = _service(service)
+    canonical = data.get("privileges_lower_name", {}).get(name.lower()) if data else None
+    return data["privileges"].get(canonical) if canonical else None
+
+
+def access_level(action: str) -> Optional[str]:
+    privilege = _privilege(action)
     return privilege["access_level"] if privilege else None
 
 
 def resource_level_supported(action: str) -> bool:
-    """False for actions that AWS only authorizes on `*` (cloudwatch:PutMetricData, xray:Put*):
-    those cannot be scoped, so `Resource: "*"` is the only way to grant them."""
-    service, name = _split(action)
-    privilege = _service(service).get("privileges", {}).get(name)
+    """False for actions the Service Authorization Reference lists with no resource type
+    (cloudwatch:PutMetricData, xray:PutTraceSegments, ec2:DescribeSubnets): AWS authorizes them
+    only on `*`, so `Resource: "*"` is the only way to grant them."""
+    privilege = _privilege(action)
     if not privilege:
         return True
     return any(kind for kind in privilege.get("resource_types", {}))
@@ -157,9 +164,10 @@ def by_level(actions: list[str]) -> dict[str, list[str]]:
 
 
 def summary(actions: list[str], most: int = 6) -> str:
-    """'23 actions: Write (DeleteQueue, PurgeQueue, ...), Permissions management (AddPermission)'."""
+    """'23 actions: Write (sqs:DeleteQueue, sqs:PurgeQueue, ...), Permissions management (sqs:AddPermission)':
+    each action keeps its service (a policy may name logs:TagResource and sqs:TagQueue)."""
     parts = []
     for level, names in sorted(by_level(actions).items()):
-        shown = ", ".join(a.split(":", 1)[1] for a in sorted(names)[:most])
+        shown = ", ".join(sorted(names)[:most])
         parts.append(f"{level} ({shown}{', ...' if len(names) > most else ''})")
     return f"{len(actions)} action{'s' if len(actions) != 1 else ''}: " + "; ".join(parts)

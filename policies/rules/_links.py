@@ -22,7 +22,8 @@ from pulumi_policy.proxy import UnknownValueError
 
 from integration_blueprint import aws_limits
 
-from ._values import Malformed, get, is_set, json_document, whole_number
+from ._iam import Statement, statements
+from ._values import Malformed, gather, get, is_set, json_document, whole_number
 
 QUEUE = "aws:sqs/queue:Queue"
 REDRIVE_POLICY = "aws:sqs/redrivePolicy:RedrivePolicy"
@@ -218,6 +219,26 @@ class RedrivesBySource:
         return found
 
 
+def schedule_target(index: StackIndex, schedule: PolicyResource, types: Iterable[str]) -> Optional[PolicyResource]:
+    """The resource of one of `types` a Scheduler schedule invokes. Its `target` property also holds
+    the role and the DLQ, so its property dependencies single the target out only once those are
+    set aside: the known ARN decides; unknown, the one dependency that is neither the role nor
+    (when a DLQ is set) the one queue."""
+    types = tuple(types)
+    target = get(schedule.props, "target", default={})
+    try:
+        ref = get(target, "arn")
+    except UnknownValueError:
+        fed_by = [d for d in schedule.property_dependencies.get("target", []) if d.resource_type != ROLE]
+        queues = [d for d in fed_by if d.resource_type == QUEUE]
+        if is_set(get(target, "deadLetterConfig", default={}), "arn") and len(queues) == 1 and len(fed_by) == 2:
+            fed_by = [d for d in fed_by if d is not queues[0]]
+        if len(fed_by) != 1:
+            raise
+        return fed_by[0] if fed_by[0].resource_type in types else None
+    return index.lookup(ref, types) if isinstance(ref, str) else None
+
+
 def mapping_source(index: StackIndex, mapping: PolicyResource) -> Optional[PolicyResource]:
     return index.follow(mapping, "eventSourceArn", lambda: get(mapping.props, "eventSourceArn"),
                         [QUEUE, *STREAM_SOURCES])
@@ -276,3 +297,28 @@ def fifo_by_name(ref: str) -> bool:
 
 def label(resource: Optional[PolicyResource]) -> str:
     return f"'{resource.name}'" if resource is not None else "(outside this stack)"
+
+
+class ResourcePolicies:
+    """Every queue's and topic's resource policy: its own `policy` and the QueuePolicy/TopicPolicy
+    resources that name it. A QueuePolicy whose queue is not known yet might be any queue's:
+    `unplaced` holds those unknowns, for the rule to raise when the answer depends on them."""
+
+    def __init__(self, index: StackIndex):
+        self._documents: dict[str, list[dict]] = defaultdict(list)
+        self.unplaced = gather(index.of_type(QUEUE_POLICY), lambda p: self._add(p, index.follow(
+            p, "queueUrl", lambda: get(p.props, "queueUrl"), [QUEUE])))
+        self.unplaced += gather(index.of_type(TOPIC_POLICY), lambda p: self._add(p, index.follow(
+            p, "arn", lambda: get(p.props, "arn"), [TOPIC])))
+
+    def _add(self, holder: PolicyResource, owner: Optional[PolicyResource]) -> None:
+        if owner is not None:
+            document = json_document(holder.props, "policy")
+            if document is not None:
+                self._documents[owner.urn].append(document)
+
+    def statements(self, resource: PolicyResource) -> list[Statement]:
+        """The statements of every policy of the queue or topic (its own `policy` first)."""
+        own = json_document(resource.props, "policy") if is_set(resource.props, "policy") else None
+        documents = ([own] if own is not None else []) + self._documents.get(resource.urn, [])
+        return [s for document in documents for s in statements(document, "policy")]

@@ -1,6 +1,6 @@
 """What a role of this stack is allowed to do, from every policy attached to it in the stack:
 its inline policies, RolePolicy resources, attached managed policies of the stack, and the AWS
-managed execution-role policies Lambda documents."""
+managed policies the pack knows (_managed_policies)."""
 
 from __future__ import annotations
 
@@ -13,20 +13,8 @@ from pulumi_policy.proxy import UnknownValueError
 
 from ._iam import Statement, grants, statements
 from ._links import FUNCTION, MANAGED_POLICY, ROLE, ROLE_POLICY, ROLE_POLICY_ATTACHMENT, StackIndex
+from ._managed_policies import managed_policy
 from ._values import Malformed, Unverifiable, get, json_document, plain
-
-# The AWS managed policies Lambda's documentation gives for event sources, with their actions
-# (https://docs.aws.amazon.com/lambda/latest/dg/lambda-intro-execution-role.html#permissions-executionrole-features).
-_AWS_MANAGED = {
-    "service-role/AWSLambdaSQSQueueExecutionRole": ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"),
-    "service-role/AWSLambdaKinesisExecutionRole": (
-        "kinesis:DescribeStream", "kinesis:DescribeStreamSummary", "kinesis:GetRecords", "kinesis:GetShardIterator",
-        "kinesis:ListShards", "kinesis:ListStreams", "kinesis:SubscribeToShard"),
-    "service-role/AWSLambdaDynamoDBExecutionRole": (
-        "dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
-    "AdministratorAccess": ("*",),
-}
-_AWS_MANAGED_PREFIX = "arn:aws:iam::aws:policy/"
 
 
 class RoleGrants:
@@ -73,14 +61,13 @@ class RoleGrants:
         if policy is not None:
             self._document(role_urn, json_document(policy.props, "policy"), f"policy {policy.name}")
             return
-        if isinstance(arn, str) and arn.startswith(_AWS_MANAGED_PREFIX):
-            actions = _AWS_MANAGED.get(arn[len(_AWS_MANAGED_PREFIX):])
-            if actions is not None:
-                self._statements[role_urn].append(
-                    Statement(where=arn, effect="Allow", actions=list(actions), resources=["*"]))
-                return
+        known = managed_policy(arn) if isinstance(arn, str) else None
+        if known is not None:
+            self._statements[role_urn] += statements(known["document"], known["arn"])
+            return
         self._gaps[role_urn].append(Unverifiable(
-            f"role has managed policy {arn} from outside this stack; its permissions could not be checked"))
+            f"role has managed policy {arn} from outside this stack and not among the AWS managed policies "
+            "the pack knows; its permissions could not be checked"))
 
     def role_of(self, function: PolicyResource) -> Optional[PolicyResource]:
         assert function.resource_type == FUNCTION

@@ -12,6 +12,7 @@ A value of the wrong shape (a redrive policy that is not JSON, a timeout that is
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Iterable, Optional
 
@@ -19,6 +20,8 @@ from pulumi_policy import ReportViolation, ResourceValidationArgs
 from pulumi_policy.proxy import UnknownValueError
 
 ABSENT = object()
+# A numeric string longer than this is no setting (float() of a 5,000-digit string is infinity).
+NUMERIC_TEXT_MAX_CHARS = 64
 
 
 class Malformed(Exception):
@@ -26,12 +29,42 @@ class Malformed(Exception):
 
 
 # What a rule's reading of a hand-written value can raise when the value has a shape no rule
-# expected (a string where an object belongs): still a malformed value, never a crashed pack.
-UNEXPECTED_SHAPE = (TypeError, AttributeError, KeyError, IndexError)
+# expected (a string where an object belongs), is nested deeper than Python's recursion limit, or
+# is a number no float holds (an integer above 1e308, which only a JSON string can carry):
+# still a malformed value with a verdict, never a crashed pack (tests/test_policies_robustness.py).
+UNEXPECTED_SHAPE = (TypeError, AttributeError, KeyError, IndexError, RecursionError, OverflowError, ValueError)
 
 
 def unexpected(exc: Exception) -> str:
-    return f"a value does not have the shape AWS expects ({type(exc).__name__}: {exc}); check the resource's properties"
+    if isinstance(exc, RecursionError):
+        return "a value is nested too deeply to read (about 1,000 levels); AWS refuses such documents too"
+    if isinstance(exc, OverflowError):
+        return "a number is too large to compare (above 1e308); use a value AWS accepts"
+    return (f"a value does not have the shape AWS expects ({type(exc).__name__}: {excerpt(str(exc))}); check the "
+            "resource's properties")
+
+
+# How much of a value a violation message quotes.
+EXCERPT_CHARS = 80
+
+
+def excerpt(text: str) -> str:
+    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "..."
+
+
+def described(value: Any) -> str:
+    """The start of `value` for a violation message (a string quoted, a list or object as JSON),
+    whatever it holds (deep, huge or NaN)."""
+    if isinstance(value, str):
+        return repr(excerpt(value))
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
+        return f"{value:.3e}"
+    if not isinstance(value, (list, dict)):
+        return excerpt(repr(value))
+    try:
+        return excerpt(json.dumps(value))
+    except (TypeError, ValueError, RecursionError):
+        return type(value).__name__
 
 
 class Unverifiable(UnknownValueError):
@@ -64,6 +97,16 @@ def get(props: Mapping, *path: str, default: Any = None) -> Any:
     return value
 
 
+def known(read: Callable[[], Any]) -> Optional[str]:
+    """A string value that narrows a check only when it is known (an ARN a condition or a
+    statement's Resource is matched against), else None: the check decides without it."""
+    try:
+        value = read()
+    except UnknownValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
 def number(props: Mapping, key: str, default: Optional[float]) -> Optional[float]:
     """A numeric property, or the AWS default when it is absent. Pulumi sends numbers as floats;
     numeric strings are what a hand-written program sometimes passes and AWS accepts."""
@@ -71,21 +114,34 @@ def number(props: Mapping, key: str, default: Optional[float]) -> Optional[float
 
 
 def to_number(value: Any, what: str) -> Optional[float]:
-    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
-        return value
-    if isinstance(value, str):
+    """A number a rule can compare: a finite float or an int a float can hold. NaN, infinities and
+    integers above 1e308 (a JSON document can hold 10**400) are no setting AWS accepts."""
+    if value is None:
+        return None
+    number_: Any = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number_ = value
+    elif isinstance(value, str) and len(value) <= NUMERIC_TEXT_MAX_CHARS:
         try:
-            return float(value.strip())
+            number_ = float(value.strip())
         except ValueError:
             pass
-    raise Malformed(f"{what} must be a number, got {value!r}")
+    if number_ is None:
+        raise Malformed(f"{what} must be a number, got {described(value)}")
+    try:
+        finite = math.isfinite(number_)
+    except OverflowError:
+        finite = False
+    if not finite:
+        raise Malformed(f"{what} must be a finite number AWS accepts, got {described(value)}")
+    return number_
 
 
 def whole_number(value: Any, what: str) -> float:
     """A count: a number with no fraction (AWS refuses 4.5 receives)."""
     number_ = to_number(value, what)
-    if number_ is None or not float(number_).is_integer():
-        raise Malformed(f"{what} must be a whole number, got {value!r}")
+    if number_ is None or not (isinstance(number_, int) or float(number_).is_integer()):
+        raise Malformed(f"{what} must be a whole number, got {described(value)}")
     return number_
 
 
@@ -101,7 +157,9 @@ def within(value: Any, low: float, high: float, what: str, *, also: tuple = ()) 
 
 def shown(value: float) -> str:
     """A number as written in a program: 1209600, not 1.2096e+06."""
-    return str(int(value)) if float(value).is_integer() else str(value)
+    if isinstance(value, int):
+        return str(value) if abs(value) < 10**30 else f"{value:.3e}"
+    return str(int(value)) if math.isfinite(value) and float(value).is_integer() else str(value)
 
 
 def a_list(value: Any, what: str) -> list:
@@ -109,7 +167,7 @@ def a_list(value: Any, what: str) -> list:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise Malformed(f"{what} must be a list, got {type(value).__name__} {json.dumps(value)[:80]}")
+        raise Malformed(f"{what} must be a list, got {type(value).__name__} {described(value)}")
     return value
 
 
@@ -117,7 +175,7 @@ def an_object(value: Any, what: str) -> dict:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise Malformed(f"{what} must be an object, got {type(value).__name__} {json.dumps(value)[:80]}")
+        raise Malformed(f"{what} must be an object, got {type(value).__name__} {described(value)}")
     return value
 
 
@@ -127,7 +185,7 @@ def boolean(props: Mapping, key: str, default: bool) -> bool:
         return value
     if isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
-    raise Malformed(f"{key} must be true or false, got {value!r}")
+    raise Malformed(f"{key} must be true or false, got {described(value)}")
 
 
 def json_document(props: Mapping, key: str) -> Optional[dict]:
@@ -137,13 +195,16 @@ def json_document(props: Mapping, key: str) -> Optional[dict]:
     if raw is None:
         return None
     if not isinstance(raw, str):
-        raise Malformed(f"{key} must be a JSON string (json.dumps it), got {type(raw).__name__} {raw!r}")
+        raise Malformed(f"{key} must be a JSON string (json.dumps it), got {type(raw).__name__} {described(raw)}")
     try:
         document = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise Malformed(f"{key} is not valid JSON ({exc.msg} at character {exc.pos}): {raw[:80]!r}") from None
+        raise Malformed(f"{key} is not valid JSON ({exc.msg} at character {exc.pos}): {excerpt(raw)!r}") from None
+    except RecursionError:
+        raise Malformed(f"{key} is nested too deeply to read (about 1,000 levels); AWS refuses such documents "
+                        "too") from None
     if not isinstance(document, dict):
-        raise Malformed(f"{key} must be a JSON object, got {raw[:80]!r}")
+        raise Malformed(f"{key} must be a JSON object, got {excerpt(raw)!r}")
     return document
 
 
@@ -161,7 +222,7 @@ def each(items: Iterable, check: Callable[[Any], None], report: ReportViolation,
     """Run `check` on every item of a stack policy. A malformed item is a violation on its URN; an
     unknown one is skipped, and once every other item is checked the first unknown is raised so
     the SDK says (as an advisory note) that part of the rule could not run during preview."""
-    first_unknown: Optional[UnknownValueError] = None
+    skipped: list[tuple[str, UnknownValueError]] = []
     for item in items:
         try:
             check(item)
@@ -170,9 +231,26 @@ def each(items: Iterable, check: Callable[[Any], None], report: ReportViolation,
         except UNEXPECTED_SHAPE as exc:
             report(unexpected(exc), urn_of(item))
         except UnknownValueError as exc:
-            first_unknown = first_unknown or exc
-    if first_unknown is not None:
-        raise first_unknown
+            skipped.append((urn_of(item), exc))
+    if skipped:
+        raise Unverifiable(skipped_items(skipped))
+
+
+# At most this many skipped items are named in one note; the rest are counted.
+NAMED_SKIPPED_ITEMS = 5
+
+
+def skipped_items(skipped: list[tuple[str, UnknownValueError]]) -> str:
+    """"EventSourceMapping 'jobs': string value at .eventSourceArn can't be known during preview; ...":
+    a stack policy's note names each resource it could not decide and the value it missed."""
+    def about(urn: str) -> str:
+        parts = urn.split("::")
+        if len(parts) < 4:
+            return "the stack"
+        return f"{parts[2].rsplit('$', 1)[-1].rsplit(':', 1)[-1]} '{parts[-1]}'"
+    named = [f"{about(urn)}: {getattr(exc, 'message', str(exc))}" for urn, exc in skipped[:NAMED_SKIPPED_ITEMS]]
+    more = len(skipped) - NAMED_SKIPPED_ITEMS
+    return "; ".join(named) + (f"; and {more} more" if more > 0 else "")
 
 
 def resource_rule(check: Callable[[ResourceValidationArgs, ReportViolation], None],

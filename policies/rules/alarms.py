@@ -108,7 +108,8 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
         report(f"dead-letter queue {label(dlq)} has no CloudWatch alarm on {DEPTH_METRIC} >= "
                f"{conventions.DLQ_DEPTH_ALARM_THRESHOLD}: messages would sit there unnoticed until they "
                "expire. Add a MetricAlarm (namespace AWS/SQS, dimension QueueName) with threshold 1 "
-               "and GreaterThanOrEqualToThreshold (components.alarms.queue_depth_alarm).", dlq.urn)
+               "and GreaterThanOrEqualToThreshold (integration_blueprint.components.alarms.queue_depth_alarm "
+               "makes one).", dlq.urn)
 
     each(dlqs, check, report, lambda q: q.urn)
     if unknown_dlqs:

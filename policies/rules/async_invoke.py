@@ -7,10 +7,12 @@ destination (FunctionEventInvokeConfig) or a dead-letter queue (deadLetterConfig
 """
 
 from pulumi_policy import ReportViolation, StackValidationArgs
+from pulumi_policy.proxy import UnknownValueError
 
 from integration_blueprint import aws_limits
 
 from ._links import (
+    ALIAS,
     BUCKET_NOTIFICATION,
     EVENT_TARGET,
     FUNCTION,
@@ -21,6 +23,7 @@ from ._links import (
     StackIndex,
     function_at,
     label,
+    schedule_target,
 )
 from ._policy import HIGH, MANDATORY, rule
 from ._values import each, gather, get, is_set, plain
@@ -28,10 +31,8 @@ from ._values import each, gather, get, is_set, plain
 
 def _callers(index: StackIndex):
     """(caller, how) for every resource of the stack that invokes a function asynchronously."""
-    for permission in index.of_type(PERMISSION):
-        yield permission, "function", lambda p=permission: get(p.props, "function")
     for schedule in index.of_type(SCHEDULE):
-        yield schedule, "target", lambda s=schedule: get(s.props, "target", "arn")
+        yield schedule, "target", None
     for target in index.of_type(EVENT_TARGET):
         yield target, "arn", lambda t=target: get(t.props, "arn")
     for subscription in index.of_type(SUBSCRIPTION):
@@ -40,6 +41,10 @@ def _callers(index: StackIndex):
         for i, _ in enumerate(plain(get(notification.props, "lambdaFunctions", default=[])) or []):
             yield notification, "lambdaFunctions", lambda n=notification, i=i: get(n.props, "lambdaFunctions")[i].get(
                 "lambdaFunctionArn")
+    # Last: a permission only says who may invoke; the resources above say who does, and the
+    # violation names the first caller found.
+    for permission in index.of_type(PERMISSION):
+        yield permission, "function", lambda p=permission: get(p.props, "function")
 
 
 def _invoked(index: StackIndex, caller, prop, value):
@@ -47,8 +52,27 @@ def _invoked(index: StackIndex, caller, prop, value):
         return None  # a synchronous caller (API Gateway, a load balancer)
     if caller.resource_type == SUBSCRIPTION and get(caller.props, "protocol") != "lambda":
         return None
-    found = function_at(index, caller, prop, value)
+    if caller.resource_type == SCHEDULE:
+        found = schedule_target(index, caller, [FUNCTION, ALIAS])
+        if found is not None and found.resource_type == ALIAS:
+            alias = found
+            found = function_at(index, alias, "functionName", lambda: get(alias.props, "functionName"))
+    else:
+        found = function_at(index, caller, prop, value)
     return found if found is not None and found.resource_type == FUNCTION else None
+
+
+def _caller(caller) -> str:
+    """"EventTarget 'nightly-target' of rule 'nightly'": what invokes the function, as a team names it."""
+    what = f"{caller.resource_type.rsplit(':', 1)[-1]} '{caller.name}'"
+    if caller.resource_type == EVENT_TARGET:
+        try:
+            rule_name = get(caller.props, "rule")
+        except UnknownValueError:
+            rule_name = None
+        if isinstance(rule_name, str):
+            what += f" of rule '{rule_name}'"
+    return what
 
 
 def _check(args: StackValidationArgs, report: ReportViolation) -> None:
@@ -74,8 +98,8 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
         if unknown_configs:
             raise unknown_configs[0]  # an invoke config we cannot read may belong to this function
         reported.add(function.urn)
-        report(f"function {label(function)} is invoked asynchronously by {caller.resource_type.rsplit(':', 1)[-1]} "
-               f"'{caller.name}' but has no on-failure destination or dead-letter queue: an error it "
+        report(f"function {label(function)} is invoked asynchronously by {_caller(caller)} but has no "
+               "on-failure destination or dead-letter queue: an error it "
                f"returns is retried {aws_limits.LAMBDA_ASYNC_RETRY_ATTEMPTS_DEFAULT} times by Lambda and then the "
                "event is dropped (a target's or schedule's DLQ only catches delivery failures). Add an "
                "aws.lambda_.FunctionEventInvokeConfig with destination_config.on_failure.destination (an "

@@ -13,6 +13,7 @@ from ._links import (
     STREAM,
     STREAM_CONSUMER,
     TABLE,
+    TOPIC,
     StackIndex,
     arn_service,
     label,
@@ -22,7 +23,7 @@ from ._links import (
 )
 from ._policy import CRITICAL, HIGH, MANDATORY, MEDIUM, rule
 from ._roles import RoleGrants
-from ._values import Malformed, each, get, is_set, number, plain, whole_number, within
+from ._values import Malformed, each, get, is_set, known, number, plain, whole_number, within
 
 REPORT_BATCH_ITEM_FAILURES = "ReportBatchItemFailures"
 RELIABILITY = ["reliability", "lambda", "event-source-mapping"]
@@ -44,10 +45,16 @@ def _check_batch_item_failures(index, mapping, report: ReportViolation) -> None:
     types = plain(get(mapping.props, "functionResponseTypes", default=[]))
     if not isinstance(types, list):
         raise Malformed(f"functionResponseTypes must be a list, got {types!r}")
-    if REPORT_BATCH_ITEM_FAILURES not in types:
-        report(f"SQS mapping '{mapping.name}' does not set functionResponseTypes "
-               f"[\"{REPORT_BATCH_ITEM_FAILURES}\"]: one failed message makes the whole batch "
-               "visible again, so messages that succeeded are processed again.", mapping.urn)
+    if REPORT_BATCH_ITEM_FAILURES in types:
+        return
+    batch = whole_number(get(mapping.props, "batchSize", default=aws_limits.SQS_ESM_BATCH_SIZE_DEFAULT),
+                         f"mapping '{mapping.name}': batchSize")
+    window = number(mapping.props, "maximumBatchingWindowInSeconds", 0)
+    if batch == 1 and not window:
+        return  # a failed batch is the one message that failed: nothing that succeeded is redone
+    report(f"SQS mapping '{mapping.name}' (batchSize {batch:g}) does not set functionResponseTypes "
+           f"[\"{REPORT_BATCH_ITEM_FAILURES}\"]: one failed message makes the whole batch "
+           "visible again, so messages that succeeded are processed again.", mapping.urn)
 
 
 def _check_on_failure(index, mapping, report: ReportViolation) -> None:
@@ -102,8 +109,12 @@ def unbounded_because(retries, age, retention, kept: str) -> str:
 
 def _check_bounded(index, mapping, report: ReportViolation) -> None:
     retries, age = retry_bounds(mapping.props, f"mapping '{mapping.name}':")
-    retention, kept = stream_retention_seconds(index, mapping_source(index, mapping), get(mapping.props, "eventSourceArn"))
-    why = unbounded_because(retries, age, retention, kept)
+    if retries != -1 or age == -1:  # decided without the source's retention (which may be unknown)
+        why = unbounded_because(retries, age, None, "")
+    else:
+        retention, kept = stream_retention_seconds(index, mapping_source(index, mapping),
+                                                   get(mapping.props, "eventSourceArn"))
+        why = unbounded_because(retries, age, retention, kept)
     if why:
         report(f"stream mapping '{mapping.name}' {why}: one poison record blocks its shard until it "
                f"expires. Set maximumRetryAttempts (0-{aws_limits.KINESIS_ESM_RETRY_ATTEMPTS_MAX}) or a "
@@ -152,16 +163,18 @@ SEND_TO = {"sqs": "sqs:SendMessage", "sns": "sns:Publish", "s3": "s3:PutObject"}
 def _arn_of(resource, fallback) -> Optional[str]:
     if resource is None:
         return fallback if isinstance(fallback, str) else None
+    def read(key: str):
+        return lambda: get(resource.props, key)
     for key in ("streamArn", "arn") if resource.resource_type == TABLE else ("arn",):
-        value = get(resource.props, key)
-        if isinstance(value, str):
+        value = known(read(key))
+        if value is not None:
             return value
     return None
 
 
 def _needs(index: StackIndex, mapping) -> list[tuple[str, str, Optional[str]]]:
     """(what, action, resource ARN or None) the mapping's role must be allowed."""
-    arn = get(mapping.props, "eventSourceArn")
+    arn = known(lambda: get(mapping.props, "eventSourceArn"))
     source = mapping_source(index, mapping)
     service = (arn_service(arn) if isinstance(arn, str) else None) or {
         QUEUE: "sqs", STREAM: "kinesis", STREAM_CONSUMER: "kinesis", TABLE: "dynamodb"}.get(
@@ -178,8 +191,11 @@ def _needs(index: StackIndex, mapping) -> list[tuple[str, str, Optional[str]]]:
         needs += [("its source stream", a, _arn_of(source, arn)) for a in KINESIS_READ]
     elif service == "dynamodb":
         needs += [("its source table stream", a, _arn_of(source, arn)) for a in DYNAMODB_STREAM_READ]
-    destination = get(mapping.props, "destinationConfig", "onFailure", "destinationArn")
-    service = arn_service(destination) if isinstance(destination, str) else None
+    destination = known(lambda: get(mapping.props, "destinationConfig", "onFailure", "destinationArn"))
+    service = arn_service(destination) if destination else None
+    if destination is None and is_set(get(mapping.props, "destinationConfig", "onFailure", default={}), "destinationArn"):
+        target = index.follow(mapping, "destinationConfig", lambda: None, [QUEUE, TOPIC])
+        service = {QUEUE: "sqs", TOPIC: "sns"}.get(getattr(target, "resource_type", ""))
     if service in SEND_TO:
         needs.append(("its on-failure destination", SEND_TO[service], destination))
     return needs
@@ -213,7 +229,8 @@ ESM_DOC = "https://docs.aws.amazon.com/lambda/latest/api/API_CreateEventSourceMa
 lambda_sqs_esm_reports_batch_item_failures = rule(
     "stack", name="lambda-sqs-esm-reports-batch-item-failures", display_name="SQS mappings report batch item failures",
     description=("An SQS event source mapping must set functionResponseTypes [\"ReportBatchItemFailures\"] "
-                 "(and the handler return batchItemFailures) so only failed messages are retried."),
+                 "(and the handler return batchItemFailures) so only failed messages are retried; a mapping "
+                 "with batchSize 1 and no batching window needs none (its batch is one message)."),
     level=MANDATORY, severity=MEDIUM, tags=[*RELIABILITY, "sqs", "duplicates"],
     remediation="Set functionResponseTypes=['ReportBatchItemFailures'] and return batchItemFailures from the handler.",
     url="https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html#services-sqs-batchfailurereporting",

@@ -10,7 +10,7 @@ from integration_blueprint import aws_limits
 
 from ._links import FUNCTION, LOG_GROUP, StackIndex, label
 from ._policy import LOW, MANDATORY, rule
-from ._values import Malformed, each, gather, get, to_number
+from ._values import Malformed, each, gather, get, is_set, known, to_number
 
 
 def _retention_days(group) -> float:
@@ -32,16 +32,19 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
     gather(index.of_type(LOG_GROUP), note)
 
     def check(function):
-        configured = get(function.props, "loggingConfig", "logGroup")
+        logging = get(function.props, "loggingConfig", default={})
+        configured = is_set(logging, "logGroup")
         if configured:
-            group = index.follow(function, "loggingConfig", lambda: configured, [LOG_GROUP])
-            where = configured
+            # The group's property dependency decides while its name is still unknown (a first preview).
+            group = index.follow(function, "loggingConfig", lambda: get(logging, "logGroup"), [LOG_GROUP])
+            where = known(lambda: get(logging, "logGroup")) or f"log group {label(group)}"
         else:
             group = by_function.get(function.urn)
-            name = get(function.props, "name")
-            where = f"{aws_limits.LAMBDA_LOG_GROUP_PREFIX}{name}" if isinstance(name, str) else "/aws/lambda/<its name>"
-            if group is None and isinstance(name, str):
-                group = index.lookup(where, [LOG_GROUP])
+            where = ""
+            if group is None:  # its name (maybe unknown yet) finds it
+                name = get(function.props, "name")
+                where = f"{aws_limits.LAMBDA_LOG_GROUP_PREFIX}{name}" if isinstance(name, str) else "/aws/lambda/<its name>"
+                group = index.lookup(where, [LOG_GROUP]) if isinstance(name, str) else None
         if group is None:
             if configured:
                 return  # a group of another stack: that stack's rule judges its retention

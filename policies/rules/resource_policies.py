@@ -8,17 +8,25 @@ from __future__ import annotations
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from ._iam import Statement, grants, statements
-from ._links import QUEUE, QUEUE_POLICY, TOPIC, TOPIC_POLICY, StackIndex, label
+from ._links import QUEUE, QUEUE_POLICY, TOPIC, TOPIC_POLICY, ResourcePolicies, StackIndex, label
 from ._policy import ADVISORY, HIGH, MANDATORY, MEDIUM, rule
-from ._values import each, gather, get, is_set, json_document, resource_rule
+from ._values import each, is_set, json_document, resource_rule
 
 # Condition keys that tie a public principal to one account, organization, source or network.
 RESTRICTING_KEYS = frozenset(k.lower() for k in (
     "aws:SourceArn", "aws:SourceAccount", "aws:SourceOwner", "aws:SourceOrgID", "aws:SourceOrgPaths",
     "aws:PrincipalOrgID", "aws:PrincipalOrgPaths", "aws:PrincipalAccount", "aws:PrincipalArn",
     "aws:SourceVpc", "aws:SourceVpce", "aws:SourceIp"))
-# What a transport rule must deny for each kind of resource: the data going in and out.
-GUARDED = {QUEUE: ("sqs:SendMessage", "sqs:ReceiveMessage"), TOPIC: ("sns:Publish", "sns:Subscribe")}
+# What a transport rule must deny for each kind of resource, and the Action AWS's own example
+# writes: for a queue the data going in and out (the SQS best practices deny "sqs:*" or "*"), for a
+# topic what is published (the SNS example denies "SNS:Publish"; action names are case-insensitive).
+GUARDED = {QUEUE: ("sqs:SendMessage", "sqs:ReceiveMessage"), TOPIC: ("sns:Publish",)}
+EXAMPLE_ACTION = {QUEUE: "sqs:*", TOPIC: "sns:Publish"}
+
+
+def _tls_fix(kind: str) -> str:
+    return (f"add a Deny for Principal \"*\", Action \"{EXAMPLE_ACTION[kind]}\" (it must cover "
+            f"{' and '.join(GUARDED[kind])}), Condition {{\"Bool\": {{\"aws:SecureTransport\": \"false\"}}}}")
 
 
 def _public(principal) -> bool:
@@ -66,32 +74,17 @@ def _denies_plain_transport(statement: Statement, kind: str) -> bool:
 
 def _check_transport(args: StackValidationArgs, report: ReportViolation) -> None:
     index = StackIndex(args.resources)
-    policies: dict[str, list[dict]] = {}
-
-    def add(holder, owner):
-        if owner is not None:
-            document = json_document(holder.props, "policy")
-            if document is not None:
-                policies.setdefault(owner.urn, []).append(document)
-
-    unknowns = gather(index.of_type(QUEUE_POLICY), lambda p: add(p, index.follow(
-        p, "queueUrl", lambda: get(p.props, "queueUrl"), [QUEUE])))
-    unknowns += gather(index.of_type(TOPIC_POLICY), lambda p: add(p, index.follow(
-        p, "arn", lambda: get(p.props, "arn"), [TOPIC])))
+    policies = ResourcePolicies(index)
 
     def check(resource):
-        if is_set(resource.props, "policy"):
-            add(resource, resource)
         kind = resource.resource_type
-        if any(_denies_plain_transport(s, kind) for d in policies.get(resource.urn, [])
-               for s in statements(d, "policy")):
+        if any(_denies_plain_transport(s, kind) for s in policies.statements(resource)):
             return
-        if unknowns:
-            raise unknowns[0]  # a policy we cannot place yet may be this one's
+        if policies.unplaced:
+            raise policies.unplaced[0]  # a policy we cannot place yet may be this one's
         what = "queue" if kind == QUEUE else "topic"
-        report(f"{what} {label(resource)} has no policy statement that denies requests without TLS: add a "
-               f"Deny for Principal \"*\", Action {list(GUARDED[kind])} (or {kind.split('/')[0].split(':')[1]}:*) "
-               "with Condition {\"Bool\": {\"aws:SecureTransport\": \"false\"}}.", resource.urn)
+        report(f"{what} {label(resource)} has no policy statement that denies requests without TLS: "
+               f"{_tls_fix(kind)}.", resource.urn)
 
     each(index.of_type(QUEUE, TOPIC), check, report, lambda r: r.urn)
 
@@ -103,8 +96,8 @@ queue_topic_policy_denies_insecure_transport = rule(
                  "without TLS (Deny, Principal \"*\", Condition Bool aws:SecureTransport \"false\"), as AWS's "
                  "security best practices for SQS and SNS advise."),
     level=ADVISORY, severity=MEDIUM, tags=["security", "sqs", "sns", "encryption-in-transit"],
-    remediation=("Add a QueuePolicy/TopicPolicy statement: Effect Deny, Principal '*', Action 'sqs:*' "
-                 "(or 'sns:Publish'), Resource the queue/topic ARN, Condition {'Bool': {'aws:SecureTransport': 'false'}}."),
+    remediation=(f"In the QueuePolicy (queue): {_tls_fix(QUEUE)}. In the TopicPolicy (topic): {_tls_fix(TOPIC)}. "
+                 "Resource: the queue's or topic's ARN."),
     url="https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-security-best-practices.html",
     validate=_check_transport,
 )

@@ -1,5 +1,8 @@
 """Security rules: encryption at rest for queues, streams and tables; least-privilege IAM."""
 
+import json
+from functools import lru_cache
+
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
 from ._iam import (
@@ -24,6 +27,7 @@ from ._links import (
     TOPIC,
     TOPIC_POLICY,
 )
+from ._managed_policies import is_aws_managed, managed_policy
 from ._policy import ADVISORY, CRITICAL, HIGH, LOW, MANDATORY, MEDIUM, fsbp, rule
 from ._values import Malformed, boolean, get, is_set, json_document, plain, resource_rule
 
@@ -33,7 +37,10 @@ ATTACHMENTS = ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "aws:iam/use
                "aws:iam/groupPolicyAttachment:GroupPolicyAttachment", "aws:iam/policyAttachment:PolicyAttachment")
 IDENTITY_POLICIES = (ROLE, ROLE_POLICY, USER_POLICY, GROUP_POLICY, MANAGED_POLICY)
 RESOURCE_POLICIES = (QUEUE_POLICY, TOPIC_POLICY, QUEUE, TOPIC)
-AWS_MANAGED_POLICY_PREFIX = "arn:aws:iam::aws:policy/"
+# The AWS managed policies Lambda's documentation gives a function's execution role for its logs,
+# its VPC network interfaces and X-Ray tracing: what they grant on "*" is AWS's own answer for that
+# job, so a hand-written statement granting the same on "*" is not reported as write-on-everything.
+BASELINE_POLICIES = ("AWSLambdaBasicExecutionRole", "AWSLambdaVPCAccessExecutionRole", "AWSXRayDaemonWriteAccess")
 
 
 def _check_queue(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -88,12 +95,29 @@ def _managed_policy_arns(args: ResourceValidationArgs) -> list[str]:
 
 
 def _wildcard_managed_policy(arn: str) -> bool:
-    """AWS managed policies that allow whole services or everything: AdministratorAccess
-    (Action "*"), PowerUserAccess (NotAction) and the <Service>FullAccess family (service:*)."""
-    if not arn.startswith(AWS_MANAGED_POLICY_PREFIX):
+    """AWS managed policies that allow whole services or everything: judged by their document
+    where the pack knows it (AdministratorAccess, PowerUserAccess, AmazonSQSFullAccess, ...), else
+    by AWS's naming (the <Service>FullAccess family)."""
+    if not is_aws_managed(arn):
         return False
-    name = arn.rsplit("/", 1)[-1]
-    return name in ("AdministratorAccess", "PowerUserAccess") or name.endswith("FullAccess")
+    known = managed_policy(arn)
+    if known is None:
+        return arn.rsplit("/", 1)[-1].endswith("FullAccess")
+    return any(s.allows and (s.not_actions is not None or any(is_wildcard(a) for a in s.actions))
+               for s in statements(known["document"], arn))
+
+
+@lru_cache(maxsize=None)
+def _baseline_on_every_resource() -> dict[str, str]:
+    """action (lower case) -> the AWS managed execution-role policy that grants it on "*"."""
+    granted = {}
+    for name in BASELINE_POLICIES:
+        known = managed_policy(name)
+        assert known is not None, f"{name} is missing from the managed policy snapshot"
+        for statement in statements(known["document"], name):
+            if statement.allows and any(on_every_resource(r) for r in statement.resources):
+                granted.update({a.lower(): name for pattern in statement.actions for a in expand(pattern)})
+    return granted
 
 
 def _check_wildcard_actions(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -137,11 +161,13 @@ def _check_write_on_all(args: ResourceValidationArgs, report: ReportViolation) -
             report(f"{statement.where}: allows every action (\"*\" or NotAction) on every resource.", None)
             continue
         writes = sorted({a for pattern in statement.actions for a in expand(pattern)
-                         if access_level(a) in WRITE_LEVELS and resource_level_supported(a)})
+                         if access_level(a) in WRITE_LEVELS and resource_level_supported(a)
+                         and a.lower() not in _baseline_on_every_resource()})
         if writes:
             passrole = " (iam:PassRole on * lets it hand any role, with its permissions, to a service)" \
                 if "iam:PassRole" in writes else ""
-            report(f"{statement.where}: allows write actions on every resource (\"*\"): "
+            everywhere = " and ".join(json.dumps(r) for r in statement.resources if on_every_resource(r))
+            report(f"{statement.where}: allows write actions on every resource (Resource {everywhere}): "
                    f"{summary(writes)}{passrole}. Scope Resource to the ARNs the code writes to.", None)
 
 
@@ -198,8 +224,11 @@ iam_no_write_actions_on_all_resources = rule(
     display_name="IAM write actions are scoped to resources",
     description=("An identity policy must not Allow write actions (access levels Write, Permissions "
                  "management, Tagging in AWS's Service Authorization Reference) on Resource \"*\" (or "
-                 "NotResource), iam:PassRole included; actions AWS authorizes only on \"*\" "
-                 "(cloudwatch:PutMetricData, xray:PutTraceSegments) are exempt."),
+                 "NotResource, or an ARN that is all wildcards), iam:PassRole included. Exempt: actions the "
+                 "Service Authorization Reference lists with no resource type (AWS authorizes them only on "
+                 "\"*\": cloudwatch:PutMetricData, xray:PutTraceSegments), and what AWS's own execution-role "
+                 "policies grant on \"*\" for the same job (AWSLambdaBasicExecutionRole's logs, "
+                 "AWSLambdaVPCAccessExecutionRole's network interfaces, AWSXRayDaemonWriteAccess)."),
     level=MANDATORY, severity=CRITICAL, tags=[*SECURITY, "iam", "least-privilege"],
     remediation="Set Resource to the ARNs the code writes to (for iam:PassRole, the one role it passes).",
     url="https://docs.aws.amazon.com/IAM/latest/UserGuide/best-practices.html#grant-least-privilege",
