@@ -407,8 +407,13 @@ def test_idempotency_table_with_ttl_passes(policy_analyzer):
 
 
 def two_tables(accounts_ttl):
+    # Names given by the program and known only after apply (an auto-name would be known in a first
+    # preview too: the provider makes it in Check).
+    marker = aws.s3.Bucket("marker")
+
     def table(name, ttl):
-        return aws.dynamodb.Table(name, hash_key="id", attributes=[{"name": "id", "type": "S"}], ttl=ttl)
+        return aws.dynamodb.Table(name, name=later(f"{name}-table", marker.arn), hash_key="id",
+                                  attributes=[{"name": "id", "type": "S"}], ttl=ttl)
     ledger = table("ledger", {"attribute_name": "ttl", "enabled": True})
     accounts = table("accounts", {"attribute_name": "ttl", "enabled": True} if accounts_ttl else None)
     function("worker", environment={"variables": {"LEDGER_TABLE": ledger.name, "ACCOUNTS_TABLE": accounts.name}})

@@ -25,7 +25,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from integration_blueprint.preview.managed_policies import managed_policy
+from integration_blueprint.aws_managed_policies import managed_policy
 from integration_blueprint.preview.provider_sdk import (
     Field,
     Kind,
