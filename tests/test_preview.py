@@ -133,7 +133,7 @@ def test_cli_json_output_and_exit_1_on_mandatory_violations(capsys, flag):
     code = main(["preview", "--program", str(EVERY_VIOLATION), "--stack", "ci", *flag])
     output = json.loads(capsys.readouterr().out)
     assert code == 1
-    assert set(output) == {"stack", "program", "resources", "violations", "summary", "notExpanded",
+    assert set(output) == {"stack", "program", "resources", "violations", "skippedChecks", "summary", "notExpanded",
                            "secretPlaceholders", "unresolvedEnvironments", "notes"}
     assert output["notExpanded"] == [] and output["secretPlaceholders"] == []
     assert output["stack"] == "ci" and output["program"] == str(EVERY_VIOLATION)

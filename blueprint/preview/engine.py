@@ -32,9 +32,11 @@ from urllib.parse import unquote, urlparse
 
 import grpc
 from google.protobuf import empty_pb2, struct_pb2
+from google.rpc import status_pb2
 from pulumi.runtime.proto import (
     engine_pb2,
     engine_pb2_grpc,
+    errors_pb2,
     provider_pb2,
     provider_pb2_grpc,
     resource_pb2,
@@ -129,12 +131,13 @@ class OfflineEngine:
     registered. `on_resource` is called with each recorded resource as it registers."""
 
     def __init__(self, *, project: str, stack: str, config: dict[str, str], secret_keys: Sequence[str] = (),
-                 region: str = DEFAULT_REGION, unknowns: bool = False, program_dir: Optional[Path] = None,
+                 region: Optional[str] = DEFAULT_REGION, unknowns: bool = False, program_dir: Optional[Path] = None,
+                 region_fix: str = "set aws:region in the stack's config or AWS_REGION",
                  organization: str = "organization",
                  on_resource: Optional[Callable[[RecordedResource], None]] = None):
         self.project, self.stack, self.organization = project, stack, organization
         self.config, self.secret_keys = dict(config), list(secret_keys)
-        self.region, self.unknowns = region, unknowns
+        self.region, self.region_fix, self.unknowns = region, region_fix, unknowns
         self.program_dir = program_dir
         self.on_resource = on_resource
         self.resources: list[RecordedResource] = []
@@ -194,7 +197,7 @@ class OfflineEngine:
             return self._register_remote(request, urn, inputs)
         analyzer_view = wire.downgrade(inputs)
         provider_view = wire.unwrap_secrets(analyzer_view)
-        region = self._region(request.provider)
+        region = self._region(request.provider, request.type) if request.custom else self.region or DEFAULT_REGION
         if request.custom:
             planned = provider_outputs.planned_inputs(request.type, request.name, urn, provider_view, region=region)
             if request.type.startswith("pulumi:providers:"):
@@ -276,9 +279,15 @@ class OfflineEngine:
         inside = path.startswith(str(self.program_dir) + os.sep)
         return inside and "site-packages" not in path and f"{os.sep}venv{os.sep}" not in path
 
-    def _region(self, provider_ref: str) -> str:
-        return self._provider_regions.get(provider_ref.split("::")[0] if provider_ref else "", self.region) \
-            if "::" in provider_ref else self.region
+    def _region(self, provider_ref: str, type_token: str) -> str:
+        """The region of the provider a resource or data source uses (a provider reference is
+        `<provider URN>::<id>`): an explicit provider's `region`, else the stack's."""
+        region = self._provider_regions.get(provider_ref.rsplit("::", 1)[0]) if provider_ref else None
+        region = region or self.region
+        if region is None and type_token.startswith("aws:"):
+            # The AWS provider refuses to configure without a region: the first AWS resource fails.
+            raise _ProgramFacingError(f"the AWS provider has no region for {type_token}: {self.region_fix}")
+        return region or DEFAULT_REGION
 
     def register_outputs(self, request) -> None:
         outputs = wire.plain(wire.downgrade(wire.from_struct(request.outputs)))
@@ -326,7 +335,7 @@ class OfflineEngine:
             response = self._plugin.provider.Construct(construct)
         except grpc.RpcError as exc:
             # A refused setting is the component's message to the program, as under `pulumi preview`.
-            raise _ProgramFacingError(exc.details() or str(exc)) from None
+            raise _ProgramFacingError(_construct_error(exc, request.type, request.name)) from None
         return response.state
 
     # ---- data sources and reads ------------------------------------------------------------
@@ -335,7 +344,7 @@ class OfflineEngine:
         args = wire.unwrap_secrets(wire.downgrade(wire.from_struct(request.args)))
         if request.tok == "pulumi:pulumi:getResource":
             return self._get_resource(args.get("urn", ""))
-        region = self._region(request.provider)
+        region = self._region(request.provider, request.tok)
         try:
             result = provider_outputs.invoke(request.tok, wire.plain(args), region=region, account=ACCOUNT)
         except provider_outputs.UnknownInvoke:
@@ -356,12 +365,28 @@ class OfflineEngine:
         urn = self.urn(request.parent, request.type, request.name)
         props = wire.plain(wire.unwrap_secrets(wire.downgrade(wire.from_struct(request.properties))))
         state = provider_outputs.read_outputs(request.type, request.name, request.id, props,
-                                              region=self._region(request.provider), account=ACCOUNT)
+                                              region=self._region(request.provider, request.type), account=ACCOUNT)
         self._read[urn] = {**state, "id": request.id}
         return resource_pb2.ReadResourceResponse(urn=urn, properties=wire.to_struct(state))
 
     def log(self, request) -> None:
         self.logs.append(LogEntry(_SEVERITIES.get(request.severity, "info"), request.message, request.urn))
+
+
+def _construct_error(error: grpc.RpcError, type_token: str, name: str) -> str:
+    """What a component package's Construct refused, as the engine reports it: each input property
+    error (google.rpc.Status details, InputPropertiesError) with its property, else the status text."""
+    reasons = []
+    for key, value in getattr(error, "trailing_metadata", lambda: ())() or ():
+        if key != "grpc-status-details-bin":
+            continue
+        for detail in status_pb2.Status.FromString(value).details:
+            properties = errors_pb2.InputPropertiesError()
+            if detail.Unpack(properties):
+                reasons += [f"{e.reason} (input {e.property_path})" if e.property_path not in e.reason else e.reason
+                            for e in properties.errors]
+    message = "\n".join(reasons) or error.details() or str(error.code())
+    return f"{type_token} {name!r} could not be constructed: {message}"
 
 
 def _checked(analyzer_view: dict, provider_view: dict, planned: dict) -> dict:
@@ -390,7 +415,9 @@ def _answer(method):
         try:
             return method(self, request, context)
         except _ProgramFacingError as exc:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            where = self.engine._source(request) if hasattr(request, "stackTrace") else ("", 0)
+            declared = f" (declared at {where[0]}:{where[1]})" if self.engine._is_program_file(where[0]) else ""
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{exc}{declared}")
         except Exception as exc:  # noqa: BLE001 - reported as the engine's own failure
             self.engine.failures.append(f"{method.__name__}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
             context.abort(grpc.StatusCode.INTERNAL, f"offline engine failure in {method.__name__}: {exc}")

@@ -58,6 +58,38 @@ class InlineExecutor(concurrent.futures.ThreadPoolExecutor):
         return future
 
 
+class RaiseLocator:
+    """Where each exception was first raised in the program's own code, for a run whose error lost
+    its traceback (the SDK re-raises an `apply` callback's error from a future that no longer holds
+    the callback's frames). Only the program's frames are traced; the host runs a failed program
+    again with this on, so a run that succeeds pays nothing for it."""
+
+    def __init__(self, program_dir):
+        self.program_dir = program_dir + os.sep
+        self.raised = {}
+
+    def _ours(self, path):
+        return path.startswith(self.program_dir) and not any(
+            part in path for part in (os.sep + "site-packages" + os.sep, os.sep + "venv" + os.sep))
+
+    def global_trace(self, frame, event, arg):
+        if event == "call" and self._ours(os.path.abspath(frame.f_code.co_filename)):
+            return self.local_trace
+        return None
+
+    def local_trace(self, frame, event, arg):
+        if event == "exception":
+            self.raised.setdefault(id(arg[1]), (os.path.abspath(frame.f_code.co_filename), frame.f_lineno))
+        return self.local_trace
+
+    def where(self, exc):
+        while exc is not None:
+            if id(exc) in self.raised:
+                return self.raised[id(exc)]
+            exc = exc.__cause__ or exc.__context__
+        return None
+
+
 def main():
     parser = argparse.ArgumentParser(description="Execute a Pulumi Python program")
     for option in ("project", "root_directory", "stack", "parallel", "dry_run", "pwd", "monitor", "engine",
@@ -90,6 +122,10 @@ def main():
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     loop.set_default_executor(InlineExecutor())
+    locator = None
+    if os.environ.get("BLUEPRINT_LOCATE_RAISE") == "1":
+        locator = RaiseLocator(program_dir)
+        sys.settrace(locator.global_trace)
     # asyncio complains about futures a failed program leaves unobserved; the language host
     # silences it the same way.
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
@@ -103,7 +139,8 @@ def main():
     except pulumi.RunError as exc:
         pulumi.log.error(str(exc))
     except BaseException as exc:  # noqa: BLE001 - whatever the program raised is reported
-        where = _program_frame(exc, program_dir)
+        sys.settrace(None)
+        where = _program_frame(exc, program_dir) or (locator.where(exc) if locator else None)
         if isinstance(exc, SyntaxError) and exc.filename:
             where = (os.path.abspath(exc.filename), exc.lineno or 0)
         detail = {"type": type(exc).__name__, "message": str(exc),

@@ -31,12 +31,14 @@ class ProgramFailure:
     line: int = 0
     module: str = ""  # the module a ModuleNotFoundError names
     engine_fault: bool = False
+    raised: bool = False  # an exception the program raised (not an exit, a timeout or a log line)
 
 
 def run_python_program(engine: OfflineEngine, *, interpreter: list[str], program_dir: Path, main: Path,
                        config: dict[str, str], secret_keys: list[str],
-                       environ: Optional[dict[str, str]] = None) -> Optional[ProgramFailure]:
-    """Run the program to its end against `engine`; None when it succeeded."""
+                       environ: Optional[dict[str, str]] = None, locate_raise: bool = False) -> Optional[ProgramFailure]:
+    """Run the program to its end against `engine`; None when it succeeded. `locate_raise`: trace
+    the program's own frames to find where an error whose traceback was lost was raised."""
     argv = [*interpreter, "-u", str(EXEC_SCRIPT),
             "--monitor", engine.address, "--engine", engine.address, "--project", engine.project,
             "--root_directory", str(program_dir), "--stack", engine.stack, "--pwd", str(program_dir),
@@ -46,6 +48,8 @@ def run_python_program(engine: OfflineEngine, *, interpreter: list[str], program
     env.update(PULUMI_CONFIG=json.dumps(config), PULUMI_CONFIG_SECRET_KEYS=json.dumps(secret_keys),
                PYTHONUNBUFFERED="1", PULUMI_DRY_RUN="true", PULUMI_PROJECT=engine.project,
                PULUMI_STACK=engine.stack, PULUMI_ORGANIZATION=engine.organization)
+    if locate_raise:
+        env["BLUEPRINT_LOCATE_RAISE"] = "1"
     try:
         done = subprocess.run(argv, cwd=program_dir, env=env, capture_output=True, text=True,
                               timeout=PROGRAM_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
@@ -68,7 +72,7 @@ def _failure(engine: OfflineEngine, done: subprocess.CompletedProcess) -> Progra
         if message.startswith(PROGRAM_ERROR_TAG):
             detail = json.loads(message[len(PROGRAM_ERROR_TAG):])
             return ProgramFailure(f"{detail['type']}: {detail['message']}", file=detail["file"],
-                                  line=detail["line"], module=detail.get("module", ""))
+                                  line=detail["line"], module=detail.get("module", ""), raised=True)
     if NO_SDK_TAG in done.stderr:
         return ProgramFailure("the Pulumi SDK is not installed in the program's interpreter", module="pulumi")
     errors = engine.errors()

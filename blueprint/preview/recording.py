@@ -155,6 +155,13 @@ def _collector_paused():
             gc.enable()
 
 
+def _shown(path: Path, program_dir: Path) -> str:
+    try:
+        return str(path.relative_to(program_dir))
+    except ValueError:
+        return str(path)
+
+
 def _main_file(program_dir: Path, project: dict) -> Path:
     main = program_dir / (project.get("main") or ".")
     if main.is_dir():
@@ -199,14 +206,30 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
         program_config.values = dict(config)
     interpreter = resolve_interpreter(program_dir)
     main = _main_file(program_dir, manifest)
-    region = program_config.values.get("aws:region") or program_config.region or DEFAULT_REGION
-    with OfflineEngine(project=project, stack=stack, config=program_config.values,
-                       secret_keys=program_config.secret_keys, region=region, unknowns=unknowns,
-                       program_dir=program_dir, on_resource=on_resource) as engine:
+    region = program_config.values.get("aws:region") or program_config.region
+    stack_file = (program_config.stack_file or stack_config_path(program_dir, stack))
+    region_fix = (f"run `pulumi config set aws:region <region>` (it writes {_shown(stack_file, program_dir)}) or set "
+                  "AWS_REGION (or AWS_DEFAULT_REGION), as the AWS provider reads them")
+    def run(locate_raise: bool = False) -> tuple[OfflineEngine, Optional[python_host.ProgramFailure]]:
+        engine = OfflineEngine(project=project, stack=stack, config=program_config.values,
+                               secret_keys=program_config.secret_keys, region=region, region_fix=region_fix,
+                               unknowns=unknowns, program_dir=program_dir,
+                               on_resource=None if locate_raise else on_resource)
         failure = python_host.run_python_program(
             engine, interpreter=interpreter.argv, program_dir=program_dir, main=main,
             config=program_config.values, secret_keys=program_config.secret_keys,
-            environ=interpreter.environ())
+            environ=interpreter.environ(), locate_raise=locate_raise)
+        return engine, failure
+
+    engine, failure = run()
+    with engine:
+        if failure is not None and not failure.file and failure.raised and not failure.engine_fault:
+            # The program's error lost its traceback (an `apply` callback's, re-raised by the SDK):
+            # run it once more with its own frames traced to find the line.
+            again, located = run(locate_raise=True)
+            again.close()
+            if located is not None and located.file and located.message == failure.message:
+                failure = located
         if failure is not None:
             raise _program_error(failure, interpreter, program_config)
         return RecordedStack(project=project, stack=stack, program_dir=program_dir, config=program_config.values,

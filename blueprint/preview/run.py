@@ -114,19 +114,26 @@ class PreviewResult:
         return sorted(found, key=lambda f: (LEVELS.index(f.level), f.policy, f.urn, f.message))
 
     def to_json(self) -> dict:
+        from integration_blueprint.preview import skipped_checks  # it reads PreviewResult
+
+        skipped = skipped_checks.skipped(self)
         return {
             "stack": self.recorded.stack,
             "program": str(self.recorded.program_dir) if self.recorded.program_dir else None,
             "resources": [{"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent,
                            "inputs": r.inputs} for r in sorted(self.recorded.resources, key=lambda r: r.urn)],
-            "violations": [f.to_json() for f in self.findings()],
+            "violations": [f.to_json() for f in skipped_checks.violations(self)],
+            # Checks a rule could not make during preview (a value unknown until apply): not violations.
+            "skippedChecks": [{"policy": f.policy, "urn": f.urn, "type": f.type, "name": f.name,
+                               "reason": skipped_checks.reason(f)} for f in skipped],
             "notExpanded": [{"urn": c.urn, "type": c.type, "name": c.name, "package": c.package, "reason": c.reason}
                             for c in self.recorded.not_expanded],
             "secretPlaceholders": list(self.recorded.secrets),
             "unresolvedEnvironments": list(self.recorded.environments),
             "notes": self.notes(),
             "summary": {"resources": len(self.recorded.resources),
-                        "mandatory": self.count("mandatory"), "advisory": self.count("advisory"),
+                        "mandatory": skipped_checks.count(self, "mandatory"),
+                        "advisory": skipped_checks.count(self, "advisory"), "skippedChecks": len(skipped),
                         "policyConfig": str(self.policy_config) if self.policy_config else None},
         }
 
