@@ -55,6 +55,12 @@ PLUGIN_START_SECONDS = 60
 # component's children on others.
 SERVER_THREADS = 32
 _MAX_MESSAGE = 400 * 1024 * 1024
+# A program's process may not answer an HTTP/2 ping for a long time: Node.js answers on its event
+# loop, which ts-node blocks while it type-checks the program (a minute of CPU against @pulumi/aws's
+# declarations on a busy machine). gRPC's server pings to probe bandwidth and, unanswered within
+# 20 s, closes the connection (GOAWAY ENHANCE_YOUR_CALM "ping_timeout"), which the SDK reports as
+# RESOURCE_EXHAUSTED on its next registration. On loopback there is no bandwidth to probe.
+_PATIENT_PINGS = [("grpc.http2.bdp_probe", 0), ("grpc.keepalive_timeout_ms", 3_600_000)]
 
 # What this engine supports, as the SDK asks for it (GetDeploymentInfo; SupportsFeature's legacy
 # names for older SDKs). Transforms and hooks call back into the program and are not served:
@@ -150,7 +156,7 @@ class OfflineEngine:
         self._plugin: Optional[_Plugin] = None
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=SERVER_THREADS),
                                    options=[("grpc.max_receive_message_length", _MAX_MESSAGE),
-                                            ("grpc.max_send_message_length", _MAX_MESSAGE)])
+                                            ("grpc.max_send_message_length", _MAX_MESSAGE), *_PATIENT_PINGS])
         resource_pb2_grpc.add_ResourceMonitorServicer_to_server(_Monitor(self), self._server)
         engine_pb2_grpc.add_EngineServicer_to_server(_Engine(self), self._server)
         self.address = f"127.0.0.1:{self._server.add_insecure_port('127.0.0.1:0')}"

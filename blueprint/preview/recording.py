@@ -29,7 +29,7 @@ from pulumi.runtime.proto import engine_pb2_grpc, resource_pb2_grpc
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
-from integration_blueprint.preview import python_host, wire
+from integration_blueprint.preview import node_host, python_host, wire
 from integration_blueprint.preview.engine import (
     DEFAULT_REGION,
     NotExpanded,
@@ -52,6 +52,8 @@ __all__ = ["DEFAULT_REGION", "PLACEHOLDER_ACCOUNT", "UNKNOWN", "NotExpanded", "P
            "RecordedStack", "load_project", "load_stack_config", "make_urn", "record_program", "stack_config_path",
            "stack_names"]
 
+# The language runtimes (Pulumi.yaml `runtime:`) whose programs the offline preview starts.
+RUNTIMES = ("python", "nodejs")
 # The wire value Pulumi uses for "not known until apply" (pulumi.runtime.rpc.UNKNOWN).
 UNKNOWN = wire.UNKNOWN
 
@@ -168,11 +170,17 @@ def _main_file(program_dir: Path, project: dict) -> Path:
     return main
 
 
-def _program_error(failure: python_host.ProgramFailure, interpreter: Interpreter,
+def runtime_name(manifest: dict) -> str:
+    """Pulumi.yaml's `runtime:`, written as a name or as `{name: ..., options: ...}`."""
+    runtime = manifest.get("runtime")
+    return str(runtime.get("name") if isinstance(runtime, dict) else runtime)
+
+
+def _program_error(failure: python_host.ProgramFailure, interpreter: Optional[Interpreter],
                    config: ProgramConfig) -> ProgramError:
     where = f" (at {failure.file}:{failure.line})" if failure.file else ""
     message = f"{failure.message}{where}"
-    if failure.module:
+    if failure.module and interpreter is not None:
         message += "\n" + missing_module_hint(failure.module, interpreter)
     if config.environments and not failure.engine_fault:
         message += (f"\nThe stack imports ESC environment {', '.join(config.environments)}, which an offline "
@@ -199,16 +207,25 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
     program_config = load_config(program_dir, stack)
     if config is not None:
         program_config.values = dict(config)
-    interpreter = resolve_interpreter(program_dir)
-    main = _main_file(program_dir, manifest)
+    runtime = runtime_name(manifest)
+    if runtime not in RUNTIMES:
+        raise ProgramError(f"Pulumi.yaml: runtime {runtime!r} is not one the offline preview runs "
+                           f"(it runs {' and '.join(RUNTIMES)} programs)")
+    interpreter = resolve_interpreter(program_dir) if runtime == "python" else None
+    main = _main_file(program_dir, manifest) if interpreter is not None else None
     region = program_config.values.get("aws:region") or program_config.region or DEFAULT_REGION
     with OfflineEngine(project=project, stack=stack, config=program_config.values,
                        secret_keys=program_config.secret_keys, region=region, unknowns=unknowns,
                        program_dir=program_dir, on_resource=on_resource) as engine:
-        failure = python_host.run_python_program(
-            engine, interpreter=interpreter.argv, program_dir=program_dir, main=main,
-            config=program_config.values, secret_keys=program_config.secret_keys,
-            environ=interpreter.environ())
+        if interpreter is not None and main is not None:
+            failure = python_host.run_python_program(
+                engine, interpreter=interpreter.argv, program_dir=program_dir, main=main,
+                config=program_config.values, secret_keys=program_config.secret_keys,
+                environ=interpreter.environ())
+        else:
+            failure = node_host.run_node_program(engine, project_dir=program_dir, project=manifest,
+                                                 config=program_config.values,
+                                                 secret_keys=program_config.secret_keys)
         if failure is not None:
             raise _program_error(failure, interpreter, program_config)
         return RecordedStack(project=project, stack=stack, program_dir=program_dir, config=program_config.values,
@@ -216,7 +233,7 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
                              not_expanded=list(engine.not_expanded), stack_outputs=engine.stack_outputs,
                              secrets=list(program_config.secure_placeholders),
                              environments=list(program_config.environments),
-                             interpreter=f"{interpreter.argv[0]} ({interpreter.chosen_by})")
+                             interpreter=f"{interpreter.argv[0]} ({interpreter.chosen_by})" if interpreter else "")
 
 
 def _record_callable(body: Callable[[], Any], *, stack: str, config: dict[str, str], project: str,
