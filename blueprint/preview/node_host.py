@@ -23,6 +23,7 @@ unhandled exception:` and the error's stack, or ts-node's `file.ts(line,col): er
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -38,19 +39,21 @@ from integration_blueprint.preview.project import ProgramError
 from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS, ProgramFailure
 
 RUN_ENTRY = "@pulumi/pulumi/cmd/run"
-# The exit code with which the SDK says it already logged an actionable error
-# (cmd/run/index.ts nodeJSProcessExitedAfterLoggingUserActionableMessage).
-SHOWN_TO_USER = 32
+# Where `pulumi package add` generates a package's local SDK, in the project folder.
+LOCAL_SDKS = "sdks"
 # `node -e require.resolve(...)` takes a Node start-up; a stuck one is not waited for.
 RESOLVE_TIMEOUT_SECONDS = 60
 INSTALL_HINT = "install the program's dependencies: run `npm ci` (or `npm install`, `yarn install`, " \
                "`pnpm install`) in {folder}"
 
+# A package the program imports that Node did not find (not a relative path: that is the program's own).
+_MISSING_PACKAGE = re.compile(r"Cannot find module '(?P<package>[^./'][^']*)'")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_TS_ERROR = re.compile(r"^(?P<file>[^\s(][^(]*?)\((?P<line>\d+),(?P<column>\d+)\): (?P<message>error TS\d+: .*)$",
+_TS_ERROR = re.compile(r"^(?P<file>[^\s(][^(\n]*?)\((?P<line>\d+),(?P<column>\d+)\): (?P<message>error TS\d+: .*)$",
                        re.MULTILINE)
 _FRAME = re.compile(r"^\s*at (?:.* \()?(?P<file>(?:file://)?/[^():]+):(?P<line>\d+):(?P<column>\d+)\)?$",
                     re.MULTILINE)
+_STACK_LINE = re.compile(r"^\s{2,}at \S")  # a V8 stack frame: `    at fn (file:line:col)`, `    at node:internal/...`
 _UNHANDLED = re.compile(r"^Running program '[^']*' failed with an unhandled exception:\n", re.MULTILINE)
 
 
@@ -160,27 +163,34 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
                               "(does it wait for input or on a promise that never settles?)")
     if done.returncode == 0 and not engine.failures:
         return None
-    return program_failure(engine, done.returncode, done.stderr or done.stdout, program_dir=project_dir)
+    return program_failure(engine, done.returncode, done.stderr or done.stdout, program_dir=project_dir, cwd=pwd)
 
 
-def program_failure(engine: OfflineEngine, returncode: int, output: str, *, program_dir: Path) -> ProgramFailure:
+def program_failure(engine: OfflineEngine, returncode: int, output: str, *, program_dir: Path,
+                    cwd: Path) -> ProgramFailure:
     if engine.failures:
         return ProgramFailure("the offline engine itself failed (this is a bug in blueprint, not in your "
                               "program; please report it with this message):\n" + engine.failures[0],
                               engine_fault=True)
     errors = [_ANSI.sub("", message) for message in engine.errors()]
-    if not errors:
+    if not errors:  # what the SDK printed instead (an entry point it could not find, a crash)
         tail = "\n".join(_ANSI.sub("", output).strip().splitlines()[-20:])
         return ProgramFailure(f"the program exited with code {returncode}:\n{tail}")
-    return _located(errors[0], program_dir)
+    failure = _located(errors[0], program_dir, cwd)
+    missing = _MISSING_PACKAGE.search(failure.message)
+    if missing:
+        hint = INSTALL_HINT.format(folder=_package_folder(cwd))
+        return dataclasses.replace(failure, message=f"{failure.message}\n{missing['package']} is not installed: {hint}")
+    return failure
 
 
-def _located(message: str, program_dir: Path) -> ProgramFailure:
-    """The SDK's logged error as a message and the program's own file and line."""
+def _located(message: str, program_dir: Path, cwd: Path) -> ProgramFailure:
+    """The SDK's logged error as a message and the program's own file and line (ts-node names a
+    file relative to the working directory)."""
     compile_error = _TS_ERROR.search(message)
     if compile_error:
         path = Path(compile_error["file"].strip())
-        path = path if path.is_absolute() else program_dir / path
+        path = path if path.is_absolute() else cwd / path
         return ProgramFailure(f"TypeScript {compile_error['message']}", file=str(path.resolve()),
                               line=int(compile_error["line"]))
     body = _UNHANDLED.sub("", message, count=1)
@@ -192,12 +202,18 @@ def _located(message: str, program_dir: Path) -> ProgramFailure:
 
 
 def _is_program_file(path: str, program_dir: Path) -> bool:
-    return path.startswith(str(program_dir) + os.sep) and f"{os.sep}node_modules{os.sep}" not in path
+    """The program's own code: in its folder, not an installed package (node_modules) nor a
+    package SDK that `pulumi package add` generated (sdks/<package>), whose constructor is where a
+    component's refusal surfaces but not where the user can act."""
+    if not path.startswith(str(program_dir) + os.sep):
+        return False
+    relative = Path(path).relative_to(program_dir).parts
+    return "node_modules" not in relative and relative[0] != LOCAL_SDKS
 
 
 def _without_stack(message: str) -> str:
     """The error's own lines, without the `at ...` frames under them (the location is given apart)."""
-    kept = [line for line in message.splitlines() if not _FRAME.match(line)]
+    kept = [line for line in message.splitlines() if not _STACK_LINE.match(line)]
     while kept and not kept[-1].strip():
         kept.pop()
     return "\n".join(kept).strip()

@@ -203,14 +203,14 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
                                 unknowns=unknowns, on_resource=on_resource)
     program_dir = Path(program).resolve()
     manifest = load_project(program_dir)
-    project = project or manifest["name"]
-    program_config = load_config(program_dir, stack)
-    if config is not None:
-        program_config.values = dict(config)
     runtime = runtime_name(manifest)
     if runtime not in RUNTIMES:
         raise ProgramError(f"Pulumi.yaml: runtime {runtime!r} is not one the offline preview runs "
                            f"(it runs {' and '.join(RUNTIMES)} programs)")
+    project = project or manifest["name"]
+    program_config = load_config(program_dir, stack)
+    if config is not None:
+        program_config.values = dict(config)
     interpreter = resolve_interpreter(program_dir) if runtime == "python" else None
     main = _main_file(program_dir, manifest) if interpreter is not None else None
     region = program_config.values.get("aws:region") or program_config.region or DEFAULT_REGION
