@@ -263,7 +263,8 @@ class OfflineEngine:
         if self.program_dir is None:
             return "site-packages" not in path
         inside = path.startswith(str(self.program_dir) + os.sep)
-        return inside and "site-packages" not in path and f"{os.sep}venv{os.sep}" not in path
+        installed = ("site-packages", f"{os.sep}venv{os.sep}", f"{os.sep}node_modules{os.sep}")
+        return inside and not any(part in path for part in installed)
 
     def _region(self, provider_ref: str) -> str:
         return self._provider_regions.get(provider_ref.split("::")[0] if provider_ref else "", self.region) \
