@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # turns that off: every test worker, CLI run and policy pack would otherwise recompile them.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: test test-package install preview local lint docs validators mermaid
+.PHONY: test test-package install preview local lint docs validators mermaid node-fixtures
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,7 +35,17 @@ $(MERMAID): tools/mermaid/package-lock.json
 
 mermaid: $(MERMAID)
 
-test: $(VENV)/.installed $(VALIDATORS) $(MERMAID)
+# The Node.js packages the TypeScript test programs resolve (@pulumi/pulumi, @pulumi/aws, typescript,
+# ts-node; tests/node/package-lock.json pins them), installed once into tests/node/node_modules.
+# Needs node and npm; about 200 MB and a minute from the npm registry.
+NODE_FIXTURES := tests/node/node_modules/.package-lock.json
+$(NODE_FIXTURES): tests/node/package-lock.json
+	cd tests/node && npm ci --no-audit --no-fund
+	touch $@
+
+node-fixtures: $(NODE_FIXTURES)
+
+test: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES)
 	$(PY) -m pytest -q -n auto --dist worksteal -m "not wheel"
 
 # The package as a team gets it: build the wheel, install it into a fresh virtualenv, run the

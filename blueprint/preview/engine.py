@@ -57,6 +57,12 @@ PLUGIN_START_SECONDS = 60
 # component's children on others.
 SERVER_THREADS = 32
 _MAX_MESSAGE = 400 * 1024 * 1024
+# A program's process may not answer an HTTP/2 ping for a long time: Node.js answers on its event
+# loop, which ts-node blocks while it type-checks the program (a minute of CPU against @pulumi/aws's
+# declarations on a busy machine). gRPC's server pings to probe bandwidth and, unanswered within
+# 20 s, closes the connection (GOAWAY ENHANCE_YOUR_CALM "ping_timeout"), which the SDK reports as
+# RESOURCE_EXHAUSTED on its next registration. On loopback there is no bandwidth to probe.
+_PATIENT_PINGS = [("grpc.http2.bdp_probe", 0), ("grpc.keepalive_timeout_ms", 3_600_000)]
 
 # What this engine supports, as the SDK asks for it (GetDeploymentInfo; SupportsFeature's legacy
 # names for older SDKs). Transforms and hooks call back into the program and are not served:
@@ -154,7 +160,7 @@ class OfflineEngine:
         self._plugin: Optional[_Plugin] = None
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=SERVER_THREADS),
                                    options=[("grpc.max_receive_message_length", _MAX_MESSAGE),
-                                            ("grpc.max_send_message_length", _MAX_MESSAGE)])
+                                            ("grpc.max_send_message_length", _MAX_MESSAGE), *_PATIENT_PINGS])
         self._monitor_service, self._engine_service = _Monitor(self), _Engine(self)
         resource_pb2_grpc.add_ResourceMonitorServicer_to_server(self._monitor_service, self._server)
         engine_pb2_grpc.add_EngineServicer_to_server(self._engine_service, self._server)
@@ -277,7 +283,8 @@ class OfflineEngine:
         if self.program_dir is None:
             return "site-packages" not in path
         inside = path.startswith(str(self.program_dir) + os.sep)
-        return inside and "site-packages" not in path and f"{os.sep}venv{os.sep}" not in path
+        installed = ("site-packages", f"{os.sep}venv{os.sep}", f"{os.sep}node_modules{os.sep}")
+        return inside and not any(part in path for part in installed)
 
     def _region(self, provider_ref: str, type_token: str) -> str:
         """The region of the provider a resource or data source uses (a provider reference is

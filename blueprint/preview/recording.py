@@ -27,7 +27,7 @@ from pulumi.runtime.config import set_all_config
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
-from integration_blueprint.preview import python_host, wire
+from integration_blueprint.preview import node_host, python_host, wire
 from integration_blueprint.preview.engine import (
     DEFAULT_REGION,
     NotExpanded,
@@ -50,6 +50,8 @@ __all__ = ["DEFAULT_REGION", "PLACEHOLDER_ACCOUNT", "UNKNOWN", "NotExpanded", "P
            "RecordedStack", "load_project", "load_stack_config", "make_urn", "record_program", "stack_config_path",
            "stack_names"]
 
+# The language runtimes (Pulumi.yaml `runtime:`) whose programs the offline preview starts.
+RUNTIMES = ("python", "nodejs")
 # The wire value Pulumi uses for "not known until apply" (pulumi.runtime.rpc.UNKNOWN).
 UNKNOWN = wire.UNKNOWN
 
@@ -173,11 +175,17 @@ def _main_file(program_dir: Path, project: dict) -> Path:
     return main
 
 
-def _program_error(failure: python_host.ProgramFailure, interpreter: Interpreter,
+def runtime_name(manifest: dict) -> str:
+    """Pulumi.yaml's `runtime:`, written as a name or as `{name: ..., options: ...}`."""
+    runtime = manifest.get("runtime")
+    return str(runtime.get("name") if isinstance(runtime, dict) else runtime)
+
+
+def _program_error(failure: python_host.ProgramFailure, interpreter: Optional[Interpreter],
                    config: ProgramConfig) -> ProgramError:
     where = f" (at {failure.file}:{failure.line})" if failure.file else ""
     message = f"{failure.message}{where}"
-    if failure.module:
+    if failure.module and interpreter is not None:
         message += "\n" + missing_module_hint(failure.module, interpreter)
     if config.environments and not failure.engine_fault:
         message += (f"\nThe stack imports ESC environment {', '.join(config.environments)}, which an offline "
@@ -200,30 +208,41 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
                                 unknowns=unknowns, on_resource=on_resource)
     program_dir = Path(program).resolve()
     manifest = load_project(program_dir)
+    runtime = runtime_name(manifest)
+    if runtime not in RUNTIMES:
+        raise ProgramError(f"Pulumi.yaml: runtime {runtime!r} is not one the offline preview runs "
+                           f"(it runs {' and '.join(RUNTIMES)} programs)")
     project = project or manifest["name"]
     program_config = load_config(program_dir, stack)
     if config is not None:
         program_config.values = dict(config)
-    interpreter = resolve_interpreter(program_dir)
-    main = _main_file(program_dir, manifest)
+    interpreter = resolve_interpreter(program_dir) if runtime == "python" else None
+    main = _main_file(program_dir, manifest) if interpreter is not None else None
     region = program_config.values.get("aws:region") or program_config.region
     stack_file = (program_config.stack_file or stack_config_path(program_dir, stack))
     region_fix = (f"run `pulumi config set aws:region <region>` (it writes {_shown(stack_file, program_dir)}) or set "
                   "AWS_REGION (or AWS_DEFAULT_REGION), as the AWS provider reads them")
+
     def run(locate_raise: bool = False) -> tuple[OfflineEngine, Optional[python_host.ProgramFailure]]:
         engine = OfflineEngine(project=project, stack=stack, config=program_config.values,
                                secret_keys=program_config.secret_keys, region=region, region_fix=region_fix,
                                unknowns=unknowns, program_dir=program_dir,
                                on_resource=None if locate_raise else on_resource)
-        failure = python_host.run_python_program(
-            engine, interpreter=interpreter.argv, program_dir=program_dir, main=main,
-            config=program_config.values, secret_keys=program_config.secret_keys,
-            environ=interpreter.environ(), locate_raise=locate_raise)
+        if interpreter is not None and main is not None:
+            failure = python_host.run_python_program(
+                engine, interpreter=interpreter.argv, program_dir=program_dir, main=main,
+                config=program_config.values, secret_keys=program_config.secret_keys,
+                environ=interpreter.environ(), locate_raise=locate_raise)
+        else:
+            failure = node_host.run_node_program(engine, project_dir=program_dir, project=manifest,
+                                                 config=program_config.values,
+                                                 secret_keys=program_config.secret_keys)
         return engine, failure
 
     engine, failure = run()
     with engine:
-        if failure is not None and not failure.file and failure.raised and not failure.engine_fault:
+        if (failure is not None and not failure.file and failure.raised and not failure.engine_fault
+                and interpreter is not None):
             # The program's error lost its traceback (an `apply` callback's, re-raised by the SDK):
             # run it once more with its own frames traced to find the line.
             again, located = run(locate_raise=True)
@@ -237,7 +256,7 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
                              not_expanded=list(engine.not_expanded), stack_outputs=engine.stack_outputs,
                              secrets=list(program_config.secure_placeholders),
                              environments=list(program_config.environments),
-                             interpreter=f"{interpreter.argv[0]} ({interpreter.chosen_by})")
+                             interpreter=f"{interpreter.argv[0]} ({interpreter.chosen_by})" if interpreter else "")
 
 
 def _record_callable(body: Callable[[], Any], *, stack: str, config: dict[str, str], project: str,

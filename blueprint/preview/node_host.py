@@ -1,0 +1,226 @@
+"""Start a Pulumi Node.js program (TypeScript or JavaScript) as the Node.js language host does
+(pulumi/pulumi: sdk/nodejs/cmd/pulumi-language-nodejs/main.go Run, execRuntime,
+constructArguments, constructConfig; sdk/nodejs/cmd/run/{index,run}.ts):
+
+- `node` from PATH runs the program's own `@pulumi/pulumi/cmd/run`, resolved from the program's
+  folder as Node resolves it (node_modules there or in a folder above);
+- its command line: --monitor, --engine, --organization, --project, --root-directory, --stack,
+  --pwd, --dry-run, --parallel, then the entry point (`main:` of Pulumi.yaml, or `.`: the SDK then
+  reads package.json's `exports`/`main`, else index.ts/index.js);
+- its environment: PULUMI_CONFIG with keys in the `ns:config:name` form the host still passes,
+  PULUMI_CONFIG_SECRET_KEYS, PULUMI_NODEJS_TYPESCRIPT (runtime.options.typescript, default true:
+  the SDK registers ts-node, which maps stack traces to the .ts lines) and
+  PULUMI_NODEJS_TSCONFIG_PATH (runtime.options.tsconfig); runtime.options.nodeargs go before the
+  run entry.
+
+Where we differ: the host also serves a monitor proxy and a `--sync` pipe folder for synchronous
+invokes; the SDK talks to our engine directly, and SDKs of this generation no longer use the pipes.
+
+The SDK reports a failed program through the Engine's Log (`Running program ... failed with an
+unhandled exception:` and the error's stack, or ts-node's `file.ts(line,col): error TSxxxx`);
+`program_failure` reads those back to the program's own file and line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Optional
+
+from integration_blueprint.preview.engine import OfflineEngine
+from integration_blueprint.preview.project import ProgramError
+from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS, ProgramFailure
+
+RUN_ENTRY = "@pulumi/pulumi/cmd/run"
+# Where `pulumi package add` generates a package's local SDK, in the project folder.
+LOCAL_SDKS = "sdks"
+# `node -e require.resolve(...)` takes a Node start-up; a stuck one is not waited for.
+RESOLVE_TIMEOUT_SECONDS = 60
+INSTALL_HINT = "install the program's dependencies: run `npm ci` (or `npm install`, `yarn install`, " \
+               "`pnpm install`) in {folder}"
+
+# A package the program imports that Node did not find (not a relative path: that is the program's own).
+_MISSING_PACKAGE = re.compile(r"Cannot find module '(?P<package>[^./'][^']*)'")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_TS_ERROR = re.compile(r"^(?P<file>[^\s(][^(\n]*?)\((?P<line>\d+),(?P<column>\d+)\): (?P<message>error TS\d+: .*)$",
+                       re.MULTILINE)
+_FRAME = re.compile(r"^\s*at (?:.* \()?(?P<file>(?:file://)?/[^():]+):(?P<line>\d+):(?P<column>\d+)\)?$",
+                    re.MULTILINE)
+_STACK_LINE = re.compile(r"^\s{2,}at \S")  # a V8 stack frame: `    at fn (file:line:col)`, `    at node:internal/...`
+_UNHANDLED = re.compile(r"^Running program '[^']*' failed with an unhandled exception:\n", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class NodeOptions:
+    """Pulumi.yaml's `runtime.options` for nodejs, as the host parses them (parseOptions)."""
+    typescript: bool = True
+    tsconfig: str = ""
+    nodeargs: str = ""
+
+
+def node_options(project: dict) -> NodeOptions:
+    runtime = project.get("runtime")
+    options = runtime.get("options") if isinstance(runtime, dict) else None
+    options = options if isinstance(options, dict) else {}
+    typescript, tsconfig, nodeargs = options.get("typescript", True), options.get("tsconfig", ""), \
+        options.get("nodeargs", "")
+    # The host's own messages for a mistyped option.
+    if not isinstance(typescript, bool):
+        raise ProgramError("Pulumi.yaml: typescript option must be a boolean")
+    if not isinstance(tsconfig, str):
+        raise ProgramError("Pulumi.yaml: tsconfigpath option must be a string")
+    if not isinstance(nodeargs, str):
+        raise ProgramError("Pulumi.yaml: nodeargs option must be a string")
+    return NodeOptions(typescript=typescript, tsconfig=tsconfig, nodeargs=nodeargs)
+
+
+def pwd_and_entry_point(project_dir: Path, project: dict) -> tuple[Path, str]:
+    """The program's working directory and entry point, as the engine derives them from `main:`
+    (pkg/engine/project.go getPwdMain): a folder is the working directory with entry `.`, a file
+    is its folder and its name."""
+    main = project.get("main")
+    if not main:
+        return project_dir, "."
+    path = project_dir / str(main)
+    if not path.exists():
+        raise ProgramError(f"project 'main' could not be read: {path} does not exist")
+    return (path, ".") if path.is_dir() else (path.parent, path.name)
+
+
+def node_executable(environ: Mapping[str, str]) -> str:
+    found = shutil.which("node", path=environ.get("PATH"))
+    if found is None:
+        raise ProgramError("could not find node on the $PATH: a Node.js program needs Node.js "
+                           "(https://nodejs.org; the Pulumi SDK's package.json names the versions it supports), "
+                           "then `npm ci` in the program's folder")
+    return found
+
+
+def locate_run_entry(node: str, pwd: Path, environ: Mapping[str, str]) -> str:
+    """The program's own `@pulumi/pulumi/cmd/run`, resolved from its folder as the host's
+    locateModule resolves it with `node -e require.resolve(...)`. The usual places (node_modules
+    in the folder or one above it) are looked at first: a Node start-up less, half a second of a
+    busy machine's wall clock; anything else (NODE_PATH, global folders) is left to Node."""
+    for folder in (pwd, *pwd.parents):
+        entry = folder / "node_modules" / RUN_ENTRY / "index.js"
+        if entry.is_file():
+            return str(entry.resolve())
+    script = f"console.log(require.resolve({json.dumps(RUN_ENTRY)}))"
+    try:
+        done = subprocess.run([node, "-e", script], cwd=pwd, env=dict(environ), capture_output=True, text=True,
+                              timeout=RESOLVE_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise ProgramError(f"`node` did not start within {RESOLVE_TIMEOUT_SECONDS} s") from None
+    if done.returncode != 0:
+        if "MODULE_NOT_FOUND" in done.stderr or "Cannot find module" in done.stderr:
+            raise ProgramError(f"the Pulumi SDK (@pulumi/pulumi) is not installed for the program in {pwd}: "
+                               + INSTALL_HINT.format(folder=_package_folder(pwd)))
+        raise ProgramError(f"`node` could not resolve {RUN_ENTRY} from {pwd}: {done.stderr.strip()[-2000:]}")
+    return done.stdout.strip()
+
+
+def _package_folder(pwd: Path) -> Path:
+    """The folder of the program's package.json (where `npm ci` runs), else its own folder."""
+    for folder in (pwd, *pwd.parents):
+        if (folder / "package.json").is_file():
+            return folder
+    return pwd
+
+
+def host_config(config: Mapping[str, str]) -> dict[str, str]:
+    """PULUMI_CONFIG as the Node.js host passes it: `ns:key` becomes `ns:config:key` (the SDK
+    reads both forms)."""
+    transformed = {}
+    for key, value in config.items():
+        namespace, _, name = key.partition(":")
+        transformed[f"{namespace}:config:{name}" if name else key] = value
+    return transformed
+
+
+def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict, config: dict[str, str],
+                     secret_keys: list[str], environ: Optional[Mapping[str, str]] = None) -> Optional[ProgramFailure]:
+    """Run the program to its end against `engine`; None when it succeeded. A ProgramError when
+    it cannot start (no node, dependencies not installed)."""
+    env = dict(os.environ if environ is None else environ)
+    options = node_options(project)
+    pwd, entry_point = pwd_and_entry_point(project_dir, project)
+    node = node_executable(env)
+    run_entry = locate_run_entry(node, pwd, env)
+    argv = [node, *shlex.split(options.nodeargs), run_entry,
+            "--monitor", engine.address, "--engine", engine.address, "--organization", engine.organization,
+            "--project", engine.project, "--root-directory", str(project_dir), "--stack", engine.stack,
+            "--pwd", str(pwd), "--dry-run", "--parallel", "16", entry_point]
+    env.update(PULUMI_CONFIG=json.dumps(host_config(config)), PULUMI_CONFIG_SECRET_KEYS=json.dumps(secret_keys))
+    if options.typescript:
+        env["PULUMI_NODEJS_TYPESCRIPT"] = "true"
+    if options.tsconfig:
+        env["PULUMI_NODEJS_TSCONFIG_PATH"] = options.tsconfig
+    try:
+        done = subprocess.run(argv, cwd=pwd, env=env, capture_output=True, text=True,
+                              timeout=PROGRAM_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return ProgramFailure(f"the program did not finish within {PROGRAM_TIMEOUT_SECONDS} s "
+                              "(does it wait for input or on a promise that never settles?)")
+    if done.returncode == 0 and not engine.failures:
+        return None
+    return program_failure(engine, done.returncode, done.stderr or done.stdout, program_dir=project_dir, cwd=pwd)
+
+
+def program_failure(engine: OfflineEngine, returncode: int, output: str, *, program_dir: Path,
+                    cwd: Path) -> ProgramFailure:
+    if engine.failures:
+        return ProgramFailure("the offline engine itself failed (this is a bug in blueprint, not in your "
+                              "program; please report it with this message):\n" + engine.failures[0],
+                              engine_fault=True)
+    errors = [_ANSI.sub("", message) for message in engine.errors()]
+    if not errors:  # what the SDK printed instead (an entry point it could not find, a crash)
+        tail = "\n".join(_ANSI.sub("", output).strip().splitlines()[-20:])
+        return ProgramFailure(f"the program exited with code {returncode}:\n{tail}")
+    failure = _located(errors[0], program_dir, cwd)
+    missing = _MISSING_PACKAGE.search(failure.message)
+    if missing:
+        hint = INSTALL_HINT.format(folder=_package_folder(cwd))
+        return dataclasses.replace(failure, message=f"{failure.message}\n{missing['package']} is not installed: {hint}")
+    return failure
+
+
+def _located(message: str, program_dir: Path, cwd: Path) -> ProgramFailure:
+    """The SDK's logged error as a message and the program's own file and line (ts-node names a
+    file relative to the working directory)."""
+    compile_error = _TS_ERROR.search(message)
+    if compile_error:
+        path = Path(compile_error["file"].strip())
+        path = path if path.is_absolute() else cwd / path
+        return ProgramFailure(f"TypeScript {compile_error['message']}", file=str(path.resolve()),
+                              line=int(compile_error["line"]))
+    body = _UNHANDLED.sub("", message, count=1)
+    for frame in _FRAME.finditer(body):
+        file = frame["file"].removeprefix("file://")
+        if _is_program_file(file, program_dir):
+            return ProgramFailure(_without_stack(body), file=file, line=int(frame["line"]))
+    return ProgramFailure(_without_stack(body))
+
+
+def _is_program_file(path: str, program_dir: Path) -> bool:
+    """The program's own code: in its folder, not an installed package (node_modules) nor a
+    package SDK that `pulumi package add` generated (sdks/<package>), whose constructor is where a
+    component's refusal surfaces but not where the user can act."""
+    if not path.startswith(str(program_dir) + os.sep):
+        return False
+    relative = Path(path).relative_to(program_dir).parts
+    return "node_modules" not in relative and relative[0] != LOCAL_SDKS
+
+
+def _without_stack(message: str) -> str:
+    """The error's own lines, without the `at ...` frames under them (the location is given apart)."""
+    kept = [line for line in message.splitlines() if not _STACK_LINE.match(line)]
+    while kept and not kept[-1].strip():
+        kept.pop()
+    return "\n".join(kept).strip()

@@ -1,0 +1,212 @@
+"""TypeScript programs in the offline gate (integration_blueprint.preview.node_host): a `runtime:
+nodejs` project runs as the Node.js language host runs it, its own @pulumi/pulumi against the
+offline engine, and gets the verdicts its Python twin gets; our components, used through their
+package SDK, record what they record in Python.
+
+The programs resolve the packages `make node-fixtures` installs from tests/node/package-lock.json
+into tests/node/node_modules (the programs under tests/node/programs find them as Node does, in a
+folder above; a program written to a temporary folder links them)."""
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from integration_blueprint.cli import main
+from integration_blueprint.preview.recording import ProgramError, RecordedStack, record_program
+from integration_blueprint.preview.run import run_preview
+
+NODE_DIR = Path(__file__).resolve().parent / "node"
+PROGRAMS = NODE_DIR / "programs"
+NODE_MODULES = NODE_DIR / "node_modules"
+COMPONENTS_SDK = PROGRAMS / "components-ts" / "sdks" / "blueprint" / "index.ts"
+TSCONFIG = PROGRAMS / "handwritten-ts" / "tsconfig.json"
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "typescript"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def node_packages():
+    if not (NODE_MODULES / "@pulumi" / "pulumi").is_dir():
+        pytest.fail("the TypeScript test programs' packages are not installed: run `make node-fixtures`")
+
+
+def ts_project(folder: Path, index_ts: str, *, files: dict = None, pulumi_yaml: str = "name: app\nruntime: nodejs\n",
+               link_packages: bool = True) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "Pulumi.yaml").write_text(pulumi_yaml)
+    (folder / "Pulumi.dev.yaml").write_text("config:\n  aws:region: eu-west-1\n")
+    (folder / "package.json").write_text('{"name": "app", "main": "index.ts"}\n')
+    (folder / "tsconfig.json").write_text(TSCONFIG.read_text())
+    (folder / "index.ts").write_text(index_ts)
+    for name, text in (files or {}).items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    if link_packages:
+        (folder / "node_modules").symlink_to(NODE_MODULES)
+    return folder
+
+
+def verdicts(result) -> set[tuple[str, str, str]]:
+    return {(v.policy, v.level, v.urn) for v in result.violations}
+
+
+def registrations(recorded: RecordedStack) -> dict[str, dict]:
+    """What the engine recorded per URN, as a policy pack sees it (dependency order aside: the two
+    SDKs resolve a resource's inputs in different orders)."""
+    return {r.urn: {"type": r.type, "parent": r.parent, "custom": r.custom, "inputs": r.inputs,
+                    "dependencies": sorted(r.dependencies),
+                    "property_dependencies": {key: sorted(urns) for key, urns in r.property_dependencies.items()}}
+            for r in recorded.resources}
+
+
+@pytest.mark.parametrize("unknowns", [False, True], ids=["known", "first-preview"])
+def test_a_typescript_program_gets_the_verdicts_of_its_python_twin(unknowns):
+    typescript = run_preview(PROGRAMS / "handwritten-ts", stack="dev", unknowns=unknowns)
+    python = run_preview(PROGRAMS / "handwritten-py", stack="dev", unknowns=unknowns)
+
+    assert verdicts(typescript) == verdicts(python)
+    assert {(r.urn, r.type) for r in typescript.recorded.resources} == \
+        {(r.urn, r.type) for r in python.recorded.resources}
+    found = {(policy, urn.rsplit("::", 1)[-1]) for policy, level, urn in verdicts(typescript) if level == "mandatory"}
+    # Each deliberate mistake, and nothing the tool made up.
+    assert found == {("dlq-has-depth-alarm", "orders-dlq"), ("iam-no-wildcard-actions", "consumer-access"),
+                     ("iam-no-write-actions-on-all-resources", "consumer-access"),
+                     ("kinesis-stream-encrypted-at-rest", "clicks"), ("lambda-log-group-has-retention", "auditor")}
+    assert typescript.exit_code == python.exit_code == 1
+    # Each resource is located at the line of index.ts that declared it (source maps through ts-node).
+    auditor = typescript.recorded.named("auditor")
+    source = (PROGRAMS / "handwritten-ts" / "index.ts").read_text().splitlines()
+    assert auditor.source_file == str(PROGRAMS / "handwritten-ts" / "index.ts")
+    assert 'new aws.lambda.Function("auditor"' in source[auditor.source_line - 1]
+
+
+def test_the_four_components_in_typescript_record_the_resources_inputs_and_verdicts_they_record_in_python():
+    typescript = run_preview(PROGRAMS / "components-ts", stack="dev")
+    python = run_preview(PROGRAMS / "components-py", stack="dev")
+
+    assert not typescript.recorded.not_expanded
+    assert registrations(typescript.recorded) == registrations(python.recorded)
+    assert verdicts(typescript) == verdicts(python)
+    components = {r.type for r in typescript.recorded.resources if r.type.startswith("blueprint:index:")}
+    assert len(components) == 4 and len(typescript.recorded.resources) > 4 * 10
+    # The non-default settings reached the children, camelCase inputs and all.
+    payroll_queue = next(r for r in typescript.recorded.resources
+                         if r.type == "aws:sqs/queue:Queue" and r.name == "payroll-charges")
+    assert '"maxReceiveCount":6' in payroll_queue.inputs["redrivePolicy"].replace(" ", "")
+    # The component's outputs come back to the program, as from a deployed stack.
+    assert typescript.recorded.stack_outputs["payrollQueueUrl"].endswith(".fifo")
+
+
+def test_a_refused_setting_reaches_the_typescript_program_as_the_components_message(tmp_path, capsys):
+    index_ts = ('import * as blueprint from "./sdks/blueprint";\n\n'
+                'new blueprint.FifoBillingQueue("payroll", {\n    maxReceiveCount: 2,\n});\n')
+    program = ts_project(tmp_path / "app", index_ts, files={"sdks/blueprint/index.ts": COMPONENTS_SDK.read_text()})
+
+    with pytest.raises(ProgramError) as raised:
+        record_program(program, stack="dev")
+
+    message = str(raised.value)
+    # The names in it are the Python ones until Construct answers with an InputPropertyError in the
+    # schema's camelCase (issue 22); then maxReceiveCount.
+    assert "FifoBillingQueue: max_receive_count=2 is not allowed; use 4-1000" in message
+    assert message.endswith(f"(at {program}/index.ts:3)")
+    assert main(["preview", "--program", str(program)]) == 2
+    assert "is not allowed" in capsys.readouterr().err
+
+
+def test_an_error_in_the_programs_own_typescript_is_located_at_its_ts_file_and_line(tmp_path):
+    naming = 'export function label(arn: string): string {\n    return arn.split(":")[99].toUpperCase();\n}\n'
+    index_ts = ('import * as aws from "@pulumi/aws";\nimport { label } from "./naming";\n\n'
+                'const queue = new aws.sqs.Queue("jobs");\n'
+                'new aws.sqs.Queue("audit", { tags: queue.arn.apply(arn => ({ source: label(arn) })) });\n')
+    program = ts_project(tmp_path / "app", index_ts, files={"naming.ts": naming})
+
+    with pytest.raises(ProgramError, match=re.escape(f"(at {program}/naming.ts:2)")) as raised:
+        record_program(program, stack="dev")
+    assert "Cannot read properties of undefined (reading 'toUpperCase')" in str(raised.value)
+    assert "node:internal" not in str(raised.value)
+    # In a first preview the ARN is unknown and the SDK skips the callback, as `pulumi preview` does.
+    assert len(record_program(program, stack="dev", unknowns=True).resources) == 2
+
+
+def test_a_type_error_is_reported_at_its_ts_line_as_pulumi_preview_reports_it(tmp_path):
+    """ts-node type-checks unless tsconfig says `noCheck` (or PULUMI_NODEJS_TRANSPILE_ONLY=true)."""
+    index_ts = ('import * as pulumi from "@pulumi/pulumi";\n\n'
+                'const retention: number = new pulumi.Config().get("retention");\nexport const days = retention;\n')
+    program = ts_project(tmp_path / "app", index_ts)
+    (program / "tsconfig.json").write_text(TSCONFIG.read_text().replace('"noCheck": true', '"noCheck": false'))
+
+    with pytest.raises(ProgramError, match=r"TypeScript error TS2322: Type 'string \| undefined' is not assignable "
+                                           rf"to type 'number'.* \(at {program}/index.ts:3\)"):
+        record_program(program, stack="dev")
+
+
+def test_a_javascript_program_runs_from_the_main_its_pulumi_yaml_names(tmp_path):
+    app_js = ('const pulumi = require("@pulumi/pulumi");\nconst aws = require("@pulumi/aws");\n'
+              'const config = new pulumi.Config();\n'
+              'new aws.sqs.Queue("jobs", { messageRetentionSeconds: config.requireNumber("retention") });\n')
+    yaml = "name: app\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: src/app.js\n"
+    program = ts_project(tmp_path / "app", "throw new Error('not the entry point');\n", pulumi_yaml=yaml,
+                         files={"src/app.js": app_js})
+    (program / "Pulumi.dev.yaml").write_text("config:\n  aws:region: eu-west-1\n  app:retention: 3600\n")
+
+    recorded = record_program(program, stack="dev")
+
+    assert recorded.named("jobs").inputs["messageRetentionSeconds"] == 3600
+    assert recorded.named("jobs").source_file == str(program / "src" / "app.js")
+
+
+def test_uninstalled_dependencies_and_a_missing_node_name_the_fix_and_exit_2(tmp_path, capsys, monkeypatch):
+    program = ts_project(tmp_path / "app", 'import * as aws from "@pulumi/aws";\n', link_packages=False)
+
+    assert main(["preview", "--program", str(program)]) == 2
+    error = capsys.readouterr().err
+    assert "@pulumi/pulumi) is not installed" in error and "run `npm ci`" in error and str(program) in error
+
+    imports_more = ts_project(tmp_path / "more", 'import * as pulumi from "@pulumi/pulumi";\nimport "@acme/tags";\n')
+    with pytest.raises(ProgramError, match=r"Cannot find module '@acme/tags'(.|\n)*@acme/tags is not installed: "
+                                           r"install the program's dependencies: run `npm ci`"):
+        record_program(imports_more, stack="dev")
+
+    monkeypatch.setenv("PATH", str(tmp_path / "no-node-here"))
+    with pytest.raises(ProgramError, match=r"could not find node on the \$PATH.*then `npm ci`"):
+        record_program(program, stack="dev")
+
+
+def test_a_runtime_the_offline_preview_does_not_run_is_named_with_exit_2(tmp_path, capsys):
+    program = tmp_path / "app"
+    program.mkdir()
+    (program / "Pulumi.yaml").write_text("name: app\nruntime: go\n")
+
+    assert main(["preview", "--program", str(program)]) == 2
+    assert "runtime 'go' is not one the offline preview runs (it runs python and nodejs programs)" in \
+        capsys.readouterr().err
+
+
+def test_the_typescript_example_a_team_copies_passes_the_gate(tmp_path, capsys, monkeypatch):
+    program = tmp_path / "payments"
+    shutil.copytree(EXAMPLE, program)
+    (program / "node_modules").symlink_to(NODE_MODULES)
+    # The example type-checks, as `pulumi preview` would; the SDK's own switch skips that here
+    # (about 15 s of CPU against @pulumi/aws's declarations) where only the verdicts are tested.
+    monkeypatch.setenv("PULUMI_NODEJS_TRANSPILE_ONLY", "true")
+
+    assert main(["preview", "--program", str(program), "--stack", "dev", "--format", "json"]) == 0
+
+    report = json.loads(capsys.readouterr().out)
+    assert report["summary"]["mandatory"] == 0 and report["summary"]["resources"] > 20
+
+
+def test_the_committed_component_sdks_are_the_one_the_plugins_schema_generates():
+    spec = importlib.util.spec_from_file_location("generate_blueprint_sdk", NODE_DIR / "generate_blueprint_sdk.py")
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+
+    generated = generator.sdk_module(generator.plugin_schema())
+    for copy in (COMPONENTS_SDK, EXAMPLE / "sdks" / "blueprint" / "index.ts"):
+        assert copy.read_text() == generated, \
+            f"regenerate it: .venv/bin/python tests/node/generate_blueprint_sdk.py {os.path.relpath(copy)}"
