@@ -1,10 +1,19 @@
 """The offline preview, in parts that depend one way:
 
-    recording      run a Pulumi program under the SDK's mock engine and record every resource
+    project        the Pulumi project and its stack config, as the Pulumi CLI reads them
+    interpreter    the interpreter a Python program runs under, as the Python language host picks it
+    wire           property values as the engine passes them to a program, a provider, an analyzer
+    provider_sdk   a provider SDK's declared outputs and data source results, read from its source
+    provider_outputs  the provider's answers: Check's auto-names, typed outputs, data sources
+    engine         the engine's gRPC services (ResourceMonitor, Engine) answered offline
+    python_host    start a Python program as the language host does (python_exec.py runs in it)
+    node_host      start a Node.js/TypeScript program as the Node.js language host does
+    recording      run a program against the engine and record every resource (RecordedStack)
     policy_config  read and check a policy pack config file (--policy-pack-config)
     analyzer       start the real policy pack and put a recording through its gRPC Analyzer
-    run            `run_preview` (recording -> analyzer) and the text/JSON renderings
-    aws_imports    `blueprint preview`'s import of pulumi_aws: only the modules the program uses
+    run            `run_preview` (recording -> analyzer) and the JSON rendering
+    skipped_checks, render, markdown, sarif   the reports
+    aws_imports    pulumi_aws's service packages load only the modules a program uses
 
 Public API: `integration_blueprint.preview.run.run_preview`, `recording.record_program`,
 `analyzer.PolicyAnalyzer`.
