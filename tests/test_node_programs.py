@@ -72,10 +72,12 @@ def test_a_typescript_program_gets_the_verdicts_of_its_python_twin(unknowns):
     assert {(r.urn, r.type) for r in typescript.recorded.resources} == \
         {(r.urn, r.type) for r in python.recorded.resources}
     found = {(policy, urn.rsplit("::", 1)[-1]) for policy, level, urn in verdicts(typescript) if level == "mandatory"}
-    # Each deliberate mistake, and nothing the tool made up.
-    assert found == {("dlq-has-depth-alarm", "orders-dlq"), ("iam-no-wildcard-actions", "consumer-access"),
-                     ("iam-no-write-actions-on-all-resources", "consumer-access"),
-                     ("kinesis-stream-encrypted-at-rest", "clicks"), ("lambda-log-group-has-retention", "auditor")}
+    # Each deliberate mistake, and nothing the tool made up. In a first preview the role policy's
+    # document holds the queue's unknown ARN, so the provider's Check makes the whole JSON string
+    # unknown and the IAM rules cannot run (a note, not a verdict), in both languages.
+    iam = {("iam-no-wildcard-actions", "consumer-access"), ("iam-no-write-actions-on-all-resources", "consumer-access")}
+    assert found == {("dlq-has-depth-alarm", "orders-dlq"), ("kinesis-stream-encrypted-at-rest", "clicks"),
+                     ("lambda-log-group-has-retention", "auditor")} | (set() if unknowns else iam)
     assert typescript.exit_code == python.exit_code == 1
     # Each resource is located at the line of index.ts that declared it (source maps through ts-node).
     auditor = typescript.recorded.named("auditor")
@@ -110,9 +112,9 @@ def test_a_refused_setting_reaches_the_typescript_program_as_the_components_mess
         record_program(program, stack="dev")
 
     message = str(raised.value)
-    # The names in it are the Python ones until Construct answers with an InputPropertyError in the
-    # schema's camelCase (issue 22); then maxReceiveCount.
-    assert "FifoBillingQueue: max_receive_count=2 is not allowed; use 4-1000" in message
+    # Construct answers with the component's input-property error, named as the calling language
+    # names the input (the schema's camelCase).
+    assert "FifoBillingQueue: maxReceiveCount=2 is not allowed: a whole number from 4 to 1000" in message
     assert message.endswith(f"(at {program}/index.ts:3)")
     assert main(["preview", "--program", str(program)]) == 2
     assert "is not allowed" in capsys.readouterr().err

@@ -87,6 +87,10 @@ def sdk_module(schema: dict) -> str:
     lines.append("export namespace inputs {")
     for token, spec in schema.get("types", {}).items():
         lines += comment(spec, "    ")
+        if "enum" in spec:  # a fixed set of values: the union of its literals, as the generated SDK types it
+            literals = " | ".join(json.dumps(member["value"]) for member in spec["enum"])
+            lines.append(f"    export type {token.rsplit(':', 1)[-1]} = {literals};")
+            continue
         lines.append(f"    export interface {token.rsplit(':', 1)[-1]} {{")
         lines += properties(spec["properties"], spec.get("required", []), "        ")
         lines.append("    }")
