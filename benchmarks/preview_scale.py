@@ -1,8 +1,11 @@
 """How `blueprint preview` scales: synthetic programs of N groups of queue + DLQ + function + SQS
 mapping (4 resources each), N = 250, 500, 1000, i.e. 1,000, 2,000 and 4,000 resources. For each
-size it prints the CPU time to record the program under the mock engine and the CPU time the
-policy pack takes to analyse it (Analyze per resource + AnalyzeStack: this process's CPU plus the
-pack process's, best of 3 runs).
+size it prints the CPU time to record the program against the offline engine (the program a
+callable in this process, calling the engine's services directly) and the CPU time the policy
+pack takes to analyse it (Analyze per resource + AnalyzeStack: this process's CPU plus the pack
+process's, best of 3 runs). Last, the 4,000-resource program as a project folder, the way
+`blueprint preview` runs a team's program: its own interpreter, the engine over gRPC (the CPU of
+both processes).
 
 CPU time, not wall time: on a shared machine the wall clock measures the other processes too
 (the ratios swung 1.81-2.68 across runs timed by the wall clock).
@@ -17,6 +20,8 @@ Run: .venv/bin/python benchmarks/preview_scale.py
 import gc
 import json
 import os
+import resource
+import tempfile
 import time
 from pathlib import Path
 
@@ -72,8 +77,41 @@ def main() -> None:
                   f"record_cpu_s={recording[groups]:.2f} analysis_cpu_s={analysis[groups]:.2f} "
                   f"violations={len(violations)}", flush=True)
             del recorded
+    program_cpu = record_as_program_folder(SIZES[-1])
     print(f"preview_scale record_ratio_2x={recording[1000] / recording[500]:.2f} "
-          f"analysis_ratio_2x={analysis[1000] / analysis[500]:.2f} record_4k_cpu_s={recording[1000]:.2f}")
+          f"analysis_ratio_2x={analysis[1000] / analysis[500]:.2f} record_4k_cpu_s={recording[1000]:.2f} "
+          f"record_4k_program_cpu_s={program_cpu:.2f}")
+
+
+PROGRAM = """import json
+import pulumi
+import pulumi_aws as aws
+
+code = pulumi.AssetArchive({{}})
+for i in range({groups}):
+    dlq = aws.sqs.Queue(f"dlq-{{i}}", message_retention_seconds=1_209_600)
+    queue = aws.sqs.Queue(f"queue-{{i}}", visibility_timeout_seconds=360, redrive_policy=dlq.arn.apply(
+        lambda arn: json.dumps({{"deadLetterTargetArn": arn, "maxReceiveCount": 5}})))
+    function = aws.lambda_.Function(f"fn-{{i}}", role="{role}", runtime="python3.12", handler="app.handler",
+                                    code=code, timeout=60)
+    aws.lambda_.EventSourceMapping(f"mapping-{{i}}", event_source_arn=queue.arn, function_name=function.name,
+                                   function_response_types=["ReportBatchItemFailures"])
+"""
+
+
+def record_as_program_folder(groups: int) -> float:
+    """CPU seconds (this process and the program's) to record the same program from a folder."""
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "Pulumi.yaml").write_text("name: bench\nruntime: python\n")
+        (Path(folder) / "Pulumi.bench.yaml").write_text("config:\n  aws:region: us-east-1\n")
+        (Path(folder) / "__main__.py").write_text(PROGRAM.format(groups=groups, role=ROLE))
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.process_time()
+        recorded = record_program(Path(folder), stack="bench")
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = time.process_time() - started + (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
+        print(f"preview_scale program_folder resources={len(recorded.resources)} cpu_s={cpu:.2f}", flush=True)
+        return cpu
 
 
 if __name__ == "__main__":
