@@ -32,6 +32,7 @@ class Statement:
     not_resources: Optional[list[str]] = None
     principal: Any = None
     condition: dict = field(default_factory=dict)
+    not_principal: Any = None  # an Allow with NotPrincipal allows everyone but the principals named
 
     @property
     def allows(self) -> bool:
@@ -67,7 +68,7 @@ def statements(document: dict, where: str) -> list[Statement]:
             not_actions=_strings(item["NotAction"], f"{at}: NotAction") if "NotAction" in item else None,
             resources=_strings(item["Resource"], f"{at}: Resource") if "Resource" in item else [],
             not_resources=_strings(item["NotResource"], f"{at}: NotResource") if "NotResource" in item else None,
-            principal=item.get("Principal"), condition=condition))
+            principal=item.get("Principal"), condition=condition, not_principal=item.get("NotPrincipal")))
     return found
 
 
