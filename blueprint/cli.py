@@ -36,9 +36,19 @@ class MissingExtra(Exception):
 USER_ERRORS = (ProgramError, AnalyzerError, PolicyConfigError, SandboxError, MissingExtra)
 
 
-def _program_dir(args: argparse.Namespace) -> Path:
-    """--program, else the current directory, as `pulumi` takes the project from where it runs."""
-    return Path(args.program or Path.cwd()).resolve()
+def _program_dir(args: argparse.Namespace, *, required: bool = True) -> Path:
+    """--program, else the nearest project at or above the current directory, as `pulumi` finds it
+    (with `required=False`, the current directory when there is none)."""
+    from integration_blueprint.preview.project import find_project
+
+    if args.program:
+        return Path(args.program).resolve()
+    try:
+        return find_project(Path.cwd()).resolve()
+    except ProgramError:
+        if required:
+            raise
+        return Path.cwd().resolve()
 
 
 def _run_preview(args: argparse.Namespace) -> int:
@@ -49,7 +59,7 @@ def _run_preview(args: argparse.Namespace) -> int:
 
     result = run_preview(_program_dir(args), stack=args.stack,
                          policy_config_path=Path(args.policy_config) if args.policy_config else None,
-                         unknowns=args.unknowns, pack_dir=Path(args.policy_pack))
+                         unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict)
     print(FORMATS["json" if args.json else args.format](result))
     return result.exit_code
 
@@ -57,8 +67,9 @@ def _run_preview(args: argparse.Namespace) -> int:
 def add_preview_command(subparsers) -> None:
     parser = subparsers.add_parser(
         "preview", help="run a Pulumi program offline and check it against the policy pack",
-        description="Run a Pulumi Python program under the SDK's mock engine (no Pulumi CLI, no AWS "
-                    "account) and put every resource through the CrossGuard policy pack, as "
+        description="Run a Pulumi Python program against the offline engine (the engine's gRPC interfaces, "
+                    "the program in its own interpreter; no Pulumi CLI, no AWS account) and put every "
+                    "resource through the CrossGuard policy pack, as "
                     "`pulumi preview --policy-pack policies` does. Exit 1 on a mandatory violation.")
     parser.add_argument("--stack", default="dev", help="stack name; its config is Pulumi.<stack>.yaml "
                         "in the project's stackConfigDir (default: dev)")
@@ -69,6 +80,9 @@ def add_preview_command(subparsers) -> None:
                         help="the policy pack directory (default: the pack installed with this package)")
     parser.add_argument("--unknowns", action="store_true",
                         help="leave outputs unknown, as in a first `pulumi preview`")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 2 when a remote (multi-language) component could not be expanded, so the "
+                             "resources it would create went unchecked (default: reported, not a failure)")
     parser.add_argument("--format", choices=list(FORMATS), default="text",
                         help="text (default); json: one object, violations with stable fields (see README); "
                              "sarif: SARIF 2.1.0 for GitHub code scanning; markdown: a pull-request comment")
@@ -159,7 +173,7 @@ def _list_policies(args: argparse.Namespace) -> int:
     from integration_blueprint.preview.policy_list import list_rules, render_json, render_text
 
     with PolicyAnalyzer(Path(args.policy_pack)) as analyzer:
-        listing = list_rules(analyzer, _program_dir(args))
+        listing = list_rules(analyzer, _program_dir(args, required=False))
     print(render_json(listing) if args.json else render_text(listing))
     return 0
 

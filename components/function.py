@@ -14,6 +14,7 @@ Public: `packaged_function` (returns `PackagedFunction`), `RuntimeSettings`, `ha
 `powertools_layer_arn`, `stack_region`, `ARCHIVE_ROOT`. IAM statements are in `iam`.
 """
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -76,10 +77,14 @@ def powertools_layer_arn(region: str, settings: RuntimeSettings) -> str:
 
 
 def stack_region(settings: RuntimeSettings) -> str:
-    region = settings.region or pulumi.Config("aws").get("region")
+    """The region the AWS provider deploys to: the stack's `aws:region`, else the environment
+    variables the provider reads (AWS_REGION, then AWS_DEFAULT_REGION)."""
+    region = (settings.region or pulumi.Config("aws").get("region") or os.environ.get("AWS_REGION")
+              or os.environ.get("AWS_DEFAULT_REGION"))
     if not region:
-        raise ValueError("aws:region is not set; run `pulumi config set aws:region <region>` "
-                         "or set it in stacks/Pulumi.<stack>.yaml")
+        raise ValueError("aws:region is not set; run `pulumi config set aws:region <region>` (it writes the "
+                         f"stack's file, Pulumi.{pulumi.get_stack()}.yaml in the project's stack config folder) "
+                         "or set AWS_REGION")
     return region
 
 

@@ -17,22 +17,16 @@ import subprocess
 import sys
 import tempfile
 import typing
-from concurrent import futures
 from pathlib import Path
 
 import grpc
 import pulumi
 import pytest
-from google.protobuf import empty_pb2
 from google.rpc import status_pb2
 from pulumi.runtime.proto import (
-    engine_pb2,
-    engine_pb2_grpc,
     errors_pb2,
     provider_pb2,
     provider_pb2_grpc,
-    resource_pb2,
-    resource_pb2_grpc,
 )
 
 from integration_blueprint import __version__
@@ -42,12 +36,10 @@ from integration_blueprint.components import (
     IdempotentStreamConsumer,
     NonIdempotentStreamConsumer,
 )
+from integration_blueprint.preview.engine import OfflineEngine
 from integration_blueprint.preview.recording import (
     DEFAULT_REGION,
     RecordedResource,
-    _Mocks,
-    _RecordingMonitor,
-    _urn,
     load_stack_config,
     record_program,
 )
@@ -75,70 +67,15 @@ def type_token(component: type) -> str:
     return f"{PROJECT}:index:{component.__name__}"
 
 
-# ---- the engine's side: a resource monitor and an engine, over gRPC -----------------------------
-
-class _EngineMonitor(_RecordingMonitor):
-    """The offline preview's recording monitor, naming resources as the engine does for the stack
-    the Construct request names (the mock monitor would ask this process's Pulumi settings)."""
-
-    def __init__(self, stack: str, region: str):
-        super().__init__(_Mocks(region=region, unknowns=False))
-        self.stack = stack
-
-    def make_urn(self, parent: str, type_: str, name: str) -> str:
-        return _urn(parent, type_, name, stack=self.stack, project=PROJECT)
-
-
-class _MonitorService(resource_pb2_grpc.ResourceMonitorServicer):
-    def __init__(self):
-        self.monitor: _EngineMonitor
-
-    def GetDeploymentInfo(self, request, context):
-        return self.monitor.GetDeploymentInfo(request)
-
-    def SupportsFeature(self, request, context):
-        return resource_pb2.SupportsFeatureResponse(hasSupport=self.monitor.SupportsFeature(request).hasSupport)
-
-    def RegisterResource(self, request, context):
-        return self.monitor.RegisterResource(request)
-
-    def RegisterResourceOutputs(self, request, context):
-        return self.monitor.RegisterResourceOutputs(request)
-
-    def Invoke(self, request, context):
-        return self.monitor.Invoke(request)
-
-    def RegisterPackage(self, request, context):
-        return self.monitor.RegisterPackage(request)
-
-    def SignalAndWaitForShutdown(self, request, context):
-        return empty_pb2.Empty()
-
-
-class _EngineService(engine_pb2_grpc.EngineServicer):
-    def __init__(self):
-        self.logs: list[str] = []
-
-    def Log(self, request, context):
-        self.logs.append(request.message)
-        return empty_pb2.Empty()
-
-    def GetRootResource(self, request, context):
-        return engine_pb2.GetRootResourceResponse()
-
-    def SetRootResource(self, request, context):
-        return engine_pb2.SetRootResourceResponse()
-
+# ---- the engine's side: the offline engine, over gRPC ------------------------------------------
 
 class Engine:
+    """The engine address the plugin is started with (it logs there); each Construct gets an
+    offline engine of its own for the stack it names."""
+
     def __init__(self):
-        self.monitor_service = _MonitorService()
-        self.engine_service = _EngineService()
-        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-        resource_pb2_grpc.add_ResourceMonitorServicer_to_server(self.monitor_service, self.server)
-        engine_pb2_grpc.add_EngineServicer_to_server(self.engine_service, self.server)
-        self.address = f"127.0.0.1:{self.server.add_insecure_port('127.0.0.1:0')}"
-        self.server.start()
+        self.log_engine = OfflineEngine(project=PROJECT, stack="plugin", config={})
+        self.address = self.log_engine.address
 
 
 class Plugin:
@@ -164,16 +101,16 @@ class Plugin:
                   config: dict[str, str], input_dependencies: typing.Optional[dict[str, list[str]]] = None,
                   ) -> list[RecordedResource]:
         """Construct `component` with wire `inputs`; every resource it registered, in order."""
-        monitor = _EngineMonitor(stack, region=config.get("aws:region", DEFAULT_REGION))
-        self.engine.monitor_service.monitor = monitor
-        request = provider_pb2.ConstructRequest(
-            project=PROJECT, stack=stack, organization="organization", config=config, dryRun=False,
-            monitorEndpoint=self.engine.address, type=type_token(component), name=name, parent=parent)
-        request.inputs.update(inputs)
-        for key, urns in (input_dependencies or {}).items():
-            request.inputDependencies[key].urns.extend(urns)
-        self.provider.Construct(request, timeout=120)
-        return monitor.recorded
+        with OfflineEngine(project=PROJECT, stack=stack, config=config,
+                           region=config.get("aws:region", DEFAULT_REGION)) as engine:
+            request = provider_pb2.ConstructRequest(
+                project=PROJECT, stack=stack, organization="organization", config=config, dryRun=True,
+                monitorEndpoint=engine.address, type=type_token(component), name=name, parent=parent)
+            request.inputs.update(inputs)
+            for key, urns in (input_dependencies or {}).items():
+                request.inputDependencies[key].urns.extend(urns)
+            self.provider.Construct(request, timeout=120)
+            return list(engine.resources)
 
     def close(self) -> None:
         self.channel.close()
@@ -188,7 +125,7 @@ def plugin():
     started = Plugin(engine)
     yield started
     started.close()
-    engine.server.stop(None)
+    engine.log_engine.close()
 
 
 @pytest.fixture(scope="module")

@@ -7,12 +7,9 @@ from pathlib import Path
 import pulumi
 import pulumi_aws as aws
 import pytest
-from pulumi.runtime import resource as pulumi_resource
-from pulumi.runtime import rpc
 
 from integration_blueprint.cli import main
-from integration_blueprint.preview import recording
-from integration_blueprint.preview.recording import ProgramError, _stack_trace, record_program
+from integration_blueprint.preview.recording import ProgramError, record_program
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -63,25 +60,6 @@ def test_a_generated_physical_name_derives_from_its_own_resources_urn():
     for resource in record_program(program, stack="test", project="app").resources:
         suffix = hashlib.sha256(resource.urn.encode()).hexdigest()[:7]
         assert resource.outputs["name"] == f"{resource.name}-{suffix}", resource.urn
-
-
-def test_the_fast_stack_trace_is_the_sdks(tmp_path):
-    class Resource:
-        def __init__(self):
-            self.traces = (pulumi_resource._get_stack_trace(), _stack_trace())
-
-    class CustomResource(Resource):
-        def __init__(self):
-            super().__init__()
-
-    class Queue(CustomResource):
-        def __init__(self):
-            super().__init__()
-
-    sdk, ours = Queue().traces
-
-    assert ours == sdk
-    assert ours.frames[0].pc.uri == Path(__file__).as_uri()  # the line that declared the resource
 
 
 def _project(folder: Path, main_py: str, stacks: tuple = ()) -> Path:
@@ -137,39 +115,6 @@ def test_an_alias_arn_is_its_functions_arn_qualified_by_the_alias_name():
     function = recorded.named("worker")
     alias = recorded.named("live")
     assert alias.outputs["arn"] == f"{function.outputs['arn']}:live"
-
-
-def _everything(recorded) -> list:
-    """All a recording holds, in registration order (dependency lists are sets in the SDK: sorted)."""
-    return [(r.urn, r.type, r.name, r.custom, r.parent, r.inputs, r.raw_inputs.SerializeToString(deterministic=True),
-             sorted(r.dependencies), {k: sorted(v) for k, v in r.property_dependencies.items()}, r.id, r.outputs,
-             r.provider) for r in recorded.resources]
-
-
-def _secrets_and_links():
-    """Outputs read by other resources: a secret, an apply, a component's child, an explicit dependency."""
-    source = aws.sqs.Queue("source", fifo_queue=True, tags={"owner": pulumi.Output.secret("payments")})
-    pipeline = Pipeline("etl", opts=pulumi.ResourceOptions(depends_on=[source]))
-    aws.sqs.Queue("sink", redrive_policy=source.arn.apply(lambda arn: f'{{"deadLetterTargetArn": "{arn}"}}'),
-                  tags=source.tags.apply(lambda tags: {"from": tags["owner"]}), opts=pulumi.ResourceOptions(parent=pipeline))
-    aws.lambda_.EventSourceMapping("mapping", event_source_arn=source.arn, function_name="worker",
-                                   opts=pulumi.ResourceOptions(depends_on=[pipeline]))
-
-
-@pytest.mark.parametrize("unknowns", [False, True])
-def test_the_engine_shortcuts_record_exactly_what_the_sdk_alone_records(monkeypatch, unknowns):
-    """_engine_shortcuts replaces parts of the Pulumi SDK for speed; with the SDK's own functions
-    back in place, every resource, in the same order, has the same inputs, outputs and links."""
-    fast = [_everything(record_program(program, stack="dev", unknowns=unknowns))
-            for program in (REPO, _secrets_and_links)]
-    monkeypatch.setattr(recording, "_transfer_properties", rpc.transfer_properties)
-    monkeypatch.setattr(recording, "_serialize_properties", rpc.serialize_properties)
-    monkeypatch.setattr(recording, "_contains_unknowns", rpc.contains_unknowns)
-    sdk = [_everything(record_program(program, stack="dev", unknowns=unknowns))
-           for program in (REPO, _secrets_and_links)]
-
-    assert len(sdk[0]) > 50 and len(sdk[1]) == 6
-    assert fast == sdk
 
 
 def test_the_collector_pauses_while_a_program_records_and_objects_frozen_before_stay_frozen():

@@ -22,7 +22,7 @@ from integration_blueprint.preview.analyzer import Rule, Violation
 from integration_blueprint.preview.markdown import render_markdown
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
 from integration_blueprint.preview.render import render_text
-from integration_blueprint.preview.run import PreviewResult
+from integration_blueprint.preview.run import PreviewResult, run_preview
 from integration_blueprint.preview.sarif import to_sarif
 
 REPO = Path(__file__).resolve().parents[1]
@@ -216,3 +216,23 @@ def test_a_result_is_located_at_the_users_line_in_whichever_module_relative_to_t
     assert located["y"]["artifactLocation"]["uri"] == "infra/billing/__main__.py"
     assert located["y"]["region"]["startLine"] == 40
     assert run["automationDetails"]["id"] == "blueprint-preview/infra/billing/ci/"
+
+
+def test_a_violation_in_a_programs_own_module_is_located_there_by_the_real_engine(tmp_path, policy_analyzer):
+    """Issue 23: everything outside __main__.py used to land on __main__.py:1."""
+    (tmp_path / ".git").mkdir()
+    program = tmp_path / "services" / "orders"
+    (program / "infra").mkdir(parents=True)
+    (program / "Pulumi.yaml").write_text("name: orders\nruntime: python\n")
+    (program / "Pulumi.test.yaml").write_text("config:\n  aws:region: eu-west-1\n")
+    (program / "infra" / "__init__.py").write_text("")
+    (program / "infra" / "queues.py").write_text(
+        "import pulumi_aws as aws\n\n\ndef make():\n"
+        "    return aws.sqs.Queue('unencrypted', sqs_managed_sse_enabled=False)\n")
+    (program / "__main__.py").write_text("from infra import queues\n\nqueues.make()\n")
+    run = to_sarif(run_preview(program, stack="test", analyzer=policy_analyzer))["runs"][0]
+    [found] = [r for r in run["results"] if r["ruleId"] == "sqs-queue-encrypted-at-rest"]
+    location = found["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == "services/orders/infra/queues.py"
+    assert location["region"]["startLine"] == 5
+    assert run["automationDetails"]["id"] == "blueprint-preview/services/orders/test/"

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from integration_blueprint.preview import notes
+from integration_blueprint.preview import skipped_checks
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
 from integration_blueprint.preview.run import Finding, PreviewResult
 
@@ -198,7 +198,8 @@ def _diagram(recorded: RecordedStack, group: list[Link], violated: set[str]) -> 
 
 
 def _verdict(result: PreviewResult) -> str:
-    stack, mandatory, advisory = result.recorded.stack, notes.count(result, "mandatory"), notes.count(result, "advisory")
+    stack = result.recorded.stack
+    mandatory, advisory = skipped_checks.count(result, "mandatory"), skipped_checks.count(result, "advisory")
     if mandatory:
         return (f"### ❌ Policy preview of stack `{stack}`: {mandatory} mandatory and {advisory} advisory "
                 "violations; the stack may not be deployed")
@@ -225,17 +226,17 @@ def _fixes(findings: list[Finding]) -> list[str]:
     return lines
 
 
-def _notes(skipped: list[Finding]) -> list[str]:
+def _skipped(skipped: list[Finding]) -> list[str]:
     lines = [f"<details><summary>{len(skipped)} checks could not run during preview (a value was unknown "
              "or outside this stack)</summary>", ""]
     for finding in skipped:
         where = f" `{finding.name}`:" if finding.urn else ""
-        lines.append(f"- `{finding.policy}`{where} {escape(notes.reason(finding))}")
+        lines.append(f"- `{finding.policy}`{where} {escape(skipped_checks.reason(finding))}")
     return lines + ["", "</details>", ""]
 
 
 def render_markdown(result: PreviewResult) -> str:
-    recorded, findings, skipped = result.recorded, notes.violations(result), notes.notes(result)
+    recorded, findings, skipped = result.recorded, skipped_checks.violations(result), skipped_checks.skipped(result)
     lines = [_verdict(result), "",
              f"{len(recorded.resources)} resources of `{recorded.project}`; policy config: "
              f"`{result.policy_config.name if result.policy_config else 'pack defaults'}`"
@@ -245,7 +246,7 @@ def render_markdown(result: PreviewResult) -> str:
         lines += [_row(f, result.rules[f.policy].description if f.policy in result.rules else "") for f in findings]
         lines += ["", "**How to fix**", "", *_fixes(findings), ""]
     if skipped:
-        lines += _notes(skipped)
+        lines += _skipped(skipped)
     violated = {f.urn for f in findings if f.urn}
     groups: dict[str, list[Link]] = {}
     for link in links(recorded):

@@ -10,7 +10,7 @@ import json
 from collections import defaultdict
 from typing import Callable
 
-from integration_blueprint.preview import notes
+from integration_blueprint.preview import skipped_checks
 from integration_blueprint.preview.markdown import render_markdown
 from integration_blueprint.preview.run import LEVELS, PreviewResult
 from integration_blueprint.preview.sarif import render_sarif
@@ -34,7 +34,7 @@ def render_text(result: PreviewResult) -> str:
             tree(resource.urn, depth + 1)
     tree("", 1)
 
-    found_violations = notes.violations(result)
+    found_violations = skipped_checks.violations(result)
     for level in LEVELS:
         found = [f for f in found_violations if f.level == level]
         if not found:
@@ -49,14 +49,17 @@ def render_text(result: PreviewResult) -> str:
                 lines.append(f"      Fix: {rule.remediation}")
             if finding.url:
                 lines.append(f"      See: {finding.url}")
-    skipped = notes.notes(result)
+    skipped = skipped_checks.skipped(result)
     if skipped:
         lines += ["", f"Not checked during preview ({len(skipped)}): a value was unknown or outside this stack"]
         for finding in skipped:
             where = f" {finding.name} ({finding.type}):" if finding.urn else ""
-            lines.append(f"  [{finding.policy}]{where} {notes.reason(finding)}")
-    lines += ["", f"{len(recorded.resources)} resources, {notes.count(result, 'mandatory')} mandatory and "
-                  f"{notes.count(result, 'advisory')} advisory violations"
+            lines.append(f"  [{finding.policy}]{where} {skipped_checks.reason(finding)}")
+    notes = result.notes()
+    if notes:
+        lines += ["", "Not checked as the real engine would:"] + [f"  - {note}" for note in notes]
+    lines += ["", f"{len(recorded.resources)} resources, {skipped_checks.count(result, 'mandatory')} mandatory and "
+                  f"{skipped_checks.count(result, 'advisory')} advisory violations"
                   + (f", {len(skipped)} checks not run during preview" if skipped else "")
                   + (": the stack may not be deployed." if result.exit_code else ".")]
     return "\n".join(lines)

@@ -1,8 +1,9 @@
 """`blueprint preview`: run a Pulumi program offline and put what it declares through the policy pack.
 
 Same verdicts as `pulumi preview --policy-pack policies --policy-pack-config <file>`, without the
-Pulumi CLI or an AWS account: the program runs under the SDK's mock engine (integration_blueprint.preview.recording) and
-the real policy pack analyses the recording over its gRPC interface (integration_blueprint.preview.analyzer).
+Pulumi CLI or an AWS account: the program runs against the offline engine's gRPC interfaces
+(integration_blueprint.preview.recording, .engine) and the real policy pack analyses the recording
+over its gRPC Analyzer interface (integration_blueprint.preview.analyzer).
 """
 
 from __future__ import annotations
@@ -15,13 +16,8 @@ from typing import Optional
 
 from integration_blueprint.preview import policy_config
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, Analysis, PolicyAnalyzer, Rule, Violation
-from integration_blueprint.preview.recording import (
-    RecordedResource,
-    RecordedStack,
-    load_project,
-    load_stack_config,
-    record_program,
-)
+from integration_blueprint.preview.project import load_config, load_project
+from integration_blueprint.preview.recording import RecordedResource, RecordedStack, record_program
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LEVELS = ("mandatory", "advisory")
@@ -71,13 +67,34 @@ class PreviewResult:
     policy_config: Optional[Path]
     rules: dict[str, Rule] = field(default_factory=dict)
     levels: dict[str, str] = field(default_factory=dict)  # each policy's level after the policy config
+    strict: bool = False  # a remote component that could not be expanded fails the preview
 
     def count(self, level: str) -> int:
         return sum(1 for v in self.violations if v.level == level)
 
     @property
     def exit_code(self) -> int:
+        """2 when --strict and a remote component's contents went unchecked, else 1 on a
+        mandatory violation, else 0."""
+        if self.strict and self.recorded.not_expanded:
+            return 2
         return 1 if self.count("mandatory") else 0
+
+    def notes(self) -> list[str]:
+        """What the preview could not do as the real engine would, one line each."""
+        notes = []
+        if self.recorded.interpreter:
+            notes.append(f"program run by {self.recorded.interpreter}")
+        for environment in self.recorded.environments:
+            notes.append(f"ESC environment {environment} imported by the stack was not resolved (offline): values it "
+                         "would set are unset")
+        if self.recorded.secrets:
+            notes.append(f"secret config read as placeholders (not decrypted offline): {', '.join(self.recorded.secrets)}")
+        for component in self.recorded.not_expanded:
+            notes.append(f"remote component {component.name} ({component.type}, package {component.package!r}) was "
+                         f"not expanded: {component.reason}; its inputs were checked, the resources it would "
+                         "create were not" + (" (--strict: this fails the preview)" if self.strict else ""))
+        return notes
 
     def findings(self) -> list[Finding]:
         """Every violation with its resource and rule, mandatory first, then by policy, URN and
@@ -103,6 +120,11 @@ class PreviewResult:
             "resources": [{"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent,
                            "inputs": r.inputs} for r in sorted(self.recorded.resources, key=lambda r: r.urn)],
             "violations": [f.to_json() for f in self.findings()],
+            "notExpanded": [{"urn": c.urn, "type": c.type, "name": c.name, "package": c.package, "reason": c.reason}
+                            for c in self.recorded.not_expanded],
+            "secretPlaceholders": list(self.recorded.secrets),
+            "unresolvedEnvironments": list(self.recorded.environments),
+            "notes": self.notes(),
             "summary": {"resources": len(self.recorded.resources),
                         "mandatory": self.count("mandatory"), "advisory": self.count("advisory"),
                         "policyConfig": str(self.policy_config) if self.policy_config else None},
@@ -112,7 +134,7 @@ class PreviewResult:
 def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
                 policy_config_path: Optional[Path] = None, unknowns: bool = False,
                 pack_dir: Path = DEFAULT_PACK_DIR,
-                analyzer: Optional[PolicyAnalyzer] = None) -> PreviewResult:
+                analyzer: Optional[PolicyAnalyzer] = None, strict: bool = False) -> PreviewResult:
     """Record `program_dir` for `stack` and analyse it. `policy_config_path` None: the stack's own
     file if there is one. An already started `analyzer` is reused (and left running)."""
     program_dir = Path(program_dir).resolve()
@@ -121,24 +143,27 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
     document = policy_config.load(policy_config_path) if policy_config_path else {}
     if analyzer is not None:
         recorded = record_program(program_dir, stack=stack, unknowns=unknowns)
-        return _analyse(analyzer, recorded, document, policy_config_path)
+        result = _analyse(analyzer, recorded, document, policy_config_path)
+        result.strict = strict
+        return result
     # The pack starts (a Python process importing pulumi and the rules) while the program runs, on
     # the other core, and each resource is sent to it as the program registers it, as the engine
     # does; a stack config error comes first.
-    config = load_stack_config(program_dir, stack)
+    config = load_config(program_dir, stack).values
     streamed = _StreamedAnalysis(pack_dir, document, policy_config_path, stack=stack,
                                  project=load_project(program_dir)["name"], config=config)
     with ThreadPoolExecutor(1) as pool:
         starting = pool.submit(streamed.start)
         try:
-            recorded = record_program(program_dir, stack=stack, config=config, unknowns=unknowns,
-                                      on_resource=streamed.add)
+            recorded = record_program(program_dir, stack=stack, unknowns=unknowns, on_resource=streamed.add)
         except BaseException:
             if starting.exception() is None:
                 starting.result().close()
             raise
         with starting.result() as started:
-            return _result(started, recorded, streamed.finish(recorded), policy_config_path, streamed.resolved)
+            result = _result(started, recorded, streamed.finish(recorded), policy_config_path, streamed.resolved)
+            result.strict = strict
+            return result
 
 
 class _StreamedAnalysis:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Optional
 
 from integration_blueprint import __version__
-from integration_blueprint.preview import notes
+from integration_blueprint.preview import skipped_checks
 from integration_blueprint.preview.recording import load_project
 from integration_blueprint.preview.run import Finding, PreviewResult
 
@@ -120,12 +120,32 @@ class _Locator:
         self.by_urn = result.recorded.by_urn()
         self.main = program_file(result)
         self.main_lines = declaration_lines(self.main) if self.main is not None else {}
+        self.lines_of: dict[Path, dict[str, int]] = {}
+        program_dir = result.recorded.program_dir.resolve() if result.recorded.program_dir else None
+        self.home = (repository_root(program_dir) or program_dir) if program_dir else None
+
+    def _users(self, source_file: str) -> bool:
+        """A file of the user's repository (not an installed package's module)."""
+        path = Path(source_file).resolve()
+        return "site-packages" not in path.parts and (self.home is None or path.is_relative_to(self.home))
+
+    def _named(self, path: Path, name: str) -> Optional[int]:
+        if path not in self.lines_of:
+            self.lines_of[path] = declaration_lines(path)
+        return self.lines_of[path].get(name)
 
     def __call__(self, finding: Finding) -> tuple[dict, int]:
         urn = finding.urn
         while urn in self.by_urn:  # the engine's record: the resource or its nearest declared ancestor
             resource = self.by_urn[urn]
-            if resource.source_file and resource.source_line > 0:
+            if resource.source_file and resource.source_line > 0 and self._users(resource.source_file):
+                # The engine gives the innermost frame of the user's code: inside a helper that
+                # declares many resources that is the helper's line; the call that names this
+                # resource (in the main file or that module) says which one.
+                for path in (self.main, Path(resource.source_file)):
+                    line = self._named(path, resource.name) if path is not None else None
+                    if line is not None:
+                        return _artifact(path), line
                 return _artifact(Path(resource.source_file)), resource.source_line
             urn = resource.parent
         return _artifact(self.main), self._name_line(finding)
@@ -160,7 +180,7 @@ def _result(finding: Finding, rule_index: int, artifact: dict, line: int) -> dic
 
 def _notification(finding: Finding, rule_index: int) -> dict:
     where = f"{finding.name} ({finding.type}): " if finding.urn else ""
-    return {"level": "note", "message": {"text": f"{finding.policy}: {where}{notes.reason(finding)}"},
+    return {"level": "note", "message": {"text": f"{finding.policy}: {where}{skipped_checks.reason(finding)}"},
             "associatedRule": {"id": finding.policy, "index": rule_index}}
 
 
@@ -176,8 +196,8 @@ def to_sarif(result: PreviewResult) -> dict:
                                 "rules": [_rule_descriptor(result, name) for name in names]}},
             "automationDetails": {"id": category(result)},
             "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": [
-                _notification(f, index[f.policy]) for f in notes.notes(result) if f.policy in index]}],
-            "results": [_result(f, index[f.policy], *locate(f)) for f in notes.violations(result)],
+                _notification(f, index[f.policy]) for f in skipped_checks.skipped(result) if f.policy in index]}],
+            "results": [_result(f, index[f.policy], *locate(f)) for f in skipped_checks.violations(result)],
         }],
     }
 

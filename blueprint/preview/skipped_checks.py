@@ -14,7 +14,7 @@ NOTE_PREFIX = "can't run policy '"
 NOTE_REASON = " during preview: "
 
 
-def is_note(finding: Finding) -> bool:
+def is_skipped(finding: Finding) -> bool:
     return any(line.startswith(NOTE_PREFIX) for line in finding.message.splitlines())
 
 
@@ -26,13 +26,13 @@ def reason(finding: Finding) -> str:
 
 
 def violations(result: PreviewResult) -> list[Finding]:
-    return [f for f in result.findings() if not is_note(f)]
+    return [f for f in result.findings() if not is_skipped(f)]
 
 
-def notes(result: PreviewResult) -> list[Finding]:
-    return [f for f in result.findings() if is_note(f)]
+def skipped(result: PreviewResult) -> list[Finding]:
+    return [f for f in result.findings() if is_skipped(f)]
 
 
 def count(result: PreviewResult, level: str) -> int:
-    """Violations at `level`; notes are not counted."""
+    """Violations at `level`; skipped checks are not counted."""
     return sum(1 for f in violations(result) if f.level == level)

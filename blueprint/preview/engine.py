@@ -1,0 +1,486 @@
+"""The engine side of Pulumi, offline: the ResourceMonitor and Engine gRPC services a program's SDK
+talks to, answered without a Pulumi CLI, a backend or cloud credentials.
+
+The program (in its own interpreter, started by python_host.py, or in this process for a test's
+callable) meets the same SDK code paths as under `pulumi preview`: feature negotiation
+(GetDeploymentInfo / SupportsFeature), RegisterResource with resource references, secrets and
+output values, Invoke for data sources, ReadResource for `.get()`, RegisterResourceOutputs, and
+the Engine's Log. What the real engine would ask a provider, this engine asks provider_outputs
+(the outputs pulumi-aws declares, typed); what it would construct through another plugin (a
+remote component) it constructs through our own plugin when the package is ours and otherwise
+reports as not expanded.
+
+Every preview is a dry run, as `pulumi preview` is: known-value mode answers as an update preview
+of a deployed stack (every output known), `unknowns` as a first preview (what the provider
+computes stays unknown, and the SDK skips `apply` on it).
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+from concurrent import futures
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+from urllib.parse import unquote, urlparse
+
+import grpc
+from google.protobuf import empty_pb2, struct_pb2
+from pulumi.runtime.proto import (
+    engine_pb2,
+    engine_pb2_grpc,
+    provider_pb2,
+    provider_pb2_grpc,
+    resource_pb2,
+    resource_pb2_grpc,
+)
+
+from integration_blueprint.preview import provider_outputs, wire
+
+ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
+DEFAULT_REGION = "us-east-1"
+ACCOUNT = provider_outputs.PLACEHOLDER_ACCOUNT
+# Where our own component package lives in a checkout (plugin/ beside the packages); a wheel has
+# none, and then our components used remotely are reported as not expanded like any other.
+PLUGIN_DIR = Path(__file__).resolve().parents[2] / "plugin"
+OUR_PACKAGE = "blueprint"
+PLUGIN_START_SECONDS = 60
+# Server threads: a remote component's Construct holds one while the plugin registers the
+# component's children on others.
+SERVER_THREADS = 32
+_MAX_MESSAGE = 400 * 1024 * 1024
+
+# What this engine supports, as the SDK asks for it (GetDeploymentInfo; SupportsFeature's legacy
+# names for older SDKs). Transforms and hooks call back into the program and are not served:
+# the SDK then says so when a program registers one.
+_FEATURES = [resource_pb2.RESOURCE_MONITOR_FEATURE_SECRETS,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_OUTPUT_VALUES,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_ALIAS_SPECS,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_DELETED_WITH,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_REPLACE_WITH,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_INVOKE_DEPENDS_ON,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_INVOKE_PARENT]
+_LEGACY_FEATURES = {"secrets", "resourceReferences", "outputValues", "aliasSpecs", "deletedWith", "replaceWith"}
+
+
+@dataclass
+class RecordedResource:
+    urn: str
+    type: str
+    name: str
+    custom: bool
+    parent: str
+    inputs: dict  # plain values, as a rule reads them (wire.plain of the analyzer's view)
+    raw_inputs: struct_pb2.Struct  # the inputs as the engine sends them to an analyzer
+    dependencies: list[str]
+    property_dependencies: dict[str, list[str]]
+    id: str = ""
+    outputs: dict = field(default_factory=dict)  # plain values, as after the provider answered
+    provider: str = ""
+    source_file: str = ""  # the program's own file (absolute) and line that declared the resource
+    source_line: int = 0
+
+
+@dataclass(frozen=True)
+class NotExpanded:
+    """A remote component the real engine would construct through its package's plugin."""
+    urn: str
+    type: str
+    name: str
+    package: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    severity: str
+    message: str
+    urn: str
+
+
+class EngineFailure(Exception):
+    """The offline engine itself failed while answering the program: our bug, not the program's."""
+
+
+def make_urn(parent: str, type_token: str, name: str, *, stack: str, project: str) -> str:
+    """The URN the Pulumi engine gives a resource: `urn:pulumi:<stack>::<project>::<type>::<name>`,
+    where a child's type is prefixed by its parent's whole type chain (`parent$child`) and the
+    root Stack is not part of any chain (pulumi/pulumi sdk/go/common/resource/urn.go, NewURN)."""
+    if parent:
+        parent_type = parent.split("::")[2]
+        if parent_type != ROOT_STACK_TYPE:
+            type_token = f"{parent_type}${type_token}"
+    return f"urn:pulumi:{stack}::{project}::{type_token}::{name}"
+
+
+_SEVERITIES = {engine_pb2.DEBUG: "debug", engine_pb2.INFO: "info", engine_pb2.WARNING: "warning",
+               engine_pb2.ERROR: "error"}
+
+
+class OfflineEngine:
+    """One program run's engine: serve it, let the program run against `address`, read what it
+    registered. `on_resource` is called with each recorded resource as it registers."""
+
+    def __init__(self, *, project: str, stack: str, config: dict[str, str], secret_keys: list[str] = (),
+                 region: str = DEFAULT_REGION, unknowns: bool = False, program_dir: Optional[Path] = None,
+                 organization: str = "organization",
+                 on_resource: Optional[Callable[[RecordedResource], None]] = None):
+        self.project, self.stack, self.organization = project, stack, organization
+        self.config, self.secret_keys = dict(config), list(secret_keys)
+        self.region, self.unknowns = region, unknowns
+        self.program_dir = program_dir
+        self.on_resource = on_resource
+        self.resources: list[RecordedResource] = []
+        self.not_expanded: list[NotExpanded] = []
+        self.logs: list[LogEntry] = []
+        self.failures: list[str] = []  # the engine's own failures, with their tracebacks
+        self.stack_outputs: dict = {}
+        self.root_urn = ""
+        self._lock = threading.Lock()
+        self._by_urn: dict[str, RecordedResource] = {}
+        self._read: dict[str, dict] = {}  # URN -> state of resources read with `.get()`
+        self._provider_regions: dict[str, str] = {}  # provider URN -> its region
+        self._plugin: Optional[_Plugin] = None
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=SERVER_THREADS),
+                                   options=[("grpc.max_receive_message_length", _MAX_MESSAGE),
+                                            ("grpc.max_send_message_length", _MAX_MESSAGE)])
+        resource_pb2_grpc.add_ResourceMonitorServicer_to_server(_Monitor(self), self._server)
+        engine_pb2_grpc.add_EngineServicer_to_server(_Engine(self), self._server)
+        self.address = f"127.0.0.1:{self._server.add_insecure_port('127.0.0.1:0')}"
+        self._server.start()
+
+    def close(self) -> None:
+        if self._plugin is not None:
+            self._plugin.close()
+        self._server.stop(None)
+
+    def __enter__(self) -> "OfflineEngine":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def urn(self, parent: str, type_token: str, name: str) -> str:
+        return make_urn(parent, type_token, name, stack=self.stack, project=self.project)
+
+    def errors(self) -> list[str]:
+        return [entry.message for entry in self.logs if entry.severity == "error"]
+
+    # ---- registration ----------------------------------------------------------------------
+
+    def register(self, request) -> resource_pb2.RegisterResourceResponse:
+        urn = self.urn(request.parent, request.type, request.name)
+        inputs = wire.from_struct(request.object)
+        if request.type == ROOT_STACK_TYPE:
+            self.root_urn = urn
+            return resource_pb2.RegisterResourceResponse(urn=urn)
+        if request.remote:
+            return self._register_remote(request, urn, inputs)
+        analyzer_view = wire.downgrade(inputs)
+        provider_view = wire.unwrap_secrets(analyzer_view)
+        region = self._region(request.provider)
+        if request.custom:
+            planned = provider_outputs.planned_inputs(request.type, request.name, urn, provider_view, region=region)
+            if request.type.startswith("pulumi:providers:"):
+                id_, outputs = ("" if self.unknowns else f"{urn.rsplit('::', 1)[-1]}-provider"), planned
+                if isinstance(planned.get("region"), str) and planned["region"] != wire.UNKNOWN:
+                    self._provider_regions[urn] = planned["region"]
+            elif self.unknowns:
+                id_, outputs = "", planned
+            else:
+                id_, outputs = provider_outputs.known_outputs(request.type, request.name, urn, planned,
+                                                              region=region, account=ACCOUNT)
+            returned = self._returned(analyzer_view, outputs, secret_outputs=set(request.additionalSecretOutputs))
+            analyzer_view = _checked(analyzer_view, provider_view, planned)
+        else:
+            id_, outputs, returned = "", wire.plain(analyzer_view), inputs
+        self._record(request, urn, analyzer_view, id_, outputs)
+        return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=wire.to_struct(returned))
+
+    def _returned(self, analyzer_view: dict, outputs: dict, secret_outputs: set[str]) -> dict:
+        """The state the program gets back: the provider's outputs, secret where the input was
+        secret or the program asked (additionalSecretOutputs), assets as the program sent them."""
+        returned = {}
+        for key, value in outputs.items():
+            sent = analyzer_view.get(key)
+            if isinstance(sent, dict) and sent.get(wire.SIG) in (wire.ASSET_SIG, wire.ARCHIVE_SIG):
+                value = sent
+            elif isinstance(sent, dict) and sent.get(wire.SIG) == wire.SECRET_SIG and not wire.has_secret(value):
+                value = wire.secret(value)
+            if key in secret_outputs:
+                value = wire.secret(value)
+            returned[key] = value
+        return returned
+
+    def _record(self, request, urn: str, analyzer_view: dict, id_: str, outputs: dict) -> None:
+        source_file, source_line = self._source(request)
+        recorded = RecordedResource(
+            urn=urn, type=request.type, name=request.name, custom=bool(request.custom), parent=request.parent,
+            inputs=wire.plain(analyzer_view), raw_inputs=wire.to_struct(analyzer_view),
+            dependencies=list(request.dependencies),
+            property_dependencies={key: list(value.urns) for key, value in request.propertyDependencies.items()},
+            id=id_, outputs=wire.plain(outputs), provider=request.provider,
+            source_file=source_file, source_line=source_line)
+        with self._lock:
+            if urn in self._by_urn:
+                return  # a remote component's own registration, made again by its plugin
+            self._by_urn[urn] = recorded
+            self.resources.append(recorded)
+        if self.on_resource is not None:
+            self.on_resource(recorded)
+
+    def _source(self, request) -> tuple[str, int]:
+        """The innermost frame of the program's own code that led to the registration (a
+        component's children point at the line that declared the component)."""
+        positions = [frame.pc for frame in request.stackTrace.frames if frame.HasField("pc")]
+        if request.HasField("sourcePosition"):
+            positions.insert(0, request.sourcePosition)
+        first = ("", 0)
+        for position in positions:
+            path = unquote(urlparse(position.uri).path)
+            if not path:
+                continue
+            if not first[0]:
+                first = (path, position.line)
+            if self._is_program_file(path):
+                return path, position.line
+        return first
+
+    def _is_program_file(self, path: str) -> bool:
+        if self.program_dir is None:
+            return "site-packages" not in path
+        inside = path.startswith(str(self.program_dir) + os.sep)
+        return inside and "site-packages" not in path and f"{os.sep}venv{os.sep}" not in path
+
+    def _region(self, provider_ref: str) -> str:
+        return self._provider_regions.get(provider_ref.split("::")[0] if provider_ref else "", self.region) \
+            if "::" in provider_ref else self.region
+
+    def register_outputs(self, request) -> None:
+        outputs = wire.plain(wire.downgrade(wire.from_struct(request.outputs)))
+        if request.urn == self.root_urn:
+            self.stack_outputs = outputs
+            return
+        with self._lock:
+            resource = self._by_urn.get(request.urn)
+        if resource is not None and not resource.custom:
+            resource.outputs = {**resource.outputs, **outputs}
+
+    # ---- remote components -----------------------------------------------------------------
+
+    def _register_remote(self, request, urn: str, inputs: dict) -> resource_pb2.RegisterResourceResponse:
+        package = request.type.split(":", 1)[0]
+        if package == OUR_PACKAGE and (PLUGIN_DIR / "__main__.py").exists():
+            state = self._construct(request, inputs)
+            return resource_pb2.RegisterResourceResponse(urn=urn, object=state)
+        reason = ("its package's plugin is not available offline" if package != OUR_PACKAGE
+                  else "this installation has no plugin/ folder to construct it")
+        with self._lock:
+            self.not_expanded.append(NotExpanded(urn=urn, type=request.type, name=request.name,
+                                                 package=package, reason=reason))
+        # Recorded as the component it is, its inputs checked; what it would contain is not.
+        analyzer_view = wire.downgrade(inputs)
+        self._record(request, urn, analyzer_view, "", wire.plain(analyzer_view))
+        return resource_pb2.RegisterResourceResponse(urn=urn)
+
+    def _construct(self, request, inputs: dict) -> struct_pb2.Struct:
+        with self._lock:
+            if self._plugin is None:
+                self._plugin = _Plugin(PLUGIN_DIR, self.address)
+        construct = provider_pb2.ConstructRequest(
+            project=self.project, stack=self.stack, organization=self.organization, config=self.config,
+            configSecretKeys=self.secret_keys, dryRun=True, parallel=16, monitorEndpoint=self.address,
+            type=request.type, name=request.name, parent=request.parent, dependencies=list(request.dependencies),
+            accepts_output_values=True)
+        construct.inputs.CopyFrom(wire.to_struct(inputs))
+        for key, value in request.propertyDependencies.items():
+            construct.inputDependencies[key].urns.extend(value.urns)
+        for key, value in request.providers.items():
+            construct.providers[key] = value
+        try:
+            response = self._plugin.provider.Construct(construct)
+        except grpc.RpcError as exc:
+            # A refused setting is the component's message to the program, as under `pulumi preview`.
+            raise _ProgramFacingError(exc.details() or str(exc)) from None
+        return response.state
+
+    # ---- data sources and reads ------------------------------------------------------------
+
+    def invoke(self, request) -> resource_pb2.ResourceInvokeResponse:
+        args = wire.unwrap_secrets(wire.downgrade(wire.from_struct(request.args)))
+        if request.tok == "pulumi:pulumi:getResource":
+            return self._get_resource(args.get("urn", ""))
+        region = self._region(request.provider)
+        try:
+            result = provider_outputs.invoke(request.tok, wire.plain(args), region=region, account=ACCOUNT)
+        except provider_outputs.UnknownInvoke:
+            failure = provider_pb2.CheckFailure(
+                property="", reason=f"the data source {request.tok} is not declared by any provider SDK installed "
+                                    "beside blueprint; install the provider's Python package next to it")
+            return resource_pb2.ResourceInvokeResponse(failures=[failure])
+        return resource_pb2.ResourceInvokeResponse(**{"return": wire.to_struct(result)})
+
+    def _get_resource(self, urn: str) -> resource_pb2.ResourceInvokeResponse:
+        with self._lock:
+            resource = self._by_urn.get(urn)
+        state = self._read.get(urn) if resource is None else resource.outputs
+        result = {"urn": urn, "id": resource.id if resource else (state or {}).get("id", ""), "state": state or {}}
+        return resource_pb2.ResourceInvokeResponse(**{"return": wire.to_struct(result)})
+
+    def read(self, request) -> resource_pb2.ReadResourceResponse:
+        urn = self.urn(request.parent, request.type, request.name)
+        props = wire.plain(wire.unwrap_secrets(wire.downgrade(wire.from_struct(request.properties))))
+        state = provider_outputs.read_outputs(request.type, request.name, request.id, props,
+                                              region=self._region(request.provider), account=ACCOUNT)
+        self._read[urn] = {**state, "id": request.id}
+        return resource_pb2.ReadResourceResponse(urn=urn, properties=wire.to_struct(state))
+
+    def log(self, request) -> None:
+        self.logs.append(LogEntry(_SEVERITIES.get(request.severity, "info"), request.message, request.urn))
+
+
+def _checked(analyzer_view: dict, provider_view: dict, planned: dict) -> dict:
+    """The inputs after the provider's Check, as the engine sends them to an analyzer: what Check
+    added or changed (an auto-name, a document encoded as JSON) in place of what the program sent,
+    still secret where the program's value was."""
+    checked = {}
+    for key, value in planned.items():
+        sent = analyzer_view.get(key)
+        if key in provider_view and provider_view[key] == value:
+            checked[key] = sent
+        else:
+            checked[key] = wire.secret(value) if wire.has_secret(sent) else value
+    return checked
+
+
+class _ProgramFacingError(Exception):
+    """An answer the program must see as its own error (a component's refusal), not ours."""
+
+
+def _answer(method):
+    """Run a service method; a failure of the engine itself is recorded with its traceback (and
+    reported as the tool's own failure), while the program sees the gRPC error the real engine
+    would give it."""
+    def answered(self, request, context):
+        try:
+            return method(self, request, context)
+        except _ProgramFacingError as exc:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except Exception as exc:  # noqa: BLE001 - reported as the engine's own failure
+            self.engine.failures.append(f"{method.__name__}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+            context.abort(grpc.StatusCode.INTERNAL, f"offline engine failure in {method.__name__}: {exc}")
+    answered.__name__ = method.__name__
+    return answered
+
+
+class _Monitor(resource_pb2_grpc.ResourceMonitorServicer):
+    def __init__(self, engine: OfflineEngine):
+        self.engine = engine
+
+    @_answer
+    def GetDeploymentInfo(self, request, context):
+        engine = self.engine
+        return resource_pb2.DeploymentInfo(
+            project=engine.project, stack=engine.stack, organization=engine.organization, dryRun=True,
+            parallel=16, config=engine.config, configSecretKeys=engine.secret_keys, supportedFeatures=_FEATURES)
+
+    @_answer
+    def SupportsFeature(self, request, context):
+        supported = request.id in _LEGACY_FEATURES
+        return resource_pb2.SupportsFeatureResponse(hasSupport=supported)
+
+    @_answer
+    def RegisterResource(self, request, context):
+        return self.engine.register(request)
+
+    @_answer
+    def RegisterResourceOutputs(self, request, context):
+        self.engine.register_outputs(request)
+        return empty_pb2.Empty()
+
+    @_answer
+    def Invoke(self, request, context):
+        return self.engine.invoke(request)
+
+    @_answer
+    def ReadResource(self, request, context):
+        return self.engine.read(request)
+
+    @_answer
+    def Call(self, request, context):
+        failure = provider_pb2.CheckFailure(
+            property="", reason=f"{request.tok} is a method of a provider or remote component, which the offline "
+                                "preview cannot call (it needs the provider's plugin)")
+        return provider_pb2.CallResponse(failures=[failure])
+
+    @_answer
+    def RegisterPackage(self, request, context):
+        return resource_pb2.RegisterPackageResponse(ref=f"{request.name}@{request.version}")
+
+    @_answer
+    def SignalAndWaitForShutdown(self, request, context):
+        return empty_pb2.Empty()
+
+
+class _Engine(engine_pb2_grpc.EngineServicer):
+    def __init__(self, engine: OfflineEngine):
+        self.engine = engine
+
+    @_answer
+    def Log(self, request, context):
+        self.engine.log(request)
+        return empty_pb2.Empty()
+
+    @_answer
+    def GetRootResource(self, request, context):
+        return engine_pb2.GetRootResourceResponse(urn=self.engine.root_urn)
+
+    @_answer
+    def SetRootResource(self, request, context):
+        self.engine.root_urn = request.urn
+        return engine_pb2.SetRootResourceResponse()
+
+    @_answer
+    def RequirePulumiVersion(self, request, context):
+        return empty_pb2.Empty()
+
+
+class _Plugin:
+    """A component package's plugin run as the engine runs a Python plugin: `python <folder>
+    <engine address>`, which serves the ResourceProvider interface and prints its port."""
+
+    def __init__(self, folder: Path, engine_address: str):
+        self.stderr = tempfile.TemporaryFile()
+        self.process = subprocess.Popen([sys.executable, str(folder), engine_address],
+                                        stdout=subprocess.PIPE, stderr=self.stderr)
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], PLUGIN_START_SECONDS)
+        line = self.process.stdout.readline() if ready else b""
+        if not line.strip().isdigit():
+            self.close()
+            raise EngineFailure(f"the component plugin in {folder} did not start: {self.stderr_text()[-2000:]}")
+        threading.Thread(target=self.process.stdout.read, daemon=True).start()
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{int(line)}")
+        self.provider = provider_pb2_grpc.ResourceProviderStub(self.channel)
+
+    def stderr_text(self) -> str:
+        self.stderr.seek(0)
+        return self.stderr.read().decode(errors="replace")
+
+    def close(self) -> None:
+        if getattr(self, "channel", None) is not None:
+            self.channel.close()
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        self.stderr.close()

@@ -1,0 +1,122 @@
+"""Run a Pulumi Python program against an engine: the offline preview's counterpart of the Python
+language host's `pulumi-language-python-exec`, with the same command line and environment
+(PULUMI_CONFIG, PULUMI_CONFIG_SECRET_KEYS), run by the program's own interpreter.
+
+This file is executed as a script by that interpreter, which may be any virtualenv with the
+Pulumi SDK: it imports nothing but the standard library and `pulumi`. On failure it logs the
+error to the engine, as the language host does, and adds where in the program's own code it was
+raised (the innermost frame in the program's folder, also inside an `apply` callback), so the
+report points where the user can act.
+"""
+
+import argparse
+import asyncio
+import concurrent.futures
+import json
+import logging
+import os
+import runpy
+import sys
+import traceback
+
+# The exit code that tells the engine an error was already shown to the user.
+SHOWN_TO_USER = 32
+
+
+def _program_frame(exc, program_dir):
+    """(file, line) of the innermost traceback frame in the program's own files, or None."""
+    found = None
+    venvs = (os.sep + "site-packages" + os.sep, os.sep + "venv" + os.sep, os.sep + ".venv" + os.sep)
+    while exc is not None:
+        for frame in traceback.extract_tb(exc.__traceback__):
+            path = os.path.abspath(frame.filename)
+            if path.startswith(program_dir + os.sep) and not any(part in path for part in venvs):
+                found = (path, frame.lineno)
+        if found:
+            return found
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+class InlineExecutor(concurrent.futures.ThreadPoolExecutor):
+    """The event loop's default executor: a submitted call runs at once on the loop's thread.
+
+    The SDK hands each engine call (RegisterResource, Invoke, ...) to `run_in_executor`; the
+    language host gives it a pool of parallel*4 threads, so resources reach the engine in whatever
+    order the threads run. The offline engine answers each call at once, so running them inline
+    costs no concurrency, and resources register in the order the program's tasks reach them:
+    the same on every run, so two previews of one program compare line by line. (A
+    ThreadPoolExecutor subclass because set_default_executor accepts nothing else; it never starts
+    a thread.)"""
+
+    def submit(self, fn, /, *args, **kwargs):
+        future = concurrent.futures.Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - the caller awaits the future and sees it
+            future.set_exception(exc)
+        return future
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Execute a Pulumi Python program")
+    for option in ("project", "root_directory", "stack", "parallel", "dry_run", "pwd", "monitor", "engine",
+                   "tracing", "organization"):
+        parser.add_argument(f"--{option}")
+    parser.add_argument("PROGRAM")
+    parser.add_argument("ARGS", nargs="*")
+    args = parser.parse_args()
+
+    try:
+        import pulumi
+        import pulumi.runtime
+    except ImportError as exc:
+        print(f"BLUEPRINT_NO_PULUMI_SDK: {exc}", file=sys.stderr)
+        sys.exit(SHOWN_TO_USER)
+
+    if hasattr(pulumi.runtime, "get_config_secret_keys_env"):
+        pulumi.runtime.set_all_config(pulumi.runtime.get_config_env(), pulumi.runtime.get_config_secret_keys_env())
+    else:  # an older SDK in the program's virtualenv
+        for key, value in pulumi.runtime.get_config_env().items():
+            pulumi.runtime.set_config(key, value)
+    pulumi.runtime.configure(pulumi.runtime.Settings(
+        monitor=args.monitor, engine=args.engine, project=args.project, stack=args.stack,
+        parallel=int(args.parallel or 16), dry_run=args.dry_run == "true", organization=args.organization,
+        root_directory=args.root_directory))
+    sys.argv = [args.PROGRAM] + args.ARGS
+    if args.pwd:
+        os.chdir(args.pwd)
+    program_dir = os.path.abspath(args.root_directory or os.getcwd())
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    loop.set_default_executor(InlineExecutor())
+    # asyncio complains about futures a failed program leaves unobserved; the language host
+    # silences it the same way.
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    exit_code = 1
+    try:
+        loop.run_until_complete(pulumi.runtime.run_in_stack(
+            lambda: runpy.run_path(args.PROGRAM, run_name="__main__")))
+        exit_code = 0
+    except pulumi.RunError as exc:
+        pulumi.log.error(str(exc))
+    except BaseException as exc:  # noqa: BLE001 - whatever the program raised is reported
+        where = _program_frame(exc, program_dir)
+        if isinstance(exc, SyntaxError) and exc.filename:
+            where = (os.path.abspath(exc.filename), exc.lineno or 0)
+        detail = {"type": type(exc).__name__, "message": str(exc),
+                  "file": where[0] if where else "", "line": where[1] if where else 0,
+                  "traceback": "".join(traceback.format_exception(exc))}
+        if isinstance(exc, ModuleNotFoundError):
+            detail["module"] = exc.name or ""
+        pulumi.log.error("BLUEPRINT_PROGRAM_ERROR " + json.dumps(detail))
+        exit_code = SHOWN_TO_USER
+    finally:
+        loop.close()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    sys.exit(exit_code)
+
+
+if __name__ == "__main__":
+    main()

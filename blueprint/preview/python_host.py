@@ -1,0 +1,78 @@
+"""Start a Pulumi Python program as the Python language host does: its own interpreter (the one
+its Pulumi.yaml's runtime options name), python_exec.py with the language host's command line,
+its config in PULUMI_CONFIG / PULUMI_CONFIG_SECRET_KEYS, the project folder as the working
+directory. The program then talks to the engine over gRPC; what it printed and logged, and how
+it ended, come back here and become a ProgramError that says where and what to do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from integration_blueprint.preview.engine import OfflineEngine
+
+EXEC_SCRIPT = Path(__file__).resolve().with_name("python_exec.py")
+PROGRAM_ERROR_TAG = "BLUEPRINT_PROGRAM_ERROR "
+NO_SDK_TAG = "BLUEPRINT_NO_PULUMI_SDK:"
+# A preview that runs longer is stuck (an input() in the program, a deadlock): it is stopped.
+PROGRAM_TIMEOUT_SECONDS = 600
+
+
+@dataclass(frozen=True)
+class ProgramFailure:
+    """How a program run ended when it did not succeed: the message to show, and where."""
+    message: str
+    file: str = ""
+    line: int = 0
+    module: str = ""  # the module a ModuleNotFoundError names
+    engine_fault: bool = False
+
+
+def run_python_program(engine: OfflineEngine, *, interpreter: list[str], program_dir: Path, main: Path,
+                       config: dict[str, str], secret_keys: list[str],
+                       environ: Optional[dict[str, str]] = None) -> Optional[ProgramFailure]:
+    """Run the program to its end against `engine`; None when it succeeded."""
+    argv = [*interpreter, "-u", str(EXEC_SCRIPT),
+            "--monitor", engine.address, "--engine", engine.address, "--project", engine.project,
+            "--root_directory", str(program_dir), "--stack", engine.stack, "--pwd", str(program_dir),
+            "--dry_run", "true", "--parallel", "16", "--organization", engine.organization, str(main)]
+    env = dict(os.environ if environ is None else environ)
+    env.pop("PYTHONPATH", None)  # the program sees its own interpreter's packages, not ours
+    env.update(PULUMI_CONFIG=json.dumps(config), PULUMI_CONFIG_SECRET_KEYS=json.dumps(secret_keys),
+               PYTHONUNBUFFERED="1", PULUMI_DRY_RUN="true", PULUMI_PROJECT=engine.project,
+               PULUMI_STACK=engine.stack, PULUMI_ORGANIZATION=engine.organization)
+    try:
+        done = subprocess.run(argv, cwd=program_dir, env=env, capture_output=True, text=True,
+                              timeout=PROGRAM_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        return ProgramFailure(f"the program's interpreter {interpreter[0]} does not exist")
+    except subprocess.TimeoutExpired:
+        return ProgramFailure(f"the program did not finish within {PROGRAM_TIMEOUT_SECONDS} s "
+                              "(does it wait for input or on a lock?)")
+    if done.returncode == 0 and not engine.failures:
+        return None
+    return _failure(engine, done)
+
+
+def _failure(engine: OfflineEngine, done: subprocess.CompletedProcess) -> ProgramFailure:
+    if engine.failures:
+        return ProgramFailure("the offline engine itself failed (this is a bug in blueprint, not in your "
+                              "program; please report it with this message):\n" + engine.failures[0],
+                              engine_fault=True)
+    for message in engine.errors():
+        if message.startswith(PROGRAM_ERROR_TAG):
+            detail = json.loads(message[len(PROGRAM_ERROR_TAG):])
+            return ProgramFailure(f"{detail['type']}: {detail['message']}", file=detail["file"],
+                                  line=detail["line"], module=detail.get("module", ""))
+    if NO_SDK_TAG in done.stderr:
+        return ProgramFailure("the Pulumi SDK is not installed in the program's interpreter", module="pulumi")
+    errors = engine.errors()
+    if errors:
+        return ProgramFailure("\n".join(errors))
+    tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-20:])
+    return ProgramFailure(f"the program exited with code {done.returncode}:\n{tail}")
