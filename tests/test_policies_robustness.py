@@ -182,9 +182,9 @@ def walk() -> tuple[int, dict]:
 
 
 def test_every_rule_answers_whatever_any_property_holds():
-    # In a process of its own: a module imported for the first time while a rule is deep in a
-    # 1,500-level value can be left half-initialized by the RecursionError (pulumi_aws imports its
-    # services lazily), which would break the tests that run after this one in the same worker.
+    # In a process of its own: recording a program directory imports pulumi_aws's resource modules
+    # directly (preview/provider_outputs.py), which leaves the lazily loaded service packages of this
+    # process without their classes (aws.sfn.StateMachine) for the tests that run after it here.
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
         count, crashes = pool.submit(walk).result(timeout=600)
 
