@@ -227,7 +227,8 @@ def test_queue_policy_allowing_everyone_every_sqs_action_violates_two_rules(poli
 
 
 def test_public_principal(policy_analyzer):
-    scoped = allow("sqs:SendMessage", Principal="*", Condition={"ArnEquals": {"aws:SourceArn": "arn:aws:sns:us-east-1:1:t"}})
+    scoped = allow("sqs:SendMessage", Principal="*",
+                   Condition={"ArnEquals": {"aws:SourceArn": "arn:aws:sns:us-east-1:123456789012:t"}})
     check_rule(policy_analyzer, PUBLIC, lambda: queue_with_policy(document(allow("sqs:SendMessage", Principal={"AWS": "*"}))),
                lambda: queue_with_policy(document(scoped, DENY_PLAIN)),
                lambda m: queue_with_policy(later(document(allow("sqs:SendMessage", Principal="*")), m.arn)))
@@ -537,4 +538,4 @@ def test_every_rule_publishes_its_fix_its_source_and_how_much_it_matters(policy_
         assert policy.url.startswith("https://docs."), policy.name
         assert policy.severity != 0, policy.name  # 0 = unspecified
     levels = {p.name: p.enforcementLevel for p in policy_analyzer.info.policies}
-    assert len(levels) == 33 and levels[TLS] == 0  # proto ADVISORY
+    assert len(levels) == 34 and levels[TLS] == 0  # proto ADVISORY

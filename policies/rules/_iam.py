@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Optional
@@ -32,6 +33,7 @@ class Statement:
     not_resources: Optional[list[str]] = None
     principal: Any = None
     condition: dict = field(default_factory=dict)
+    not_principal: Any = None  # an Allow with NotPrincipal allows everyone but the principals named
 
     @property
     def allows(self) -> bool:
@@ -67,7 +69,7 @@ def statements(document: dict, where: str) -> list[Statement]:
             not_actions=_strings(item["NotAction"], f"{at}: NotAction") if "NotAction" in item else None,
             resources=_strings(item["Resource"], f"{at}: Resource") if "Resource" in item else [],
             not_resources=_strings(item["NotResource"], f"{at}: NotResource") if "NotResource" in item else None,
-            principal=item.get("Principal"), condition=condition))
+            principal=item.get("Principal"), condition=condition, not_principal=item.get("NotPrincipal")))
     return found
 
 
@@ -149,11 +151,18 @@ def grants(statement: Statement, action: str) -> bool:
 
 
 def on_every_resource(resource: str) -> bool:
-    """`*`, or an ARN whose every part after the service is a wildcard (arn:aws:sqs:*:*:*)."""
+    """`*`, an ARN whose every part after the service is a wildcard (arn:aws:sqs:*:*:*), or every
+    resource of a type in every account (arn:aws:iam::*:role/*: any role anyone owns). An ARN with no
+    account (S3's arn:aws:s3:::bucket/*) names its resource, so only its `*` is every resource."""
     if resource == "*":
         return True
     parts = resource.split(":", 5)
-    return len(parts) == 6 and parts[0] == "arn" and all(p in ("*", "") for p in parts[3:5]) and parts[5] == "*"
+    if len(parts) != 6 or parts[0] != "arn" or not all(p in ("*", "") for p in parts[3:5]):
+        return False
+    return parts[5] == "*" or (parts[4] == "*" and EVERY_OF_A_TYPE.fullmatch(parts[5]) is not None)
+
+
+EVERY_OF_A_TYPE = re.compile(r"[A-Za-z0-9-]+[/:]\*")
 
 
 def by_level(actions: list[str]) -> dict[str, list[str]]:

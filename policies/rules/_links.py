@@ -164,7 +164,7 @@ class Redrive:
     def dlq(self, index: StackIndex) -> Optional[PolicyResource]:
         def target():
             arn = redrive_document(self.owner.props).get("deadLetterTargetArn")
-            if not arn:
+            if not arn or (isinstance(arn, str) and not arn.strip()):
                 raise Malformed("redrivePolicy has no deadLetterTargetArn; set it to the DLQ's ARN")
             return arn
         return index.follow(self.owner, "redrivePolicy", target, [QUEUE])

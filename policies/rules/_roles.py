@@ -14,7 +14,7 @@ from pulumi_policy.proxy import UnknownValueError
 from ._iam import Statement, grants, statements
 from ._links import FUNCTION, MANAGED_POLICY, ROLE, ROLE_POLICY, ROLE_POLICY_ATTACHMENT, StackIndex
 from ._managed_policies import managed_policy
-from ._values import Malformed, Unverifiable, get, json_document, plain
+from ._values import UNEXPECTED_SHAPE, Malformed, Unverifiable, get, json_document, plain
 
 
 class RoleGrants:
@@ -29,6 +29,8 @@ class RoleGrants:
             except UnknownValueError as exc:
                 self._unlinked.append(exc)
                 continue
+            except (Malformed, *UNEXPECTED_SHAPE):
+                continue  # a role that is no reference at all grants nothing here; its own rules say why
             if role is not None:
                 self._add(role.urn, holder)
         for role in index.of_type(ROLE):
@@ -49,7 +51,7 @@ class RoleGrants:
                 self._managed(role_urn, holder, "policyArn", get(holder.props, "policyArn"))
         except UnknownValueError as exc:
             self._gaps[role_urn].append(exc)
-        except Malformed:
+        except (Malformed, *UNEXPECTED_SHAPE):
             pass  # a malformed policy is iam-no-wildcard-actions' to report
 
     def _document(self, role_urn: str, document: Optional[dict], where: str) -> None:

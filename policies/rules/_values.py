@@ -85,6 +85,25 @@ def is_set(props: Mapping, key: str) -> bool:
     return any(k == key for k in props)
 
 
+def given(props: Mapping, key: str) -> bool:
+    """Whether `key` is set to something. An unknown value counts (it is known at deploy time); a
+    blank string, an empty object or list does not: AWS reads "" as no ARN and {} as no setting
+    (an empty retryPolicy is the 24-hour default), so they must not pass a rule that asks for one."""
+    if not is_set(props, key):
+        return False
+    try:
+        value = props[key]
+    except UnknownValueError:
+        return True
+    if value is None:
+        return False
+    if isinstance(value, str):
+        return bool(value.strip())
+    if isinstance(value, (Mapping, Sequence)):
+        return len(value) > 0
+    return True
+
+
 def get(props: Mapping, *path: str, default: Any = None) -> Any:
     """props[path[0]][path[1]]..., or `default` where a step is absent. Unknowns raise."""
     value: Any = props

@@ -18,8 +18,10 @@ def _fires_at_one(alarm) -> bool:
     if threshold is None:
         return False
     target = conventions.DLQ_DEPTH_ALARM_THRESHOLD
-    return ((operator == "GreaterThanOrEqualToThreshold" and threshold <= target)
-            or (operator == "GreaterThanThreshold" and threshold < target))
+    # Fires at the first message and not before: a depth >= 0 (or > -1) alarm is in ALARM on an empty
+    # queue too, so it tells nobody anything.
+    return ((operator == "GreaterThanOrEqualToThreshold" and 0 < threshold <= target)
+            or (operator == "GreaterThanThreshold" and 0 <= threshold < target))
 
 
 def _depth_metric(metric) -> bool:

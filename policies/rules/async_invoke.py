@@ -26,7 +26,7 @@ from ._links import (
     schedule_target,
 )
 from ._policy import HIGH, MANDATORY, rule
-from ._values import each, gather, get, is_set, plain
+from ._values import each, gather, get, given, plain
 
 
 def _callers(index: StackIndex):
@@ -81,7 +81,7 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
 
     def note_config(config):
         destination = get(config.props, "destinationConfig", "onFailure", default={})
-        if is_set(destination, "destination"):
+        if given(destination, "destination"):
             function = function_at(index, config, "functionName", lambda: get(config.props, "functionName"))
             if function is not None:
                 kept.add(function.urn)
@@ -93,7 +93,7 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
         function = _invoked(index, caller, prop, value)
         if function is None or function.urn in kept or function.urn in reported:
             return
-        if is_set(get(function.props, "deadLetterConfig", default={}), "targetArn"):
+        if given(get(function.props, "deadLetterConfig", default={}), "targetArn"):
             return
         if unknown_configs:
             raise unknown_configs[0]  # an invoke config we cannot read may belong to this function

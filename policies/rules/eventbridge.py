@@ -17,16 +17,16 @@ from ._links import (
     label,
 )
 from ._policy import HIGH, MANDATORY, rule
-from ._values import each, get, is_set, resource_rule
+from ._values import each, get, given, is_set, resource_rule
 from .lambda_mappings import retry_bounds, stream_retention_seconds, unbounded_because
 
 
 def _check_target(args: ResourceValidationArgs, report: ReportViolation) -> None:
     missing = []
-    if not is_set(args.props, "retryPolicy"):
+    if not given(args.props, "retryPolicy"):
         missing.append("retryPolicy (maximumRetryAttempts, maximumEventAgeInSeconds)")
     dead_letter = get(args.props, "deadLetterConfig", default={})
-    if not is_set(dead_letter, "arn"):
+    if not given(dead_letter, "arn"):
         missing.append("deadLetterConfig.arn (a standard SQS queue)")
     else:
         try:

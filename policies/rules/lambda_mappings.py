@@ -23,7 +23,7 @@ from ._links import (
 )
 from ._policy import CRITICAL, HIGH, MANDATORY, MEDIUM, rule
 from ._roles import RoleGrants
-from ._values import Malformed, each, get, is_set, known, number, plain, whole_number, within
+from ._values import Malformed, each, get, given, is_set, known, number, plain, whole_number, within
 
 REPORT_BATCH_ITEM_FAILURES = "ReportBatchItemFailures"
 RELIABILITY = ["reliability", "lambda", "event-source-mapping"]
@@ -60,7 +60,7 @@ def _check_batch_item_failures(index, mapping, report: ReportViolation) -> None:
 def _check_on_failure(index, mapping, report: ReportViolation) -> None:
     # Being set is what matters: in a first preview the destination's ARN is not known yet.
     on_failure = get(mapping.props, "destinationConfig", "onFailure", default={})
-    if not is_set(on_failure, "destinationArn"):
+    if not given(on_failure, "destinationArn"):
         report(f"stream mapping '{mapping.name}' has no on-failure destination: records that exhaust "
                "their retries or age are dropped without a trace. Set destinationConfig.onFailure."
                "destinationArn to a standard SQS queue (or SNS topic, S3 bucket).", mapping.urn)

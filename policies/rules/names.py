@@ -1,5 +1,7 @@
 """Names within AWS limits: an explicit name AWS would refuse fails the deployment half way."""
 
+import re
+
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
 from integration_blueprint import aws_limits as limits
@@ -21,6 +23,8 @@ from ._policy import MANDATORY, MEDIUM, rule
 from ._values import boolean, get, resource_rule
 
 EVENT_RULE = "aws:cloudwatch/eventRule:EventRule"
+# SQS CreateQueue: "alphanumeric characters, hyphens (-), and underscores (_)" (before a FIFO's .fifo).
+SQS_NAME_CHARACTERS = re.compile(r"[A-Za-z0-9_-]+")
 MAX_LENGTH = {
     FUNCTION: limits.LAMBDA_FUNCTION_NAME_MAX_LENGTH,
     ROLE: limits.IAM_ROLE_NAME_MAX_LENGTH,
@@ -53,6 +57,10 @@ def _check(args: ResourceValidationArgs, report: ReportViolation) -> None:
         elif not is_fifo and "." in name:
             report(f"standard queue name {name!r} contains a dot; SQS allows only letters, digits, '-' "
                    "and '_' (a .fifo name needs fifoQueue=true).", None)
+        stem = name[:-len(limits.SQS_FIFO_SUFFIX)] if is_fifo and name.endswith(limits.SQS_FIFO_SUFFIX) else name
+        if "." not in stem and not SQS_NAME_CHARACTERS.fullmatch(stem):
+            report(f"queue name {name!r} has characters SQS refuses (spaces and punctuation); it allows only "
+                   "letters, digits, '-' and '_'.", None)
 
 
 aws_resource_names_within_limits = rule(

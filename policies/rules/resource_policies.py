@@ -1,6 +1,8 @@
-"""Queue and topic policies: only encrypted transport, and no one-and-all principal.
+"""Queue and topic policies: only encrypted transport, and no one-and-all principal; role trust
+policies: no one-and-all principal either (anyone could assume the role).
 
 A queue's or topic's resource policy is given by its own `policy` or by a QueuePolicy/TopicPolicy.
+What makes a statement public, and which conditions restrict it, is _principals.py's to say.
 """
 
 from __future__ import annotations
@@ -8,15 +10,11 @@ from __future__ import annotations
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from ._iam import Statement, grants, statements
-from ._links import QUEUE, QUEUE_POLICY, TOPIC, TOPIC_POLICY, ResourcePolicies, StackIndex, label
+from ._links import QUEUE, QUEUE_POLICY, ROLE, TOPIC, TOPIC_POLICY, ResourcePolicies, StackIndex, label
 from ._policy import ADVISORY, HIGH, MANDATORY, MEDIUM, rule
+from ._principals import is_public_principal, lets_anyone_in
 from ._values import each, is_set, json_document, resource_rule
 
-# Condition keys that tie a public principal to one account, organization, source or network.
-RESTRICTING_KEYS = frozenset(k.lower() for k in (
-    "aws:SourceArn", "aws:SourceAccount", "aws:SourceOwner", "aws:SourceOrgID", "aws:SourceOrgPaths",
-    "aws:PrincipalOrgID", "aws:PrincipalOrgPaths", "aws:PrincipalAccount", "aws:PrincipalArn",
-    "aws:SourceVpc", "aws:SourceVpce", "aws:SourceIp"))
 # What a transport rule must deny for each kind of resource, and the Action AWS's own example
 # writes: for a queue the data going in and out (the SQS best practices deny "sqs:*" or "*"), for a
 # topic what is published (the SNS example denies "SNS:Publish"; action names are case-insensitive).
@@ -29,37 +27,24 @@ def _tls_fix(kind: str) -> str:
             f"{' and '.join(GUARDED[kind])}), Condition {{\"Bool\": {{\"aws:SecureTransport\": \"false\"}}}}")
 
 
-def _public(principal) -> bool:
-    if principal == "*":
-        return True
-    if isinstance(principal, dict):
-        aws = principal.get("AWS")
-        return aws == "*" or (isinstance(aws, list) and "*" in aws)
-    return False
-
-
-def _condition_keys(statement: Statement) -> set[str]:
-    return {key.lower() for test in statement.condition.values() if isinstance(test, dict) for key in test}
-
-
 def _check_public(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if not is_set(args.props, "policy"):
         return
     document = json_document(args.props, "policy")
     for statement in statements(document or {}, "policy"):
-        if not statement.allows:
-            continue
-        if _public(statement.principal) and not _condition_keys(statement) & RESTRICTING_KEYS:
+        if lets_anyone_in(statement):
             actions = statement.not_actions and ["NotAction"] or statement.actions
-            report(f"{statement.where}: allows {actions} to Principal \"*\" (anyone, any account) with no "
-                   "condition on aws:SourceArn, aws:SourceAccount or aws:PrincipalOrgID: name the principals, "
-                   "or add such a condition.", None)
+            who = "everyone but its NotPrincipal" if statement.not_principal is not None else 'Principal "*"'
+            report(f"{statement.where}: allows {actions} to {who} (anyone, any account) with no condition that "
+                   "ties it to a specific source ARN, account, organization or network (a wildcard value, a "
+                   "negated operator, IfExists or Null restricts nothing): name the principals, or add such a "
+                   "condition.", None)
 
 
 # ---- queue-topic-policy-denies-insecure-transport -------------------------------------------------
 
 def _denies_plain_transport(statement: Statement, kind: str) -> bool:
-    if statement.allows or not _public(statement.principal):
+    if statement.allows or not is_public_principal(statement.principal):
         return False
     insecure = False
     for operator, test in statement.condition.items():
@@ -104,13 +89,39 @@ queue_topic_policy_denies_insecure_transport = rule(
 
 queue_topic_policy_no_public_principal = rule(
     "resource", name="queue-topic-policy-no-public-principal", display_name="Queue and topic policies are not public",
-    description=("A queue or topic policy must not Allow Principal \"*\" without a condition that ties it to "
-                 "a source or account (aws:SourceArn, aws:SourceAccount, aws:PrincipalOrgID, ...): anyone "
-                 "could send, read or delete."),
+    description=("A queue or topic policy must not Allow Principal \"*\" (or use NotPrincipal) without a "
+                 "condition that ties it to a specific source or account (aws:SourceArn, aws:SourceAccount, "
+                 "aws:PrincipalOrgID, ... with a value that is not a wildcard): anyone could send, read or delete."),
     level=MANDATORY, severity=HIGH, tags=["security", "sqs", "sns", "public-access"],
     remediation="Name the principals (an account, a role, a service) or add an aws:SourceArn / aws:SourceAccount condition.",
     url="https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-security-best-practices.html",
     validate=resource_rule(_check_public, QUEUE_POLICY, TOPIC_POLICY, QUEUE, TOPIC),
 )
 
-POLICIES = [queue_topic_policy_denies_insecure_transport, queue_topic_policy_no_public_principal]
+
+def _check_trust(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if not is_set(args.props, "assumeRolePolicy"):
+        return
+    document = json_document(args.props, "assumeRolePolicy")
+    for statement in statements(document or {}, "assumeRolePolicy"):
+        if lets_anyone_in(statement):
+            report(f"{statement.where}: lets any AWS principal (any account) assume this role, with no condition "
+                   "that ties it to a specific account, organization or source: name the principal (a service "
+                   "such as lambda.amazonaws.com, an account or a role ARN).", None)
+
+
+iam_role_trust_policy_no_public_principal = rule(
+    "resource", name="iam-role-trust-policy-no-public-principal",
+    display_name="Role trust policies are not public",
+    description=("A role's trust policy (assumeRolePolicy) must not Allow Principal \"*\" or {\"AWS\": \"*\"} (or "
+                 "use NotPrincipal) without a condition that ties it to a specific account or organization: "
+                 "anyone in any AWS account could assume the role and act with its permissions."),
+    level=MANDATORY, severity=HIGH, tags=["security", "iam", "public-access"],
+    remediation=("Name the principal that assumes the role: a service (lambda.amazonaws.com, states.amazonaws.com), "
+                 "an account or a role ARN."),
+    url="https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_principal.html",
+    validate=resource_rule(_check_trust, ROLE),
+)
+
+POLICIES = [queue_topic_policy_denies_insecure_transport, queue_topic_policy_no_public_principal,
+            iam_role_trust_policy_no_public_principal]

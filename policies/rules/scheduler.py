@@ -5,16 +5,16 @@ from pulumi_policy.proxy import UnknownValueError
 
 from ._links import SCHEDULE
 from ._policy import HIGH, MANDATORY, rule
-from ._values import get, is_set, resource_rule
+from ._values import get, given, resource_rule
 
 
 def _check(args: ResourceValidationArgs, report: ReportViolation) -> None:
     missing = []
     target = get(args.props, "target", default={})
-    if not is_set(target, "retryPolicy"):
+    if not given(target, "retryPolicy"):
         missing.append("target.retryPolicy (maximumRetryAttempts, maximumEventAgeInSeconds)")
     dead_letter = get(target, "deadLetterConfig", default={})
-    if not is_set(dead_letter, "arn"):
+    if not given(dead_letter, "arn"):
         missing.append("target.deadLetterConfig.arn (a standard SQS queue)")
     else:
         try:

@@ -45,7 +45,12 @@ BASELINE_POLICIES = ("AWSLambdaBasicExecutionRole", "AWSLambdaVPCAccessExecution
 
 def _check_queue(args: ResourceValidationArgs, report: ReportViolation) -> None:
     # Absent, SQS encrypts new queues with SSE-SQS; only switching it off (without a KMS key) is bad.
-    if get(args.props, "kmsMasterKeyId"):
+    key = get(args.props, "kmsMasterKeyId")
+    if isinstance(key, str) and key.strip():
+        return
+    if isinstance(key, str):
+        report("kmsMasterKeyId is blank: SQS reads an empty key id as \"no SSE-KMS\", which switches a queue's "
+               "encryption off. Remove kmsMasterKeyId (SSE-SQS stays on) or name a KMS key.", None)
         return
     if not boolean(args.props, "sqsManagedSseEnabled", True):
         report("sqsManagedSseEnabled is false and no kmsMasterKeyId is set: messages are stored "

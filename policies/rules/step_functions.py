@@ -7,7 +7,7 @@ from integration_blueprint import aws_limits
 
 from ._links import STATE_MACHINE, StackIndex, function_at, function_timeout, label
 from ._policy import HIGH, MANDATORY, rule
-from ._values import Malformed, a_list, an_object, each, json_document, resource_rule, to_number, within
+from ._values import Malformed, a_list, an_object, each, json_document, resource_rule, to_number, whole_number, within
 
 EXCEEDED = aws_limits.DISTRIBUTED_MAP_TOLERATED_FAILURE_ERROR
 LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
@@ -63,7 +63,7 @@ def _problems(state: dict, path: str) -> list[str]:
     problems = []
     concurrency = state.get("MaxConcurrency")
     if concurrency is not None:
-        concurrency = within(to_number(concurrency, f"definition: {path}.MaxConcurrency"),
+        concurrency = within(whole_number(concurrency, f"definition: {path}.MaxConcurrency"),
                              0, aws_limits.DISTRIBUTED_MAP_MAX_CONCURRENCY_MAX, f"definition: {path}.MaxConcurrency")
     if not (concurrency or state.get("MaxConcurrencyPath")):
         problems.append(f"set MaxConcurrency from the downstream capacity (0 or absent means up to "
@@ -71,6 +71,13 @@ def _problems(state: dict, path: str) -> list[str]:
     if not any(k in state for k in ("ToleratedFailurePercentage", "ToleratedFailureCount",
                                     "ToleratedFailurePercentagePath", "ToleratedFailureCountPath")):
         problems.append("set ToleratedFailurePercentage (or ToleratedFailureCount)")
+    # A threshold AWS would refuse (or one that tolerates nothing it could mean) is no threshold.
+    if "ToleratedFailurePercentage" in state:
+        within(to_number(state["ToleratedFailurePercentage"], f"definition: {path}.ToleratedFailurePercentage"), 0,
+               aws_limits.DISTRIBUTED_MAP_TOLERATED_FAILURE_PERCENTAGE_MAX, f"definition: {path}.ToleratedFailurePercentage")
+    if "ToleratedFailureCount" in state:
+        within(whole_number(state["ToleratedFailureCount"], f"definition: {path}.ToleratedFailureCount"), 0,
+               float("inf"), f"definition: {path}.ToleratedFailureCount")
     caught = set()
     for i, catcher in enumerate(a_list(state.get("Catch"), f"definition: {path}.Catch")):
         caught.update(a_list(an_object(catcher, f"definition: {path}.Catch[{i}]").get("ErrorEquals"),
