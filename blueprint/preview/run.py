@@ -20,6 +20,10 @@ from integration_blueprint.preview.project import load_config, load_project
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack, record_program
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# How the policy SDK words a check it could not make during preview (a value unknown until apply):
+# "can't run policy '<rule>' from policy pack '<pack>' during preview: <what was unknown>".
+NOTE_PREFIX = "can't run policy '"
+NOTE_REASON = " during preview: "
 LEVELS = ("mandatory", "advisory")
 
 
@@ -46,6 +50,16 @@ class Finding:
     severity: Optional[str]
     tags: tuple[str, ...]
 
+    @property
+    def skipped(self) -> bool:
+        """A check the rule could not make during preview: not a violation."""
+        return any(line.startswith(NOTE_PREFIX) for line in self.message.splitlines())
+
+    @property
+    def skip_reason(self) -> str:
+        line = next((line for line in self.message.splitlines() if line.startswith(NOTE_PREFIX)), self.message)
+        return line.partition(NOTE_REASON)[2] or line
+
     def to_json(self) -> dict:
         return {"policy": self.policy, "level": self.level, "urn": self.urn, "type": self.type,
                 "name": self.name, "message": self.message, "remediation": self.remediation,
@@ -71,6 +85,16 @@ class PreviewResult:
 
     def count(self, level: str) -> int:
         return sum(1 for v in self.violations if v.level == level)
+
+    def violation_findings(self) -> list[Finding]:
+        return [f for f in self.findings() if not f.skipped]
+
+    def skipped_findings(self) -> list[Finding]:
+        return [f for f in self.findings() if f.skipped]
+
+    def count_violations(self, level: str) -> int:
+        """Violations at `level`; checks that could not run during preview are not counted."""
+        return sum(1 for f in self.violation_findings() if f.level == level)
 
     @property
     def exit_code(self) -> int:
@@ -114,26 +138,24 @@ class PreviewResult:
         return sorted(found, key=lambda f: (LEVELS.index(f.level), f.policy, f.urn, f.message))
 
     def to_json(self) -> dict:
-        from integration_blueprint.preview import skipped_checks  # it reads PreviewResult
-
-        skipped = skipped_checks.skipped(self)
+        skipped = self.skipped_findings()
         return {
             "stack": self.recorded.stack,
             "program": str(self.recorded.program_dir) if self.recorded.program_dir else None,
             "resources": [{"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent,
                            "inputs": r.inputs} for r in sorted(self.recorded.resources, key=lambda r: r.urn)],
-            "violations": [f.to_json() for f in skipped_checks.violations(self)],
+            "violations": [f.to_json() for f in self.violation_findings()],
             # Checks a rule could not make during preview (a value unknown until apply): not violations.
             "skippedChecks": [{"policy": f.policy, "urn": f.urn, "type": f.type, "name": f.name,
-                               "reason": skipped_checks.reason(f)} for f in skipped],
+                               "reason": f.skip_reason} for f in skipped],
             "notExpanded": [{"urn": c.urn, "type": c.type, "name": c.name, "package": c.package, "reason": c.reason}
                             for c in self.recorded.not_expanded],
             "secretPlaceholders": list(self.recorded.secrets),
             "unresolvedEnvironments": list(self.recorded.environments),
             "notes": self.notes(),
             "summary": {"resources": len(self.recorded.resources),
-                        "mandatory": skipped_checks.count(self, "mandatory"),
-                        "advisory": skipped_checks.count(self, "advisory"), "skippedChecks": len(skipped),
+                        "mandatory": self.count_violations("mandatory"),
+                        "advisory": self.count_violations("advisory"), "skippedChecks": len(skipped),
                         "policyConfig": str(self.policy_config) if self.policy_config else None},
         }
 
