@@ -16,13 +16,14 @@ from pulumi.provider.experimental import component_provider_host
 from pulumi.provider.experimental.analyzer import PropertyType
 from pulumi.provider.experimental.component import ComponentProvider
 
-from integration_blueprint import __version__
+from integration_blueprint import __version__, patches
 from integration_blueprint.components import (
     DistributedMapBatch,
     FifoBillingQueue,
     IdempotentStreamConsumer,
     NonIdempotentStreamConsumer,
 )
+from integration_blueprint.patches import FIX, PULUMI_VERIFIED, Patcher, patch
 
 # The package name is the first part of the components' type tokens (`blueprint:index:<Class>`).
 PACKAGE_NAME = "blueprint"
@@ -37,7 +38,25 @@ COMPONENTS = [FifoBillingQueue, IdempotentStreamConsumer, NonIdempotentStreamCon
 # fails with "int() argument must be ... not 'Output'". Here the SDK maps integer properties as
 # plain numbers and they are made whole numbers afterwards, Outputs through apply. Remove this
 # when the SDK keeps its int() result.
-_sdk_map_input_properties = ComponentProvider.map_input_properties
+@patch("plugin_integer_inputs_stay_whole", package="pulumi", verified=PULUMI_VERIFIED, kind=FIX,
+       target="pulumi.provider.experimental.component.ComponentProvider.map_input_properties",
+       buys="an integer input from a generated SDK reaches the component as an int (not 5.0), and one that "
+            "is an Output no longer fails")
+def _integer_inputs_stay_whole(patcher: Patcher) -> None:
+    sdk_map_input_properties = ComponentProvider.map_input_properties
+
+    def map_input_properties(self, inputs, properties, mapping, component_name, property_path):
+        integers = {name for name, prop in properties.items() if prop.type == PropertyType.INTEGER}
+        as_numbers = {name: dataclasses.replace(prop, type=PropertyType.NUMBER) if name in integers else prop
+                      for name, prop in properties.items()}
+        mapped = dict(sdk_map_input_properties(self, inputs, as_numbers, mapping, component_name, property_path))
+        for name in integers:
+            if mapping[name] in mapped:
+                path = f"{property_path}.{name}" if property_path else name
+                mapped[mapping[name]] = _whole_number(mapped[mapping[name]], path)
+        return mapped
+
+    patcher.replace(ComponentProvider, "map_input_properties", map_input_properties)
 
 
 def _whole_number(value, path: str):
@@ -50,19 +69,6 @@ def _whole_number(value, path: str):
     return value
 
 
-def _map_input_properties(self, inputs, properties, mapping, component_name, property_path):
-    integers = {name for name, prop in properties.items() if prop.type == PropertyType.INTEGER}
-    as_numbers = {name: dataclasses.replace(prop, type=PropertyType.NUMBER) if name in integers else prop
-                  for name, prop in properties.items()}
-    mapped = dict(_sdk_map_input_properties(self, inputs, as_numbers, mapping, component_name, property_path))
-    for name in integers:
-        if mapping[name] in mapped:
-            path = f"{property_path}.{name}" if property_path else name
-            mapped[mapping[name]] = _whole_number(mapped[mapping[name]], path)
-    return mapped
-
-
-ComponentProvider.map_input_properties = _map_input_properties  # type: ignore[method-assign]
-
 if __name__ == "__main__":
-    component_provider_host(COMPONENTS, PACKAGE_NAME, version=__version__)
+    with patches.applied(["plugin_integer_inputs_stay_whole"]):
+        component_provider_host(COMPONENTS, PACKAGE_NAME, version=__version__)
