@@ -171,7 +171,8 @@ def _worker_processes_cleaned_up():
     server and removes it (a later drill in this process starts both again)."""
     from multiprocessing import forkserver, process
 
-    config = process.current_process()._config  # where multiprocessing.util.get_temp_dir keeps it
+    # Where multiprocessing.util.get_temp_dir keeps its folder (private: typeshed does not declare it).
+    config = process.current_process()._config  # type: ignore[attr-defined]
     folder = None
     if config.get("tempdir") is None:
         folder = config["tempdir"] = tempfile.mkdtemp(prefix="pymp-")
@@ -179,7 +180,8 @@ def _worker_processes_cleaned_up():
         yield
     finally:
         if folder is not None and config.get("tempdir") == folder:
-            forkserver._forkserver._stop()  # CPython has no public stop; it unlinks the socket
+            # CPython has no public stop (typeshed does not declare this one); it unlinks the socket.
+            forkserver._forkserver._stop()  # type: ignore[attr-defined]
             shutil.rmtree(folder, ignore_errors=True)
             config["tempdir"] = None
 

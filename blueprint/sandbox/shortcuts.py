@@ -18,7 +18,7 @@ from integration_blueprint.patches import (
 
 # Every speed change made to moto (5.2.x) or botocore, by the function that makes it, with
 # what it saves and the drill's CPU without it (benchmarks/drill_speed.py 600, each left out in
-# turn, against 36.1-38.8 s with all; a change buying under 5% is not kept). Time compressions and
+# turn, against 35.7-38.8 s with all; a change buying under 5% is not kept). Time compressions and
 # fixes, which do change what a run does, are registered apart (emulator.py, moto_fixes.py).
 SHORTCUTS = {
     "count_sqs_messages_once": "a queue's three Approximate* message counts are made in one pass over its "
@@ -33,28 +33,25 @@ SHORTCUTS = {
                                        "attribute names (each request's values are put into a copy of the "
                                        "tree and moto builds the operators from it), an update expression "
                                        "once per distinct text, not twice per request (request validation, "
-                                       "then the operation) (drill CPU +26% without it)",
+                                       "then the operation) (drill CPU +28% without it)",
     "walk_dynamodb_update_trees_cheaply": "each of the ten passes that validate an update expression looks up "
                                           "what it does per node type once per pass, not twice per node, and "
                                           "the parsed tree each update works on is copied node by node "
-                                          "instead of by copy.deepcopy's generic protocol (+5.5% without it)",
+                                          "instead of by copy.deepcopy's generic protocol (+7% without it)",
     "remember_response_member_names": "the names under which a response member may be found on moto's "
                                       "result object (six alias rules, each name also in snake_case) are "
                                       "worked out once per member, parent shape and result class, not on "
                                       "every member of every response; a plain dict result's member is "
-                                      "looked up with them directly (a 1,500-item Scan: 1.5 s -> 0.7 s) (+9% without it)",
+                                      "looked up with them directly (a 1,500-item Scan: 1.5 s -> 0.7 s) (+10% without it)",
     "share_botocore_data": "botocore's service models and endpoint data, read from disk and cached per "
                            "session, are cached once per process: moto (a session per mock) and the "
-                           "sandbox (a session per client) no longer re-read them (~70 ms per client) (+13% without it)",
+                           "sandbox (a session per client) no longer re-read them (~70 ms per client) (+14% without it)",
     "sign_with_a_placeholder": "requests moto answers carry SigV4's Authorization header (credential "
                                "scope, signed headers) with a placeholder signature: moto reads the "
                                "access key and scope from it and never checks the signature (its IAM "
-                               "authentication is off), so the hashing behind it was work nobody read (+6% without it)",
+                               "authentication is off), so the hashing behind it was work nobody read (+8% without it)",
     "build_user_agents_once": "a client's User-Agent header is built once per set of SDK features in use "
-                              "(about forty sanitized parts), not twice per request (+6% without it)",
-    "parse_state_machine_paths_once": "a Step Functions JSONPath (InputPath, OutputPath, ResultPath, a "
-                                      "Parameters path) is parsed once per distinct path, not by a new "
-                                      "parser built on every state of every execution",
+                              "(about forty sanitized parts), not twice per request (+8% without it)",
 }
 
 # What each replaces, and the package it belongs to.
@@ -71,8 +68,6 @@ _TARGETS = {
                                        "ResponseSerializer.get_value", "moto"),
     "build_user_agents_once": ("botocore.useragent.UserAgentString.to_string", "botocore"),
     "sign_with_a_placeholder": ("botocore.auth.SigV4Auth.add_auth", "botocore"),
-    "parse_state_machine_paths_once": ("moto.stepfunctions.parser.asl.utils.json_path.parse, "
-                                       "result_path.parse", "moto"),
 }
 _VERIFIED = {"moto": MOTO_VERIFIED, "botocore": BOTOCORE_VERIFIED}
 
@@ -524,23 +519,6 @@ def sign_with_a_placeholder(patcher: Patcher) -> None:
 
 # Where a SigV4 signature goes (64 hex digits, as long as a real one).
 PLACEHOLDER_SIGNATURE = "0" * 64
-
-
-
-
-@_speed("parse_state_machine_paths_once")
-def parse_state_machine_paths_once(patcher: Patcher) -> None:
-    """moto's Step Functions interpreter parses each JSONPath it evaluates with jsonpath_ng, whose
-    parse builds a new yacc parser every time (a tenth of a Distributed Map's CPU). A parsed path is
-    only read (find, update_or_create change the data, not the path): one parse per distinct path."""
-    import functools
-    import importlib
-
-    json_path = importlib.import_module("moto.stepfunctions.parser.asl.utils.json_path")
-    result_path = importlib.import_module("moto.stepfunctions.parser.asl.component.common.path.result_path")
-
-    patcher.replace(json_path, "parse", functools.lru_cache(maxsize=EXPRESSION_CACHE_SIZE)(json_path.parse))
-    patcher.replace(result_path, "parse", functools.lru_cache(maxsize=EXPRESSION_CACHE_SIZE)(result_path.parse))
 
 
 
