@@ -2,8 +2,9 @@
 replaces, where it was verified and what it buys; a speed patch outside its versions is skipped with
 one line, a fix refuses to run naming the versions; what a block applied is undone when it ends."""
 
-import importlib.util
 import json
+import subprocess
+import sys
 import time
 import types
 from pathlib import Path
@@ -21,11 +22,24 @@ from integration_blueprint.sandbox import emulator, shortcuts
 REPO = Path(__file__).resolve().parents[1]
 
 
-def load_plugin_patches():
-    """The plugin's program registers its patch when imported (it serves only as __main__)."""
-    spec = importlib.util.spec_from_file_location("blueprint_plugin_main", REPO / "plugin" / "__main__.py")
-    assert spec is not None and spec.loader is not None
-    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+PLUGIN_PATCH = "plugin_integer_inputs_stay_whole"
+
+
+def plugin_patch_entry() -> dict:
+    """The plugin's registered patch, as the plugin's own process sees it (its program registers it
+    when imported; a separate interpreter, since it loads the Pulumi provider SDK's protos)."""
+    program = f"""
+import importlib.util, json
+spec = importlib.util.spec_from_file_location("blueprint_plugin_main", {str(REPO / "plugin" / "__main__.py")!r})
+spec.loader.exec_module(importlib.util.module_from_spec(spec))
+from integration_blueprint.patches import REGISTRY
+entry = REGISTRY[{PLUGIN_PATCH!r}]
+print(json.dumps({{"target": entry.target, "package": entry.package, "buys": entry.buys, "kind": entry.kind,
+                  "verified_here": entry.verified_here()}}))
+"""
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 # Where each correctness fix is shown to fix what it says (a speed patch's equivalence test is
@@ -43,16 +57,19 @@ FIX_TESTS = {
         "test_sandbox_drill.py::test_every_pattern_loses_nothing_and_does_nothing_twice_under_the_default_fault_mix",
     "fifo_deduplication_lasts_five_minutes": "test_patches.py::"
         "test_a_fifo_queue_drops_a_deduplication_id_it_accepted_in_the_last_five_minutes_even_once_consumed",
+    "parse_state_machine_paths_once": "test_sandbox_drill.py::"
+        "test_a_seed_reproduces_a_drill_exactly_and_recovery_completes_under_40_percent_transient_faults",
     "pack_names_its_version": "test_wheel.py::test_the_running_pack_reports_the_package_version",
     "plugin_integer_inputs_stay_whole": "test_plugin.py::test_whole_numbers_stay_whole_through_the_wire",
 }
 
 
 def test_every_patch_names_its_target_versions_kind_and_what_it_buys():
-    load_plugin_patches()
-    applied_somewhere = {*emulator.EMULATOR_PATCHES, *sdk_patches.NAMES, "plugin_integer_inputs_stay_whole"}
+    plugin = plugin_patch_entry()
+    assert plugin["target"] and plugin["package"] == "pulumi" and plugin["buys"] and plugin["verified_here"]
+    assert plugin["kind"] == FIX and PLUGIN_PATCH in FIX_TESTS
 
-    assert set(patches.REGISTRY) == applied_somewhere
+    assert set(patches.REGISTRY) - {PLUGIN_PATCH} == {*emulator.EMULATOR_PATCHES, *sdk_patches.NAMES}
     for name, entry in patches.REGISTRY.items():
         assert entry.target and entry.package and entry.buys, name
         assert entry.verified_here(), f"{name}: verified on {entry.package}{entry.verified}, not what is installed"
