@@ -6,6 +6,9 @@ wall time, then `drill_speed records=N workers=W total_s=T cpu_s=C` where total_
 everything: recording the program, starting each sandbox's emulator, driving and checking every
 pattern; cpu_s is the CPU time of this process and its worker processes (and their fork server). On a shared machine
 only cpu_s means anything: the wall time measures the other processes too.
+
+What a speed patch buys: `BLUEPRINT_PATCHES_WITHOUT=<name>[,<name>...] python benchmarks/drill_speed.py`
+runs the drill without it (integration_blueprint.patches); compare cpu_s with interleaved runs with it.
 """
 
 import resource

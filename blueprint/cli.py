@@ -108,7 +108,7 @@ def _run_drill(args: argparse.Namespace) -> int:
     _require_local_extra()
     from integration_blueprint.drill.progress import ProgressBar
     from integration_blueprint.drill.report import DrillOptions, dumps, format_table
-    from integration_blueprint.drill.runner import run_drill
+    from integration_blueprint.drill.runner import NothingToDrill, run_drill
 
     if args.records < 1:
         print("error: --records must be at least 1", file=sys.stderr)
@@ -119,6 +119,9 @@ def _run_drill(args: argparse.Namespace) -> int:
     bar = None if args.no_progress else ProgressBar()
     try:
         report = run_drill(options, progress=bar, workers=args.workers)
+    except NothingToDrill as exc:  # not "the drill found data loss" (exit 1)
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     finally:
         if bar is not None:
             bar.close()

@@ -25,9 +25,10 @@ from pulumi.provider.experimental.analyzer import PropertyType
 from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.server import ComponentInitError
 
-from integration_blueprint import __version__
+from integration_blueprint import __version__, patches
 from integration_blueprint.components.reference import COMPONENTS, document_schema
 from integration_blueprint.components.validation import ComponentArgumentError
+from integration_blueprint.patches import FIX, PULUMI_VERIFIED, Patcher, patch
 
 # The package name is the first part of the components' type tokens (`blueprint:index:<Class>`).
 PACKAGE_NAME = "blueprint"
@@ -75,7 +76,25 @@ class BlueprintProvider(ComponentProvider):
 # fails with "int() argument must be ... not 'Output'". Here the SDK maps integer properties as
 # plain numbers and they are made whole numbers afterwards, Outputs through apply. Remove this
 # when the SDK keeps its int() result.
-_sdk_map_input_properties = ComponentProvider.map_input_properties
+@patch("plugin_integer_inputs_stay_whole", package="pulumi", verified=PULUMI_VERIFIED, kind=FIX,
+       target="pulumi.provider.experimental.component.ComponentProvider.map_input_properties",
+       buys="an integer input from a generated SDK reaches the component as an int (not 5.0), and one that "
+            "is an Output no longer fails")
+def _integer_inputs_stay_whole(patcher: Patcher) -> None:
+    sdk_map_input_properties = ComponentProvider.map_input_properties
+
+    def map_input_properties(self, inputs, properties, mapping, component_name, property_path):
+        integers = {name for name, prop in properties.items() if prop.type == PropertyType.INTEGER}
+        as_numbers = {name: dataclasses.replace(prop, type=PropertyType.NUMBER) if name in integers else prop
+                      for name, prop in properties.items()}
+        mapped = dict(sdk_map_input_properties(self, inputs, as_numbers, mapping, component_name, property_path))
+        for name in integers:
+            if mapping[name] in mapped:
+                path = f"{property_path}.{name}" if property_path else name
+                mapped[mapping[name]] = _whole_number(mapped[mapping[name]], path)
+        return mapped
+
+    patcher.replace(ComponentProvider, "map_input_properties", map_input_properties)
 
 
 def _whole_number(value, path: str):
@@ -88,21 +107,8 @@ def _whole_number(value, path: str):
     return value
 
 
-def _map_input_properties(self, inputs, properties, mapping, component_name, property_path):
-    integers = {name for name, prop in properties.items() if prop.type == PropertyType.INTEGER}
-    as_numbers = {name: dataclasses.replace(prop, type=PropertyType.NUMBER) if name in integers else prop
-                  for name, prop in properties.items()}
-    mapped = dict(_sdk_map_input_properties(self, inputs, as_numbers, mapping, component_name, property_path))
-    for name in integers:
-        if mapping[name] in mapped:
-            path = f"{property_path}.{name}" if property_path else name
-            mapped[mapping[name]] = _whole_number(mapped[mapping[name]], path)
-    return mapped
-
-
-ComponentProvider.map_input_properties = _map_input_properties  # type: ignore[method-assign]
-
 if __name__ == "__main__":
     # As pulumi.provider.experimental.component_provider_host runs a component provider: the
     # arguments after the program are the engine's address and its flags.
-    main(BlueprintProvider(), sys.argv[1:])
+    with patches.applied(["plugin_integer_inputs_stay_whole"]):
+        main(BlueprintProvider(), sys.argv[1:])

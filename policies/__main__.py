@@ -2,145 +2,20 @@
 the rules over gRPC and prints its port. The rules live in integration_blueprint.policies.rules,
 installed with the package (requirements.txt names it)."""
 
-import asyncio
-import threading
-from collections import OrderedDict
-from inspect import isawaitable
+from pulumi_policy import EnforcementLevel, PolicyPack
 
-from google.protobuf import json_format
-from pulumi_policy import EnforcementLevel, PolicyPack, PolicyResource, StackValidationArgs, StackValidationPolicy
-from pulumi_policy import policy as pulumi_policy_sdk
-from pulumi_policy.deserialize import deserialize_properties
-from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
-
-from integration_blueprint import __version__
+from integration_blueprint import patches
+from integration_blueprint.policies import sdk_patches
 from integration_blueprint.policies.rules import POLICIES, _iam
-
-proto = pulumi_policy_sdk.proto  # the analyzer's messages, as the SDK's servicer names them
 
 _iam.load_catalogue()
 
-
-class _ConversionsRemembered:
-    """json_format as pulumi_policy.policy sees it (pulumi-policy 1.21.0): its Analyze converts a
-    request's properties to a dict once per resource policy, the same message each time (its
-    AnalyzeStack did the same per stack policy; _PackServicer's converts each resource once). The
-    dicts of the latest messages are remembered, with the messages (so an identity cannot match
-    another message); the SDK only reads them (deserialize_properties builds new values)."""
-
-    def __init__(self, size: int):
-        self.size = size
-        self._seen: OrderedDict = OrderedDict()  # id(message) -> (message, dict)
-        self._lock = threading.Lock()  # the gRPC server answers on several threads
-
-    def MessageToDict(self, message, **options):
-        if options:
-            return json_format.MessageToDict(message, **options)
-        with self._lock:
-            seen = self._seen.get(id(message))
-            if seen is not None and seen[0] is message:
-                self._seen.move_to_end(id(message))
-                return seen[1]
-        converted = json_format.MessageToDict(message)
-        with self._lock:
-            self._seen[id(message)] = (message, converted)
-            while len(self._seen) > self.size:
-                self._seen.popitem(last=False)
-        return converted
-
-    def __getattr__(self, name):
-        return getattr(json_format, name)
-
-
-# Far more than the Analyze requests in flight at once (blueprint's analyzer sends at most 32).
-REMEMBERED_CONVERSIONS = 10_000
-
-pulumi_policy_sdk.json_format = _ConversionsRemembered(REMEMBERED_CONVERSIONS)
-
-
-class _PackServicer(pulumi_policy_sdk._PolicyAnalyzerServicer):
-    """The pack's gRPC servicer as pulumi-policy 1.21.0 makes it, with two changes.
-
-    The pack's version: PolicyPack gives its servicer the version "0.0.1" for every Python pack
-    (it leaves the real one to the Pulumi CLI, which reads PulumiPolicy.yaml), so GetAnalyzerInfo,
-    each diagnostic's policyPackVersion and the SDK's own messages ("... from policy pack
-    'integration-blueprint@v0.0.1' during preview") would name 0.0.1. This servicer is given the
-    package's version instead, the one PulumiPolicy.yaml says.
-
-    AnalyzeStack: the SDK's rebuilds every resource of the stack (properties deserialized, parent
-    and dependencies linked) once per stack policy, 18 times here, half of the pack's time on a
-    stack. This one builds them once and hands the same resources to every stack policy (each its
-    own list); the rules only read them. Otherwise it is the SDK's method, step for step."""
-
-    def __init__(self, name, _sdk_version, *args, **kwargs):
-        super().__init__(name, __version__, *args, **kwargs)
-
-    def AnalyzeStack(self, request, _context):
-        self._configure_runtime_settings()
-        response = proto.AnalyzeResponse()
-        policies = [(policy, level) for policy in self._sdk("policies")
-                    if (level := self._get_enforcement_level(policy)) != EnforcementLevel.DISABLED
-                    and isinstance(policy, StackValidationPolicy)]
-        resources = self._stack_resources(request) if policies else []
-        for policy, enforcement_level in policies:
-            if enforcement_level == EnforcementLevel.REMEDIATE:
-                # Stack policies cannot be remediated, so treat the level as mandatory.
-                enforcement_level = EnforcementLevel.MANDATORY
-            report_violation = self._create_report_violation(response, policy.name, policy.description,
-                                                             enforcement_level, policy.severity)
-            args = StackValidationArgs(list(resources), self._get_policy_config(policy.name), self._sdk("stack_tags"))
-            try:
-                result = policy.validate(args, report_violation)
-                if isawaitable(result):
-                    loop = asyncio.new_event_loop()
-                    loop.run_until_complete(result)  # the SDK makes it a Task first: the same
-                    loop.close()
-            except UnknownValueError as e:
-                name, version = self._sdk("policy_pack_name"), self._sdk("policy_pack_version")
-                response.diagnostics.append(proto.AnalyzeDiagnostic(
-                    policyName=policy.name,
-                    policyPackName=name,
-                    policyPackVersion=version,
-                    message=(f"can't run policy '{policy.name}' from policy pack "
-                             f"'{name}@v{version}' during preview: {e.message}"),
-                    urn="",
-                    description=policy.description,
-                    enforcementLevel=self._map_enforcement_level(EnforcementLevel.ADVISORY),
-                ))
-            except pulumi_policy_sdk._NotApplicableError as e:
-                response.not_applicable.append(proto.PolicyNotApplicable(policy_name=policy.name, reason=e.reason or ""))
-        return response
-
-    def _sdk(self, name: str):
-        """One of the SDK servicer's private attributes (`self.__policies` in its own methods)."""
-        return getattr(self, f"_PolicyAnalyzerServicer__{name}")
-
-    def _stack_resources(self, request) -> list:
-        """The request's resources as the SDK builds them for a stack policy, linked to each other."""
-        intermediates = []
-        for r in request.resources:
-            props = unknown_checking_proxy(deserialize_properties(json_format.MessageToDict(r.properties)))
-            resource = PolicyResource(r.type, props, r.urn, r.name, self._get_resource_options(r),
-                                      self._get_provider_resource(r), None, [], {})
-            property_dependencies = {k: list(v.urns) for k, v in r.propertyDependencies.items()}
-            intermediates.append((resource, r.parent, list(r.dependencies), property_dependencies))
-        by_urn = {resource.urn: resource for resource, *_ in intermediates}
-        for resource, parent, dependencies, property_dependencies in intermediates:
-            if parent is not None and parent in by_urn:
-                resource.parent = by_urn[parent]
-            resource.dependencies.extend(by_urn[d] for d in dependencies if d in by_urn)
-            for key, urns in property_dependencies.items():
-                resource.property_dependencies[key] = [by_urn[d] for d in urns if d in by_urn]
-        return [resource for resource, *_ in intermediates]
-
-
-pulumi_policy_sdk._PolicyAnalyzerServicer = _PackServicer  # type: ignore[misc,assignment]
-
-PolicyPack(
-    name="integration-blueprint",
-    enforcement_level=EnforcementLevel.MANDATORY,
-    policies=POLICIES,
-    description="The integration blueprint's rules for SQS, SNS, Lambda (mappings, asynchronous "
-                "invocation, logs), Kinesis, DynamoDB, Step Functions, EventBridge (Scheduler, rules, "
-                "Pipes) and IAM.",
-)
+with patches.applied(sdk_patches.NAMES):  # checked against the installed pulumi-policy (sdk_patches.py)
+    PolicyPack(
+        name="integration-blueprint",
+        enforcement_level=EnforcementLevel.MANDATORY,
+        policies=POLICIES,
+        description="The integration blueprint's rules for SQS, SNS, Lambda (mappings, asynchronous "
+                    "invocation, logs), Kinesis, DynamoDB, Step Functions, EventBridge (Scheduler, rules, "
+                    "Pipes) and IAM.",
+    )

@@ -8,10 +8,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from integration_blueprint.sandbox.shortcuts import share_botocore_data
+from integration_blueprint import patches
+from integration_blueprint.sandbox import shortcuts  # noqa: F401 - registers the patch below
 
-# moto's mock_aws makes a boto3 session per test: read botocore's data files once (sandbox/shortcuts.py).
-share_botocore_data()
+
+@pytest.fixture(autouse=True, scope="session")
+def botocore_data_read_once():
+    """moto's mock_aws makes a boto3 session per test: botocore's data files are read once per
+    worker (sandbox/shortcuts.py share_botocore_data), then the patch is undone."""
+    with patches.applied(["share_botocore_data"]):
+        yield
 
 REGION = "eu-west-1"
 REGION_CONFIG = {"aws:region": REGION}

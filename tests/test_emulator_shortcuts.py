@@ -1,23 +1,24 @@
-"""The emulator's speed shortcuts (sandbox/shortcuts.py SHORTCUTS) keep moto's answers: the same
-scenario (DynamoDB expressions and errors, transactions cancelled and held, Step Functions paths, a JSON error's body; the account
-and region SQS, S3 and Kinesis read from a request; the User-Agent headers sent) gives the same
-responses with and without them, and moto's werkzeug requests are built as werkzeug builds them."""
+"""The emulator's speed patches (sandbox/shortcuts.py, registered in integration_blueprint.patches)
+keep moto's answers: the same scenario (DynamoDB expressions and errors, Step Functions paths, a
+JSON error's body; the account and region SQS, S3 and Kinesis read from a request; the User-Agent
+headers sent) gives the same responses on plain moto, with each patch alone and with all of them.
+In-process: each patch is undone when its block ends."""
 
 import json
-import subprocess
-import sys
+import time
 
-from integration_blueprint.sandbox import shortcuts
-
-SCENARIO = '''
-import json, sys, time
 import boto3
+import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 from moto.core.config import default_user_config
-default_user_config["stepfunctions"]["execute_state_machine"] = True
+
+from integration_blueprint import patches
+from integration_blueprint.sandbox import shortcuts
+
 
 def record(call):
+    """The answer to `call` (without its request id), or its error."""
     try:
         response = call()
         response.pop("ResponseMetadata", None)
@@ -34,6 +35,8 @@ def client(service):
     return made
 
 def scenario():
+    """DynamoDB expressions and errors, SQS counts and FIFO deduplication, S3, Kinesis and Step
+    Functions paths, a JSON error's body, and the User-Agent of every request."""
     with mock_aws():
         ddb = client("dynamodb")
         ddb.create_table(TableName="t", BillingMode="PAY_PER_REQUEST",
@@ -73,17 +76,6 @@ def scenario():
                                         ExpressionAttributeValues={":v": {"S": "x"}}))
             record(lambda: ddb.delete_item(TableName="t", Key={"pk": {"S": "b"}}, ConditionExpression="n > :z",
                                            ExpressionAttributeValues={":z": {"N": "10"}}))
-        # Transactions: one cancelled by its condition (nothing it wrote stays), one that holds, one
-        # malformed (two writes of one item), then what the table holds.
-        for guard in ("a", "new-1", "new-1"):
-            record(lambda: ddb.transact_write_items(TransactItems=[
-                {"Update": {"TableName": "t", "Key": {"pk": {"S": "total"}}, "UpdateExpression": "ADD n :one",
-                            "ExpressionAttributeValues": {":one": {"N": "1"}}}},
-                {"Put": {"TableName": "t", "Item": {"pk": {"S": guard}}, "ConditionExpression": "attribute_not_exists(pk)"}}]))
-        record(lambda: ddb.transact_write_items(TransactItems=[
-            {"Put": {"TableName": "t", "Item": {"pk": {"S": "twice"}}}},
-            {"Put": {"TableName": "t", "Item": {"pk": {"S": "twice"}}}}]))
-        out.append(sorted(json.dumps(item, sort_keys=True) for item in ddb.scan(TableName="t")["Items"]))
         every_type = {"pk": {"S": "types"}, "n": {"N": "1.5"}, "b": {"B": b"bytes"}, "ok": {"BOOL": False},
                       "none": {"NULL": True}, "ss": {"SS": ["x", "y"]}, "ns": {"NS": ["1", "2"]}, "bs": {"BS": [b"z"]},
                       "m": {"M": {"inner": {"L": [{"S": "deep"}, {"M": {}}, {"N": "0"}]}}}}
@@ -153,81 +145,35 @@ def scenario():
         error = JsonRESTError("ValidationException", "bad")
         out.append([error.get_body(), error.get_headers(), error.code, sorted(vars(error).items())])
 
-runs = {}
-out = runs["plain"] = []
-agents = []
-scenario()
-out.append(agents)
-from integration_blueprint.sandbox import shortcuts
-shortcuts.apply_all()
-out = runs["shortcuts"] = []
-agents = []
-scenario()
-out.append(agents)
-print(json.dumps(runs, sort_keys=True, default=repr))  # blobs come back as bytes
-'''
+
+def answers(names) -> list:
+    """What the scenario gets from moto with the named speed patches applied (undone after)."""
+    global out, agents
+    out, agents = [], []
+    default_user_config["stepfunctions"]["execute_state_machine"] = True
+    with patches.applied(names):
+        scenario()
+    out.append(agents)
+    return json.loads(json.dumps(out, sort_keys=True, default=repr))  # blobs compared as bytes
 
 
-def test_dynamodb_answers_and_errors_are_the_same_with_the_shortcuts():
-    # A fresh interpreter: the scenario runs on plain moto, then again with the shortcuts applied.
-    done = subprocess.run([sys.executable, "-c", SCENARIO], capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, done.stderr
-    runs = json.loads(done.stdout)
-    plain, shortcuts = runs["plain"], runs["shortcuts"]
+out: list = []
+agents: list = []
 
-    assert shortcuts == plain
+
+@pytest.fixture(scope="module")
+def plain():
+    return answers([])
+
+
+@pytest.mark.parametrize("name", shortcuts.NAMES)
+def test_each_speed_patch_alone_gives_plain_moto_s_answers(plain, name):
+    outside = patches.active()  # the suite's own (conftest.py)
+    assert answers([name]) == plain
+    assert patches.active() == outside  # undone
+
+
+def test_all_speed_patches_together_give_plain_moto_s_answers(plain):
+    assert answers(shortcuts.NAMES) == plain
     errors = {entry["error"] for entry in plain if isinstance(entry, dict) and "error" in entry}
-    assert {"ConditionalCheckFailedException", "ValidationException", "TransactionCanceledException"} <= errors
-
-
-def test_every_shortcut_is_listed_with_what_it_saves():
-    for name in shortcuts.SHORTCUTS:
-        assert callable(getattr(shortcuts, name)) and shortcuts.SHORTCUTS[name]
-
-
-def test_werkzeug_environments_are_built_key_for_key_as_the_builder_builds_them():
-    from moto.core.request import Request
-    from werkzeug.test import EnvironBuilder
-
-    shortcuts.build_wsgi_environments_directly()
-    json_headers = [("Content-Type", "application/x-amz-json-1.0"), ("X-Amz-Target", "DynamoDB_20120810.GetItem"),
-                    ("Content-Length", "27"), ("Authorization", "AWS4-HMAC-SHA256 Credential=x/y")]
-    requests = [
-        # DynamoDB (JSON body), S3 (a percent-encoded key, a query, a metadata header kept apart by
-        # case and underscore, a repeated header), a bodiless GET, a form body, a port, a non-ASCII path.
-        dict(method="POST", base_url="https://dynamodb.eu-west-1.amazonaws.com", path="/", query_string="",
-             data=b'{"TableName": "t", "Key": {}}', headers=json_headers),
-        dict(method="PUT", base_url="https://drill-input.s3.eu-west-1.amazonaws.com", path="/a%2Fb/c%20d.csv",
-             query_string="uploadId=1&partNumber=2", data=b"id,amount\n1,2\n",
-             headers=[("x-amz-meta-my_key", "v"), ("X-Amz-Meta-Other", "w"), ("Accept", "a"), ("accept", "b"),
-                      ("Content-MD5", "abc==")]),
-        dict(method="GET", base_url="https://s3.amazonaws.com", path="/bucket", query_string="list-type=2",
-             data=b"", headers=[("User-Agent", "Boto3/1"), ("Content-Length", "0")]),
-        dict(method="POST", base_url="https://sqs.eu-west-1.amazonaws.com", path="/",
-             query_string="", data="Action=ListQueues&Version=2012-11-05",
-             headers=[("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")]),
-        dict(method="GET", base_url="http://localhost:5000", path="/2015-03-31/functions/f/invocations",
-             query_string="", data=b"", headers=[]),
-        dict(method="DELETE", base_url="https://s3.amazonaws.com", path="/b/caf\u00e9 \u2603", query_string="",
-             data=b"", headers=[("Content-Type", "text/plain")]),
-    ]
-    for arguments in requests:
-        builder = EnvironBuilder(**arguments)
-        expected = builder.get_environ()
-        built = Request._sandbox_environment(**arguments)
-
-        assert list(built) == list(expected), arguments["path"]
-        for key in expected:
-            if key == "wsgi.input":
-                assert built[key].read() == expected[key].read()
-            else:
-                assert built[key] == expected[key], (arguments["path"], key)
-        request, through_builder = Request.from_values(**arguments), EnvironBuilder(**arguments).get_request(Request)
-        assert request.get_data() == through_builder.get_data() and request.url == through_builder.url
-        assert list(request.headers) == list(through_builder.headers)
-
-    # Where the builder does more than moto needs, it still builds the request.
-    form_without_body = dict(method="POST", base_url="https://sqs.amazonaws.com", path="/", query_string="", data=b"",
-                             headers=[("Content-Type", "application/x-www-form-urlencoded")])
-    assert Request._sandbox_environment(**form_without_body) is None
-    assert Request.from_values(**form_without_body).environ["CONTENT_LENGTH"] == "0"
+    assert {"ConditionalCheckFailedException", "ValidationException"} <= errors  # the scenario meets both

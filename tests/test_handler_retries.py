@@ -110,7 +110,7 @@ def test_retries_end_within_the_invocations_time_budget(enricher, monkeypatch):
     monkeypatch.setattr(retry, "full_jitter_delay", lambda attempt: 0.6 / 4)
     context = LocalLambdaContext(timeout_seconds=3, time_scale=1 / 4)
 
-    with pytest.raises(TransientServiceError):
+    with retry.compressed_time(1 / 4), pytest.raises(TransientServiceError):
         enricher.lambda_handler(dict(ROW), context)
 
     assert context.get_remaining_time_in_millis() > 0
@@ -191,14 +191,14 @@ def test_a_throttled_retry_dlq_insert_is_retried_and_the_batch_goes_on(env, no_b
 def test_the_sandboxs_compressed_context_is_budgeted_on_uncompressed_time():
     """The local sandbox reports 1/100 of the remaining time (for Powertools' INPROGRESS expiry) while
     handlers work at real speed: the retry budget is the function's real timeout minus the reserve."""
-    with retry.time_budget(LocalLambdaContext(timeout_seconds=30, time_scale=0.01)):
+    with retry.compressed_time(0.01), retry.time_budget(LocalLambdaContext(timeout_seconds=30, time_scale=0.01)):
         left = retry.seconds_left()
     assert left is not None and 28 < left <= 30 - retry.TIME_RESERVE_SECONDS
 
 
 def test_the_sandboxs_compressed_context_compresses_a_handlers_backoff_waits_too(no_backoff, monkeypatch):
-    """Like botocore's backoff in the sandbox, a handler's own waits last time_scale of their length;
-    on AWS (no time_scale) they are waited in full."""
+    """Like botocore's backoff in the sandbox, a handler's own waits last the runner's compression of
+    their length (retry.compressed_time, which the sandbox declares); on AWS they are waited in full."""
     monkeypatch.setattr(retry, "full_jitter_delay", lambda attempt: 0.5)
     calls = []
 
@@ -208,7 +208,7 @@ def test_the_sandboxs_compressed_context_compresses_a_handlers_backoff_waits_too
             raise TransientServiceError("throttled")
         return "done"
 
-    with retry.time_budget(LocalLambdaContext(timeout_seconds=30, time_scale=0.01)):
+    with retry.compressed_time(0.01), retry.time_budget(LocalLambdaContext(timeout_seconds=30, time_scale=0.01)):
         assert retry.call_with_retries(throttled) == "done"
     with retry.time_budget(LocalLambdaContext(timeout_seconds=30)):
         calls.clear()

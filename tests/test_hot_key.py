@@ -18,6 +18,7 @@ from integration_blueprint.handlers.reference.reference_ledger import (
     AccountLedger,
 )
 from integration_blueprint.handlers.runtime.stream_records import StreamRecord
+from integration_blueprint import patches
 from integration_blueprint.sandbox import shortcuts
 
 # Enough for the old layout to be far past a bound (24 KB); the benchmark runs 10,000 (~45 s of moto).
@@ -35,8 +36,8 @@ def event(i: int, account: str = "acct-hot") -> StreamRecord:
 
 @pytest.fixture
 def ledger():
-    shortcuts.apply_all()  # moto's transactions copy whole tables without them
-    with mock_aws():
+    # moto's transactions copy whole tables without the emulator's speed changes
+    with patches.applied(shortcuts.NAMES), mock_aws():
         client = boto3.client("dynamodb", region_name="eu-west-1")
         client.create_table(TableName="ledger", BillingMode="PAY_PER_REQUEST",
                             KeySchema=[{"AttributeName": "account", "KeyType": "HASH"}],

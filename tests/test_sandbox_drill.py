@@ -19,7 +19,7 @@ from integration_blueprint.drill.patterns import (
     IdempotentStreamDriver,
     NonIdempotentStreamDriver,
 )
-from integration_blueprint.drill.report import DrillOptions
+from integration_blueprint.drill.report import DrillOptions, format_table
 from integration_blueprint.drill.runner import run_drill
 from integration_blueprint.preview.recording import record_program
 from integration_blueprint.redrive.parked import list_parked
@@ -49,7 +49,8 @@ def each_stack_recorded_once(monkeypatch):
 
 @pytest.fixture(autouse=True)
 def own_log_folder(tmp_path, monkeypatch):
-    """Drills log to <tmp>/blueprint-drill-<stack>-<seed>: one folder per test, as tests run in parallel."""
+    """Drills log to <tmp>/blueprint-drill-<stack>-<seed>-<unique>: the temp dir is one per test, so a
+    test can check what a drill left there."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
 
 
@@ -135,6 +136,8 @@ def test_every_pattern_loses_nothing_and_does_nothing_twice_under_the_default_fa
     assert "dispatch 2026-11: RetriesExhausted after 3 attempt(s)" in billing.notes
     assert any("1 run(s), months ['2026-11']; re-run failures: none" in note for note in billing.notes)
     assert all((Path(report.log_dir) / f"{name}.log").read_text() for name in DRIVERS)  # logs, not stdout
+    # The pattern processes' fork server is gone with its folder; the logs stay.
+    assert [path.name for path in Path(tempfile.gettempdir()).iterdir()] == [Path(report.log_dir).name]
 
 
 class BrokenIdempotentStreamDriver(IdempotentStreamDriver):
@@ -195,6 +198,39 @@ def test_a_handler_that_skips_its_idempotency_check_is_caught_and_the_drill_exit
     assert report["stack"] == "dev" and report["seed"] == 3 and report["compression"]
 
 
+def test_a_program_with_no_blueprint_component_exits_2_naming_what_the_drill_looks_for(capsys):
+    program = REPO / "tests" / "fixtures" / "every_violation"  # hand-written resources only
+
+    code = cli.main(["drill", "--program", str(program), "--stack", "ci", "--records", "2", "--workers", "1",
+                     "--no-progress"])
+
+    error = capsys.readouterr().err
+    assert code == 2 and f"nothing to drill in {program} (stack ci)" in error
+    for component in ("FifoBillingQueue", "IdempotentStreamConsumer", "NonIdempotentStreamConsumer",
+                      "DistributedMapBatch"):
+        assert f"blueprint:index:{component}" in error
+
+
+def test_every_instance_of_a_component_is_drilled_in_a_sandbox_of_its_own_and_named(tmp_path):
+    program = tmp_path / "team-program"
+    program.mkdir()
+    (program / "Pulumi.yaml").write_text("name: two-billing-queues\nruntime: python\n")
+    (program / "Pulumi.test.yaml").write_text("config:\n  aws:region: eu-west-1\n")
+    (program / "__main__.py").write_text(
+        "from integration_blueprint.components import FifoBillingQueue\n"
+        "for region in ('eu', 'us'):\n"
+        "    FifoBillingQueue(f'billing-{region}', {'consumer_timeout_seconds': 60, 'batch_size': 10,\n"
+        "                                           'schedule_expression': 'cron(0 3 1 * ? *)'})\n")
+    options = DrillOptions(stack="test", records=6, program_dir=program)
+
+    report = run_drill(options, drivers={"fifo_billing": FifoBillingDriver}, workers=1)
+
+    assert {name: pattern.component for name, pattern in report.patterns.items()} == {
+        "fifo_billing:billing-eu": "billing-eu", "fifo_billing:billing-us": "billing-us"}
+    assert report.passed, report.patterns
+    assert "fifo_billing:billing-us: component billing-us" in format_table(report)
+
+
 def test_drill_usage_errors_exit_2(capsys):
     with pytest.raises(SystemExit) as usage:
         cli.main(["drill", "--duplicates", "1.5"])
@@ -238,14 +274,16 @@ def test_a_seed_reproduces_a_drill_exactly_and_recovery_completes_under_40_perce
     options = DrillOptions(records=20, seed=7, poison=0.1, duplicates=0.3, transient=0.4, crashes=4)
 
     # In this process (the default-mix test covers the worker processes).
-    first, second = (run_drill(options, drivers={name: driver}, workers=1).to_json()["patterns"][name]
-                     for _ in range(2))
+    reports = [run_drill(options, drivers={name: driver}, workers=1) for _ in range(2)]
+    first, second = (report.to_json()["patterns"][name] for report in reports)
 
     first.pop("wall_time_s"), second.pop("wall_time_s")
     assert first == second
-    # No logger made by the first run wrote to its closed log during the second.
-    log = (Path(tempfile.gettempdir()) / "blueprint-drill-dev-7" / f"{name}.log").read_text()
-    assert "I/O operation on closed file" not in log
+    # Two drills with one seed keep their own logs; no logger made by the first run wrote to its
+    # closed log during the second.
+    assert reports[0].log_dir != reports[1].log_dir
+    for report in reports:
+        assert "I/O operation on closed file" not in (Path(report.log_dir) / f"{name}.log").read_text()
     assert (first["lost"], first["duplicate_effects"]) == (0, 0), first
     assert first["unrecoverable"] == first["expected_unrecoverable"] == 2, first
     assert first["injected"]["transient"] > 0 and first["injected"]["crashes"] > 0, first

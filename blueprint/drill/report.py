@@ -42,6 +42,7 @@ class PatternReport:
     usage_per_million: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     failure: str = ""  # why the pattern could not finish (its deadline, a crashed driver), if it did not
+    component: str = ""  # the component instance drilled (its name in the program)
 
     @property
     def passed(self) -> bool:
@@ -56,15 +57,17 @@ class DrillReport:
     compression: dict
     patterns: dict
     log_dir: str = ""
+    # Component instances found but not drilled, with why (a drill that skips one has not passed).
+    not_drilled: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return {"stack": self.stack, "seed": self.seed, "compression": self.compression,
                 "patterns": {name: {k: v for k, v in asdict(r).items()} for name, r in self.patterns.items()},
-                "log_dir": self.log_dir}
+                "log_dir": self.log_dir, "not_drilled": self.not_drilled}
 
     @property
     def passed(self) -> bool:
-        return all(r.passed for r in self.patterns.values())
+        return all(r.passed for r in self.patterns.values()) and not self.not_drilled
 
 
 COLUMNS = ("sent", "processed_once", "duplicate_effects", "parked_before_redrive", "redriven", "unrecoverable",
@@ -83,18 +86,22 @@ def format_table(report: DrillReport) -> str:
     out = [f"drill: stack {report.stack}, seed {report.seed}", *lines, ""]
     for name, r in report.patterns.items():
         injected = ", ".join(f"{v} {k}" for k, v in r.injected.items())
+        if r.component:
+            out.append(f"  {name}: component {r.component}")
         out.append(f"  {name}: injected {injected}")
         for note in r.notes:
             out.append(f"  {name}: {note}")
         if r.failure:
             out.append(f"  {name}: FAILED: {r.failure}")
+    for name, why in report.not_drilled.items():
+        out.append(f"  {name}: NOT DRILLED: {why}")
     out.append("time compressed: " + "; ".join(f"{k}: {v}" for k, v in report.compression.items()))
     if report.log_dir:
         out.append(f"handler logs: {report.log_dir}/<pattern>.log")
     out.append("result: " + ("after the redrive every record was processed exactly once and only the poison "
                              "is still parked" if report.passed
                              else "FAILED: lost records, duplicate effects, records still parked after the redrive, "
-                                  "or a pattern that did not finish"))
+                                  "a pattern that did not finish, or a component not drilled"))
     return "\n".join(out)
 
 

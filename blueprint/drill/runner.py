@@ -19,6 +19,7 @@ import contextlib
 import io
 import os
 import random
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass
@@ -42,18 +43,23 @@ def run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], N
     from the seed and the pattern's name). With `workers` > 1 (the default: one per pattern) the
     patterns run in separate processes. Everything the handlers and the emulator print goes to
     `log_dir/<pattern>.log`, so stdout carries only the report; the report names the folder."""
-    log_dir = Path(log_dir or Path(tempfile.gettempdir()) / f"blueprint-drill-{options.stack}-{options.seed}")
+    if log_dir is None:  # a folder of its own: two drills with the same seed must not share their logs
+        log_dir = Path(tempfile.mkdtemp(prefix=f"blueprint-drill-{options.stack}-{options.seed}-"))
     log_dir.mkdir(parents=True, exist_ok=True)
-    if workers is None or workers > 1:
+    if workers is not None and workers <= 1:
+        return _run_drill(options, progress, drivers, log_dir, workers)
+    with _worker_processes_cleaned_up():
         _worker_context()  # its fork server imports the workers' modules while the program records
+        return _run_drill(options, progress, drivers, log_dir, workers)
+
+
+def _run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], None]], drivers: Optional[dict],
+               log_dir: Path, workers: Optional[int]) -> DrillReport:
     with open(log_dir / "program.log", "w") as log, _output_to(log):
         recorded = record_program(options.program_dir, stack=options.stack)
-    # Each pattern's sandbox holds only its own component; a stack without it skips the pattern.
-    chosen = {}
-    for name, driver_class in (drivers or DRIVERS).items():
-        scope = recorded.within(driver_class.components(recorded))
-        if scope.resources:
-            chosen[name] = (driver_class, scope)
+    chosen, not_drilled = choose_instances(recorded, drivers or DRIVERS)
+    if not chosen:
+        raise NothingToDrill(_nothing_to_drill(options, drivers or DRIVERS, not_drilled))
     # By default every pattern gets its own process, even past the number of cores: a pattern's
     # process also waits (its start, polls, crash wait-outs) and the patterns differ in length, so
     # one per core left a core idle part of the time (1,500 records on 2 cores: 57.4 -> 53.7 s wall).
@@ -67,9 +73,50 @@ def run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], N
             results[name] = _run_pattern(options, name, driver_class, scope, log_dir / f"{name}.log", step)
     else:
         results = _run_in_processes(options, chosen, log_dir, workers, progress)
-    reports = {name: report for name, report in results.items() if report is not None}
+    reports = {}
+    for name, report in results.items():
+        if report is not None:
+            driver_class, scope = chosen[name]
+            report.component = driver_class.instances(scope)[0].name
+            reports[name] = report
     return DrillReport(stack=options.stack, seed=options.seed, compression=COMPRESSION, patterns=reports,
-                       log_dir=str(log_dir))
+                       log_dir=str(log_dir), not_drilled=not_drilled)
+
+
+class NothingToDrill(Exception):
+    """The program has no instance of a blueprint component the drill can drive."""
+
+
+def choose_instances(recorded, drivers: dict) -> tuple[dict, dict]:
+    """Every instance of each driver's component, each in a sandbox of its own (its part of the
+    recording): {label: (driver class, scope)}, and {label: why} for the instances it cannot drill.
+    A label is the pattern's name, with the instance's name when the program has several."""
+    chosen: dict = {}
+    not_drilled: dict = {}
+    for name, driver_class in drivers.items():
+        instances = driver_class.instances(recorded)
+        for instance in instances:
+            label = name if len(instances) == 1 else f"{name}:{instance.name}"
+            scope = recorded.within({instance.urn})
+            if driver_class.components(scope):
+                chosen[label] = (driver_class, scope)
+            else:
+                handlers = sorted({str(r.inputs.get("handler", "")) for r in scope.of_type(FUNCTION)})
+                not_drilled[label] = (
+                    f"{driver_class.component} {instance.name} runs {', '.join(handlers) or 'no function'}, not the "
+                    f"blueprint's reference handler ({driver_class.handler or driver_class.name}); the drill judges "
+                    "the reference handlers' ledgers and cannot check a team's own handler yet")
+    return chosen, not_drilled
+
+
+FUNCTION = "aws:lambda/function:Function"
+
+
+def _nothing_to_drill(options: DrillOptions, drivers: dict, not_drilled: dict) -> str:
+    wanted = ", ".join(f"{d.component} (blueprint:index:{d.component})" for d in drivers.values())
+    found = "; ".join(not_drilled.values()) or "it declares none"
+    return (f"nothing to drill in {options.program_dir} (stack {options.stack}): the drill looks for instances of "
+            f"the blueprint's components, {wanted}, from integration_blueprint.components; {found}")
 
 
 def pattern_deadline_seconds(options: DrillOptions) -> float:
@@ -113,6 +160,30 @@ def _worker_context():
     context.set_forkserver_preload(["__main__", *WORKER_PRELOAD])
     forkserver.ensure_running()
     return context
+
+
+@contextlib.contextmanager
+def _worker_processes_cleaned_up():
+    """multiprocessing keeps its fork server's socket in a pymp-* folder of the temp dir, made on
+    first use and removed by an interpreter exit handler, which the `blueprint` command skips (it
+    ends with os._exit): every drill left one. Unless this process already has that folder, the
+    drill makes it (the same kind of folder) and, after its pattern processes, stops the fork
+    server and removes it (a later drill in this process starts both again)."""
+    from multiprocessing import forkserver, process
+
+    # Where multiprocessing.util.get_temp_dir keeps its folder (private: typeshed does not declare it).
+    config = process.current_process()._config  # type: ignore[attr-defined]
+    folder = None
+    if config.get("tempdir") is None:
+        folder = config["tempdir"] = tempfile.mkdtemp(prefix="pymp-")
+    try:
+        yield
+    finally:
+        if folder is not None and config.get("tempdir") == folder:
+            # CPython has no public stop (typeshed does not declare this one); it unlinks the socket.
+            forkserver._forkserver._stop()  # type: ignore[attr-defined]
+            shutil.rmtree(folder, ignore_errors=True)
+            config["tempdir"] = None
 
 
 def _run_in_processes(options: DrillOptions, chosen: dict, log_dir: Path, workers: int,

@@ -6,6 +6,8 @@
     sqs_esm         Lambda's SQS event source mapping semantics
     kinesis_esm     Lambda's Kinesis event source mapping semantics
     lambda_context  a Lambda-like context object
+    shortcuts       speed changes to moto and botocore, moto_fixes: fixes to moto (both registered in
+                    integration_blueprint.patches with the versions they were verified on)
 
 It depends on the recording (integration_blueprint.preview.recording) and nothing above it.
 """

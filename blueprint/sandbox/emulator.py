@@ -8,6 +8,9 @@ serialized twice. Nothing leaves the process: a request moto does not answer fai
 have set (AWS_ENDPOINT_URL, for LocalStack) are cleared for the run.
 
 moto spends most of a drill's CPU; sandbox/shortcuts.py makes it faster without changing its answers.
+Every change the emulator makes to moto and botocore (its fixes here and in moto_fixes.py, its speed
+changes) is a registered patch (integration_blueprint.patches), applied for the emulator's block
+and undone after it.
 """
 
 from __future__ import annotations
@@ -17,12 +20,14 @@ import os
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any, Callable, Iterator, Optional
 
 import boto3
 from botocore.config import Config
 
-from integration_blueprint.sandbox import shortcuts
+from integration_blueprint import patches
+from integration_blueprint.patches import BOTOCORE_VERIFIED, FIX, MOTO_VERIFIED, Patcher, patch
+from integration_blueprint.sandbox import moto_fixes, shortcuts
 
 FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "sandbox", "AWS_SECRET_ACCESS_KEY": "sandbox"}
 
@@ -31,6 +36,9 @@ FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "sandbox", "AWS_SECRET_ACCESS_KEY": "sa
 class Emulator:
     region: str
     running: bool = True  # False once its block has ended
+    # What answers lambda:Invoke from moto's Step Functions interpreter (moto's own Lambda would
+    # start Docker): (function name, payload) -> Lambda's Invoke response. The sandbox sets it.
+    invoke_function: Optional[Callable[[str, Any], dict]] = None
     # The sandbox's clients, one per session and service: a client is thread-safe and costs ~10 ms
     # to make, and the drivers ask for one each time they poll or check.
     _clients: dict = field(default_factory=dict, repr=False)
@@ -70,11 +78,13 @@ class NotEmulated(RuntimeError):
 ANSWERED = "sandbox_answered"
 
 
-def _answered_requests_are_not_dispatched() -> None:
+@patch("answered_requests_are_not_dispatched", target="moto.core.botocore_stubber.BotocoreStubber.__call__",
+       package="moto", verified=MOTO_VERIFIED, kind=FIX,
+       buys="a request a before-send handler already answered (an injected fault) is not also carried out by "
+            "moto, which botocore would call as the next before-send handler")
+def _answered_requests_are_not_dispatched(patcher: Patcher) -> None:
     from moto.core.botocore_stubber import BotocoreStubber
 
-    if getattr(BotocoreStubber, "_sandbox_answered", False):
-        return
     dispatch = BotocoreStubber.__call__
 
     def __call__(self, event_name, request, **kwargs):
@@ -82,24 +92,20 @@ def _answered_requests_are_not_dispatched() -> None:
             return None
         return dispatch(self, event_name, request, **kwargs)
 
-    BotocoreStubber.__call__ = __call__
-    BotocoreStubber._sandbox_answered = True
+    patcher.replace(BotocoreStubber, "__call__", __call__)
 
 
-@contextmanager
-def _nothing_leaves_the_process() -> Iterator[None]:
+@patch("nothing_leaves_the_process", target="botocore.endpoint.Endpoint._send", package="botocore",
+       verified=BOTOCORE_VERIFIED, kind=FIX,
+       buys="a request moto does not answer fails (NotEmulated) instead of reaching the network")
+def _nothing_leaves_the_process(patcher: Patcher) -> None:
     from botocore import endpoint
 
     def refuse(self, request):
         raise NotEmulated(f"the sandbox's emulator did not answer {request.method} {request.url}; "
                           "no request is sent to the network")
 
-    send = endpoint.Endpoint._send
-    endpoint.Endpoint._send = refuse
-    try:
-        yield
-    finally:
-        endpoint.Endpoint._send = send
+    patcher.replace(endpoint.Endpoint, "_send", refuse)
 
 
 # The sandbox's one time compression for waits it cannot skip: botocore's backoff after a throttle
@@ -110,35 +116,31 @@ def _nothing_leaves_the_process() -> Iterator[None]:
 TIME_SCALE = 0.002
 
 
-@contextmanager
-def _compressed_sdk_retry_waits() -> Iterator[None]:
+def _compressed_clock():
     import time as real_time
     import types
 
+    return types.SimpleNamespace(sleep=lambda seconds: real_time.sleep(seconds * TIME_SCALE),
+                                 time=real_time.time, monotonic=real_time.monotonic)
+
+
+@patch("compress_sdk_retry_waits", target="botocore.endpoint.time", package="botocore",
+       verified=BOTOCORE_VERIFIED, kind=FIX,
+       buys="botocore's backoff between retries lasts TIME_SCALE of its length (the retries unchanged)")
+def _compress_sdk_retry_waits(patcher: Patcher) -> None:
     from botocore import endpoint
 
-    original = endpoint.time
-    endpoint.time = types.SimpleNamespace(
-        sleep=lambda seconds: real_time.sleep(seconds * TIME_SCALE),
-        time=real_time.time, monotonic=real_time.monotonic)
-    try:
-        yield
-    finally:
-        endpoint.time = original
+    patcher.replace(endpoint, "time", _compressed_clock())
 
 
-def _compress_state_machine_retry_waits() -> None:
-    import time as real_time
-    import types
-
+@patch("compress_state_machine_retry_waits",
+       target="moto.stepfunctions.parser.asl.component.common.retry.retrier_decl.time", package="moto",
+       verified=MOTO_VERIFIED, kind=FIX,
+       buys="Step Functions retry waits (as the interpreter computes them) last TIME_SCALE of their length")
+def _compress_state_machine_retry_waits(patcher: Patcher) -> None:
     from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
 
-    if getattr(retrier_decl, "_sandbox_compressed", False):
-        return
-    retrier_decl.time = types.SimpleNamespace(
-        sleep=lambda seconds: real_time.sleep(seconds * TIME_SCALE),
-        time=real_time.time, monotonic=real_time.monotonic)
-    retrier_decl._sandbox_compressed = True
+    patcher.replace(retrier_decl, "time", _compressed_clock())
 
 
 @contextmanager
@@ -177,23 +179,57 @@ def running_emulator(region: str) -> Iterator[Emulator]:
     # The state machine interpreter runs executions (ported from LocalStack); off by default.
     # In-process, it calls S3, SQS and Lambda back through moto's dispatcher too.
     default_user_config["stepfunctions"]["execute_state_machine"] = True
-    _answered_requests_are_not_dispatched()
-    shortcuts.apply_all()
-    _compress_state_machine_retry_waits()
-    emulator = Emulator(region=region)
+    global _RUNNING
+    emulator = _RUNNING = Emulator(region=region)
     previous_threshold = gc.get_threshold()
-    # mock_aws starts from empty backends and stops with them discarded.
-    with _without_endpoint_overrides(), mock_aws(), _nothing_leaves_the_process(), \
-            environment_variables(emulator.environment()), _compressed_sdk_retry_waits():
+    # mock_aws starts from empty backends and stops with them discarded; the patches are undone.
+    with patches.applied(EMULATOR_PATCHES), _without_endpoint_overrides(), \
+            mock_aws(), environment_variables(emulator.environment()):
         gc.set_threshold(EMULATOR_GC_THRESHOLD, *previous_threshold[1:])
         try:
             yield emulator
         finally:
             gc.set_threshold(*previous_threshold)
             emulator.running = False
+            _RUNNING = None
 
 
 # Allocations between two collections of the young generation while the emulator runs (Python's
 # default is 700). moto allocates a great many short-lived objects per request: at 700 a
 # 600-record stream drill collected 840 times (1.0 s of its 14 s of CPU), at 50,000 16 times (0.55 s).
 EMULATOR_GC_THRESHOLD = 50_000
+
+
+_RUNNING: Optional[Emulator] = None  # the emulator whose block this process is in
+
+
+@patch("state_machine_lambda_tasks_run_in_process",
+       target="moto.stepfunctions.parser.asl.component.state.exec.state_task.lambda_eval_utils.boto_client_for",
+       package="moto", verified=MOTO_VERIFIED, kind=FIX,
+       buys="Step Functions' Lambda tasks invoke the sandbox's functions (moto's Lambda would start Docker)")
+def _state_machine_lambda_tasks_run_in_process(patcher: Patcher) -> None:
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
+
+    build = lambda_eval_utils.boto_client_for
+
+    class InProcessLambda:
+        def __init__(self, emulator: Emulator):
+            self.emulator = emulator
+
+        def invoke(self, FunctionName: str, Payload: Any = None, **_):
+            assert self.emulator.invoke_function is not None
+            return self.emulator.invoke_function(FunctionName, Payload)
+
+    def boto_client_for(region, service, state_credentials=None):
+        emulator = _RUNNING
+        if service == "lambda" and emulator is not None and emulator.invoke_function is not None:
+            return InProcessLambda(emulator)
+        return build(region, service, state_credentials)
+
+    patcher.replace(lambda_eval_utils, "boto_client_for", boto_client_for)
+
+
+# Every patch the emulator applies for its block (patches.REGISTRY has each one's target and versions).
+EMULATOR_PATCHES = ("answered_requests_are_not_dispatched", "nothing_leaves_the_process", "compress_sdk_retry_waits",
+                    "compress_state_machine_retry_waits", "state_machine_lambda_tasks_run_in_process",
+                    *moto_fixes.NAMES, *shortcuts.NAMES)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from integration_blueprint import aws_limits
+from integration_blueprint.handlers.runtime import retry
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
 from integration_blueprint.sandbox.async_invoke import AsyncInvocation, AsyncInvokeSettings
 from integration_blueprint.sandbox.emulator import (
@@ -39,7 +40,6 @@ from integration_blueprint.sandbox.emulator import (
 from integration_blueprint.sandbox.errors import FunctionCrashed, SandboxError
 from integration_blueprint.sandbox.kinesis_esm import KinesisEventSourceMapping, KinesisMappingSettings
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
-from integration_blueprint.sandbox.moto_fixes import iterate_map_workers
 from integration_blueprint.sandbox.sqs_esm import SqsEventSourceMapping
 
 COMPRESSION = {
@@ -112,7 +112,7 @@ class LocalFunction:
 
     def context(self) -> LocalLambdaContext:
         # The remaining time the handler sees shrinks like every other wait (emulator.TIME_SCALE); its
-        # retry budget stays the full timeout (handlers/runtime/retry.py).
+        # retry budget stays the full timeout (retry.compressed_time, in __call__).
         return LocalLambdaContext(self.name, self.timeout, region=self.region, time_scale=TIME_SCALE)
 
     def reset(self) -> None:
@@ -123,7 +123,9 @@ class LocalFunction:
         handler = self.load()
         self.invocations += 1
         context = context or self.context()
-        with function_environment(self.environment):
+        # Its context reports TIME_SCALE of the remaining time; the runtime's retries are told so
+        # through its declared interface (handlers/runtime/retry.py compressed_time).
+        with function_environment(self.environment), retry.compressed_time(TIME_SCALE):
             # Its time starts once it runs: invocations queued behind this process-wide lock would
             # otherwise start with less time left the longer they waited, and the time a handler
             # budgets for its retries would follow thread timing instead of the drill's seed.
@@ -335,16 +337,36 @@ class Sandbox:
 
     def _create_state_machine(self, resource: RecordedResource) -> None:
         """moto's interpreter runs the executions; its Lambda tasks call the in-process registry
-        (`_route_moto_lambda_to_registry`)."""
+        (emulator.py, state_machine_lambda_tasks_run_in_process -> _invoke_for_state_machine)."""
         iam = self.emulator.client("iam", self.session)
         role = iam.create_role(RoleName=f"sandbox-{resource.name}"[:64], AssumeRolePolicyDocument="{}")["Role"]["Arn"]
         definition = self.map_value(resource.inputs["definition"])
-        _route_moto_lambda_to_registry(self)
-        iterate_map_workers()  # moto's Map workers would recurse once per item (sandbox/moto_fixes.py)
+        self.emulator.invoke_function = self._invoke_for_state_machine
         sfn = self.emulator.client("stepfunctions", self.session)
         arn = sfn.create_state_machine(name=resource.outputs["name"], definition=definition, roleArn=role,
                                        type=resource.inputs.get("type", "STANDARD"))["stateMachineArn"]
         self.state_machines[arn] = resource.outputs["name"]
+
+    def _invoke_for_state_machine(self, function_name: str, payload: Any) -> dict:
+        """lambda:Invoke as moto's Step Functions interpreter calls it, answered by the function
+        here with Lambda's response shape: StatusCode, and for an exception FunctionError "Unhandled"
+        with {"errorType", "errorMessage"}, which is what the state machine's Retry/Catch and the
+        Map's failure accounting read. A crashed function answers Lambda.Unknown, as Step Functions
+        reports a crash or timeout (AWS docs, "Handle Lambda service exceptions")."""
+        name = function_name.rsplit(":", 1)[-1] if function_name.startswith("arn:") else function_name
+        entry = self.entry_point(self.function(name).name)
+        # The event crosses a JSON boundary, as it does into a real function.
+        event = json.loads(payload) if isinstance(payload, (str, bytes)) else json.loads(json.dumps(payload))
+        try:
+            body, error = json.dumps(entry(event)), None
+        except FunctionCrashed as exc:
+            body, error = json.dumps({"errorType": "Lambda.Unknown", "errorMessage": str(exc)}), "Unhandled"
+        except Exception as exc:  # noqa: BLE001 - Lambda reports every exception to the caller
+            body, error = json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc)}), "Unhandled"
+        response = {"StatusCode": 200, "ExecutedVersion": "$LATEST", "Payload": io.BytesIO(body.encode())}
+        if error:
+            response["FunctionError"] = error
+        return response
 
     def _create_mapping(self, resource: RecordedResource) -> None:
         inputs = resource.inputs
@@ -423,56 +445,6 @@ def _logical(physical_name: str) -> str:
 
 def _number(value: Any, default: int) -> int:
     return default if value is None else int(value)
-
-
-_ACTIVE_SANDBOX: Optional[Sandbox] = None
-
-
-def _route_moto_lambda_to_registry(sandbox: Sandbox) -> None:
-    """Step Functions' Lambda tasks run the functions of the in-process registry.
-
-    moto's interpreter calls lambda:Invoke through a boto3 client; moto's Lambda would then start
-    Docker, which these machines do not have. The interpreter's Lambda client is replaced by one that
-    answers Invoke from the registry with Lambda's response shape: StatusCode, and for an exception
-    FunctionError "Unhandled" with {"errorType", "errorMessage"}, which is what the state machine's
-    Retry/Catch and the Map's failure accounting read. A crashed function answers Lambda.Unknown,
-    as Step Functions reports a crash or timeout (AWS docs, "Handle Lambda service exceptions")."""
-    global _ACTIVE_SANDBOX
-    _ACTIVE_SANDBOX = sandbox
-    from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
-
-    if getattr(lambda_eval_utils, "_sandbox_registry", False):  # routed once per process
-        return
-    build = lambda_eval_utils.boto_client_for
-
-    def boto_client_for(region, service, state_credentials=None):
-        sandbox = _ACTIVE_SANDBOX
-        if service == "lambda" and sandbox is not None and sandbox.emulator.running:
-            return _RegistryLambdaClient()
-        return build(region, service, state_credentials)  # no sandbox running: moto's own
-
-    lambda_eval_utils.boto_client_for = boto_client_for
-    setattr(lambda_eval_utils, "_sandbox_registry", True)  # noqa: B010 - a marker on moto's module
-
-
-class _RegistryLambdaClient:
-    def invoke(self, FunctionName: str, Payload: Any = None, **_):
-        name = FunctionName.rsplit(":", 1)[-1] if FunctionName.startswith("arn:") else FunctionName
-        sandbox = _ACTIVE_SANDBOX
-        assert sandbox is not None, "moto's Lambda client is routed to the registry only while a sandbox runs"
-        entry = sandbox.entry_point(sandbox.function(name).name)
-        # The event crosses a JSON boundary, as it does into a real function.
-        event = json.loads(Payload) if isinstance(Payload, (str, bytes)) else json.loads(json.dumps(Payload))
-        try:
-            body, error = json.dumps(entry(event)), None
-        except FunctionCrashed as exc:
-            body, error = json.dumps({"errorType": "Lambda.Unknown", "errorMessage": str(exc)}), "Unhandled"
-        except Exception as exc:  # noqa: BLE001 - Lambda reports every exception to the caller
-            body, error = json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc)}), "Unhandled"
-        response = {"StatusCode": 200, "ExecutedVersion": "$LATEST", "Payload": io.BytesIO(body.encode())}
-        if error:
-            response["FunctionError"] = error
-        return response
 
 
 __all__ = ["Sandbox", "SandboxError", "LocalFunction", "COMPRESSION"]

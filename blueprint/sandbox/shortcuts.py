@@ -1,78 +1,89 @@
-"""Speed changes to moto and botocore for the sandbox's emulator, each listed in SHORTCUTS.
+"""Speed changes to moto and botocore for the sandbox's emulator, each registered in the
+patch registry (integration_blueprint.patches) with the versions it was verified on.
 
 moto spends most of a drill's CPU. Each change here keeps moto's answers (same responses, same
-errors; tests/test_emulator_shortcuts.py runs one scenario with and without them): it removes
-repeated work, never a check. Every change is idempotent and applied by `apply_all`.
+errors; tests/test_emulator_shortcuts.py runs one scenario plain and with each of them alone): it
+removes repeated work, never a check. The emulator applies them for its block and undoes them after.
 """
 
 from __future__ import annotations
 
-import string
 from typing import Optional
 
-# Every speed change made to moto (5.2.x) or botocore, by the function that makes it. Time
-# compressions, which do change what a run waits for, are listed apart (realization.COMPRESSION).
+from integration_blueprint.patches import (
+    BOTOCORE_VERIFIED,
+    MOTO_VERIFIED,
+    SPEED,
+    Patcher,
+    patch,
+)
+
+# Every speed change made to moto (5.2.x) or botocore, by the function that makes it, with
+# what it saves and the drill's CPU without it (benchmarks/drill_speed.py 600, each left out in
+# turn, against 35.7-38.8 s with all; a change buying under 5% is not kept). Time compressions and
+# fixes, which do change what a run does, are registered apart (emulator.py, moto_fixes.py).
 SHORTCUTS = {
     "count_sqs_messages_once": "a queue's three Approximate* message counts are made in one pass over its "
-                               "messages, with one clock read, instead of one pass each per attribute rebuild",
+                               "messages, with one clock read, instead of one pass each per attribute rebuild "
+                               "(with the next: moto spent 121 s of CPU on 1,500 FIFO sends, 2-3 s with both)",
     "read_queue_settings_without_counting": "moto reads a FIFO queue's ContentBasedDeduplication through the "
                                             "queue's full attribute set four times per message sent; those "
                                             "reads skip the three message counts (a pass over every message "
                                             "each) they never use, and a GetQueueAttributes builds the set once, "
                                             "not three times per attribute name",
-    "remember_response_method_names": "the names of a response class's methods are listed once per class, "
-                                      "not with inspect.getmembers on every request",
     "parse_dynamodb_expressions_once": "a DynamoDB condition's syntax is parsed once per distinct text and "
                                        "attribute names (each request's values are put into a copy of the "
                                        "tree and moto builds the operators from it), an update expression "
                                        "once per distinct text, not twice per request (request validation, "
-                                       "then the operation)",
+                                       "then the operation) (drill CPU +28% without it)",
     "walk_dynamodb_update_trees_cheaply": "each of the ten passes that validate an update expression looks up "
                                           "what it does per node type once per pass, not twice per node, and "
                                           "the parsed tree each update works on is copied node by node "
-                                          "instead of by copy.deepcopy's generic protocol",
-    "check_update_expressions_once": "the three checks of an update expression that depend only on the "
-                                     "expression, its attribute names and the table's keys (clause counts, "
-                                     "overlapping paths, no key updated) are skipped for one that already "
-                                     "passed them on that table",
+                                          "instead of by copy.deepcopy's generic protocol (+7% without it)",
     "remember_response_member_names": "the names under which a response member may be found on moto's "
                                       "result object (six alias rules, each name also in snake_case) are "
                                       "worked out once per member, parent shape and result class, not on "
                                       "every member of every response; a plain dict result's member is "
-                                      "looked up with them directly (a 1,500-item Scan: 1.5 s -> 0.7 s)",
+                                      "looked up with them directly (a 1,500-item Scan: 1.5 s -> 0.7 s) (+10% without it)",
     "share_botocore_data": "botocore's service models and endpoint data, read from disk and cached per "
                            "session, are cached once per process: moto (a session per mock) and the "
-                           "sandbox (a session per client) no longer re-read them (~70 ms per client)",
+                           "sandbox (a session per client) no longer re-read them (~70 ms per client) (+14% without it)",
     "sign_with_a_placeholder": "requests moto answers carry SigV4's Authorization header (credential "
                                "scope, signed headers) with a placeholder signature: moto reads the "
                                "access key and scope from it and never checks the signature (its IAM "
-                               "authentication is off), so the hashing behind it was work nobody read",
+                               "authentication is off), so the hashing behind it was work nobody read (+8% without it)",
     "build_user_agents_once": "a client's User-Agent header is built once per set of SDK features in use "
-                              "(about forty sanitized parts), not twice per request",
-    "draw_request_ids_at_once": "the 52-character request id moto puts on every response is drawn from the "
-                                "same characters by moto's own random generator in one call, not one call "
-                                "per character",
-    "skip_the_xml_body_of_json_errors": "a JSON protocol error (every DynamoDB, SQS, Kinesis and Step Functions "
-                                        "error, a failed condition included) no longer renders an XML body first "
-                                        "that its own constructor then replaces with the JSON one",
-    "parse_state_machine_paths_once": "a Step Functions JSONPath (InputPath, OutputPath, ResultPath, a "
-                                      "Parameters path) is parsed once per distinct path, not by a new "
-                                      "parser built on every state of every execution",
-    "route_requests_once": "moto finds a request's handler by trying its URL against every service's "
-                           "patterns (about fifty regular expressions), then each matching service's URL map: "
-                           "the services tried and the handler found are remembered per URL (scheme, host and "
-                           "path); the passthrough and allow-list checks still run on every request",
-    "remember_werkzeug_urls": "werkzeug rebuilds a request's root URL (quoting, IRI decoding) each time moto "
-                              "asks for it: the pure function that builds it remembers its answers",
-    "build_wsgi_environments_directly": "moto turns each botocore request into a werkzeug request: its WSGI "
-                                        "environment (the same keys, values and order) is built directly from "
-                                        "the method, URL, headers and body, not through werkzeug's test-client "
-                                        "EnvironBuilder",
+                              "(about forty sanitized parts), not twice per request (+8% without it)",
     "roll_back_transactions_by_item": "a DynamoDB transaction keeps a copy of each item it writes (to put back "
                                       "if it is cancelled), not a deep copy of every table it names: the "
                                       "stream ledger's guarded write is a transaction, and copying the whole "
                                       "ledger on each one made a drill quadratic in its records",
 }
+
+# What each replaces, and the package it belongs to.
+_TARGETS = {
+    "share_botocore_data": ("botocore.loaders.Loader.__init__", "botocore"),
+    "count_sqs_messages_once": ("moto.sqs.models.Queue.attributes and its Approximate* counts", "moto"),
+    "read_queue_settings_without_counting": ("moto.sqs.models.SQSBackend.send_message, _validate_message, "
+                                             "get_queue_attributes; Queue.add_message", "moto"),
+    "parse_dynamodb_expressions_once": ("moto.dynamodb.comparisons.ConditionExpressionParser.parse, "
+                                        "UpdateExpressionParser.make", "moto"),
+    "walk_dynamodb_update_trees_cheaply": ("moto.dynamodb.parsing.ast_nodes.DepthFirstTraverser.traverse, "
+                                           "Node.__deepcopy__", "moto"),
+    "remember_response_member_names": ("moto.core.serialize.XFormedAttributePicker.get_possible_keys, "
+                                       "ResponseSerializer.get_value", "moto"),
+    "build_user_agents_once": ("botocore.useragent.UserAgentString.to_string", "botocore"),
+    "sign_with_a_placeholder": ("botocore.auth.SigV4Auth.add_auth", "botocore"),
+    "roll_back_transactions_by_item": ("moto.dynamodb.models.DynamoDBBackend.transact_write_items and the "
+                                       "module's copy.deepcopy", "moto"),
+}
+_VERIFIED = {"moto": MOTO_VERIFIED, "botocore": BOTOCORE_VERIFIED}
+
+
+def _speed(name: str):
+    target, package = _TARGETS[name]
+    return patch(name, target=target, package=package, verified=_VERIFIED[package], kind=SPEED,
+                 buys=SHORTCUTS[name])
 
 
 class _ProcessWideLoaderCache:
@@ -96,7 +107,8 @@ class _ProcessWideLoaderCache:
         self.entries[self._key(key)] = value
 
 
-def share_botocore_data() -> None:
+@_speed("share_botocore_data")
+def share_botocore_data(patcher: Patcher) -> None:
     """botocore caches what it reads from its data folder (service models, endpoint rules, the
     list of services) per Loader, and makes a Loader per session; moto's mock_aws starts a session
     per mock and the sandbox one per client, so every client re-read and re-parsed the same files.
@@ -105,19 +117,17 @@ def share_botocore_data() -> None:
     session's clients already share."""
     from botocore import loaders
 
-    if getattr(loaders.Loader, "_sandbox_shared", False):
-        return
     initialize = loaders.Loader.__init__
 
     def init(self, *args, **kwargs):
         initialize(self, *args, **kwargs)
         self._cache = _ProcessWideLoaderCache(self)
 
-    loaders.Loader.__init__ = init
-    loaders.Loader._sandbox_shared = True
+    patcher.replace(loaders.Loader, "__init__", init)
 
 
-def count_sqs_messages_once() -> None:
+@_speed("count_sqs_messages_once")
+def count_sqs_messages_once(patcher: Patcher) -> None:
     """Same answers, less work. moto rebuilds every queue attribute (three message counts,
     each a pass over all messages reading the clock twice per message) several times per message
     sent to a FIFO queue, which makes a queue of a few thousand messages take minutes to fill.
@@ -129,8 +139,6 @@ def count_sqs_messages_once() -> None:
     from moto.core.utils import unix_time_millis
     from moto.sqs.models import Queue
 
-    if getattr(Queue, "_sandbox_fast", False):
-        return
 
     def counts(queue):
         now = unix_time_millis()
@@ -148,7 +156,8 @@ def count_sqs_messages_once() -> None:
         return [m for m in queue._messages if now > m.visible_at and not now < m.delayed_until]
 
     # A pure string function moto calls ~20 times per attribute rebuild: remember its answers.
-    sqs_models.camelcase_to_underscores = functools.lru_cache(maxsize=None)(sqs_models.camelcase_to_underscores)
+    patcher.replace(sqs_models, "camelcase_to_underscores",
+                    functools.lru_cache(maxsize=None)(sqs_models.camelcase_to_underscores))
     def counted(index):
         def count(queue):
             this_build = getattr(queue, "_sandbox_counts", None)
@@ -169,15 +178,15 @@ def count_sqs_messages_once() -> None:
         finally:
             queue._sandbox_counts = None
 
-    Queue.messages = property(messages)
-    Queue.approximate_number_of_messages = counted(0)
-    Queue.approximate_number_of_messages_delayed = counted(1)
-    Queue.approximate_number_of_messages_not_visible = counted(2)
-    Queue.attributes = property(attributes)
-    Queue._sandbox_fast = True
+    patcher.replace(Queue, "messages", property(messages))
+    patcher.replace(Queue, "approximate_number_of_messages", counted(0))
+    patcher.replace(Queue, "approximate_number_of_messages_delayed", counted(1))
+    patcher.replace(Queue, "approximate_number_of_messages_not_visible", counted(2))
+    patcher.replace(Queue, "attributes", property(attributes))
 
 
-def read_queue_settings_without_counting() -> None:
+@_speed("read_queue_settings_without_counting")
+def read_queue_settings_without_counting(patcher: Patcher) -> None:
     """moto reads a queue's ContentBasedDeduplication setting as `queue.attributes.get(...)`: twice
     while validating a message, once sending it, once adding it (count_sqs_messages_once made each
     build count once, but a build still passes over every message). Those four reads use one setting
@@ -192,8 +201,6 @@ def read_queue_settings_without_counting() -> None:
 
     from moto.sqs.models import Queue, SQSBackend
 
-    if getattr(Queue, "_sandbox_settings_only", False):
-        return
     scope = threading.local()  # per thread: another thread's GetQueueAttributes still counts
 
     def settings_only(read):
@@ -225,7 +232,7 @@ def read_queue_settings_without_counting() -> None:
 
     for name in ("approximate_number_of_messages", "approximate_number_of_messages_delayed",
                  "approximate_number_of_messages_not_visible"):
-        setattr(Queue, name, unless_settings_only(getattr(Queue, name).fget))
+        patcher.replace(Queue, name, unless_settings_only(getattr(Queue, name).fget))
 
     get_attributes = SQSBackend.get_queue_attributes
 
@@ -245,12 +252,11 @@ def read_queue_settings_without_counting() -> None:
             return dict(built[1])
         return build(queue)
 
-    SQSBackend._validate_message = validate_settings_only
-    SQSBackend.send_message = send_message
-    Queue.add_message = add_message
-    SQSBackend.get_queue_attributes = get_queue_attributes
-    Queue.attributes = property(attributes)
-    Queue._sandbox_settings_only = True
+    patcher.replace(SQSBackend, "_validate_message", validate_settings_only)
+    patcher.replace(SQSBackend, "send_message", send_message)
+    patcher.replace(Queue, "add_message", add_message)
+    patcher.replace(SQSBackend, "get_queue_attributes", get_queue_attributes)
+    patcher.replace(Queue, "attributes", property(attributes))
 
 
 class _NotCounted:
@@ -267,20 +273,9 @@ class _NotCounted:
 NOT_COUNTED = _NotCounted()
 
 
-def remember_response_method_names() -> None:
-    """moto finds a request's action among its response class's methods by listing them with
-    inspect.getmembers on every request; a class's methods do not change while it runs."""
-    import functools
 
-    from moto.core import responses
-
-    if getattr(responses, "_sandbox_method_names", False):
-        return
-    responses.method_names_from_class = functools.lru_cache(maxsize=None)(responses.method_names_from_class)
-    responses._sandbox_method_names = True
-
-
-def parse_dynamodb_expressions_once() -> None:
+@_speed("parse_dynamodb_expressions_once")
+def parse_dynamodb_expressions_once(patcher: Patcher) -> None:
     """moto parses a request's ConditionExpression when it validates the request and again when it
     applies it, and its UpdateExpression likewise. A condition's syntax depends only on its text
     and attribute names: its parsed node tree (before moto builds the operators from it) is
@@ -292,12 +287,11 @@ def parse_dynamodb_expressions_once() -> None:
     import importlib
     import json
 
+    from moto.core.exceptions import JsonRESTError
     from moto.dynamodb.comparisons import ConditionExpressionParser
 
     UpdateExpressionParser = importlib.import_module("moto.dynamodb.parsing.expressions").UpdateExpressionParser
 
-    if getattr(ConditionExpressionParser, "_sandbox_once", False):
-        return
     parse_condition = ConditionExpressionParser.parse
     value_kind = ConditionExpressionParser.Kind.EXPRESSION_ATTRIBUTE_VALUE
     syntax: dict = {}  # (expression, names) -> (node tree without values, names used, values used)
@@ -332,7 +326,7 @@ def parse_dynamodb_expressions_once() -> None:
         if key not in syntax:
             try:
                 parsed = parse_syntax(parser)
-            except Exception:
+            except (ValueError, JsonRESTError):  # a malformed expression (anything else is a bug: raised)
                 return parse_condition(parser)  # moto's own error, raised where moto raises it
             if len(syntax) > EXPRESSION_CACHE_SIZE:
                 syntax.clear()
@@ -355,16 +349,16 @@ def parse_dynamodb_expressions_once() -> None:
             updates[expression] = make_update(cls, expression)
         return updates[expression]
 
-    ConditionExpressionParser.parse = parse
-    UpdateExpressionParser.make = classmethod(make)
-    ConditionExpressionParser._sandbox_once = True
+    patcher.replace(ConditionExpressionParser, "parse", parse)
+    patcher.replace(UpdateExpressionParser, "make", classmethod(make))
 
 
 # Distinct expressions remembered before the memory is cleared (a drill uses a few dozen).
 EXPRESSION_CACHE_SIZE = 10_000
 
 
-def walk_dynamodb_update_trees_cheaply() -> None:
+@_speed("walk_dynamodb_update_trees_cheaply")
+def walk_dynamodb_update_trees_cheaply(patcher: Patcher) -> None:
     """moto validates an update expression with ten passes over its syntax tree. Each pass asked
     for its node-type -> action table (a dict built afresh) twice per node and matched the node
     against it with isinstance on abstract classes; the table is now built once per pass and a
@@ -378,8 +372,6 @@ def walk_dynamodb_update_trees_cheaply() -> None:
     from moto.dynamodb.parsing import ast_nodes
 
     traverser = ast_nodes.DepthFirstTraverser
-    if getattr(traverser, "_sandbox_cheap", False):
-        return
 
     def traverse(self, node):
         actions = self._processing_map()
@@ -429,53 +421,13 @@ def walk_dynamodb_update_trees_cheaply() -> None:
             copied.__dict__[name] = value
         return copied
 
-    traverser.traverse = traverse
-    ast_nodes.Node.__deepcopy__ = copy_node
-    traverser._sandbox_cheap = True
+    patcher.replace(traverser, "traverse", traverse)
+    patcher.replace(ast_nodes.Node, "__deepcopy__", copy_node)
 
 
-def check_update_expressions_once() -> None:
-    """Of the ten passes moto makes over an update expression, three only check the expression
-    itself: at most one clause of each kind, no two actions on overlapping paths, no action on the
-    table's keys. Their outcome depends only on the parsed expression (one tree per distinct
-    expression: parse_dynamodb_expressions_once), its attribute names and the table's key
-    attributes, so once a validation with those has succeeded, later ones skip them. An
-    expression that fails them was never remembered, so it fails them every time."""
-    import json
 
-    from moto.dynamodb.parsing import validators
-
-    validator = validators.UpdateExpressionValidator
-    if getattr(validator, "_sandbox_once", False):
-        return
-    expression_only = (validators.ActionCountValidator, validators.OverlappingPathsValidator,
-                       validators.UpdateHashRangeKeyValidator)
-    passed: set = set()
-    initialize = validator.__init__
-
-    def __init__(self, expression, expression_attribute_names, expression_attribute_values, item, table):
-        initialize(self, expression, expression_attribute_names, expression_attribute_values, item, table)
-        # The tree itself (hashed by identity, kept alive by the key), not a copy or an id.
-        self._sandbox_key = (expression, json.dumps(expression_attribute_names, sort_keys=True),
-                             tuple(table.table_key_attrs))
-
-    def validate(self):
-        skip = self._sandbox_key in passed
-        node = self.node_to_validate
-        for processor in self.processors:
-            if not (skip and isinstance(processor, expression_only)):
-                node = processor.traverse(node)
-        if len(passed) > EXPRESSION_CACHE_SIZE:
-            passed.clear()
-        passed.add(self._sandbox_key)
-        return node
-
-    validator.__init__ = __init__
-    validator.validate = validate
-    validator._sandbox_once = True
-
-
-def remember_response_member_names() -> None:
+@_speed("remember_response_member_names")
+def remember_response_member_names(patcher: Patcher) -> None:
     """moto 5.2 finds each member of a response on its result object by trying up to twelve names
     (six alias rules, each also in snake_case), and works the list out for every member of every
     response. The list depends only on the member's name and shape, its parent shape (which moto
@@ -489,8 +441,6 @@ def remember_response_member_names() -> None:
     from moto.core import serialize
 
     picker = serialize.XFormedAttributePicker
-    if getattr(picker, "_sandbox_remembered", False):
-        return
     possible_keys = picker.get_possible_keys
     remembered: dict = {}  # (member, shape, parent shape, result class) -> the names to try, in order
     # The same for a plain dict result, when no name is a dotted path (moto would walk it).
@@ -522,12 +472,12 @@ def remember_response_member_names() -> None:
                 return value[name]
         return None
 
-    picker.get_possible_keys = get_possible_keys
-    serialize.ResponseSerializer.get_value = get_value_from_a_dict
-    picker._sandbox_remembered = True
+    patcher.replace(picker, "get_possible_keys", get_possible_keys)
+    patcher.replace(serialize.ResponseSerializer, "get_value", get_value_from_a_dict)
 
 
-def build_user_agents_once() -> None:
+@_speed("build_user_agents_once")
+def build_user_agents_once(patcher: Patcher) -> None:
     """botocore rebuilds a client's User-Agent header (about forty parts, each sanitized) twice
     per request. The string depends on the client's fixed settings, its client config and the
     SDK features in use (the client's and the request context's): it is remembered per client
@@ -536,8 +486,6 @@ def build_user_agents_once() -> None:
     from botocore import useragent
 
     agent = useragent.UserAgentString
-    if getattr(agent, "_sandbox_once", False):
-        return
     to_string = agent.to_string
 
     def remembered_to_string(self):
@@ -552,11 +500,11 @@ def build_user_agents_once() -> None:
             strings[1][key] = to_string(self)
         return strings[1][key]
 
-    agent.to_string = remembered_to_string
-    agent._sandbox_once = True
+    patcher.replace(agent, "to_string", remembered_to_string)
 
 
-def sign_with_a_placeholder() -> None:
+@_speed("sign_with_a_placeholder")
+def sign_with_a_placeholder(patcher: Patcher) -> None:
     """SigV4 signs each request (a canonical request, a SHA-256 of the body, five HMACs) only for
     the receiver to verify it; moto, with its IAM authentication off (the sandbox never turns it
     on), reads the access key (the account) and the credential scope from the header and ignores
@@ -565,8 +513,6 @@ def sign_with_a_placeholder() -> None:
     header moto reads, is left as it is."""
     from botocore import auth
 
-    if getattr(auth.SigV4Auth, "_sandbox_placeholder", False):
-        return
     add_auth = auth.SigV4Auth.add_auth
 
     def add_placeholder_auth(self, request):
@@ -576,268 +522,15 @@ def sign_with_a_placeholder() -> None:
         self._modify_request_before_signing(request)
         self._inject_signature_to_request(request, PLACEHOLDER_SIGNATURE)
 
-    auth.SigV4Auth.add_auth = add_placeholder_auth
-    auth.SigV4Auth._sandbox_placeholder = True
+    patcher.replace(auth.SigV4Auth, "add_auth", add_placeholder_auth)
 
 
 # Where a SigV4 signature goes (64 hex digits, as long as a real one).
 PLACEHOLDER_SIGNATURE = "0" * 64
 
 
-def draw_request_ids_at_once() -> None:
-    """moto draws every response's request id (52 letters and digits) one Random.choice per
-    character; Random.choices draws the same kind of string from the same pool in one call. Ids
-    stay random (and follow moto's seed when a test seeds it), only not the same ids as before."""
-    from moto.moto_api._internal.moto_random import MotoRandom
-
-    if getattr(MotoRandom, "_sandbox_at_once", False):
-        return
-
-    def get_random_string(self, length: int = 20, include_digits: bool = True, lower_case: bool = False) -> str:
-        pool = _LETTERS_AND_DIGITS if include_digits else _LETTERS
-        drawn = "".join(self.choices(pool, k=length))
-        return drawn.lower() if lower_case else drawn
-
-    MotoRandom.get_random_string = get_random_string
-    MotoRandom._sandbox_at_once = True
-
-
-_LETTERS = string.ascii_letters
-_LETTERS_AND_DIGITS = string.ascii_letters + string.digits
-
-
-def skip_the_xml_body_of_json_errors() -> None:
-    """moto's JsonRESTError (the base of every JSON protocol error) calls its parent's constructor,
-    which renders the error as an XML document with xmltodict, then replaces that body with the
-    JSON one. DynamoDB raises such errors inside a request too (a path an ADD creates, a failed
-    condition), so the discarded XML was a tenth of an update's time. The error ends with the same
-    attributes: werkzeug's HTTPException set up, the type, message, JSON body and content type."""
-    import json
-
-    from moto.core.exceptions import JsonRESTError
-    from werkzeug.exceptions import HTTPException
-
-    if getattr(JsonRESTError, "_sandbox_json_only", False):
-        return
-
-    def __init__(self, error_type: str, message: str, _: str = "", **kwargs) -> None:
-        HTTPException.__init__(self)
-        self.error_type = error_type
-        self.message = message
-        self.description = json.dumps({"__type": self.error_type, "message": self.message})
-        self.content_type = "application/json"
-
-    JsonRESTError.__init__ = __init__
-    JsonRESTError._sandbox_json_only = True
-
-
-def parse_state_machine_paths_once() -> None:
-    """moto's Step Functions interpreter parses each JSONPath it evaluates with jsonpath_ng, whose
-    parse builds a new yacc parser every time (a tenth of a Distributed Map's CPU). A parsed path is
-    only read (find, update_or_create change the data, not the path): one parse per distinct path."""
-    import functools
-    import importlib
-
-    json_path = importlib.import_module("moto.stepfunctions.parser.asl.utils.json_path")
-    result_path = importlib.import_module("moto.stepfunctions.parser.asl.component.common.path.result_path")
-
-    if getattr(json_path, "_sandbox_once", False):
-        return
-    json_path.parse = functools.lru_cache(maxsize=EXPRESSION_CACHE_SIZE)(json_path.parse)
-    result_path.parse = functools.lru_cache(maxsize=EXPRESSION_CACHE_SIZE)(result_path.parse)
-    json_path._sandbox_once = True
-
-
-def route_requests_once() -> None:
-    """moto's BotocoreStubber.process_request (moto 5.2) matches a request's URL, without its query,
-    against every service's URL patterns in turn, looks up that service's backend and tries each of
-    its URL map's expressions: about fifty regular expressions and a backend lookup per request for
-    an answer that depends only on the URL. The services whose pattern matches it (in moto's order)
-    and the handler of the first URL map that answers are remembered per URL; each service's
-    passthrough and allow-list settings are still checked on every request, and the request is
-    then handled exactly as moto handles it (normalized, recorded, dispatched, its HTTP errors
-    turned into responses). A URL no URL map answers goes through moto's own code each time."""
-    import re
-
-    import moto.backend_index as backend_index
-    from moto.core import botocore_stubber
-    from moto.core.exceptions import HTTPException
-
-    stubber = botocore_stubber.BotocoreStubber
-    if getattr(stubber, "_sandbox_routed", False):
-        return
-    routes: dict = {}  # clean URL -> (the services whose pattern matches it, in moto's order, the handler)
-
-    def find_route(clean_url):
-        import moto.backends as backends
-        from moto.core import DEFAULT_ACCOUNT_ID
-
-        services = []
-        for service, pattern in backend_index.backend_url_patterns:
-            if pattern.match(clean_url):
-                services.append(service)
-                backend_dict = backends.get_backend(service)  # type: ignore[call-overload]
-                if isinstance(backend_dict, botocore_stubber.BackendDict):
-                    if "us-east-1" in backend_dict[DEFAULT_ACCOUNT_ID]:
-                        backend = backend_dict[DEFAULT_ACCOUNT_ID]["us-east-1"]
-                    else:
-                        backend = backend_dict[DEFAULT_ACCOUNT_ID]["aws"]
-                else:
-                    backend = backend_dict["global"]
-                for url, handler in backend.urls.items():
-                    if re.compile(url).match(clean_url):
-                        return tuple(services), handler
-        return tuple(services), None
-
-    def process_request(self, request):
-        parsed_url, _ = botocore_stubber.get_equivalent_url_in_aws_domain(request.url)
-        clean_url = f"{parsed_url.scheme}://{parsed_url.netloc}{parsed_url.path}"
-        if botocore_stubber.passthrough_url(clean_url):
-            return None
-        if clean_url not in routes:
-            if len(routes) > EXPRESSION_CACHE_SIZE:
-                routes.clear()
-            routes[clean_url] = find_route(clean_url)
-        services, handler = routes[clean_url]
-        if handler is None:  # no service's URL map answers it: moto's own answer (a 404, or None)
-            return original(self, request)
-        for service in services:  # the checks moto makes on each service it tries, in its order
-            if botocore_stubber.passthrough_service(service):
-                return None
-            if not botocore_stubber.service_whitelisted(service):
-                raise botocore_stubber.ServiceNotWhitelisted(service)
-        from moto.moto_api import recorder
-
-        normalized_request = botocore_stubber.normalize_request(request)
-        try:
-            recorder._record_request(normalized_request)
-            status, headers, body = handler(normalized_request, normalized_request.raw_url,
-                                            normalized_request.headers)
-        except HTTPException as e:
-            status, headers, body = e.code, e.get_headers(), e.get_body()
-        return status, headers, body
-
-    original = stubber.process_request
-    stubber.process_request = process_request
-    stubber._sandbox_routed = True
-
-
-def remember_werkzeug_urls() -> None:
-    """werkzeug.sansio.utils.get_current_url builds a URL from its parts (quoting, IRI decoding);
-    its answer depends on its arguments alone (strings, None, bytes), so it is remembered."""
-    import functools
-
-    from werkzeug.sansio import request
-
-    if getattr(request, "_sandbox_urls", False):
-        return
-    request.get_current_url = functools.lru_cache(maxsize=EXPRESSION_CACHE_SIZE)(request.get_current_url)
-    request._sandbox_urls = True
-
-
-def build_wsgi_environments_directly() -> None:
-    """moto (request.py, from_primitives) makes a werkzeug request of every botocore request with
-    `Request.from_values`, werkzeug's test-client EnvironBuilder: an object with a dozen properties,
-    a headers copy and a multidict or two, to produce one dict. For the arguments moto passes (a
-    base URL, a path, a query string, a body of bytes, a header list) the environment is built here
-    with werkzeug's own helpers, key for key and in the same order as EnvironBuilder.get_environ
-    (werkzeug 3.1); anything else (a body that is a stream or a form, a form content type with no
-    body) still goes through the builder."""
-    import functools
-    import sys
-    from io import BytesIO
-    from urllib.parse import unquote, urlsplit
-
-    from moto.core.request import Request
-    from werkzeug._internal import _wsgi_encoding_dance
-    from werkzeug.datastructures import Headers
-    from werkzeug.test import EnvironBuilder
-    from werkzeug.urls import iri_to_uri
-
-    if getattr(Request, "_sandbox_direct", False):
-        return
-    from_values = Request.from_values.__func__
-    moto_arguments = {"method", "base_url", "path", "query_string", "data", "headers"}
-    form_types = ("multipart/form-data", "application/x-www-form-urlencoded")
-
-    @functools.lru_cache(maxsize=EXPRESSION_CACHE_SIZE)
-    def url_parts(base_url, path):
-        """What the builder derives from the base URL and the path (a few distinct ones per run)."""
-        scheme, host, script_root, query, fragment = urlsplit(iri_to_uri(base_url))
-        if query or fragment:
-            return None
-        server_name, colon, port = host.partition(":")
-        server_port = 443 if scheme == "https" else 80
-        if colon:
-            try:
-                server_port = int(port)
-            except ValueError:
-                pass
-        return (scheme, host, _wsgi_encoding_dance(unquote(script_root.rstrip("/"))),
-                _wsgi_encoding_dance(unquote(iri_to_uri(urlsplit(path).path))), _wsgi_encoding_dance(path),
-                server_name, server_port)
-
-    def environment(method, base_url, path, query_string, data, headers):
-        """EnvironBuilder(...).get_environ() for these arguments, or None where it would do more."""
-        if isinstance(data, str):
-            data = data.encode()
-        if not isinstance(data, bytes) or not isinstance(query_string, str) or "?" in path:
-            return None
-        headers = Headers(headers)  # werkzeug's checks and conversions of names and values
-        content_type = headers.get("Content-Type")
-        # The builder drops a Content-Length header (its own content_length argument is None) and
-        # counts the body it is given.
-        if data:
-            content_length = len(data)
-        elif content_type is not None and content_type.partition(";")[0].strip() in form_types:
-            return None  # the builder encodes an (empty) form
-        else:
-            content_length = None
-        parts = url_parts(base_url, path)
-        if parts is None:
-            return None  # the builder refuses a base URL with a query or fragment
-        scheme, host, script_name, path_info, raw_uri, server_name, server_port = parts
-        environ = {
-            "REQUEST_METHOD": method,
-            "SCRIPT_NAME": script_name,
-            "PATH_INFO": path_info,
-            "QUERY_STRING": _wsgi_encoding_dance(query_string),
-            "REQUEST_URI": raw_uri,
-            "RAW_URI": raw_uri,
-            "SERVER_NAME": server_name,
-            "SERVER_PORT": str(server_port),
-            "HTTP_HOST": host,
-            "SERVER_PROTOCOL": EnvironBuilder.server_protocol,
-            "wsgi.version": EnvironBuilder.wsgi_version,
-            "wsgi.url_scheme": scheme,
-            "wsgi.input": BytesIO(data),
-            "wsgi.errors": sys.stderr,
-            "wsgi.multithread": False,
-            "wsgi.multiprocess": False,
-            "wsgi.run_once": False,
-        }
-        if content_type is not None:
-            environ["CONTENT_TYPE"] = content_type
-        if content_length is not None:
-            environ["CONTENT_LENGTH"] = str(content_length)
-        combined: dict = {}
-        for key, value in headers.to_wsgi_list():
-            if key.lower() not in ("content-type", "content-length"):
-                combined.setdefault(f"HTTP_{key.upper().replace('-', '_')}", []).append(value)
-        for key, values in combined.items():
-            environ[key] = ", ".join(values)
-        return environ
-
-    def direct_from_values(cls, *args, **kwargs):
-        built = environment(**kwargs) if not args and set(kwargs) == moto_arguments else None
-        return cls(built) if built is not None else from_values(cls, *args, **kwargs)
-
-    Request.from_values = classmethod(direct_from_values)
-    Request._sandbox_direct = True
-    Request._sandbox_environment = staticmethod(environment)  # compared with the builder's by the tests
-
-
-def roll_back_transactions_by_item() -> None:
+@_speed("roll_back_transactions_by_item")
+def roll_back_transactions_by_item(patcher: Patcher) -> None:
     """moto's TransactWriteItems deep-copies each table the transaction names before it starts and
     puts the copy back if the transaction is cancelled: O(table size) per transaction. Here the
     items the transaction names are copied instead (an absent item is remembered as absent) and put
@@ -852,8 +545,6 @@ def roll_back_transactions_by_item() -> None:
     from moto.dynamodb.models.table import Table
 
     backend = models.DynamoDBBackend
-    if getattr(backend.transact_write_items, "_sandbox_by_item", False):
-        return
     original = backend.transact_write_items
     snapshotting = threading.local()
 
@@ -861,8 +552,6 @@ def roll_back_transactions_by_item() -> None:
         if isinstance(value, Table) and getattr(snapshotting, "active", False):
             return value  # the items it could change are saved by transact_write_items below
         return copy.deepcopy(value, memo)
-
-    models.copy = types.SimpleNamespace(**{**vars(copy), "deepcopy": deepcopy})
 
     def saved_items(self, transact_items) -> Optional[list]:
         """(table, hash, range, copy of the item or None) for each item written, or None when a
@@ -899,10 +588,13 @@ def roll_back_transactions_by_item() -> None:
         finally:
             snapshotting.active = False
 
-    transact_write_items._sandbox_by_item = True
-    backend.transact_write_items = transact_write_items
+    patcher.replace(models, "copy", types.SimpleNamespace(**{**vars(copy), "deepcopy": deepcopy}))
+    patcher.replace(backend, "transact_write_items", transact_write_items)
 
 
-def apply_all() -> None:
-    for name in SHORTCUTS:
-        globals()[name]()
+
+
+
+# The emulator's speed patches, in the order they apply (read_queue_settings_without_counting
+# builds on count_sqs_messages_once's attribute set when both apply).
+NAMES = tuple(SHORTCUTS)

@@ -59,9 +59,26 @@ class TransientServiceError(PayloadFreeError, RuntimeError):
 TRANSIENT_ERROR_NAME = TransientServiceError.__name__
 
 _deadline: ContextVar[Optional[float]] = ContextVar("retry_deadline", default=None)
-# The fraction of a computed backoff actually waited: 1 on AWS; the sandbox's compressed context
-# (time_scale < 1) compresses handlers' waits as it compresses botocore's.
+# The fraction of a computed backoff actually waited: 1 on AWS; inside compressed_time (a runner
+# that compresses time, such as the local sandbox) the handler's waits shrink as botocore's do.
 _wait_scale: ContextVar[float] = ContextVar("retry_wait_scale", default=1.0)
+# Set by compressed_time: the factor by which the runner's Lambda context compresses the remaining time.
+_time_compression: ContextVar[float] = ContextVar("retry_time_compression", default=1.0)
+
+
+@contextmanager
+def compressed_time(scale: float) -> Iterator[None]:
+    """For a runner that compresses a function's time by `scale` (0 < scale <= 1): the Lambda
+    context it passes reports `scale` of the remaining time. Retry budgets in this block (this
+    thread) count the uncompressed time, and backoff waits last `scale` of their length. On AWS
+    nothing calls it: the budget is the context's remaining time, the waits are whole."""
+    if not 0 < scale <= 1:
+        raise ValueError(f"a time compression is a factor in (0, 1], not {scale}")
+    token = _time_compression.set(scale)
+    try:
+        yield
+    finally:
+        _time_compression.reset(token)
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -98,14 +115,11 @@ def time_budget(context: Any) -> Iterator[None]:
         yield
         return
     remaining = remaining_ms() / 1000
-    # The local sandbox's context reports a compressed remaining time (LocalLambdaContext.time_scale,
-    # so Powertools' INPROGRESS records expire quickly), while a handler's work and backoff run at
-    # real speed: budget retries on the uncompressed time. A Lambda context has no time_scale.
-    # Backoff waits are compressed by the same factor, as the sandbox compresses botocore's; the
-    # budget counts the time they really take, like the rest of the handler's work.
-    scale = getattr(context, "time_scale", 1.0)
-    if not (isinstance(scale, (int, float)) and 0 < scale < 1):
-        scale = 1.0
+    # Under compressed_time (the local sandbox) the context reports a compressed remaining time, so
+    # Powertools' INPROGRESS records expire quickly, while a handler's work runs at real speed:
+    # budget retries on the uncompressed time. Backoff waits are compressed by the same factor, as
+    # the sandbox compresses botocore's; the budget counts the time they really take.
+    scale = _time_compression.get()
     remaining /= scale
     reserve = min(TIME_RESERVE_SECONDS, remaining * TIME_RESERVE_FRACTION)
     token = _deadline.set(time.monotonic() + remaining - reserve)

@@ -10,7 +10,7 @@ from typing import Callable, Optional
 from integration_blueprint.drill.faults import FaultInjector
 from integration_blueprint.drill.invoker import Invoker, plan_crashes
 from integration_blueprint.drill.report import DrillOptions, PatternReport
-from integration_blueprint.preview.recording import RecordedStack
+from integration_blueprint.preview.recording import RecordedResource, RecordedStack
 from integration_blueprint.sandbox.realization import LocalFunction, Sandbox
 
 Step = Callable[[float], None]
@@ -25,6 +25,7 @@ class DrillDeadline(RuntimeError):
 
 class PatternDriver:
     name = ""
+    component = ""  # the blueprint component whose instances it drills (type blueprint:index:<component>)
     handler = ""  # the reference handler module this driver drives
     # Faults outside the pattern's contract, with the reason; everything else is injected.
     not_covered: dict[str, str] = {}
@@ -59,6 +60,11 @@ class PatternDriver:
         """The components (URNs) whose functions run this pattern's handler."""
         return {r.parent for r in recorded.of_type("aws:lambda/function:Function")
                 if cls.deploys(str(r.inputs.get("handler", "")))}
+
+    @classmethod
+    def instances(cls, recorded: RecordedStack) -> list[RecordedResource]:
+        """Every instance of the driver's component in the program, by name."""
+        return sorted(recorded.of_type(f"blueprint:index:{cls.component}"), key=lambda r: r.name)
 
     @classmethod
     def functions(cls, sandbox: Sandbox) -> list[LocalFunction]:

@@ -27,6 +27,7 @@ class DistributedMapDriver(PatternDriver):
     `blueprint redrive map` does."""
 
     name = "distributed_map"
+    component = "DistributedMapBatch"
     handler = "integration_blueprint.handlers.reference.invoice_enricher"
 
     def prepare(self) -> None:

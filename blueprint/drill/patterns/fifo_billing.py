@@ -46,6 +46,7 @@ class FifoBillingDriver(PatternDriver):
     done twice)."""
 
     name = "fifo_billing"
+    component = "FifoBillingQueue"
     handler = "integration_blueprint.handlers.reference.billing_dispatcher"
     consumer_handler = "integration_blueprint.handlers.reference.billing_consumer.lambda_handler"
     EMPLOYEES_PER_TENANT = 10

@@ -172,6 +172,7 @@ class StreamLedgerDriver(PatternDriver):
 
 class IdempotentStreamDriver(StreamLedgerDriver):
     name = "idempotent_stream"
+    component = "IdempotentStreamConsumer"
     consumer_handler = "integration_blueprint.handlers.reference.ledger_idempotent_consumer.lambda_handler"
 
 
@@ -182,6 +183,7 @@ class NonIdempotentStreamDriver(StreamLedgerDriver):
     deliveries and crashes, exactly once."""
 
     name = "non_idempotent_stream"
+    component = "NonIdempotentStreamConsumer"
     consumer_handler = "integration_blueprint.handlers.reference.ledger_app_dlq_consumer.lambda_handler"
     # The Retry-DLQ lane is at-least-once on SQS's side and made exactly-once by the effect key
     # (handlers/runtime/app_dlq_stream.py): it gets duplicates and crashes like every other pattern.

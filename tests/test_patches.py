@@ -1,0 +1,235 @@
+"""The registry of third-party patches (integration_blueprint.patches): every entry says what it
+replaces, where it was verified and what it buys; a speed patch outside its versions is skipped with
+one line, a fix refuses to run naming the versions; what a block applied is undone when it ends."""
+
+import json
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from integration_blueprint import patches
+from integration_blueprint.patches import FIX, SPEED, PatchRefused
+from integration_blueprint.policies import sdk_patches
+from integration_blueprint.sandbox import emulator, shortcuts
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+PLUGIN_PATCH = "plugin_integer_inputs_stay_whole"
+
+
+def plugin_patch_entry() -> dict:
+    """The plugin's registered patch, as the plugin's own process sees it (its program registers it
+    when imported; a separate interpreter, since it loads the Pulumi provider SDK's protos)."""
+    program = f"""
+import importlib.util, json
+spec = importlib.util.spec_from_file_location("blueprint_plugin_main", {str(REPO / "plugin" / "__main__.py")!r})
+spec.loader.exec_module(importlib.util.module_from_spec(spec))
+from integration_blueprint.patches import REGISTRY
+entry = REGISTRY[{PLUGIN_PATCH!r}]
+print(json.dumps({{"target": entry.target, "package": entry.package, "buys": entry.buys, "kind": entry.kind,
+                  "verified_here": entry.verified_here()}}))
+"""
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+# Where each correctness fix is shown to fix what it says (a speed patch's equivalence test is
+# tests/test_emulator_shortcuts.py and, for the pack's, test_pack_verdicts_are_the_same_without_its_speed_patches).
+FIX_TESTS = {
+    "answered_requests_are_not_dispatched": "test_patches.py::test_a_request_a_fault_answered_is_not_carried_out",
+    "nothing_leaves_the_process": "test_sandbox_drill.py::test_a_stack_is_realized_in_the_emulator_as_recorded",
+    "compress_sdk_retry_waits": "test_patches.py::test_sdk_and_state_machine_retry_waits_are_compressed",
+    "compress_state_machine_retry_waits": "test_patches.py::test_sdk_and_state_machine_retry_waits_are_compressed",
+    "state_machine_lambda_tasks_run_in_process":
+        "test_sandbox_drill.py::test_every_pattern_loses_nothing_and_does_nothing_twice_under_the_default_fault_mix",
+    # A Map worker recursed once per item: the main job's 1,500-item Map (benchmarks/drill_speed.py)
+    # needs it; a test's Map would take a minute of moto's interpreter to meet the limit.
+    "iterate_map_workers":
+        "test_sandbox_drill.py::test_every_pattern_loses_nothing_and_does_nothing_twice_under_the_default_fault_mix",
+    "fifo_deduplication_lasts_five_minutes": "test_patches.py::"
+        "test_a_fifo_queue_drops_a_deduplication_id_it_accepted_in_the_last_five_minutes_even_once_consumed",
+    "parse_state_machine_paths_once": "test_sandbox_drill.py::"
+        "test_a_seed_reproduces_a_drill_exactly_and_recovery_completes_under_40_percent_transient_faults",
+    "pack_names_its_version": "test_wheel.py::test_the_running_pack_reports_the_package_version",
+    "plugin_integer_inputs_stay_whole": "test_plugin.py::test_whole_numbers_stay_whole_through_the_wire",
+}
+
+
+def test_every_patch_names_its_target_versions_kind_and_what_it_buys():
+    plugin = plugin_patch_entry()
+    assert plugin["target"] and plugin["package"] == "pulumi" and plugin["buys"] and plugin["verified_here"]
+    assert plugin["kind"] == FIX and PLUGIN_PATCH in FIX_TESTS
+
+    assert set(patches.REGISTRY) - {PLUGIN_PATCH} == {*emulator.EMULATOR_PATCHES, *sdk_patches.NAMES}
+    for name, entry in patches.REGISTRY.items():
+        assert entry.target and entry.package and entry.buys, name
+        assert entry.verified_here(), f"{name}: verified on {entry.package}{entry.verified}, not what is installed"
+        assert entry.kind in (FIX, SPEED)
+        if entry.kind == FIX:
+            assert name in FIX_TESTS, f"{name}: a fix with no test that shows it"
+            test_file, test_name = FIX_TESTS[name].split("::")
+            assert f"def {test_name}(" in (REPO / "tests" / test_file).read_text(), FIX_TESTS[name]
+        else:
+            assert name in shortcuts.NAMES or name in sdk_patches.NAMES, name
+
+
+@pytest.fixture
+def marker_owner():
+    """A stand-in for a library's class, and a patch of each kind that changes it."""
+    owner = types.SimpleNamespace(answer="library's own")
+
+    def install(patcher):
+        patcher.replace(owner, "answer", "patched")
+
+    yield owner, install
+    for name in ("test-speed", "test-fix"):
+        patches.REGISTRY.pop(name, None)
+
+
+def register(name, kind, verified, install):
+    patches.patch(name, target="owner.answer", package="moto", verified=verified, kind=kind,
+                  buys="nothing: a test")(install)
+
+
+def test_a_speed_patch_outside_its_versions_is_skipped_with_one_line(marker_owner, capsys):
+    owner, install = marker_owner
+    register("test-speed", SPEED, "<1", install)
+
+    for _ in range(2):
+        with patches.applied(["test-speed"]):
+            assert owner.answer == "library's own"
+
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and "test-speed skipped: verified on moto<1" in lines[0]
+
+
+def test_a_fix_outside_its_versions_refuses_to_run_naming_them(marker_owner):
+    owner, install = marker_owner
+    register("test-fix", FIX, "<1", install)
+
+    with pytest.raises(PatchRefused, match=r"test-fix .* verified on moto<1 only; install a verified version"):
+        with patches.applied(["test-fix"]):
+            pass
+    assert owner.answer == "library's own"
+
+
+def test_a_block_undoes_what_it_applied_and_leaves_an_enclosing_block_s_patches(marker_owner):
+    owner, install = marker_owner
+    register("test-fix", FIX, ">=5", install)
+
+    with patches.applied(["test-fix"]):
+        with patches.applied(["test-fix"]):
+            assert owner.answer == "patched"
+        assert owner.answer == "patched" and "test-fix" in patches.active()
+    assert owner.answer == "library's own" and "test-fix" not in patches.active()
+
+
+def test_a_speed_patch_can_be_left_out_by_name_and_a_fix_cannot(marker_owner, monkeypatch):
+    owner, install = marker_owner
+    register("test-speed", SPEED, ">=5", install)
+    register("test-fix", FIX, ">=5", install)
+    monkeypatch.setenv(patches.WITHOUT_VARIABLE, "test-speed")
+
+    with patches.applied(["test-speed"]):
+        assert owner.answer == "library's own"
+    monkeypatch.setenv(patches.WITHOUT_VARIABLE, "test-fix")
+    with pytest.raises(ValueError, match="test-fix is not a speed patch"):
+        with patches.applied(["test-fix"]):
+            pass
+
+
+def test_the_emulator_leaves_moto_and_botocore_as_it_found_them():
+    from botocore import endpoint
+    from moto.core.botocore_stubber import BotocoreStubber
+    from moto.sqs.models import Queue
+
+    before = (BotocoreStubber.__call__, endpoint.Endpoint._send, endpoint.time, vars(Queue).get("attributes"))
+    outside = patches.active()  # the suite's own (conftest.py)
+    with emulator.running_emulator("eu-west-1"):
+        assert set(emulator.EMULATOR_PATCHES) <= patches.active()
+        assert endpoint.Endpoint._send is not before[1]
+    assert (BotocoreStubber.__call__, endpoint.Endpoint._send, endpoint.time, vars(Queue).get("attributes")) == before
+    assert patches.active() == outside
+
+
+def test_a_request_a_fault_answered_is_not_carried_out():
+    from botocore.awsrequest import AWSResponse
+
+    class Body:
+        def stream(self, **_):
+            yield b'{"__type": "ThrottlingException", "message": "injected"}'
+
+    def throttle(request, **_):
+        setattr(request, emulator.ANSWERED, True)
+        return AWSResponse(request.url, 400, {"x-amzn-ErrorType": "ThrottlingException"}, Body())
+
+    with emulator.running_emulator("eu-west-1") as running:
+        sqs = running.client("sqs")
+        url = sqs.create_queue(QueueName="q")["QueueUrl"]
+        throttled = boto3.client("sqs", config=Config(retries={"max_attempts": 1}))
+        throttled.meta.events.register_first("before-send.sqs.SendMessage", throttle)
+        with pytest.raises(ClientError, match="ThrottlingException"):
+            throttled.send_message(QueueUrl=url, MessageBody="once")
+        assert "Messages" not in sqs.receive_message(QueueUrl=url)
+
+
+def test_sdk_and_state_machine_retry_waits_are_compressed():
+    from botocore import endpoint
+    from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
+
+    with emulator.running_emulator("eu-west-1"):
+        for clock in (endpoint.time, retrier_decl.time):
+            started = time.monotonic()
+            clock.sleep(10)
+            assert time.monotonic() - started < 10 * emulator.TIME_SCALE + 0.5
+
+
+@pytest.mark.parametrize("unknowns", [False, True])
+def test_pack_verdicts_are_the_same_without_its_speed_patches(monkeypatch, capsys, unknowns):
+    """The pack's speed patches (policies/sdk_patches.py) change how much work AnalyzeStack and
+    Analyze do, never a verdict: a program that breaks every rule gets the same report from the
+    SDK's own servicer (what an unverified pulumi-policy runs)."""
+    from integration_blueprint.cli import main
+
+    def preview() -> dict:
+        main(["preview", "--program", str(REPO / "tests" / "fixtures" / "every_violation"), "--stack", "ci",
+              "--format", "json", *(["--unknowns"] if unknowns else [])])
+        return json.loads(capsys.readouterr().out)
+
+    with_patches = preview()
+    speed = [name for name in sdk_patches.NAMES if patches.REGISTRY[name].kind == SPEED]
+    monkeypatch.setenv(patches.WITHOUT_VARIABLE, ",".join(speed))
+    assert preview() == with_patches
+    assert with_patches["violations"]
+
+
+def test_a_fifo_queue_drops_a_deduplication_id_it_accepted_in_the_last_five_minutes_even_once_consumed():
+    """As SQS does (DESIGN: "a deduplication id is remembered for 5 minutes, whether or not the
+    message is still queued"); moto compared it only with the messages still queued."""
+    with emulator.running_emulator("eu-west-1") as running:
+        sqs = running.client("sqs")
+        url = sqs.create_queue(QueueName="charges.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+
+        def send(body, dedup):
+            sqs.send_message(QueueUrl=url, MessageBody=body, MessageGroupId="g", MessageDeduplicationId=dedup)
+
+        def consume() -> list:
+            received = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", [])
+            for message in received:
+                sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+            return [m["Body"] for m in received]
+
+        send("charge", "tenant-1:2026-10")
+        assert consume() == ["charge"]
+        send("charge again", "tenant-1:2026-10")  # a retried send, after the first was consumed
+        send("next", "tenant-2:2026-10")
+        assert consume() == ["next"]
