@@ -21,10 +21,10 @@ import boto3  # noqa: E402
 from idempotency_cost import DynamoDBMeter, create_table, table_lookup  # noqa: E402
 from moto import mock_aws  # noqa: E402
 
+from integration_blueprint import patches  # noqa: E402
 from integration_blueprint.drill.cost import item_size  # noqa: E402
 from integration_blueprint.handlers.reference.reference_ledger import AccountLedger  # noqa: E402
 from integration_blueprint.handlers.runtime.stream_records import StreamRecord  # noqa: E402
-from integration_blueprint import patches  # noqa: E402
 from integration_blueprint.sandbox import shortcuts  # noqa: E402
 
 EVENTS = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000

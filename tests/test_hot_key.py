@@ -11,6 +11,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from integration_blueprint import patches
 from integration_blueprint.drill.cost import item_size
 from integration_blueprint.handlers.reference.reference_ledger import (
     GUARD_PREFIX,
@@ -18,7 +19,6 @@ from integration_blueprint.handlers.reference.reference_ledger import (
     AccountLedger,
 )
 from integration_blueprint.handlers.runtime.stream_records import StreamRecord
-from integration_blueprint import patches
 from integration_blueprint.sandbox import shortcuts
 
 # Enough for the old layout to be far past a bound (24 KB); the benchmark runs 10,000 (~45 s of moto).
