@@ -52,10 +52,7 @@ def _program_dir(args: argparse.Namespace, *, required: bool = True) -> Path:
 
 
 def _run_preview(args: argparse.Namespace) -> int:
-    from integration_blueprint.preview import aws_imports
     from integration_blueprint.preview.run import run_preview
-
-    aws_imports.install()  # the program imports only the pulumi_aws modules it uses
 
     result = run_preview(_program_dir(args), stack=args.stack,
                          policy_config_path=Path(args.policy_config) if args.policy_config else None,

@@ -27,6 +27,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from integration_blueprint.patches import SPEED, Patcher, patch
+
 PACKAGE = "pulumi_aws"
 # What a service package's __init__.py holds besides its star imports (pulumi_aws 7.51).
 _PREAMBLE = {"import builtins as _builtins", "from .. import _utilities", "import typing", "from . import outputs"}
@@ -112,3 +114,16 @@ def install() -> None:
     if PACKAGE in sys.modules or any(isinstance(f, _ServicePackageFinder) for f in sys.meta_path):
         return
     sys.meta_path.insert(0, _ServicePackageFinder())
+
+
+PATCH_NAME = "lazy_pulumi_aws_service_packages"
+
+
+@patch(PATCH_NAME, target="pulumi_aws.<service> packages' __init__ (their star imports)", package="pulumi-aws",
+       verified=">=7.51,<7.52", kind=SPEED,
+       buys="the blueprint's prod program imports in 2.0 s of CPU instead of 2.4 s (python_exec.py applies it "
+            "in the program's process when the program's interpreter has this package)")
+def lazy_service_packages(patcher: Patcher) -> None:
+    if PACKAGE in sys.modules or any(isinstance(f, _ServicePackageFinder) for f in sys.meta_path):
+        return
+    patcher.replace(sys, "meta_path", [_ServicePackageFinder(), *sys.meta_path])

@@ -12,6 +12,7 @@ report points where the user can act.
 import argparse
 import asyncio
 import concurrent.futures
+import contextlib
 import json
 import logging
 import os
@@ -90,6 +91,18 @@ class RaiseLocator:
         return None
 
 
+def _lazy_pulumi_aws():
+    """pulumi_aws's service packages load only the modules the program uses, when the program's
+    interpreter has integration_blueprint (its registered speed patch, skipped outside the
+    pulumi-aws versions it was verified on); otherwise the program imports as it always does."""
+    try:
+        from integration_blueprint import patches
+        from integration_blueprint.preview import aws_imports
+    except ImportError:
+        return contextlib.nullcontext()
+    return patches.applied([aws_imports.PATCH_NAME])
+
+
 def main():
     parser = argparse.ArgumentParser(description="Execute a Pulumi Python program")
     for option in ("project", "root_directory", "stack", "parallel", "dry_run", "pwd", "monitor", "engine",
@@ -130,6 +143,8 @@ def main():
     # silences it the same way.
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     exit_code = 1
+    lazy_imports = _lazy_pulumi_aws()
+    lazy_imports.__enter__()
     try:
         def run_program() -> None:
             runpy.run_path(args.PROGRAM, run_name="__main__")
@@ -151,6 +166,7 @@ def main():
         pulumi.log.error("BLUEPRINT_PROGRAM_ERROR " + json.dumps(detail))
         exit_code = SHOWN_TO_USER
     finally:
+        lazy_imports.__exit__(None, None, None)
         loop.close()
         sys.stdout.flush()
         sys.stderr.flush()
