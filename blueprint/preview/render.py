@@ -57,7 +57,7 @@ def render_text(result: PreviewResult) -> str:
             lines.append(f"  [{finding.policy}]{where} {skipped_checks.reason(finding)}")
     notes = result.notes()
     if notes:
-        lines += ["", "Not checked as the real engine would:"] + [f"  - {note}" for note in notes]
+        lines += ["", "How this preview ran (offline):"] + [f"  - {note}" for note in notes]
     lines += ["", f"{len(recorded.resources)} resources, {skipped_checks.count(result, 'mandatory')} mandatory and "
                   f"{skipped_checks.count(result, 'advisory')} advisory violations"
                   + (f", {len(skipped)} checks not run during preview" if skipped else "")
