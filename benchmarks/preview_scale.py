@@ -12,24 +12,20 @@ CPU time, not wall time: on a shared machine the wall clock measures the other p
 
 Targets: 4,000 resources recorded in <= 10 s of CPU; recording and analysis grow linearly,
 t(4k) / t(2k) <= 2.3. Last line:
-`preview_scale record_ratio_2x=R analysis_ratio_2x=A record_4k_cpu_s=S`.
+`preview_scale record_ratio_2x=R analysis_ratio_2x=A record_4k_cpu_s=S record_4k_program_cpu_s=P`.
 
 Run: .venv/bin/python benchmarks/preview_scale.py
 """
 
 import gc
-import json
 import os
 import resource
 import tempfile
 import time
 from pathlib import Path
 
-import pulumi  # noqa: E402
-import pulumi_aws as aws  # noqa: E402
-
-from integration_blueprint.preview.analyzer import PolicyAnalyzer  # noqa: E402
-from integration_blueprint.preview.recording import record_program  # noqa: E402
+from integration_blueprint.preview.analyzer import PolicyAnalyzer
+from integration_blueprint.preview.recording import record_program
 
 SIZES = (250, 500, 1000)
 REPEATS = 3  # analysis runs per size; the least CPU is kept
@@ -37,16 +33,11 @@ ROLE = "arn:aws:iam::123456789012:role/bench"
 
 
 def synthetic_program(groups: int):
+    """The benchmark's program as a callable: the same source as the project folder's __main__.py."""
+    code = compile(PROGRAM.format(groups=groups, role=ROLE), f"<preview_scale {groups} groups>", "exec")
+
     def program():
-        code = pulumi.AssetArchive({})
-        for i in range(groups):
-            dlq = aws.sqs.Queue(f"dlq-{i}", message_retention_seconds=1_209_600)
-            queue = aws.sqs.Queue(f"queue-{i}", visibility_timeout_seconds=360, redrive_policy=dlq.arn.apply(
-                lambda arn: json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 5})))
-            function = aws.lambda_.Function(f"fn-{i}", role=ROLE, runtime="python3.12", handler="app.handler",
-                                            code=code, timeout=60)
-            aws.lambda_.EventSourceMapping(f"mapping-{i}", event_source_arn=queue.arn, function_name=function.name,
-                                           function_response_types=["ReportBatchItemFailures"])
+        exec(code, {"__name__": "__main__"})
     return program
 
 

@@ -348,12 +348,12 @@ class OfflineEngine:
     # ---- data sources and reads ------------------------------------------------------------
 
     def invoke(self, request) -> resource_pb2.ResourceInvokeResponse:
-        args = wire.unwrap_secrets(wire.downgrade(wire.from_struct(request.args)))
+        args = wire.plain(wire.downgrade(wire.from_struct(request.args)))
         if request.tok == "pulumi:pulumi:getResource":
             return self._get_resource(args.get("urn", ""))
         region = self._region(request.provider, request.tok)
         try:
-            result = provider_outputs.invoke(request.tok, wire.plain(args), region=region, account=ACCOUNT)
+            result = provider_outputs.invoke(request.tok, args, region=region, account=ACCOUNT)
         except provider_outputs.UnknownInvoke:
             failure = provider_pb2.CheckFailure(
                 property="", reason=f"the data source {request.tok} is not declared by any provider SDK installed "
@@ -370,7 +370,7 @@ class OfflineEngine:
 
     def read(self, request) -> resource_pb2.ReadResourceResponse:
         urn = self.urn(request.parent, request.type, request.name)
-        props = wire.plain(wire.unwrap_secrets(wire.downgrade(wire.from_struct(request.properties))))
+        props = wire.plain(wire.downgrade(wire.from_struct(request.properties)))
         state = provider_outputs.read_outputs(request.type, request.name, request.id, props,
                                               region=self._region(request.provider, request.type), account=ACCOUNT)
         self._read[urn] = {**state, "id": request.id}

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
 
-from integration_blueprint.preview.project import ProgramError, load_project
+from integration_blueprint.preview.project import ProgramError, load_project, shown
 
 TOOLCHAINS = ("pip", "poetry", "uv")
 # How long `poetry env info --path` may take (it reads poetry's config and cache, no network).
@@ -72,10 +72,6 @@ def _search_up(start: Path, name: str) -> Optional[Path]:
     return None
 
 
-def _shown(path: Path, project_dir: Path) -> str:
-    return os.path.relpath(path, project_dir) if path.is_relative_to(project_dir) else str(path)
-
-
 def _runtime_options(project: dict) -> dict:
     runtime = project.get("runtime")
     options = runtime.get("options") if isinstance(runtime, dict) else None
@@ -105,7 +101,7 @@ def resolve_interpreter(project_dir: Path, environ: Mapping[str, str] = os.envir
         for lock, tool in (("uv.lock", "uv"), ("poetry.lock", "poetry")):
             found = _search_up(program_dir, lock)
             if found:
-                toolchain, named = tool, f"{_shown(found / lock, project_dir)} (Pulumi.yaml names no toolchain)"
+                toolchain, named = tool, f"{shown(found / lock, project_dir)} (Pulumi.yaml names no toolchain)"
                 break
     if toolchain == "poetry":
         return _poetry(project_dir, program_dir, named)
@@ -158,7 +154,7 @@ def _poetry(project_dir: Path, program_dir: Path, named: str) -> Interpreter:
         path = Path(answer.stdout.strip()) if answer and answer.returncode == 0 and answer.stdout.strip() else None
         if path is None or not _is_virtualenv(path):
             raise ProgramError(f"{named} selects poetry, but poetry has no environment for "
-                               f"{_shown(program_dir, project_dir) if program_dir != project_dir else 'the project'}; "
+                               f"{shown(program_dir, project_dir) if program_dir != project_dir else 'the project'}; "
                                f"create it: (cd {program_dir} && poetry install)")
         return Interpreter([str(path / BIN_DIR / PYTHON_NAME)], f"poetry's environment; {named}", "poetry",
                            path, project_dir)
@@ -168,10 +164,10 @@ def _poetry(project_dir: Path, program_dir: Path, named: str) -> Interpreter:
     in_project = pyproject / ".venv"
     if _is_virtualenv(in_project):
         return Interpreter([str(in_project / BIN_DIR / PYTHON_NAME)],
-                           f"poetry's in-project {_shown(in_project, project_dir)}; {named}; poetry is not on PATH",
+                           f"poetry's in-project {shown(in_project, project_dir)}; {named}; poetry is not on PATH",
                            "poetry", in_project, project_dir)
     raise ProgramError(f"{named} selects poetry, but `poetry` is not on PATH and there is no "
-                       f"{_shown(in_project, project_dir)}; install poetry (pipx install poetry) and run "
+                       f"{shown(in_project, project_dir)}; install poetry (pipx install poetry) and run "
                        f"`poetry install` in {pyproject}, or set `toolchain: pip` in Pulumi.yaml's runtime options")
 
 
@@ -183,7 +179,7 @@ def _uv(project_dir: Path, program_dir: Path, virtualenv: Optional[str], named: 
     elif environ.get("UV_PROJECT_ENVIRONMENT"):
         path, how = uv_project / environ["UV_PROJECT_ENVIRONMENT"], "UV_PROJECT_ENVIRONMENT"
     else:
-        path, how = uv_project / ".venv", f"uv's {_shown(uv_project / '.venv', project_dir)}"
+        path, how = uv_project / ".venv", f"uv's {shown(uv_project / '.venv', project_dir)}"
     if _is_virtualenv(path):
         return Interpreter([str(path / BIN_DIR / PYTHON_NAME)], f"{how}; {named}", "uv", path, project_dir)
     tool = "" if shutil.which("uv", path=environ.get("PATH")) else \

@@ -171,6 +171,11 @@ def _cli_text(value: Any) -> str:
 
 # ---- the project -------------------------------------------------------------------------------
 
+def shown(path: Path, project_dir: Path) -> str:
+    """A path as a message shows it: relative to the project where it is inside it."""
+    return os.path.relpath(path, project_dir) if Path(path).is_relative_to(project_dir) else str(path)
+
+
 def _project_file(directory: Path) -> Optional[Path]:
     for extension in PROJECT_FILE_EXTENSIONS:
         path = directory / f"Pulumi{extension}"

@@ -24,14 +24,21 @@ import traceback
 SHOWN_TO_USER = 32
 
 
+_INSTALLED = (os.sep + "site-packages" + os.sep, os.sep + "venv" + os.sep, os.sep + ".venv" + os.sep)
+
+
+def _is_program_file(path, program_dir):
+    """A file of the program's own folder, not of a virtualenv kept inside it."""
+    return path.startswith(program_dir + os.sep) and not any(part in path for part in _INSTALLED)
+
+
 def _program_frame(exc, program_dir):
     """(file, line) of the innermost traceback frame in the program's own files, or None."""
     found = None
-    venvs = (os.sep + "site-packages" + os.sep, os.sep + "venv" + os.sep, os.sep + ".venv" + os.sep)
     while exc is not None:
         for frame in traceback.extract_tb(exc.__traceback__):
             path = os.path.abspath(frame.filename)
-            if path.startswith(program_dir + os.sep) and not any(part in path for part in venvs):
+            if _is_program_file(path, program_dir):
                 found = (path, frame.lineno)
         if found:
             return found
@@ -66,15 +73,11 @@ class RaiseLocator:
     again with this on, so a run that succeeds pays nothing for it."""
 
     def __init__(self, program_dir):
-        self.program_dir = program_dir + os.sep
+        self.program_dir = program_dir
         self.raised = {}
 
-    def _ours(self, path):
-        return path.startswith(self.program_dir) and not any(
-            part in path for part in (os.sep + "site-packages" + os.sep, os.sep + "venv" + os.sep))
-
     def global_trace(self, frame, event, arg):
-        if event == "call" and self._ours(os.path.abspath(frame.f_code.co_filename)):
+        if event == "call" and _is_program_file(os.path.abspath(frame.f_code.co_filename), self.program_dir):
             return self.local_trace
         return None
 

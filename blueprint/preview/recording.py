@@ -33,7 +33,6 @@ from integration_blueprint.preview.engine import (
     NotExpanded,
     OfflineEngine,
     RecordedResource,
-    make_urn,
 )
 from integration_blueprint.preview.interpreter import Interpreter, missing_module_hint, resolve_interpreter
 from integration_blueprint.preview.project import (
@@ -41,14 +40,13 @@ from integration_blueprint.preview.project import (
     ProgramError,
     load_config,
     load_project,
+    shown,
     stack_config_path,
     stack_names,
 )
-from integration_blueprint.preview.provider_outputs import PLACEHOLDER_ACCOUNT
 
-__all__ = ["DEFAULT_REGION", "PLACEHOLDER_ACCOUNT", "UNKNOWN", "NotExpanded", "ProgramError", "RecordedResource",
-           "RecordedStack", "load_project", "load_stack_config", "make_urn", "record_program", "stack_config_path",
-           "stack_names"]
+__all__ = ["DEFAULT_REGION", "UNKNOWN", "NotExpanded", "ProgramError", "RecordedResource", "RecordedStack",
+           "load_project", "load_stack_config", "record_program", "stack_config_path", "stack_names"]
 
 # The language runtimes (Pulumi.yaml `runtime:`) whose programs the offline preview starts.
 RUNTIMES = ("python", "nodejs")
@@ -157,13 +155,6 @@ def _collector_paused():
             gc.enable()
 
 
-def _shown(path: Path, program_dir: Path) -> str:
-    try:
-        return str(path.relative_to(program_dir))
-    except ValueError:
-        return str(path)
-
-
 def _main_file(program_dir: Path, project: dict) -> Path:
     main = program_dir / (project.get("main") or ".")
     if main.is_dir():
@@ -220,7 +211,7 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
     main = _main_file(program_dir, manifest) if interpreter is not None else None
     region = program_config.values.get("aws:region") or program_config.region
     stack_file = (program_config.stack_file or stack_config_path(program_dir, stack))
-    region_fix = (f"run `pulumi config set aws:region <region>` (it writes {_shown(stack_file, program_dir)}) or set "
+    region_fix = (f"run `pulumi config set aws:region <region>` (it writes {shown(stack_file, program_dir)}) or set "
                   "AWS_REGION (or AWS_DEFAULT_REGION), as the AWS provider reads them")
 
     def run(locate_raise: bool = False) -> tuple[OfflineEngine, Optional[python_host.ProgramFailure]]:
