@@ -102,7 +102,7 @@ def test_the_schedule_starts_the_dispatcher_asynchronously_and_a_run_that_keeps_
             calls.append(event)
             raise RuntimeError("accounts store throttled")
 
-        sandbox.invocation_wrappers[dispatcher.name] = throttled
+        sandbox.interception.wrap(dispatcher.name, throttled)
         schedule = next(name for name, s in sandbox.schedules.items() if s.target_arn == dispatcher.arn)
         result = sandbox.fire_schedule(schedule, "2026-11-01T03:00:00Z")
 

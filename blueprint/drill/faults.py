@@ -1,13 +1,14 @@
-"""Fault injection at the botocore layer, so handler code is not touched.
+"""Fault injection into the AWS calls handlers make, so handler code is not touched: the drill's
+request interceptor, given to the sandbox through its one seam (sandbox/interception.py), which
+hands it only the requests made while a function runs.
 
-- Transient faults: a fraction of the HTTP requests handlers send are answered with a throttling or
-  5xx error instead of reaching the emulator (nothing happens server-side), as a real throttle
-  would. The answer goes through botocore's response parsing and its retry handler, like a real
-  one; whatever botocore gives up on reaches the handler as a ClientError.
+- Transient faults: a fraction of those requests are answered with a throttling or 5xx error
+  instead of reaching the emulator (nothing happens server-side), as a real throttle would. The
+  answer goes through botocore's response parsing and its retry handler, like a real one; whatever
+  botocore gives up on reaches the handler as a ClientError.
 - Crashes: an invocation chosen to crash dies right after one of its calls *succeeded* (the side
   effect is done) and before the handler sees the response, like a timeout or an out-of-memory kill.
   The crash is a BaseException, so no `except Exception` in a handler or library can swallow it.
-
 - Outage: while `outage` is set, every call a handler makes (to the `outage_service` only, if one
   is named: the ledger's table throttled while the queues work) is throttled (a dependency down for
   an hour, a bad deploy): the persistent failure retries cannot fix.
@@ -19,9 +20,6 @@ the same faults whatever order the threads run in.
 An invocation that ends with an idempotency claim still open (Powertools put an INPROGRESS record
 and its delete failed) is reported by `open_claims`: the record expires with the invocation's
 time, so the invoker waits that out rather than let the next delivery's timing decide.
-
-Only calls made inside a handler invocation are faulted (`invocation()` marks one, per thread):
-the sandbox's pollers and checks and the emulator's own Step Functions interpreter never are.
 """
 
 from __future__ import annotations
@@ -32,10 +30,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-import boto3
 from botocore.awsrequest import AWSResponse
-
-from integration_blueprint.sandbox.emulator import ANSWERED
 
 TRANSIENT_FAULTS = (
     (400, "ThrottlingException", "Rate exceeded (injected)"),
@@ -78,26 +73,15 @@ class FaultInjector:
     def __post_init__(self):
         self._rng = random.Random(self.seed)
 
-    def install(self) -> None:
-        """Hook the default session; clients created from now on carry the hooks."""
-        boto3.setup_default_session()
-        events = boto3.DEFAULT_SESSION.events
-        events.register("before-parameter-build.*.*", self._remember_params)
-        # First, so a faulted request is answered here and never carried out by the emulator.
-        events.register_first("before-send.*.*", self._before_send)
-        events.register("after-call.*.*", self._after_call)
-
     @contextmanager
     def invocation(self, key: str | None = None):
         """Calls made in this block (this thread) belong to a handler invocation; with a key, its
         faults come from a generator of its own (see the module docstring)."""
-        self._local.active = True
         self._local.rng = random.Random(f"{self.seed}:{key}") if key is not None else None
         self._local.claims = set()
         try:
             yield
         finally:
-            self._local.active = False
             self._local.crash_after = None
             self._local.rng = None
             self._local.claims = set()
@@ -110,16 +94,10 @@ class FaultInjector:
         """Arm a crash for the current invocation (this thread): after `calls` successful calls."""
         self._local.crash_after = calls
 
-    @staticmethod
-    def _remember_params(params, context=None, **_):
-        if context is not None:
-            context["audit_params"] = params  # the API parameters, as the handler passed them
-
-    def _before_send(self, request, event_name="", **_):
-        if not self.enabled or not getattr(self._local, "active", False):
+    def before_send(self, service: str, operation: str, request) -> AWSResponse | None:
+        if not self.enabled:
             return None
         rng = getattr(self._local, "rng", None) or self._rng
-        service = event_name.split(".")[1] if event_name.count(".") >= 2 else ""  # before-send.<service>.<operation>
         outage = self.outage and self.outage_service in (None, service)
         if outage:
             status, code, message = TRANSIENT_FAULTS[0][0], TRANSIENT_FAULTS[0][1], "Rate exceeded (injected outage)"
@@ -132,27 +110,23 @@ class FaultInjector:
                 self.outage_injected += 1
             else:
                 self.transient_injected += 1
-        setattr(request, ANSWERED, True)
         body = json.dumps({"__type": code, "message": message}).encode()
         headers = {"x-amzn-ErrorType": code, "Content-Type": "application/x-amz-json-1.0",
                    "x-amzn-query-error": f"{code};Sender"}
         return AWSResponse(request.url, status, headers, _Body(body))
 
-    def _after_call(self, http_response, parsed, model, context=None, **_):
-        if http_response.status_code >= 300:
-            return
-        params = (context or {}).get("audit_params") or {}
+    def after_call(self, operation: str, params: dict, parsed: dict) -> None:
         for auditor in self.auditors:
-            auditor(model.name, params, parsed)
+            auditor(operation, params, parsed)
         claims = getattr(self._local, "claims", None)
-        if claims is not None and getattr(self._local, "active", False):
-            _track_claim(claims, model.name, params)
+        if claims is not None:
+            _track_claim(claims, operation, params)
         remaining = getattr(self._local, "crash_after", None)
         if remaining is None:
             return
         if remaining <= 1:
             self._local.crash_after = None
-            raise SimulatedCrash(f"injected crash after {model.name}")
+            raise SimulatedCrash(f"injected crash after {operation}")
         self._local.crash_after = remaining - 1
 
 

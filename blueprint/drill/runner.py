@@ -6,7 +6,7 @@ Faults, all seeded:
   invocation (event source mappings are at-least-once);
 - poison: a fraction P of the records are payloads the reference handlers reject;
 - transient: a fraction P of the AWS calls the handlers make fail with throttling/5xx at the
-  botocore layer (drill/faults.py);
+  botocore layer (drill/faults.py, the request interceptor it gives the sandbox);
 - crashes: K invocations per pattern die right after one of their AWS calls succeeded.
 
 Each pattern's reference side effect would visibly double if done twice (an atomic ADD to a
@@ -33,6 +33,7 @@ from integration_blueprint.drill.patterns.base import DrillDeadline
 from integration_blueprint.drill.report import DrillOptions, DrillReport, PatternReport
 from integration_blueprint.preview.recording import record_program
 from integration_blueprint.sandbox.emulator import running_emulator
+from integration_blueprint.sandbox.interception import Interception
 from integration_blueprint.sandbox.realization import COMPRESSION, Sandbox
 
 
@@ -317,8 +318,9 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
     with open(log_file, "w") as log, _output_to(log):
         faults = FaultInjector(transient_rate=options.transient, seed=f"{options.seed}:{name}")
         with running_emulator(recorded.config.get("aws:region", "us-east-1")) as emulator:
-            faults.install()  # on the default session the emulator's block gives handlers
-            sandbox = Sandbox(recorded, emulator).realize()
+            # The faults reach the handlers' AWS calls through the sandbox's one seam; the driver
+            # wraps its functions through the same interception (PatternDriver.wrap).
+            sandbox = Sandbox(recorded, emulator, Interception(requests=faults)).realize()
             if not driver_class.applies(sandbox):
                 return None
             driver = driver_class(sandbox, options, faults, random.Random(f"{options.seed}:{name}"))

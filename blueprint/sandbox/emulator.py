@@ -39,6 +39,8 @@ class Emulator:
     # What answers lambda:Invoke from moto's Step Functions interpreter (moto's own Lambda would
     # start Docker): (function name, payload) -> Lambda's Invoke response. The sandbox sets it.
     invoke_function: Optional[Callable[[str, Any], dict]] = None
+    # Undone when the block ends (the sandbox's request hooks on the default session).
+    on_stop: list = field(default_factory=list, repr=False)
     # The sandbox's clients, one per session and service: a client is thread-safe and costs ~10 ms
     # to make, and the drivers ask for one each time they poll or check.
     _clients: dict = field(default_factory=dict, repr=False)
@@ -46,7 +48,7 @@ class Emulator:
 
     def session(self) -> boto3.session.Session:
         """A session for the sandbox's own calls (realizing, polling, checking). Handlers use the
-        default session, which is the only one faults are injected into."""
+        default session, the only one an interception sees (sandbox/interception.py)."""
         return boto3.session.Session(aws_access_key_id="sandbox", aws_secret_access_key="sandbox",
                                      region_name=self.region)
 
@@ -73,8 +75,8 @@ class NotEmulated(RuntimeError):
     """A request the emulator did not answer: the sandbox never sends one to the network."""
 
 
-# Set on a botocore request a before-send handler has already answered (the drill's fault
-# injector): moto must not also carry it out, since botocore runs every before-send handler.
+# Set on a botocore request a before-send handler has already answered (an interceptor's response,
+# sandbox/interception.py): moto must not also carry it out, since botocore runs every before-send handler.
 ANSWERED = "sandbox_answered"
 
 
@@ -189,6 +191,8 @@ def running_emulator(region: str) -> Iterator[Emulator]:
         try:
             yield emulator
         finally:
+            for undo in reversed(emulator.on_stop):
+                undo()
             gc.set_threshold(*previous_threshold)
             emulator.running = False
             _RUNNING = None

@@ -67,8 +67,9 @@ class KinesisEventSourceMapping:
 
     def __init__(self, *, kinesis, stream_name: str, handler: Handler, settings: KinesisMappingSettings,
                  sqs=None, region: str = "eu-west-1", clock: Callable[[], float] = time.time,
-                 context: Optional[LocalLambdaContext] = None):
+                 context: Optional[LocalLambdaContext] = None, function: Any = None):
         self.kinesis = kinesis
+        self.function = function  # the sandbox's LocalFunction `handler` invokes (None: a bare handler)
         self.sqs = sqs
         self.stream_name = stream_name
         self.handler = handler

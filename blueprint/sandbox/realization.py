@@ -38,6 +38,7 @@ from integration_blueprint.sandbox.emulator import (
     environment_variables,
 )
 from integration_blueprint.sandbox.errors import FunctionCrashed, SandboxError
+from integration_blueprint.sandbox.interception import FunctionRun, Interception, install_request_hooks
 from integration_blueprint.sandbox.kinesis_esm import KinesisEventSourceMapping, KinesisMappingSettings
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
 from integration_blueprint.sandbox.sqs_esm import SqsEventSourceMapping
@@ -125,7 +126,7 @@ class LocalFunction:
         context = context or self.context()
         # Its context reports TIME_SCALE of the remaining time; the runtime's retries are told so
         # through its declared interface (handlers/runtime/retry.py compressed_time).
-        with function_environment(self.environment), retry.compressed_time(TIME_SCALE):
+        with function_environment(self.environment), retry.compressed_time(TIME_SCALE), FunctionRun(self.name):
             # Its time starts once it runs: invocations queued behind this process-wide lock would
             # otherwise start with less time left the longer they waited, and the time a handler
             # budgets for its retries would follow thread timing instead of the drill's seed.
@@ -162,9 +163,13 @@ class LocalSchedule:
 
 
 class Sandbox:
-    def __init__(self, recorded: RecordedStack, emulator: Emulator):
+    def __init__(self, recorded: RecordedStack, emulator: Emulator, interception: Optional[Interception] = None):
         self.recorded = recorded
         self.emulator = emulator
+        # How a caller watches or disturbs the functions: the one seam (sandbox/interception.py).
+        self.interception = interception or Interception()
+        if self.interception.requests is not None:
+            install_request_hooks(self.interception.requests, emulator)
         self.session = emulator.session()
         self.sqs = emulator.client("sqs", self.session)
         self.region = emulator.region
@@ -178,9 +183,6 @@ class Sandbox:
         self.kinesis_mappings: list = []
         self._url_map: dict[str, str] = {}  # recorded queue URL -> emulator URL
         self._dead_letter_targets: dict[str, str] = {}  # queue ARN -> its redrive target's ARN
-        # What runs when a service (Step Functions) invokes a function by name; a drill puts its
-        # fault-injecting wrapper here.
-        self.invocation_wrappers: dict[str, Callable] = {}
         self.async_settings: dict[str, AsyncInvokeSettings] = {}  # function ARN -> its async invoke config
 
     # ---- realizing -----------------------------------------------------------------------------
@@ -327,8 +329,20 @@ class Sandbox:
                                settings=self.async_settings.get(function.arn, AsyncInvokeSettings()),
                                sqs=self.sqs, context_factory=function.context)
 
-    def entry_point(self, name: str) -> Callable:
-        return self.invocation_wrappers.get(name) or self.function(name)
+    def invoke(self, name_or_arn: str, event: Any, context: Any = None) -> Any:
+        """One invocation of a function, as every trigger runs it: through its interception wrapper
+        if it has one, else the function itself."""
+        function = self.function(name_or_arn)
+        run = self.interception.wrapper(function.name) or function
+        return run(event, context)
+
+    def entry_point(self, name_or_arn: str) -> Callable[[Any, Any], Any]:
+        """What a trigger (an event source mapping, an async invoke) calls to invoke the function."""
+        name = self.function(name_or_arn).name
+
+        def invoke(event: Any, context: Any = None) -> Any:
+            return self.invoke(name, event, context)
+        return invoke
 
     def function(self, name_or_arn: str) -> LocalFunction:
         if name_or_arn in self.functions:
@@ -354,11 +368,10 @@ class Sandbox:
         Map's failure accounting read. A crashed function answers Lambda.Unknown, as Step Functions
         reports a crash or timeout (AWS docs, "Handle Lambda service exceptions")."""
         name = function_name.rsplit(":", 1)[-1] if function_name.startswith("arn:") else function_name
-        entry = self.entry_point(self.function(name).name)
         # The event crosses a JSON boundary, as it does into a real function.
         event = json.loads(payload) if isinstance(payload, (str, bytes)) else json.loads(json.dumps(payload))
         try:
-            body, error = json.dumps(entry(event)), None
+            body, error = json.dumps(self.invoke(name, event)), None
         except FunctionCrashed as exc:
             body, error = json.dumps({"errorType": "Lambda.Unknown", "errorMessage": str(exc)}), "Unhandled"
         except Exception as exc:  # noqa: BLE001 - Lambda reports every exception to the caller
@@ -376,7 +389,8 @@ class Sandbox:
         if source in self.queues:
             queue = self.queues[source]
             self.sqs_mappings.append(SqsEventSourceMapping(
-                sqs=self.sqs, queue_url=queue.url, queue_arn=queue.arn, handler=function,
+                sqs=self.sqs, queue_url=queue.url, queue_arn=queue.arn, handler=self.entry_point(function.name),
+                function=function,
                 batch_size=inputs.get("batchSize") or aws_limits.SQS_ESM_BATCH_SIZE_DEFAULT,
                 report_batch_item_failures=reports_failures, region=self.region,
                 context=function.context()))
@@ -401,7 +415,8 @@ class Sandbox:
             # so that is also what a LATEST mapping created with the stack would read.
             self.kinesis_mappings.append(KinesisEventSourceMapping(
                 kinesis=self.emulator.client("kinesis", self.session), stream_name=self.streams[source],
-                handler=function, settings=settings, sqs=self.sqs, region=self.region,
+                handler=self.entry_point(function.name), function=function, settings=settings, sqs=self.sqs,
+                region=self.region,
                 context=function.context()))
             return
         raise SandboxError(f"mapping {resource.name}: event source {source} is not a queue or stream of this stack")

@@ -48,6 +48,7 @@ class SqsEventSourceMapping:
     context: LocalLambdaContext = field(default_factory=LocalLambdaContext)
     stats: SqsPollStats = field(default_factory=SqsPollStats)
     on_error: Optional[Callable[[BaseException], None]] = None
+    function: Any = None  # the sandbox's LocalFunction `handler` invokes (None: a bare handler)
 
     def poll_once(self) -> int:
         """One receive + invoke + checkpoint. Returns how many messages were delivered."""

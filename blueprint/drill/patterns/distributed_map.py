@@ -47,7 +47,7 @@ class DistributedMapDriver(PatternDriver):
         self.invoker_.item_key = lambda event: event.get("invoice_id") if isinstance(event, dict) else None
         # Children run in parallel threads: crashes are planned per item, not per invocation number.
         self.invoker_.crash_plan = set()
-        self.sandbox.invocation_wrappers[function.name] = self.invoker_
+        self.sandbox.interception.wrap(function.name, self.invoker_)
         self.writes: Counter = Counter()
         self.faults.auditors.append(self._audit)
 

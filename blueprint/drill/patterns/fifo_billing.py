@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter, defaultdict
-from typing import Any
 
 from integration_blueprint.drill.patterns.base import PatternDriver, Step
 from integration_blueprint.drill.report import PatternReport
@@ -55,18 +54,18 @@ class FifoBillingDriver(PatternDriver):
         dispatcher = self.functions(self.sandbox)[0]
         accounts = dispatcher.environment[handler_config.ACCOUNTS_TABLE_NAME]
         consumers = [m for m in self.sandbox.sqs_mappings
-                     if isinstance(m.handler, LocalFunction) and m.handler.handler == self.consumer_handler
-                     and m.handler.environment.get(handler_config.ACCOUNTS_TABLE_NAME) == accounts]
+                     if isinstance(m.function, LocalFunction) and m.function.handler == self.consumer_handler
+                     and m.function.environment.get(handler_config.ACCOUNTS_TABLE_NAME) == accounts]
         if len(consumers) != 1:
             raise SandboxError("fifo_billing: expected one consumer mapping for the dispatcher's accounts table")
         self.mapping = consumers[0]
-        consumer_function: Any = self.mapping.handler  # the sandbox's LocalFunction
+        consumer_function: LocalFunction = self.mapping.function
         self.consumer = self.invoker(consumer_function, self.mapping.batch_size, "consumer")
-        self.mapping.handler = self._received
+        self.sandbox.interception.wrap(consumer_function.name, self._received)
         self.dispatcher = self.invoker(dispatcher, self.options.records, "dispatcher")
         self.dispatcher.crash_plan = set()  # the dispatcher's crash is aimed mid-month (see drive)
         self.dispatcher.duplicate_rate = 0.0  # a second whole run is fired instead (see drive)
-        self.sandbox.invocation_wrappers[dispatcher.name] = self.dispatcher
+        self.sandbox.interception.wrap(dispatcher.name, self.dispatcher)
         self.dispatcher_name = dispatcher.name
         self.schedule = next(name for name, s in self.sandbox.schedules.items() if s.target_arn == dispatcher.arn)
         settings = self.sandbox.async_settings.get(dispatcher.arn)
@@ -158,7 +157,7 @@ class FifoBillingDriver(PatternDriver):
         self.parked_before = len(parked_charges) + sum(1 for month in self.month_of.values() if month in parked_months)
         # Re-run each parked run from its record, as `blueprint redrive dispatch` does (synchronously).
         rerun = rerun_async_failures(self.sandbox.sqs, self.failed_runs_url,
-                                     invoke=lambda payload: self.dispatcher(payload))
+                                     invoke=lambda payload: self.sandbox.invoke(self.dispatcher_name, payload))
         self.rerun_failures = [why for _, why in rerun.failed]
         rerun_months = {_billed_month((m.json or {}).get("requestPayload") or {}) for m in rerun.rerun}
         self._drain(step, 0.7, 0.8)

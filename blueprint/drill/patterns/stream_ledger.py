@@ -24,12 +24,10 @@ class StreamLedgerDriver(PatternDriver):
 
     def prepare(self) -> None:
         function = self.functions(self.sandbox)[0]
-        self.stream_mapping = next(m for m in self.sandbox.kinesis_mappings if m.handler is function)
-        self.retry_mappings = [m for m in self.sandbox.sqs_mappings if m.handler is function]
+        self.stream_mapping = next(m for m in self.sandbox.kinesis_mappings if m.function is function)
+        self.retry_mappings = [m for m in self.sandbox.sqs_mappings if m.function is function]
         self.invoker_ = self.invoker(function, self.stream_mapping.settings.batch_size)
-        self.stream_mapping.handler = self.invoker_
-        for mapping in self.retry_mappings:
-            mapping.handler = self.invoker_
+        self.sandbox.interception.wrap(function.name, self.invoker_)  # both lanes invoke the same function
         self.ledger = function.environment[handler_config.LEDGER_TABLE_NAME]
         self.parking_urls = [self.sandbox.dead_letter_queue(m.queue_arn).url for m in self.retry_mappings]
         self.kinesis = self.client("kinesis")
