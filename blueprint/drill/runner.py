@@ -16,6 +16,7 @@ balance, a ledger write audited at the botocore layer), so duplicates cannot hid
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import os
 import random
@@ -30,6 +31,7 @@ from integration_blueprint.drill import cost
 from integration_blueprint.drill.faults import FaultInjector
 from integration_blueprint.drill.patterns import DRIVERS
 from integration_blueprint.drill.patterns.base import DrillDeadline
+from integration_blueprint.drill.patterns.team_code import TEAM_DRIVERS
 from integration_blueprint.drill.report import DrillOptions, DrillReport, PatternReport
 from integration_blueprint.preview.recording import record_program
 from integration_blueprint.sandbox.emulator import running_emulator
@@ -88,26 +90,47 @@ class NothingToDrill(Exception):
     """The program has no instance of a blueprint component the drill can drive."""
 
 
-def choose_instances(recorded, drivers: dict) -> tuple[dict, dict]:
+def choose_instances(recorded, drivers: dict, team_drivers: Optional[dict] = None) -> tuple[dict, dict]:
     """Every instance of each driver's component, each in a sandbox of its own (its part of the
     recording): {label: (driver class, scope)}, and {label: why} for the instances it cannot drill.
+    An instance running the blueprint's reference handlers gets the pattern's driver; one whose
+    consumer runs the team's own code gets the team-code driver, judged by effects, in a sandbox that
+    also holds the program's resources outside every blueprint component (what that code may write).
     A label is the pattern's name, with the instance's name when the program has several."""
+    team_drivers = TEAM_DRIVERS if team_drivers is None else team_drivers
+    components = {r.urn for r in recorded.resources if r.type.startswith("blueprint:index:")}
     chosen: dict = {}
     not_drilled: dict = {}
     for name, driver_class in drivers.items():
         instances = driver_class.instances(recorded)
+        team_class = team_drivers.get(driver_class.component)
         for instance in instances:
             label = name if len(instances) == 1 else f"{name}:{instance.name}"
             scope = recorded.within({instance.urn})
-            if driver_class.components(scope):
+            if team_class is not None and team_class.components(scope):  # whatever else it runs
+                chosen[label] = (team_class, _with_program_resources(recorded, scope, components))
+            elif driver_class.components(scope):
                 chosen[label] = (driver_class, scope)
             else:
                 handlers = sorted({str(r.inputs.get("handler", "")) for r in scope.of_type(FUNCTION)})
                 not_drilled[label] = (
-                    f"{driver_class.component} {instance.name} runs {', '.join(handlers) or 'no function'}, not the "
-                    f"blueprint's reference handler ({driver_class.handler or driver_class.name}); the drill judges "
-                    "the reference handlers' ledgers and cannot check a team's own handler yet")
+                    f"{driver_class.component} {instance.name} runs {', '.join(handlers) or 'no function'}: neither the "
+                    f"blueprint's reference handlers ({driver_class.handler or driver_class.name}) nor team code "
+                    f"behind the lane the drill feeds ({team_class.lane if team_class else 'none for this component'})")
     return chosen, not_drilled
+
+
+# What a team's code may write to outside its component, realized beside it.
+PROGRAM_DATA_TYPES = ("aws:dynamodb/table:Table", "aws:sqs/queue:Queue", "aws:sns/topic:Topic",
+                      "aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2", "aws:kinesis/stream:Stream")
+
+
+def _with_program_resources(recorded, scope, components: set[str]):
+    """The instance's part of the recording plus the program's own data resources (tables, queues,
+    topics, buckets, streams) that belong to no blueprint component."""
+    inside = {r.urn for r in recorded.within(components).resources}
+    extra = [r for r in recorded.resources if r.type in PROGRAM_DATA_TYPES and r.urn not in inside]
+    return dataclasses.replace(scope, resources=[*scope.resources, *extra])
 
 
 FUNCTION = "aws:lambda/function:Function"

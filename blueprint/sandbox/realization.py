@@ -23,9 +23,14 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import shutil
+import sys
+import tempfile
 import threading
+import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 from integration_blueprint import aws_limits
@@ -83,6 +88,10 @@ class LocalFunction:
     timeout: int
     region: str
     invocations: int = 0
+    # The folder holding the function's own code (a team's archive, unpacked): its handler module and
+    # what that imports are found there first, as Lambda puts the code's root on the path. None: the
+    # blueprint's handlers, imported from this package.
+    code_root: Optional[Path] = None
     _callable: Optional[Callable] = field(default=None, repr=False)
     # Concurrent first invocations (a Map's parallel items) wait for one load instead of each
     # loading its own copy of the module.
@@ -100,10 +109,15 @@ class LocalFunction:
 
     def _import(self) -> Callable:
         module_name, _, attribute = self.handler.rpartition(".")
-        found = importlib.util.find_spec(module_name)
-        if found is None or found.origin is None:
-            raise SandboxError(f"function {self.name}: handler module {module_name!r} is not importable")
-        spec = importlib.util.spec_from_file_location(f"{module_name}[{self.name}]", found.origin)
+        origin = _module_file(self.code_root, module_name) if self.code_root is not None else None
+        if origin is None:
+            found = importlib.util.find_spec(module_name) if module_name else None
+            origin = found.origin if found is not None else None
+        if origin is None:
+            where = f"in its code ({self.code_root}) or " if self.code_root is not None else ""
+            raise SandboxError(f"function {self.name}: handler module {module_name!r} is not importable {where}"
+                               "on this Python's path; check the function's handler (module.function) and code")
+        spec = importlib.util.spec_from_file_location(f"{module_name}[{self.name}]", origin)
         if spec is None or spec.loader is None:
             raise SandboxError(f"function {self.name}: handler module {module_name!r} cannot be loaded")
         module = importlib.util.module_from_spec(spec)
@@ -162,6 +176,14 @@ class LocalSchedule:
     input: str
 
 
+def _module_file(root: Path, module_name: str) -> Optional[str]:
+    base = root.joinpath(*module_name.split("."))
+    for candidate in (base.with_name(base.name + ".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return str(candidate)
+    return None
+
+
 class Sandbox:
     def __init__(self, recorded: RecordedStack, emulator: Emulator, interception: Optional[Interception] = None):
         self.recorded = recorded
@@ -209,6 +231,8 @@ class Sandbox:
         for token in ("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2"):
             for resource in by_type.get(token, []):
                 self._create_bucket(resource)
+        for resource in by_type.get("aws:sns/topic:Topic", []):
+            self._create_topic(resource)
         for resource in by_type.get("aws:lambda/function:Function", []):
             self._register_function(resource)
         for resource in by_type.get("aws:sfn/stateMachine:StateMachine", []):
@@ -284,6 +308,13 @@ class Sandbox:
             kinesis.increase_stream_retention_period(StreamName=name, RetentionPeriodHours=retention)
         self.streams[resource.outputs["arn"]] = name
 
+    def _create_topic(self, resource: RecordedResource) -> None:
+        sns = self.emulator.client("sns", self.session)
+        attributes = {"FifoTopic": "true"} if resource.inputs.get("fifoTopic") else {}
+        arn = sns.create_topic(Name=resource.outputs["name"], Attributes=attributes)["TopicArn"]
+        if arn != resource.outputs["arn"]:
+            raise SandboxError(f"topic {resource.name}: emulator ARN {arn} differs from the recorded {resource.outputs['arn']}")
+
     def _create_bucket(self, resource: RecordedResource) -> None:
         s3 = self.emulator.client("s3", self.session)
         bucket = resource.outputs["bucket"]
@@ -301,12 +332,39 @@ class Sandbox:
         environment = {k: self.map_value(str(v)) for k, v in variables.items()}
         environment.update(self.emulator.environment())
         environment.setdefault("AWS_LAMBDA_FUNCTION_NAME", resource.outputs["name"])
+        handler = resource.inputs["handler"]
         function = LocalFunction(name=resource.outputs["name"], arn=resource.outputs["arn"],
-                                 handler=resource.inputs["handler"], environment=environment,
+                                 handler=handler, environment=environment,
                                  timeout=resource.inputs.get("timeout") or aws_limits.LAMBDA_TIMEOUT_DEFAULT_SECONDS,
-                                 region=self.region)
+                                 region=self.region,
+                                 code_root=None if _ours(handler) else self._code_root(resource))
         self.functions[function.arn] = function
         self.functions[function.name] = function
+        if function.code_root is not None and str(function.code_root) not in sys.path:
+            # What the handler imports from its own code (its other modules), as on Lambda.
+            root = str(function.code_root)
+            sys.path.insert(0, root)
+            self.emulator.on_stop.append(lambda: sys.path.remove(root) if root in sys.path else None)
+
+    def _code_root(self, resource: RecordedResource) -> Optional[Path]:
+        """A team's function code as Lambda would unpack it: a FileArchive folder as it is, a zip
+        or an AssetArchive (files and folders under their names) unpacked into a folder of the
+        sandbox's, which goes with the emulator. Relative paths are the program's, as Pulumi reads them."""
+        code = resource.inputs.get("code")
+        if not isinstance(code, dict) or self.recorded.program_dir is None:
+            return None
+        program_dir = Path(self.recorded.program_dir)
+        if code.get("archive") == "FileArchive" and isinstance(code.get("path"), str):
+            path = program_dir / code["path"]
+            if path.is_dir():
+                return path
+        root = Path(tempfile.mkdtemp(prefix=f"sandbox-code-{resource.name}-"))
+        self.emulator.on_stop.append(lambda: shutil.rmtree(root, ignore_errors=True))
+        if not _unpack(code, program_dir, root):
+            raise SandboxError(f"function {resource.name}: its code ({code.get('archive') or code.get('asset')}) "
+                               "is not a folder, zip or AssetArchive of files on this machine; the sandbox runs "
+                               "code it can read from the program's folder")
+        return root
 
     def _set_async_settings(self, resource: RecordedResource) -> None:
         inputs = resource.inputs
@@ -449,6 +507,34 @@ class Sandbox:
             QueueUrl=queue.url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
                                                 "ApproximateNumberOfMessagesDelayed"])["Attributes"]
         return sum(int(v) for v in attributes.values())
+
+
+def _ours(handler: str) -> bool:
+    """A handler of this package's (the default code): imported from it, not from an archive."""
+    return handler.startswith("integration_blueprint.")
+
+
+def _unpack(code: dict, program_dir: Path, into: Path) -> bool:
+    """Lay out an archive (as recorded, wire.plain) under `into`; False if nothing could be read."""
+    kind, path = code.get("archive") or code.get("asset"), code.get("path")
+    if kind == "AssetArchive":
+        members = code.get("assets") or {}
+        return all(_unpack(member, program_dir, into / name) for name, member in members.items()) and bool(members)
+    if not isinstance(path, str):
+        return False
+    source = program_dir / path
+    if kind == "FileAsset" and source.is_file():
+        into.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, into)
+        return True
+    if kind == "FileArchive" and source.is_dir():
+        shutil.copytree(source, into, dirs_exist_ok=True)
+        return True
+    if kind == "FileArchive" and zipfile.is_zipfile(source):
+        with zipfile.ZipFile(source) as archive:
+            archive.extractall(into)
+        return True
+    return False
 
 
 def _logical(physical_name: str) -> str:

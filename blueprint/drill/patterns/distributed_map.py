@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from typing import Callable, Optional
 
 from integration_blueprint.drill.patterns.base import PatternDriver, Step
 from integration_blueprint.drill.report import PatternReport
 from integration_blueprint.handlers.runtime import config as handler_config
 from integration_blueprint.redrive.map_items import rerun_items
+from integration_blueprint.sandbox.realization import LocalFunction
 
 # How often a running execution is looked at. Each look is a DescribeExecution the emulator answers
 # on the same core as the execution's own work (at 0.02 s they were a quarter of the pattern's
@@ -32,6 +34,14 @@ class DistributedMapDriver(PatternDriver):
 
     def prepare(self) -> None:
         function = self.functions(self.sandbox)[0]
+        self.ledger = function.environment[handler_config.INVOICE_LEDGER_TABLE_NAME]
+        self.writes: Counter = Counter()
+        self.faults.auditors.append(self._audit)
+        self.drive_items(function)
+
+    def drive_items(self, function: LocalFunction, run: Optional[Callable] = None) -> None:
+        """Find the state machine that runs `function` per item, wrap it (or `run`, which runs it)
+        in the drill's invoker, and put the CSV of invoices where the Map reads it."""
         self.function = function
         self.machine_arn, definition = next(
             (arn, json.loads(self._definition(arn))) for arn in self.sandbox.state_machines
@@ -39,17 +49,14 @@ class DistributedMapDriver(PatternDriver):
         self.map_state = next(state for state in definition["States"].values()
                               if state.get("Type") == "Map")
         self.bucket = self.map_state["ItemReader"]["Parameters"]["Bucket"]
-        self.ledger = function.environment[handler_config.INVOICE_LEDGER_TABLE_NAME]
         self.ops_queue_url = self.sandbox.map_value(
             next(state["Parameters"]["QueueUrl"] for state in definition["States"].values()
                  if state.get("Resource") == "arn:aws:states:::sqs:sendMessage"))
-        self.invoker_ = self.invoker(function, 1)
+        self.invoker_ = self.invoker(run or function, 1)
         self.invoker_.item_key = lambda event: event.get("invoice_id") if isinstance(event, dict) else None
         # Children run in parallel threads: crashes are planned per item, not per invocation number.
         self.invoker_.crash_plan = set()
-        self.sandbox.interception.wrap(function.name, self.invoker_)
-        self.writes: Counter = Counter()
-        self.faults.auditors.append(self._audit)
+        self.sandbox.interception.wrap(self.function.name, self.invoker_)
 
         poison = set(self.rng.sample(range(self.options.records), self.poison_count))
         self.expected: dict[str, int] = {}

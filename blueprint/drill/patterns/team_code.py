@@ -1,0 +1,351 @@
+"""Drill drivers for component instances that run the team's own code (a stream consumer's
+`handler`/`code`, a FIFO billing queue's `consumer_handler`/`consumer_code`): the traffic, faults and
+recovery the reference drivers use, judged by effects (drill/effects.py), since the drill cannot
+read a ledger it did not write.
+
+Each sends records in the shape the component's contract gives its handler (stream events as the
+reference producers write them; charges as the blueprint's dispatcher enqueues them), all valid: a
+record the team's code refuses is parked and counted as such, and fails the drill.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+from typing import Any, Optional
+
+from integration_blueprint.drill.effects import EffectLog, WatchedFunction, judge
+from integration_blueprint.drill.patterns.base import PatternDriver, Step
+from integration_blueprint.drill.patterns.distributed_map import DistributedMapDriver
+from integration_blueprint.drill.patterns.fifo_billing import FifoBillingDriver
+from integration_blueprint.drill.patterns.stream_ledger import StreamLedgerDriver
+from integration_blueprint.drill.report import PatternReport
+from integration_blueprint.handlers.runtime import config as handler_config
+from integration_blueprint.handlers.runtime.billing import Charge
+from integration_blueprint.preview.recording import RecordedStack
+from integration_blueprint.redrive.move import move_messages
+from integration_blueprint.sandbox.errors import SandboxError
+from integration_blueprint.sandbox.realization import LocalFunction
+
+FUNCTION = "aws:lambda/function:Function"
+MAPPING = "aws:lambda/eventSourceMapping:EventSourceMapping"
+QUEUE = "aws:sqs/queue:Queue"
+STREAM = "aws:kinesis/stream:Stream"
+STREAM_CONSUMER = "aws:kinesis/streamConsumer:StreamConsumer"
+STATE_MACHINE = "aws:sfn/stateMachine:StateMachine"
+
+TEAM_NOT_COVERED = {"poison": "the drill cannot know which records a team's code refuses: every record it sends "
+                              "is valid, and one the code parks fails the drill"}
+
+
+def is_team_code(handler: str) -> bool:
+    """A function running the team's own handler, not one of the blueprint's reference handlers."""
+    return not handler.startswith("integration_blueprint.")
+
+
+class TeamCodeDriver(PatternDriver):
+    """What the team-code drivers share: the effect log and the report it gives."""
+
+    team = True
+    not_covered = TEAM_NOT_COVERED
+    lane = ""  # which function of the component the drill feeds, in words
+
+    @classmethod
+    def deploys(cls, handler: str) -> bool:
+        return is_team_code(handler)
+
+    @classmethod
+    def drives(cls, recorded: RecordedStack, source_arn: str) -> bool:
+        """Whether a mapping from `source_arn` is the lane this driver feeds."""
+        raise NotImplementedError
+
+    @classmethod
+    def components(cls, recorded: RecordedStack) -> set[str]:
+        """The components whose lane (the mapping this driver feeds) invokes the team's own code."""
+        functions = {}
+        for function in recorded.of_type(FUNCTION):
+            functions[function.outputs.get("name")] = functions[function.outputs.get("arn")] = function
+        found = set()
+        for mapping in recorded.of_type(MAPPING):
+            target = functions.get(mapping.inputs.get("functionName"))
+            if target is not None and is_team_code(str(target.inputs.get("handler", ""))) \
+                    and cls.drives(recorded, str(mapping.inputs.get("eventSourceArn", ""))):
+                found.add(mapping.parent)
+        return found
+
+    def effect_log(self, find=None) -> EffectLog:
+        """An effect log for this sandbox: its tables' keys, its component's queues as plumbing."""
+        tables = {r.outputs["name"]: tuple(k for k in (r.inputs.get("hashKey"), r.inputs.get("rangeKey")) if k)
+                  for r in self.sandbox.recorded.of_type("aws:dynamodb/table:Table")}
+        lanes = {queue.url for queue in self.sandbox.queues.values() if queue.arn in self.own_queue_arns}
+        log = EffectLog(tables, plumbing=lanes, find=find)
+        self.faults.auditors.append(log)
+        return log
+
+    @property
+    def own_queue_arns(self) -> set[str]:
+        """The component's own queues (its lanes and DLQs): sends there are how it retries."""
+        component = {r.urn for r in self.sandbox.recorded.of_type(f"blueprint:index:{self.component}")}
+        return {r.outputs["arn"] for r in self.sandbox.recorded.of_type("aws:sqs/queue:Queue")
+                if r.parent in component}
+
+    def effects_report(self, log: EffectLog, records: set[str], parked: set[str], invocations: int,
+                       retries: int) -> PatternReport:
+        self.faults.auditors.remove(log)
+        verdict = judge(log, records)
+        report = PatternReport(
+            sent=len(records), processed_once=len(verdict.once - parked), duplicate_effects=len(verdict.duplicated),
+            unrecoverable=len(parked), expected_unrecoverable=0, lost=len(verdict.without_effect - parked),
+            parked_before_redrive=self.parked_before, redriven=self.redriven, invocations=invocations,
+            retries=retries)
+        writes = sum(len(effects) for deliveries in log.by_record.values() for effects in deliveries.values())
+        report.notes.append(f"judged by effects (the team's code): {writes} writes attributed to records, "
+                            f"{len(log.unattributed)} not attributable"
+                            + (f", idempotency records in {sorted(log.idempotency_tables)} not counted"
+                               if log.idempotency_tables else ""))
+        if log.errors:
+            commonest = sorted(log.errors.items(), key=lambda item: -item[1])[:2]
+            report.notes.append("the team's code raised: " + "; ".join(f"{message} ({count}x)" for message, count in commonest))
+        if verdict.duplicated:
+            report.notes.append(f"{len(verdict.duplicated)} record(s) with a duplicate effect, e.g. "
+                                + " | ".join(verdict.examples()))
+        lost = sorted(verdict.without_effect - parked)
+        if lost:
+            report.notes.append(f"{len(lost)} record(s) handled with no effect at all, e.g. {lost[:3]}")
+        if parked:
+            report.notes.append(f"{len(parked)} valid record(s) still parked after the redrive, e.g. {sorted(parked)[:3]}")
+        report.notes.extend(self.fault_notes())
+        return report
+
+
+class TeamStreamDriver(TeamCodeDriver, StreamLedgerDriver):
+    """A stream consumer running the team's handler: events into the stream, the stream lane and
+    the Retry-DLQ lane drained with the drill's faults, the runbook's redrive, then the effects."""
+
+    lane = "the stream's consumer function (handler/code)"
+    EVENT_ID = re.compile(r"evt-\d{6}")
+    ACCOUNTS = 50
+
+    @classmethod
+    def deploys(cls, handler: str) -> bool:
+        return is_team_code(handler)
+
+    @classmethod
+    def drives(cls, recorded: RecordedStack, source_arn: str) -> bool:
+        return any(source_arn == r.outputs.get("arn") for token in (STREAM, STREAM_CONSUMER)
+                   for r in recorded.of_type(token))
+
+    @classmethod
+    def functions(cls, sandbox) -> list[LocalFunction]:
+        return [m.function for m in sandbox.kinesis_mappings
+                if isinstance(m.function, LocalFunction) and is_team_code(m.function.handler)]
+
+    def prepare(self) -> None:
+        function = self.functions(self.sandbox)[0]
+        self.stream_mapping = next(m for m in self.sandbox.kinesis_mappings if m.function is function)
+        self.retry_mappings = [m for m in self.sandbox.sqs_mappings if m.function is function]
+        self.parking_urls = [self.sandbox.dead_letter_queue(m.queue_arn).url for m in self.retry_mappings]
+        self.kinesis = self.client("kinesis")
+        self.poison_count = 0
+        self.events: dict[str, dict] = {}
+        for i in range(self.options.records):
+            event_id = f"evt-{i:06d}"
+            self.events[event_id] = {"eventId": event_id, "account": f"acct-{i % self.ACCOUNTS:04d}",
+                                     "amount": 100 + self.rng.randrange(900)}
+        self.log = self.effect_log(find=self._named)
+        watched = WatchedFunction(function, self.log, self._identify)
+        self.invoker_ = self.invoker(watched, self.stream_mapping.settings.batch_size)
+        self.sandbox.interception.wrap(function.name, self.invoker_)
+        self.refetched = 0
+        self.faults.auditors.append(self._audit)
+        events = list(self.events.values())
+        for start in range(0, len(events), 500):
+            self.kinesis.put_records(StreamName=self.stream_mapping.stream_name, Records=[
+                {"Data": json.dumps(e).encode(), "PartitionKey": e["account"]} for e in events[start:start + 500]])
+
+    def _values(self, event_id: str) -> tuple[str, ...]:
+        event = self.events.get(event_id)
+        return (event_id, str(event["account"]), str(event["amount"])) if event else (event_id,)
+
+    def _identify(self, event: Any) -> dict[str, tuple[str, ...]]:
+        ids: set[str] = set()
+        for record in (event or {}).get("Records", []) if isinstance(event, dict) else []:
+            try:
+                if "kinesis" in record:
+                    ids.add(json.loads(base64.b64decode(record["kinesis"]["data"]))["eventId"])
+                elif "body" in record:
+                    ids |= self._ids_of(json.loads(record["body"]))
+            except (KeyError, TypeError, ValueError):
+                continue  # not one of the drill's records: its writes are attributed by what they name
+        return {event_id: self._values(event_id) for event_id in ids}
+
+    def _named(self, text: str) -> Optional[str]:
+        named = set(self.EVENT_ID.findall(text)) & set(self.events)
+        return named.pop() if len(named) == 1 else None
+
+    def verify(self) -> PatternReport:
+        self.faults.auditors.remove(self._audit)
+        parked, messages = self._parked_event_ids()
+        report = self.effects_report(
+            self.log, set(self.events), parked & set(self.events), self.invoker_.invocations,
+            self.stream_mapping.stats.function_errors + sum(m.stats.messages_failed for m in self.retry_mappings))
+        report.injected["records_reread"] = self.records_reread()
+        return report
+
+
+class TeamFifoBillingDriver(TeamCodeDriver):
+    """A FIFO billing queue whose consumer is the team's code: the charges of N/2 employees for two
+    months, enqueued as the blueprint's dispatcher enqueues them (group per tenant and month, dedup
+    id per charge), drained with the drill's faults; the FIFO DLQ moved back (the runbook), drained
+    again, then the effects. The accounts table holds the tenants and employees, as for the
+    reference consumer, for code that checks them."""
+
+    name = "fifo_billing"
+    component = "FifoBillingQueue"
+    lane = "the charges queue's consumer (consumer_handler/consumer_code)"
+    MONTHS = ("2026-10", "2026-11")
+    EMPLOYEES_PER_TENANT = 10
+
+    @classmethod
+    def drives(cls, recorded: RecordedStack, source_arn: str) -> bool:
+        return any(source_arn == r.outputs.get("arn") and r.inputs.get("fifoQueue")
+                   for r in recorded.of_type(QUEUE))
+
+    @classmethod
+    def functions(cls, sandbox) -> list[LocalFunction]:
+        fifo = {q.arn for q in sandbox.queues.values() if q.fifo}
+        return [m.function for m in sandbox.sqs_mappings if m.queue_arn in fifo
+                and isinstance(m.function, LocalFunction) and is_team_code(m.function.handler)]
+
+    def prepare(self) -> None:
+        function = self.functions(self.sandbox)[0]
+        self.mapping = next(m for m in self.sandbox.sqs_mappings if m.function is function)
+        self.dlq_url = self.sandbox.dead_letter_queue(self.mapping.queue_arn).url
+        self.poison_count = 0
+        self.log = self.effect_log()
+        self.consumer = self.invoker(WatchedFunction(function, self.log, self._identify), self.mapping.batch_size,
+                                     "consumer")
+        self.sandbox.interception.wrap(function.name, self.consumer)
+        employees = max(1, math.ceil(self.options.records / len(self.MONTHS)))
+        self.charges: dict[str, Charge] = {}
+        accounts = function.environment.get(handler_config.ACCOUNTS_TABLE_NAME)
+        items: list[dict] = []
+        for i in range(employees):
+            tenant = f"tenant-{i // self.EMPLOYEES_PER_TENANT:04d}"
+            amount = 1000 + self.rng.randrange(9000)
+            if i % self.EMPLOYEES_PER_TENANT == 0:
+                items.append({"tenant": {"S": tenant}, "sk": {"S": "tenant"}, "status": {"S": "active"}})
+            items.append(FifoBillingDriver._employee(tenant, f"e{i:05d}", amount))
+            for month in self.MONTHS:
+                charge = Charge(tenant=tenant, employee=f"e{i:05d}", month=month, amount=amount, currency="EUR")
+                self.charges[charge.idempotency_key] = charge
+        if accounts:
+            ddb = self.client("dynamodb")
+            for start in range(0, len(items), 25):
+                ddb.batch_write_item(RequestItems={accounts: [{"PutRequest": {"Item": it}} for it in items[start:start + 25]]})
+        charges = sorted(self.charges.values(), key=lambda c: (c.month, c.tenant, c.employee))
+        for start in range(0, len(charges), 10):
+            self.sandbox.sqs.send_message_batch(QueueUrl=self.mapping.queue_url, Entries=[
+                {"Id": str(n), "MessageBody": c.to_message(), "MessageGroupId": c.message_group_id,
+                 "MessageDeduplicationId": c.deduplication_id} for n, c in enumerate(charges[start:start + 10])])
+
+    def _identify(self, event: Any) -> dict[str, tuple[str, ...]]:
+        found: dict[str, tuple[str, ...]] = {}
+        for record in (event or {}).get("Records", []) if isinstance(event, dict) else []:
+            try:
+                key = json.loads(record["body"])["idempotency_key"]
+            except (KeyError, TypeError, ValueError):
+                continue
+            charge = self.charges.get(key)
+            if charge is not None:
+                found[key] = (charge.tenant, charge.employee, charge.month, str(charge.amount))
+        return found
+
+    def drive(self, step: Step) -> None:
+        self._drain(step, 0.0, 0.8)
+
+    def _drain(self, step: Step, start: float, end: float) -> None:
+        total = max(len(self.charges), 1)
+        while self.mapping.poll_once():
+            self.check_deadline("draining the charges queue")
+            step(start + (end - start) * min(self.mapping.stats.messages_deleted / total, 1.0))
+
+    def recover(self, step: Step) -> None:
+        """The runbook: the FIFO DLQ back into the charges queue, drained again."""
+        moved = move_messages(self.sandbox.sqs, self.dlq_url, self.mapping.queue_url)
+        self.parked_before = self.redriven = len(moved.moved)
+        self._drain(step, 0.8, 0.99)
+
+    def verify(self) -> PatternReport:
+        parked = set()
+        for message in self.drain_queue_messages(self.dlq_url):
+            try:
+                parked.add(json.loads(message["Body"])["idempotency_key"])
+            except (KeyError, TypeError, ValueError):
+                raise SandboxError(f"{self.name}: a message the drill did not send is in the DLQ: "
+                                   f"{message['Body'][:80]}") from None
+        return self.effects_report(self.log, set(self.charges), parked, self.consumer.invocations,
+                                   self.mapping.stats.messages_failed)
+
+
+class TeamIdempotentStreamDriver(TeamStreamDriver):
+    name = "idempotent_stream"
+    component = "IdempotentStreamConsumer"
+
+
+class TeamNonIdempotentStreamDriver(TeamStreamDriver):
+    name = "non_idempotent_stream"
+    component = "NonIdempotentStreamConsumer"
+    # The pattern's contract: the stream lane never retries, so a redelivered stream record repeats
+    # its effect by definition; duplicates and crashes meet the Retry-DLQ lane (as for the reference).
+    faulted_lane = "aws:sqs"
+    faulted_lane_reason = ("the stream lane has no idempotency by definition (the mapping never retries); the "
+                           "Retry-DLQ lane is where the team's code must apply a record exactly once")
+
+
+class TeamDistributedMapDriver(TeamCodeDriver, DistributedMapDriver):
+    """A Distributed Map batch whose item handler is the team's code (item_handler/item_code): the
+    CSV of invoices (some rows twice, as a re-sent file would have them), the execution with the
+    drill's faults on every item delivery, the failed items re-run, then the effects."""
+
+    lane = "the Map's item function (item_handler/item_code)"
+
+    @classmethod
+    def components(cls, recorded: RecordedStack) -> set[str]:
+        definitions = " ".join(str(r.inputs.get("definition", "")) for r in recorded.of_type(STATE_MACHINE))
+        return {r.parent for r in recorded.of_type(FUNCTION)
+                if is_team_code(str(r.inputs.get("handler", ""))) and str(r.outputs.get("arn")) in definitions}
+
+    @classmethod
+    def functions(cls, sandbox) -> list[LocalFunction]:
+        definitions = " ".join(str(r.inputs.get("definition", ""))
+                               for r in sandbox.recorded.of_type(STATE_MACHINE))
+        unique = {f.arn: f for f in sandbox.functions.values()}
+        return [f for f in unique.values() if is_team_code(f.handler) and f.arn in definitions]
+
+    def prepare(self) -> None:
+        function = self.functions(self.sandbox)[0]
+        self.poison_count = 0
+        self.log = self.effect_log()
+        self.drive_items(function, WatchedFunction(function, self.log, self._identify))
+
+    def _identify(self, event: Any) -> dict[str, tuple[str, ...]]:
+        row = self.rows.get(str(event.get("invoice_id"))) if isinstance(event, dict) else None
+        if row is None:
+            return {}
+        return {row["invoice_id"]: (row["invoice_id"], row["customer_id"])}
+
+    def verify(self) -> PatternReport:
+        failed = self._failed_items()
+        report = self.effects_report(self.log, set(self.rows), failed, self.invoker_.invocations,
+                                     max(0, self.invoker_.invocations - self.invoker_.duplicates_delivered - len(self.rows)))
+        report.notes.append(f"execution {self.status}; re-run of the failed items: {self.rerun_status}")
+        return report
+
+
+# By component: the driver for an instance whose consumer runs the team's own code.
+TEAM_DRIVERS: dict[str, type[TeamCodeDriver]] = {
+    d.component: d for d in (TeamIdempotentStreamDriver, TeamNonIdempotentStreamDriver, TeamFifoBillingDriver,
+                             TeamDistributedMapDriver)}
