@@ -8,6 +8,7 @@ import pytest
 from integration_blueprint.drill.effects import EffectLog, judge
 from integration_blueprint.drill.report import DrillOptions, format_table
 from integration_blueprint.drill.runner import run_drill
+from integration_blueprint.sandbox.interception import Call, Invocation, Journal
 
 TEAM_PROGRAM = Path(__file__).parent / "fixtures" / "team_program"
 PATTERNS = {"fifo_billing": "team-billing", "idempotent_stream": "orders", "distributed_map": "invoices"}
@@ -50,42 +51,47 @@ def test_a_team_consumer_that_forgets_idempotency_is_caught_by_its_duplicate_eff
 
 
 LEDGER = "ledger"
+TOPIC = "arn:aws:sns:eu-west-1:123456789012:events"
 
 
-def put(log: EffectLog, record: str, item: dict) -> None:
-    log.delivering({record: (record,)})
-    log("PutItem", {"TableName": LEDGER, "Item": item}, {})
-    log.delivered()
+def delivery(journal: Journal, records: list[str], *calls: tuple[str, dict], error: str = "") -> None:
+    """One invocation of the consumer, as the sandbox journals it: its event and successful calls."""
+    journal.invocations.append(Invocation("consumer", {"records": records}, [Call(op, params, {}) for op, params in calls],
+                                          error or None))
+
+
+def put(item: dict) -> tuple[str, dict]:
+    return "PutItem", {"TableName": LEDGER, "Item": item}
 
 
 def test_effects_are_judged_per_record_across_deliveries():
-    log = EffectLog({LEDGER: ("pk", "sk")}, plumbing={"https://sqs/retry"})
+    journal = Journal()
     # r1: the same row written in two deliveries (a redelivered conditional put's twin): once.
     for _ in range(2):
-        put(log, "r1", {"pk": {"S": "r1"}, "sk": {"S": "row"}, "at": {"S": "a different time each"}})
+        delivery(journal, ["r1"], put({"pk": {"S": "r1"}, "sk": {"S": "row"}, "at": {"S": "a different time each"}}))
     # r2: a fresh row per delivery (a uuid key): a duplicate effect.
-    put(log, "r2", {"pk": {"S": "r2"}, "sk": {"S": "uuid-1"}})
-    put(log, "r2", {"pk": {"S": "r2"}, "sk": {"S": "uuid-2"}})
-    # r3: an ADD in two deliveries: a duplicate effect, whatever else the deliveries wrote.
+    delivery(journal, ["r2"], put({"pk": {"S": "r2"}, "sk": {"S": "uuid-1"}}))
+    delivery(journal, ["r2"], put({"pk": {"S": "r2"}, "sk": {"S": "uuid-2"}}), error="SimulatedCrash: injected")
+    # r3: an addition in two deliveries: a duplicate effect, whatever else the deliveries wrote.
     for _ in range(2):
-        log.delivering({"r3": ("r3",)})
-        log("UpdateItem", {"TableName": LEDGER, "Key": {"pk": {"S": "acct"}, "sk": {"S": "total"}},
-                           "UpdateExpression": "SET #n = #n + :v", "ExpressionAttributeValues": {":v": {"N": "1"}}}, {})
-        log.delivered()
+        delivery(journal, ["r3"], ("UpdateItem", {
+            "TableName": LEDGER, "Key": {"pk": {"S": "acct"}, "sk": {"S": "total"}},
+            "UpdateExpression": "SET #n = #n + :v", "ExpressionAttributeValues": {":v": {"N": "1"}}}))
     # r4: only Powertools' idempotency record and a send to the pattern's own retry queue: no effect, lost.
-    log.delivering({"r4": ("r4",)})
-    log("PutItem", {"TableName": "idempotency", "Item": {"id": {"S": "r4"}, "status": {"S": "INPROGRESS"},
-                                                         "expiration": {"N": "1"}}}, {})
-    log("SendMessage", {"QueueUrl": "https://sqs/retry", "MessageBody": "r4"}, {})
-    log.delivered()
+    delivery(journal, ["r4"],
+             ("PutItem", {"TableName": "idempotency", "Item": {"id": {"S": "r4"}, "status": {"S": "INPROGRESS"},
+                                                              "expiration": {"N": "1"}}}),
+             ("SendMessage", {"QueueUrl": "https://sqs/retry", "MessageBody": "r4"}),
+             error="ValueError: the team's code failed")
     # r5, r6: one delivery of both; a write naming r6 is r6's even though the delivery held two.
-    log.delivering({"r5": ("r5", "acct-5"), "r6": ("r6", "acct-6")})
-    log("Publish", {"TopicArn": "arn:aws:sns:eu-west-1:1:events", "Message": '{"event": "r6", "account": "acct-6"}'}, {})
-    log("Publish", {"TopicArn": "arn:aws:sns:eu-west-1:1:events", "Message": '{"event": "r5"}'}, {})
-    log.delivered()
-    # A call outside any delivery (the drill's own checks) is nobody's effect.
-    log("PutItem", {"TableName": LEDGER, "Item": {"pk": {"S": "r5"}, "sk": {"S": "x"}}}, {})
+    delivery(journal, ["r5", "r6"],
+             ("Publish", {"TopicArn": TOPIC, "Message": '{"event": "r6", "account": "acct-6"}'}),
+             ("Publish", {"TopicArn": TOPIC, "Message": '{"event": "r5"}'}))
+    # Another function's calls (the drill's own checks never reach the journal at all) are not the consumer's.
+    journal.invocations.append(Invocation("another", {"records": ["r5"]}, [Call(*put({"pk": {"S": "r5"}}), {})]))
+    log = EffectLog({LEDGER: ("pk", "sk")}, plumbing={"https://sqs/retry"})
 
+    log.read(journal, "consumer", lambda event: {r: (r,) for r in event["records"]})
     verdict = judge(log, ["r1", "r2", "r3", "r4", "r5", "r6"])
 
     assert verdict.once == {"r1", "r5", "r6"}
@@ -94,6 +100,7 @@ def test_effects_are_judged_per_record_across_deliveries():
     assert verdict.duplicated["r3"] == "UpdateItem ledger pk=acct, sk=total (adds again) landed in 2 deliveries"
     assert verdict.without_effect == {"r4"} and log.idempotency_tables == {"idempotency"}
     assert not log.unattributed
+    assert log.errors == {"ValueError: the team's code failed": 1}  # an injected crash is not the team's error
 
 
 @pytest.mark.parametrize("expression, accumulates", [

@@ -1,6 +1,6 @@
 """What a pattern would cost on AWS per 1,000,000 records, from what its drill counted.
 
-Measured in the drill (the handlers' own AWS calls, through a FaultInjector auditor, so only calls
+Measured in the drill (the handlers' own AWS calls, read from the sandbox's journal, so only calls
 that succeeded): SQS requests in 64 KB chunks, DynamoDB write and read units, Kinesis PUT payload
 units; and from the report: Lambda invocations and the records delivered to functions
 (duplicates and re-reads included). Modelled, because Lambda and producers make these calls
@@ -71,7 +71,7 @@ def read_units(size: int, consistent: bool) -> float:
 # ---- the meter ---------------------------------------------------------------------------------
 
 class UsageMeter:
-    """A FaultInjector auditor: bills every successful handler call that AWS bills per request.
+    """Bills every successful handler call (the sandbox's journal, replayed) that AWS bills per request.
 
     Write units come from the item in the request (an update or delete bills its key's size: the
     stored item is not in the request; the reference items are all under 1 KB, one unit each);

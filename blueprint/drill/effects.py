@@ -3,8 +3,8 @@ through the SDK while it processes a record, attributed to that record.
 
 The drill cannot read a team's ledger, so it watches effects: every successful write call a function
 makes (DynamoDB puts, updates, deletes, batch and transactional writes; SQS sends; SNS publishes;
-S3 puts; Kinesis puts; EventBridge events; Step Functions starts; asynchronous Lambda invokes), seen
-through the sandbox's request interceptor. Each is attributed to the record it is about, by the
+S3 puts; Kinesis puts; EventBridge events; Step Functions starts; asynchronous Lambda invokes), read
+from the sandbox's journal of invocations. Each is attributed to the record it is about, by the
 record's identifying values appearing in the call (a charge's tenant, employee, month and amount;
 an event's id, account and amount): the record of the delivery whose values it holds most of, else
 the only record of the delivery.
@@ -24,13 +24,16 @@ are how the pattern retries, not what the record asked for.
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
-import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
+
+from integration_blueprint.sandbox.interception import Journal
+
+# How the sandbox's journal names an invocation the drill crashed on purpose (sandbox/faults.py).
+_INJECTED_CRASH = "SimulatedCrash"
 
 # Powertools' idempotency record (aws_lambda_powertools.utilities.idempotency.persistence): its
 # status values and the attribute holding its expiry.
@@ -100,45 +103,32 @@ class EffectLog:
         self.by_record: dict[str, dict[int, list[Effect]]] = defaultdict(lambda: defaultdict(list))
         self.unattributed: list[Effect] = []
         self.touched: set[str] = set()  # records of a delivery that made a write no record could claim
-        self.errors: dict[str, int] = {}  # what deliveries raised, and how often
-        self._local = threading.local()
-        self._deliveries = itertools.count(1)
-        self._lock = threading.Lock()
+        self.errors: dict[str, int] = {}  # what deliveries raised (injected crashes aside), and how often
 
-    # ---- what the invocation is about (set by WatchedFunction) -----------------------------------
+    def read(self, journal: Journal, function: str,
+             identify: Callable[[Any], dict[str, tuple[str, ...]]]) -> None:
+        """Every invocation of `function` in the sandbox's journal, each a delivery of the records
+        `identify(event)` names (record id -> values identifying it), and the writes it made."""
+        for delivery, invocation in enumerate(journal.invocations):
+            if invocation.function != function:
+                continue
+            if invocation.error and not invocation.error.startswith(_INJECTED_CRASH):
+                self.errors[invocation.error] = self.errors.get(invocation.error, 0) + 1
+            records = identify(invocation.event)
+            for call in invocation.calls:
+                self.record(delivery, records, call.operation, call.params)
 
-    def delivering(self, records: dict[str, tuple[str, ...]]) -> None:
-        """This thread now runs a delivery of `records` (record id -> values identifying it)."""
-        self._local.delivery = next(self._deliveries)
-        self._local.records = records
-
-    def delivered(self) -> None:
-        self._local.delivery = None
-        self._local.records = {}
-
-    def raised(self, error: Exception) -> None:
-        """A delivery ended with this error (the report names the commonest, so a team sees why)."""
-        message = f"{type(error).__name__}: {str(error)[:200]}"
-        with self._lock:
-            self.errors[message] = self.errors.get(message, 0) + 1
-
-    # ---- the request interceptor's auditor -------------------------------------------------------
-
-    def __call__(self, operation: str, params: dict, _response: Any) -> None:
-        delivery = getattr(self._local, "delivery", None)
-        if delivery is None:
-            return
-        records: dict[str, tuple[str, ...]] = self._local.records
+    def record(self, delivery: int, records: dict[str, tuple[str, ...]], operation: str, params: dict) -> None:
+        """One successful call made in a delivery of `records`."""
         for effect in self.effects_of(operation, params):
             if effect.target in self.plumbing or effect.target in self.idempotency_tables:
                 continue
             owner = self._owner(effect, records)
-            with self._lock:
-                if owner is not None:
-                    self.by_record[owner][delivery].append(effect)
-                else:
-                    self.unattributed.append(effect)
-                    self.touched.update(records)
+            if owner is not None:
+                self.by_record[owner][delivery].append(effect)
+            else:
+                self.unattributed.append(effect)
+                self.touched.update(records)
 
     def _owner(self, effect: Effect, records: dict[str, tuple[str, ...]]) -> Optional[str]:
         """The record of the delivery whose identifying values the write holds most of (a tie is no
@@ -347,30 +337,3 @@ def _duplicated(deliveries: dict[int, list[Effect]]) -> Optional[str]:
 def _place(effect: Effect) -> tuple:
     keyed = effect.operation in ("UpdateItem", "TransactWriteItems")
     return (effect.operation, effect.target, effect.identity if keyed else "")
-
-
-class WatchedFunction:
-    """A sandbox function whose deliveries the effect log attributes: each call is one delivery of
-    the records `identify(event)` names. The drill's Invoker wraps this, as it would the function."""
-
-    def __init__(self, function: Any, log: EffectLog, identify: Callable[[Any], dict[str, tuple[str, ...]]]):
-        self.function = function
-        self.log = log
-        self.identify = identify
-        self.name = function.name
-
-    def context(self) -> Any:
-        return self.function.context()
-
-    def reset(self) -> None:
-        self.function.reset()
-
-    def __call__(self, event: Any, context: Any = None) -> Any:
-        self.log.delivering(self.identify(event))
-        try:
-            return self.function(event, context)
-        except Exception as error:
-            self.log.raised(error)
-            raise
-        finally:
-            self.log.delivered()

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from integration_blueprint.drill.faults import FaultInjector, SimulatedCrash
 from integration_blueprint.sandbox.errors import FunctionCrashed
+from integration_blueprint.sandbox.faults import FaultInjector
 
 
 @dataclass
@@ -118,28 +117,16 @@ class Invoker:
                 self.crash_plan.discard(due)
                 self.crash_items.discard(due)
         try:
-            with self.faults.invocation(identity):
-                if crash_after is not None:
-                    self.faults.crash_after(crash_after)
-                try:
-                    result = self.function(event, context)
-                finally:
-                    if self.faults.open_claims():
-                        _wait_out(context)
-        except SimulatedCrash as crash:
+            return self.faults.run(self.function, event, context, key=identity, crash_after=crash_after)
+        except FunctionCrashed:
             with self._lock:
                 self.crashes += 1
             due = None
-            _wait_out(context)  # (again, for a crash before any claim was recorded)
-            reset = getattr(self.function, "reset", None)
-            if reset is not None:
-                reset()  # the instance died: the next invocation is a cold start with empty caches
-            raise FunctionCrashed(str(crash)) from None
+            raise
         finally:
             if due is not None:  # it made too few calls to crash: the next one will
                 with self._lock:
                     (self.crash_items if isinstance(due, str) else self.crash_plan).add(due)
-        return result
 
     def _in_lane(self, event: Any) -> bool:
         if self.lane is None:
@@ -155,17 +142,6 @@ class Invoker:
             self.crash_plan.clear()
             self.crash_items.clear()
             self.crash_next_after = None
-
-
-def _wait_out(context: Any) -> None:
-    """Until the invocation's (compressed) time is up. A crash is a timeout or an out-of-memory
-    kill; modelled as the timeout, it ends then, so an idempotency record it left in progress has
-    expired when the caller learns of the failure, as on AWS, whatever the thread timing. The same
-    wait follows an invocation that left a claim open (a failed delete): whether the next delivery
-    finds it expired must not depend on how fast this machine is."""
-    remaining = getattr(context, "get_remaining_time_in_millis", None)
-    if remaining is not None:
-        time.sleep(remaining() / 1000 + 0.001)
 
 
 def plan_crashes(rng: random.Random, count: int, expected_invocations: int) -> set:

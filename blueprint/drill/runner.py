@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from integration_blueprint.drill import cost
-from integration_blueprint.drill.faults import FaultInjector
 from integration_blueprint.drill.patterns import DRIVERS
 from integration_blueprint.drill.patterns.base import DrillDeadline
 from integration_blueprint.drill.patterns.team_code import TEAM_DRIVERS
 from integration_blueprint.drill.report import DrillOptions, DrillReport, PatternReport
 from integration_blueprint.preview.recording import record_program
 from integration_blueprint.sandbox.emulator import running_emulator
+from integration_blueprint.sandbox.faults import FaultInjector
 from integration_blueprint.sandbox.interception import Interception
 from integration_blueprint.sandbox.realization import COMPRESSION, Sandbox
 
@@ -347,8 +347,6 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
             if not driver_class.applies(sandbox):
                 return None
             driver = driver_class(sandbox, options, faults, random.Random(f"{options.seed}:{name}"))
-            meter = cost.UsageMeter()  # what the handlers' AWS calls would bill
-            faults.auditors.append(meter)
             started = time.monotonic()
             driver.deadline_seconds = pattern_deadline_seconds(options)
             driver.deadline = started + driver.deadline_seconds
@@ -367,6 +365,8 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
                 faults.enabled = faults.outage = False
                 report = _state_at_deadline(driver, options, str(exc))
             report.injected = {**driver.injected(), "transient": faults.transient_injected, **report.injected}
+            meter = cost.UsageMeter()  # what the handlers' AWS calls would bill
+            driver.replay(meter)
             report.usage_per_million = cost.usage_per_million(meter, recorded, report)
             report.notes.append(cost.summary(report.usage_per_million))
             report.wall_time_s = round(time.monotonic() - started, 2)

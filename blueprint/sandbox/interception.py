@@ -1,7 +1,8 @@
 """The one way in for a caller that watches or disturbs the sandbox's functions (the drill): an
 `Interception` given to `Sandbox(recorded, emulator, interception)`.
 
-It holds two things, both optional:
+It holds two things, both optional (what happened is read back afterwards from the sandbox's
+`Journal`: every invocation, its event, its successful AWS calls and how it ended):
 
 - function wrappers, by function name: `wrap(name, wrapper)`; from then on every invocation of that
   function, whatever triggers it (an event source mapping, an asynchronous invoke, a Step Functions
@@ -19,8 +20,10 @@ function runs do. Handlers know nothing of any of this: they make their calls th
 
 from __future__ import annotations
 
+import copy
 import threading
-from typing import Any, Callable, Optional, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Optional, Protocol
 
 import boto3
 from botocore.awsrequest import AWSResponse
@@ -53,41 +56,85 @@ class Interception:
         return self._wrappers.get(function_name)
 
 
-_RUNNING = threading.local()  # .function: the name of the function running on this thread, if any
+@dataclass
+class Call:
+    """One AWS call a function made that succeeded (HTTP < 300)."""
+
+    operation: str  # the API operation ("PutItem")
+    params: dict  # the API parameters, as the function passed them
+    response: Any  # the parsed response
 
 
-def running_function() -> Optional[str]:
-    """The function whose invocation this thread is running (None outside an invocation)."""
-    return getattr(_RUNNING, "function", None)
+@dataclass
+class Invocation:
+    """One run of a function: its event, the calls it made that succeeded, and how it ended."""
+
+    function: str
+    event: Any
+    calls: list = field(default_factory=list)  # Call, in order
+    error: Optional[str] = None  # `Type: message` if it raised (a crash included)
+
+
+class Journal:
+    """Every invocation the sandbox ran, in the order they started, with their successful AWS calls:
+    what a caller reads afterwards to check effects, instead of being called back on every request."""
+
+    def __init__(self) -> None:
+        self.invocations: list[Invocation] = []
+
+    def calls(self, since: int = 0) -> Iterator[tuple[Invocation, Call]]:
+        """Every call of the invocations from the `since`-th on (len() before a phase marks it)."""
+        for invocation in self.invocations[since:]:
+            for call in invocation.calls:
+                yield invocation, call
+
+    def __len__(self) -> int:
+        return len(self.invocations)
+
+
+_RUNNING = threading.local()  # .invocation: the invocation running on this thread, if any
+
+
+def running_invocation() -> Optional[Invocation]:
+    """The invocation this thread is running (None outside one)."""
+    return getattr(_RUNNING, "invocation", None)
 
 
 class FunctionRun:
-    """Marks this thread as running `name` for a block (nested runs restore the outer one)."""
+    """Marks this thread as running an invocation of `name` for a block and journals it (nested
+    runs restore the outer one)."""
 
-    def __init__(self, name: str):
-        self.name = name
-        self.outer: Optional[str] = None
+    def __init__(self, name: str, event: Any, journal: Optional[Journal]):
+        self.invocation = Invocation(name, event)
+        self.journal = journal
+        self.outer: Optional[Invocation] = None
 
-    def __enter__(self) -> None:
-        self.outer = running_function()
-        _RUNNING.function = self.name
+    def __enter__(self) -> Invocation:
+        self.outer = running_invocation()
+        _RUNNING.invocation = self.invocation
+        if self.journal is not None:
+            self.journal.invocations.append(self.invocation)
+        return self.invocation
 
-    def __exit__(self, *_: Any) -> None:
-        _RUNNING.function = self.outer
+    def __exit__(self, kind: Any, error: Any, _traceback: Any) -> None:
+        _RUNNING.invocation = self.outer
+        if error is not None:
+            self.invocation.error = f"{type(error).__name__}: {str(error)[:200]}"
 
 
-def install_request_hooks(interceptor: RequestInterceptor, emulator: Emulator) -> None:
-    """Hook the default boto3 session (where handlers' clients come from) so `interceptor` sees the
-    requests functions make, until the emulator's block ends. Clients made from now on carry the hooks."""
+def install_request_hooks(interceptor: Optional[RequestInterceptor], emulator: Emulator) -> None:
+    """Hook the default boto3 session (where handlers' clients come from) so the running invocation
+    journals its successful calls and `interceptor` (if any) sees its requests, until the emulator's
+    block ends. Clients made from now on carry the hooks."""
     boto3.setup_default_session()
     events = boto3.DEFAULT_SESSION.events
 
     def remember_params(params, context=None, **_):
-        if context is not None and running_function() is not None:
+        if context is not None and running_invocation() is not None:
             context["sandbox_params"] = params  # the API parameters, as the function passed them
 
     def before_send(request, event_name="", **_):
-        if running_function() is None:
+        if interceptor is None or running_invocation() is None:
             return None
         _, service, operation = (event_name.split(".") + ["", ""])[:3]  # before-send.<service>.<operation>
         response = interceptor.before_send(service, operation, request)
@@ -96,9 +143,15 @@ def install_request_hooks(interceptor: RequestInterceptor, emulator: Emulator) -
         return response
 
     def after_call(http_response, parsed, model, context=None, **_):
-        if running_function() is None or http_response.status_code >= 300:
+        invocation = running_invocation()
+        if invocation is None or http_response.status_code >= 300:
             return
-        interceptor.after_call(model.name, (context or {}).get("sandbox_params") or {}, parsed)
+        params = (context or {}).get("sandbox_params") or {}
+        # Copies as they are now: boto3's DynamoDB resource layer turns both into plain Python values
+        # in place after this hook. Journaled before a crash: the effect is done.
+        invocation.calls.append(Call(model.name, copy.deepcopy(params), copy.deepcopy(parsed)))
+        if interceptor is not None:
+            interceptor.after_call(model.name, params, parsed)
 
     events.register("before-parameter-build.*.*", remember_params)
     # First, so an answered request is answered here and never carried out by the emulator.

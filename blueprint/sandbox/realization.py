@@ -43,7 +43,7 @@ from integration_blueprint.sandbox.emulator import (
     environment_variables,
 )
 from integration_blueprint.sandbox.errors import FunctionCrashed, SandboxError
-from integration_blueprint.sandbox.interception import FunctionRun, Interception, install_request_hooks
+from integration_blueprint.sandbox.interception import FunctionRun, Interception, Journal, install_request_hooks
 from integration_blueprint.sandbox.kinesis_esm import KinesisEventSourceMapping, KinesisMappingSettings
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
 from integration_blueprint.sandbox.sqs_esm import SqsEventSourceMapping
@@ -92,6 +92,7 @@ class LocalFunction:
     # what that imports are found there first, as Lambda puts the code's root on the path. None: the
     # blueprint's handlers, imported from this package.
     code_root: Optional[Path] = None
+    journal: Optional[Journal] = None  # the sandbox's, where each invocation is recorded
     _callable: Optional[Callable] = field(default=None, repr=False)
     # Concurrent first invocations (a Map's parallel items) wait for one load instead of each
     # loading its own copy of the module.
@@ -140,7 +141,8 @@ class LocalFunction:
         context = context or self.context()
         # Its context reports TIME_SCALE of the remaining time; the runtime's retries are told so
         # through its declared interface (handlers/runtime/retry.py compressed_time).
-        with function_environment(self.environment), retry.compressed_time(TIME_SCALE), FunctionRun(self.name):
+        with function_environment(self.environment), retry.compressed_time(TIME_SCALE), \
+                FunctionRun(self.name, event, self.journal):
             # Its time starts once it runs: invocations queued behind this process-wide lock would
             # otherwise start with less time left the longer they waited, and the time a handler
             # budgets for its retries would follow thread timing instead of the drill's seed.
@@ -190,8 +192,8 @@ class Sandbox:
         self.emulator = emulator
         # How a caller watches or disturbs the functions: the one seam (sandbox/interception.py).
         self.interception = interception or Interception()
-        if self.interception.requests is not None:
-            install_request_hooks(self.interception.requests, emulator)
+        self.journal = Journal()  # every invocation and its successful AWS calls, for checks
+        install_request_hooks(self.interception.requests, emulator)
         self.session = emulator.session()
         self.sqs = emulator.client("sqs", self.session)
         self.region = emulator.region
@@ -337,7 +339,8 @@ class Sandbox:
                                  handler=handler, environment=environment,
                                  timeout=resource.inputs.get("timeout") or aws_limits.LAMBDA_TIMEOUT_DEFAULT_SECONDS,
                                  region=self.region,
-                                 code_root=None if _ours(handler) else self._code_root(resource))
+                                 code_root=None if _ours(handler) else self._code_root(resource),
+                                 journal=self.journal)
         self.functions[function.arn] = function
         self.functions[function.name] = function
         if function.code_root is not None and str(function.code_root) not in sys.path:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
-from integration_blueprint.drill.faults import FaultInjector
 from integration_blueprint.drill.invoker import Invoker, plan_crashes
 from integration_blueprint.drill.report import DrillOptions, PatternReport
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
+from integration_blueprint.sandbox.faults import FaultInjector
 from integration_blueprint.sandbox.realization import LocalFunction, Sandbox
 
 Step = Callable[[float], None]
@@ -98,6 +98,12 @@ class PatternDriver:
             notes.append(f"duplicates and crashes injected into {self.faulted_lane} deliveries only: "
                          f"{self.faulted_lane_reason}")
         return notes
+
+    def replay(self, auditor: Callable[[str, dict, Any], None], since: int = 0) -> None:
+        """Hand every successful AWS call the functions made (the sandbox's journal, from the
+        `since`-th invocation on) to `auditor(operation, params, response)`."""
+        for _, call in self.sandbox.journal.calls(since):
+            auditor(call.operation, call.params, call.response)
 
     def client(self, service: str):
         return self.sandbox.emulator.client(service, self.sandbox.session)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from typing import Callable, Optional
 
 from integration_blueprint.drill.patterns.base import PatternDriver, Step
 from integration_blueprint.drill.report import PatternReport
@@ -36,12 +35,11 @@ class DistributedMapDriver(PatternDriver):
         function = self.functions(self.sandbox)[0]
         self.ledger = function.environment[handler_config.INVOICE_LEDGER_TABLE_NAME]
         self.writes: Counter = Counter()
-        self.faults.auditors.append(self._audit)
         self.drive_items(function)
 
-    def drive_items(self, function: LocalFunction, run: Optional[Callable] = None) -> None:
-        """Find the state machine that runs `function` per item, wrap it (or `run`, which runs it)
-        in the drill's invoker, and put the CSV of invoices where the Map reads it."""
+    def drive_items(self, function: LocalFunction) -> None:
+        """Find the state machine that runs `function` per item, wrap it in the drill's invoker,
+        and put the CSV of invoices where the Map reads it."""
         self.function = function
         self.machine_arn, definition = next(
             (arn, json.loads(self._definition(arn))) for arn in self.sandbox.state_machines
@@ -52,7 +50,7 @@ class DistributedMapDriver(PatternDriver):
         self.ops_queue_url = self.sandbox.map_value(
             next(state["Parameters"]["QueueUrl"] for state in definition["States"].values()
                  if state.get("Resource") == "arn:aws:states:::sqs:sendMessage"))
-        self.invoker_ = self.invoker(run or function, 1)
+        self.invoker_ = self.invoker(function, 1)
         self.invoker_.item_key = lambda event: event.get("invoice_id") if isinstance(event, dict) else None
         # Children run in parallel threads: crashes are planned per item, not per invocation number.
         self.invoker_.crash_plan = set()
@@ -129,7 +127,7 @@ class DistributedMapDriver(PatternDriver):
         return {key for key, outcome in self.invoker_.outcomes.items() if outcome == "failed"}
 
     def verify(self) -> PatternReport:
-        self.faults.auditors.remove(self._audit)
+        self.replay(self._audit)
         ddb = self.client("dynamodb")
         totals: dict[str, tuple[int, int]] = {}
         for page in ddb.get_paginator("scan").paginate(TableName=self.ledger):

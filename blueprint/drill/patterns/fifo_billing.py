@@ -109,7 +109,6 @@ class FifoBillingDriver(PatternDriver):
         self.writes: Counter = Counter()
         self.received: defaultdict = defaultdict(set)  # charge key -> message ids the consumer got
         self.redriven_messages: Counter = Counter()  # charge key -> times moved back from the DLQ
-        self.faults.auditors.append(self._audit)
         self.runs: dict[str, list] = {}
         self.parked_runs: list = []
 
@@ -169,7 +168,7 @@ class FifoBillingDriver(PatternDriver):
         self._drain(step, 0.8, 0.99)
 
     def verify(self) -> PatternReport:
-        self.faults.auditors.remove(self._audit)
+        self.replay(self._audit)
         ledger_rows = {}
         ddb = self.client("dynamodb")
         for page in ddb.get_paginator("scan").paginate(TableName=self.ledger):

@@ -46,7 +46,6 @@ class StreamLedgerDriver(PatternDriver):
                 self.expected[f"acct-{i:06d}"] = amount
         self.event_of_account = {e["account"]: e["eventId"] for e in events}
         self.refetched = 0
-        self.faults.auditors.append(self._audit)
         stream = self.stream_mapping.stream_name
         for start in range(0, len(events), 500):
             chunk = events[start:start + 500]
@@ -137,7 +136,7 @@ class StreamLedgerDriver(PatternDriver):
         return ids
 
     def verify(self) -> PatternReport:
-        self.faults.auditors.remove(self._audit)
+        self.replay(self._audit)
         ddb = self.client("dynamodb")
         applied = {}
         for page in ddb.get_paginator("scan").paginate(TableName=self.ledger):
@@ -193,7 +192,7 @@ class NonIdempotentStreamDriver(StreamLedgerDriver):
         "applied (components/non_idempotent_stream_consumer.py)")
 
     def prepare(self) -> None:
-        self.inserted_in_outage = self.inserted = 0
+        self.inserted_in_outage = 0
         self.retry_queue_urls: set = set()
         super().prepare()
         self.retry_queue_urls = {m.queue_url for m in self.retry_mappings}
@@ -206,18 +205,16 @@ class NonIdempotentStreamDriver(StreamLedgerDriver):
     def poll_stream(self, index: int) -> int:
         if index != self.outage_read:
             return super().poll_stream(index)
-        before = self.inserted
+        before = len(self.sandbox.journal)
         self.faults.outage, self.faults.outage_service = True, "dynamodb"
         try:
             return super().poll_stream(index)
         finally:
             self.faults.outage, self.faults.outage_service = False, None
-            self.inserted_in_outage = self.inserted - before
-
-    def _audit(self, operation: str, params: dict, response: dict) -> None:
-        super()._audit(operation, params, response)
-        if operation == "SendMessage" and params.get("QueueUrl") in self.retry_queue_urls:
-            self.inserted += 1  # the handler inserted a failed record into the Retry-DLQ
+            # The failed records the handler inserted into the Retry-DLQ during that read.
+            self.inserted_in_outage = sum(
+                1 for _, call in self.sandbox.journal.calls(before)
+                if call.operation == "SendMessage" and call.params.get("QueueUrl") in self.retry_queue_urls)
 
     def verify(self) -> PatternReport:
         report = super().verify()

@@ -14,9 +14,9 @@ import base64
 import json
 import math
 import re
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
-from integration_blueprint.drill.effects import EffectLog, WatchedFunction, judge
+from integration_blueprint.drill.effects import EffectLog, judge
 from integration_blueprint.drill.patterns.base import PatternDriver, Step
 from integration_blueprint.drill.patterns.distributed_map import DistributedMapDriver
 from integration_blueprint.drill.patterns.fifo_billing import FifoBillingDriver
@@ -80,9 +80,7 @@ class TeamCodeDriver(PatternDriver):
         tables = {r.outputs["name"]: tuple(k for k in (r.inputs.get("hashKey"), r.inputs.get("rangeKey")) if k)
                   for r in self.sandbox.recorded.of_type("aws:dynamodb/table:Table")}
         lanes = {queue.url for queue in self.sandbox.queues.values() if queue.arn in self.own_queue_arns}
-        log = EffectLog(tables, plumbing=lanes, find=find)
-        self.faults.auditors.append(log)
-        return log
+        return EffectLog(tables, plumbing=lanes, find=find)
 
     @property
     def own_queue_arns(self) -> set[str]:
@@ -91,9 +89,10 @@ class TeamCodeDriver(PatternDriver):
         return {r.outputs["arn"] for r in self.sandbox.recorded.of_type("aws:sqs/queue:Queue")
                 if r.parent in component}
 
-    def effects_report(self, log: EffectLog, records: set[str], parked: set[str], invocations: int,
-                       retries: int) -> PatternReport:
-        self.faults.auditors.remove(log)
+    def effects_report(self, log: EffectLog, function: str, identify: Callable[[Any], dict[str, tuple[str, ...]]],
+                       records: set[str], parked: set[str], invocations: int, retries: int) -> PatternReport:
+        """The report from the effects of every invocation of `function` (the sandbox's journal)."""
+        log.read(self.sandbox.journal, function, identify)
         verdict = judge(log, records)
         report = PatternReport(
             sent=len(records), processed_once=len(verdict.once - parked), duplicate_effects=len(verdict.duplicated),
@@ -155,11 +154,9 @@ class TeamStreamDriver(TeamCodeDriver, StreamLedgerDriver):
             self.events[event_id] = {"eventId": event_id, "account": f"acct-{i % self.ACCOUNTS:04d}",
                                      "amount": 100 + self.rng.randrange(900)}
         self.log = self.effect_log(find=self._named)
-        watched = WatchedFunction(function, self.log, self._identify)
-        self.invoker_ = self.invoker(watched, self.stream_mapping.settings.batch_size)
+        self.invoker_ = self.invoker(function, self.stream_mapping.settings.batch_size)
         self.sandbox.interception.wrap(function.name, self.invoker_)
         self.refetched = 0
-        self.faults.auditors.append(self._audit)
         events = list(self.events.values())
         for start in range(0, len(events), 500):
             self.kinesis.put_records(StreamName=self.stream_mapping.stream_name, Records=[
@@ -186,10 +183,11 @@ class TeamStreamDriver(TeamCodeDriver, StreamLedgerDriver):
         return named.pop() if len(named) == 1 else None
 
     def verify(self) -> PatternReport:
-        self.faults.auditors.remove(self._audit)
-        parked, messages = self._parked_event_ids()
+        self.replay(self._audit)
+        parked, _ = self._parked_event_ids()
         report = self.effects_report(
-            self.log, set(self.events), parked & set(self.events), self.invoker_.invocations,
+            self.log, self.stream_mapping.function.name, self._identify, set(self.events), parked & set(self.events),
+            self.invoker_.invocations,
             self.stream_mapping.stats.function_errors + sum(m.stats.messages_failed for m in self.retry_mappings))
         report.injected["records_reread"] = self.records_reread()
         return report
@@ -225,8 +223,7 @@ class TeamFifoBillingDriver(TeamCodeDriver):
         self.dlq_url = self.sandbox.dead_letter_queue(self.mapping.queue_arn).url
         self.poison_count = 0
         self.log = self.effect_log()
-        self.consumer = self.invoker(WatchedFunction(function, self.log, self._identify), self.mapping.batch_size,
-                                     "consumer")
+        self.consumer = self.invoker(function, self.mapping.batch_size, "consumer")
         self.sandbox.interception.wrap(function.name, self.consumer)
         employees = max(1, math.ceil(self.options.records / len(self.MONTHS)))
         self.charges: dict[str, Charge] = {}
@@ -286,8 +283,8 @@ class TeamFifoBillingDriver(TeamCodeDriver):
             except (KeyError, TypeError, ValueError):
                 raise SandboxError(f"{self.name}: a message the drill did not send is in the DLQ: "
                                    f"{message['Body'][:80]}") from None
-        return self.effects_report(self.log, set(self.charges), parked, self.consumer.invocations,
-                                   self.mapping.stats.messages_failed)
+        return self.effects_report(self.log, self.mapping.function.name, self._identify, set(self.charges), parked,
+                                   self.consumer.invocations, self.mapping.stats.messages_failed)
 
 
 class TeamIdempotentStreamDriver(TeamStreamDriver):
@@ -329,7 +326,7 @@ class TeamDistributedMapDriver(TeamCodeDriver, DistributedMapDriver):
         function = self.functions(self.sandbox)[0]
         self.poison_count = 0
         self.log = self.effect_log()
-        self.drive_items(function, WatchedFunction(function, self.log, self._identify))
+        self.drive_items(function)
 
     def _identify(self, event: Any) -> dict[str, tuple[str, ...]]:
         row = self.rows.get(str(event.get("invoice_id"))) if isinstance(event, dict) else None
@@ -339,7 +336,8 @@ class TeamDistributedMapDriver(TeamCodeDriver, DistributedMapDriver):
 
     def verify(self) -> PatternReport:
         failed = self._failed_items()
-        report = self.effects_report(self.log, set(self.rows), failed, self.invoker_.invocations,
+        report = self.effects_report(self.log, self.function.name, self._identify, set(self.rows), failed,
+                                     self.invoker_.invocations,
                                      max(0, self.invoker_.invocations - self.invoker_.duplicates_delivered - len(self.rows)))
         report.notes.append(f"execution {self.status}; re-run of the failed items: {self.rerun_status}")
         return report

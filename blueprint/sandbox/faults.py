@@ -1,6 +1,7 @@
-"""Fault injection into the AWS calls handlers make, so handler code is not touched: the drill's
-request interceptor, given to the sandbox through its one seam (sandbox/interception.py), which
-hands it only the requests made while a function runs.
+"""Fault injection into the AWS calls functions make, so handler code is not touched: the request
+interceptor a caller (the drill) gives the sandbox through its one seam (sandbox/interception.py),
+which hands it only the requests made while a function runs. The caller sets what to inject (rates,
+an outage, a crash armed for an invocation); the mechanics live here.
 
 - Transient faults: a fraction of those requests are answered with a throttling or 5xx error
   instead of reaching the emulator (nothing happens server-side), as a real throttle would. The
@@ -27,10 +28,14 @@ from __future__ import annotations
 import json
 import random
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from botocore.awsrequest import AWSResponse
+
+from integration_blueprint.sandbox.errors import FunctionCrashed
 
 TRANSIENT_FAULTS = (
     (400, "ThrottlingException", "Rate exceeded (injected)"),
@@ -66,9 +71,6 @@ class FaultInjector:
     outage: bool = False
     outage_service: str | None = None  # a botocore service name ("dynamodb"); None: every service
     _count_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
-    # Called with (operation name, request params, parsed response) after every successful handler
-    # call, so a drill can count effects (every ledger write that went through, records re-read).
-    auditors: list = field(default_factory=list)
 
     def __post_init__(self):
         self._rng = random.Random(self.seed)
@@ -85,6 +87,28 @@ class FaultInjector:
             self._local.crash_after = None
             self._local.rng = None
             self._local.claims = set()
+
+    def run(self, function: Callable[[Any, Any], Any], event: Any, context: Any, key: str | None = None,
+            crash_after: int | None = None) -> Any:
+        """One invocation of `function` under the faults: drawn from the generator of `key`, and with
+        a crash armed after `crash_after` successful calls if given. A crashed invocation ends when
+        its (compressed) time is up, its instance gone (the next invocation is a cold start), and
+        raises FunctionCrashed; one that left an idempotency claim open also waits its time out."""
+        try:
+            with self.invocation(key):
+                if crash_after is not None:
+                    self.crash_after(crash_after)
+                try:
+                    return function(event, context)
+                finally:
+                    if self.open_claims():
+                        wait_out(context)
+        except SimulatedCrash as crash:
+            wait_out(context)  # (again, for a crash before any claim was recorded)
+            reset = getattr(function, "reset", None)
+            if reset is not None:
+                reset()  # the instance died: the next invocation is a cold start with empty caches
+            raise FunctionCrashed(str(crash)) from None
 
     def open_claims(self) -> set:
         """Idempotency records this invocation (thread) left INPROGRESS."""
@@ -116,8 +140,6 @@ class FaultInjector:
         return AWSResponse(request.url, status, headers, _Body(body))
 
     def after_call(self, operation: str, params: dict, parsed: dict) -> None:
-        for auditor in self.auditors:
-            auditor(operation, params, parsed)
         claims = getattr(self._local, "claims", None)
         if claims is not None:
             _track_claim(claims, operation, params)
@@ -128,6 +150,17 @@ class FaultInjector:
             self._local.crash_after = None
             raise SimulatedCrash(f"injected crash after {operation}")
         self._local.crash_after = remaining - 1
+
+
+def wait_out(context: Any) -> None:
+    """Until the invocation's (compressed) time is up. A crash is a timeout or an out-of-memory
+    kill; modelled as the timeout, it ends then, so an idempotency record it left in progress has
+    expired when the caller learns of the failure, as on AWS, whatever the thread timing. The same
+    wait follows an invocation that left a claim open (a failed delete): whether the next delivery
+    finds it expired must not depend on how fast this machine is."""
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    if remaining is not None:
+        time.sleep(remaining() / 1000 + 0.001)
 
 
 _IN_PROGRESS = "INPROGRESS"  # Powertools' idempotency record status while a claim is held
