@@ -19,6 +19,7 @@ from integration_blueprint.drill.patterns import (
     IdempotentStreamDriver,
     NonIdempotentStreamDriver,
 )
+from integration_blueprint.drill.patterns.stream_ledger import hot_account_outcome
 from integration_blueprint.drill.report import DrillOptions, format_table
 from integration_blueprint.drill.runner import run_drill
 from integration_blueprint.preview.recording import record_program
@@ -218,6 +219,18 @@ def test_a_ledger_whose_item_grows_with_the_hot_keys_traffic_fails_the_drill_nam
             ) in text
     assert "a hot key's state over its bound" in text.splitlines()[-1]
     assert report.to_json()["patterns"]["idempotent_stream"]["hot_key"]["breach"] == hot.breach
+
+
+def test_the_hot_accounts_events_are_judged_by_its_count_and_balance():
+    """Its events share one ledger item, so a lost or doubled event shows only in the sums."""
+    sent = {"e1": 5, "e2": 7, "e3": 9}
+
+    assert hot_account_outcome(3, 21.0, sent, parked=set()) == ({"e1", "e2", "e3"}, 0, 0)
+    assert hot_account_outcome(3, 21.0, sent, parked={"e3"}) == ({"e1", "e2", "e3"}, 0, 0)  # a leftover copy
+    assert hot_account_outcome(2, 12.0, sent, parked={"e3"}) == (set(), 2, 0)  # e3 unrecoverable
+    assert hot_account_outcome(2, 16.0, sent, parked=set()) == (set(), 2, 0)  # one lost
+    assert hot_account_outcome(4, 28.0, sent, parked=set()) == (set(), 3, 1)  # one done twice
+    assert hot_account_outcome(3, 23.0, sent, parked=set()) == (set(), 2, 1)  # e1 lost, e2 done twice
 
 
 def test_a_handler_that_skips_its_idempotency_check_is_caught_and_the_drill_exits_1(monkeypatch, capsys):

@@ -18,6 +18,22 @@ from integration_blueprint.redrive.stream import redrive_stream
 HOT_ACCOUNT = "acct-hot"
 
 
+def hot_account_outcome(count: int, balance: float, amounts: dict[str, int], parked: set) -> tuple[set, int, int]:
+    """The hot account's events share one item: its count and balance tell them apart only in sum.
+    `amounts`: its event ids and amounts; `parked`: the event ids still parked. Returns (its event
+    ids, if all were processed once; else how many were; effects done twice). All were when both
+    match them all (a parked copy of one is then not unrecoverable, as for any account); otherwise
+    its parked events are unrecoverable and the others are judged by the count: a shortfall is lost,
+    an excess done twice, and a balance that disagrees with a matching count means one event lost
+    and another done twice."""
+    if (count, balance) == (len(amounts), float(sum(amounts.values()))):
+        return set(amounts), 0, 0
+    expected = [amount for event_id, amount in amounts.items() if event_id not in parked]
+    if count == len(expected):
+        return (set(), count, 0) if balance == float(sum(expected)) else (set(), count - 1, 1)
+    return set(), min(count, len(expected)), max(0, count - len(expected))
+
+
 class StreamLedgerDriver(PatternDriver):
     """N events into the stream: a hot account takes HOT_KEY_SHARE of them, the others one account
     each, so every account's final `applied` count must be exactly its events (fewer = lost, more =
@@ -169,7 +185,7 @@ class StreamLedgerDriver(PatternDriver):
         duplicates = sum(count - 1 for account, (count, _) in applied.items() if count > 1 and account != HOT_ACCOUNT)
         parked, messages = self._parked_event_ids()
         hot_count, hot_balance = applied.get(HOT_ACCOUNT, (0, 0.0))
-        hot_ids, hot_processed, hot_duplicates = self._hot_account_outcome(hot_count, hot_balance, parked)
+        hot_ids, hot_processed, hot_duplicates = hot_account_outcome(hot_count, hot_balance, self.hot_amounts, parked)
         unrecoverable = parked - processed_ids - hot_ids
         report = PatternReport(
             sent=self.options.records, processed_once=len(processed_ids | hot_ids) + hot_processed,
@@ -193,20 +209,6 @@ class StreamLedgerDriver(PatternDriver):
         report.injected["records_reread"] = self.records_reread()
         report.notes.extend(self.fault_notes())
         return report
-
-    def _hot_account_outcome(self, count: int, balance: float, parked: set) -> tuple[set, int, int]:
-        """The hot account's events share one item: its count and balance tell them apart only in
-        sum. Returns (its event ids, if all were processed once; how many of the rest were; effects
-        done twice). All were when both match them all (a parked copy of one is then not
-        unrecoverable, as for any account); otherwise its parked events are unrecoverable and the
-        others are judged by the count: a shortfall is lost, an excess done twice, and a balance
-        that disagrees with a matching count means one event lost and another done twice."""
-        if (count, balance) == (len(self.hot_amounts), float(sum(self.hot_amounts.values()))):
-            return set(self.hot_amounts), 0, 0
-        expected = [amount for event_id, amount in self.hot_amounts.items() if event_id not in parked]
-        if count == len(expected):
-            return (set(), count, 0) if balance == float(sum(expected)) else (set(), count - 1, 1)
-        return set(), min(count, len(expected)), max(0, count - len(expected))
 
     def _hot_key_state(self, items: dict, ddb) -> Optional[hot_key.HotKeyState]:
         """The hot account's items: its account item (balance and count, kept for good) and the
