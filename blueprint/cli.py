@@ -141,9 +141,10 @@ def add_drill_command(subparsers) -> None:
         "drill", help="run every pattern end to end in the local sandbox under injected faults",
         description="Realize the stack in an embedded AWS emulator (moto, in-process), run the real "
                     "handlers behind local event source mappings, drive N records through each pattern "
-                    "with duplicates, poison records, transient faults and crashes, and check the final "
-                    "state. Exit 0 only if nothing was lost, nothing was done twice and exactly the "
-                    "poison records were parked.")
+                    "with duplicates, poison records, transient faults, crashes and a hot key (30% of a "
+                    "pattern's records on one account or tenant), and check the final state. Exit 0 only "
+                    "if nothing was lost, nothing was done twice, exactly the poison records were parked "
+                    "and the hot key's state stayed within its per-key bound.")
     parser.add_argument("--stack", default="dev", help="stack whose config to realize (default: dev)")
     parser.add_argument("--program", help="the Pulumi project directory (default: the current directory)")
     parser.add_argument("--records", type=int, default=1500, help="records per pattern (default: 1500)")

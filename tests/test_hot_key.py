@@ -13,6 +13,7 @@ from moto import mock_aws
 
 from integration_blueprint import patches
 from integration_blueprint.drill.cost import item_size
+from integration_blueprint.drill.hot_key import measure
 from integration_blueprint.handlers.reference.reference_ledger import (
     GUARD_PREFIX,
     GUARD_TTL_SECONDS,
@@ -75,3 +76,31 @@ def test_the_same_event_id_of_two_accounts_is_two_events(ledger):
     ledger(event(1, "acct-b"))
 
     assert ledger.balance("acct-a") == ledger.balance("acct-b") == (1, 1)
+
+
+ACCOUNT_ITEM = {"account": {"S": "acct-hot"}, "balance": {"N": "12"}, "applied": {"N": "2"}}
+GUARD_ITEM = {"account": {"S": GUARD_PREFIX + "0" * 64}, "expiration": {"N": "1800000000"}}
+
+
+def hot_account(items, records=2, ttl_attribute="expiration"):
+    return measure("acct-hot", items, table="ledger", ttl_attribute=ttl_attribute, records=records, sent=10,
+                   lasting_items_bound=1)
+
+
+def test_the_drills_per_key_bound_holds_for_a_lasting_item_and_an_expiring_item_per_record():
+    state = hot_account([ACCOUNT_ITEM, GUARD_ITEM, GUARD_ITEM])
+
+    assert state.within_bound and state.breach == ""
+    assert (state.items, state.items_bound, state.lasting_items, state.share) == (3, 3, 1, 0.2)
+    assert state.largest_item_bytes == item_size(GUARD_ITEM) <= ITEM_BOUND_BYTES
+
+
+def test_the_drills_per_key_bound_is_breached_by_items_that_never_expire_or_more_than_one_per_record():
+    never_expires = hot_account([ACCOUNT_ITEM, {"account": {"S": "acct-hot#evt-1"}}])
+    table_without_ttl = hot_account([ACCOUNT_ITEM, GUARD_ITEM], ttl_attribute=None)
+    two_per_record = hot_account([ACCOUNT_ITEM, GUARD_ITEM, GUARD_ITEM, GUARD_ITEM, GUARD_ITEM, GUARD_ITEM])
+
+    assert never_expires.breach == table_without_ttl.breach == (
+        "2 items without a TTL, over the bound of 1 (they never expire)")
+    assert two_per_record.breach == "6 items, over the bound of 3 (1 lasting + one per record)"
+    assert not (never_expires.within_bound or table_without_ttl.within_bound or two_per_record.within_bound)

@@ -19,6 +19,7 @@ from integration_blueprint.drill.patterns import (
     IdempotentStreamDriver,
     NonIdempotentStreamDriver,
 )
+from integration_blueprint.drill.patterns.stream_ledger import hot_account_outcome
 from integration_blueprint.drill.report import DrillOptions, format_table
 from integration_blueprint.drill.runner import run_drill
 from integration_blueprint.preview.recording import record_program
@@ -114,7 +115,7 @@ def test_the_schedule_starts_the_dispatcher_asynchronously_and_a_run_that_keeps_
 
 def test_every_pattern_loses_nothing_and_does_nothing_twice_under_the_default_fault_mix():
     # 20 records per pattern (make local and benchmarks/drill_speed.py drill 1,500).
-    options = DrillOptions(records=20, seed=11, poison=0.1, duplicates=0.3, crashes=2)
+    options = DrillOptions(records=20, seed=12, poison=0.1, duplicates=0.3, crashes=2)
     report = run_drill(options)
 
     assert set(report.patterns) == set(DRIVERS)
@@ -129,6 +130,15 @@ def test_every_pattern_loses_nothing_and_does_nothing_twice_under_the_default_fa
         assert report.patterns[name].injected["duplicates"] > 0, name
         assert report.patterns[name].injected["crashes"] > 0, name
     assert sum(p.injected["transient"] for p in report.patterns.values()) > 0
+    # One key took 30% of each pattern that keeps state per key, and its state stayed within bound:
+    # the stream ledger's account item and a guard per event; the billing ledger's row per charge.
+    stream, billing_ledger = report.patterns["idempotent_stream"].hot_key, report.patterns["fifo_billing"].hot_key
+    assert (stream.key, stream.records, stream.share, stream.items, stream.lasting_items) == ("acct-hot", 6, 0.3, 7, 1)
+    assert (billing_ledger.key, billing_ledger.records, billing_ledger.items) == ("tenant-hot", 6, 6)
+    for name in ("idempotent_stream", "non_idempotent_stream", "fifo_billing"):
+        hot = report.patterns[name].hot_key
+        assert hot.within_bound and 0 < hot.largest_item_bytes <= hot.item_bytes_bound == 1024, (name, hot)
+    assert report.patterns["distributed_map"].hot_key is None  # its per-customer rows are the invoices
     # The billing dispatcher crashed mid-month and was retried; the run that met the outage was
     # parked with its month and completed from there.
     billing = report.patterns["fifo_billing"]
@@ -140,31 +150,37 @@ def test_every_pattern_loses_nothing_and_does_nothing_twice_under_the_default_fa
     assert [path.name for path in Path(tempfile.gettempdir()).iterdir()] == [Path(report.log_dir).name]
 
 
-class BrokenIdempotentStreamDriver(IdempotentStreamDriver):
+class FixtureHandler:
+    """Mixed into a pattern's driver: its consumer runs `fixture` (a handler in tests/fixtures)."""
+
+    fixture = ""
+
+    def prepare(self):
+        self.functions(self.sandbox)[0].handler = self.fixture
+        super().prepare()
+
+    @classmethod
+    def deploys(cls, handler):
+        return handler in (cls.consumer_handler, cls.fixture)
+
+
+class BrokenIdempotentStreamDriver(FixtureHandler, IdempotentStreamDriver):
     """The idempotent stream pattern with a handler that skips its idempotency check."""
 
-    def prepare(self):
-        function = self.functions(self.sandbox)[0]
-        function.handler = "tests.fixtures.broken_stream_handler.lambda_handler"
-        super().prepare()
-
-    @classmethod
-    def deploys(cls, handler):
-        return handler in (cls.consumer_handler, "tests.fixtures.broken_stream_handler.lambda_handler")
+    fixture = "tests.fixtures.broken_stream_handler.lambda_handler"
 
 
-class UnguardedRetryLaneDriver(NonIdempotentStreamDriver):
+class UnguardedRetryLaneDriver(FixtureHandler, NonIdempotentStreamDriver):
     """The non-idempotent stream pattern with a Retry-DLQ lane that ignores the effect key."""
 
-    broken = "tests.fixtures.broken_retry_lane_handler.lambda_handler"
+    fixture = "tests.fixtures.broken_retry_lane_handler.lambda_handler"
 
-    def prepare(self):
-        self.functions(self.sandbox)[0].handler = self.broken
-        super().prepare()
 
-    @classmethod
-    def deploys(cls, handler):
-        return handler in (cls.consumer_handler, cls.broken)
+class GrowingLedgerDriver(FixtureHandler, IdempotentStreamDriver):
+    """The idempotent stream pattern with the guarded ledger's earlier layout: each event applied once,
+    but every applied event id kept in the account's item."""
+
+    fixture = "tests.fixtures.growing_ledger_handler.lambda_handler"
 
 
 def test_the_non_idempotent_patterns_retry_lane_is_drilled_with_duplicates_and_crashes():
@@ -184,6 +200,39 @@ def test_the_non_idempotent_patterns_retry_lane_is_drilled_with_duplicates_and_c
     assert broken["non_idempotent_stream"].duplicate_effects > 0
 
 
+def test_a_ledger_whose_item_grows_with_the_hot_keys_traffic_fails_the_drill_naming_the_bound():
+    # 150 records: 45 for the hot account, whose item then holds 45 event ids of 24 bytes.
+    options = DrillOptions(records=150, seed=3, poison=0, duplicates=0.05, crashes=1)
+
+    report = run_drill(options, drivers={"idempotent_stream": GrowingLedgerDriver}, workers=1)
+
+    pattern = report.patterns["idempotent_stream"]
+    assert (pattern.lost, pattern.duplicate_effects, pattern.processed_once) == (0, 0, 150)  # all applied once
+    assert not pattern.passed and not report.passed
+    hot = pattern.hot_key
+    assert (hot.key, hot.records, hot.items) == ("acct-hot", 45, 1)
+    assert hot.largest_item_bytes > 1024
+    assert hot.breach == f"an item of {hot.largest_item_bytes:,} bytes, over the bound of 1,024 bytes (one write unit)"
+    text = format_table(report)
+    assert (f"idempotent_stream: hot key acct-hot, 45 records (30%), in {hot.table}: items 1 (bound 46), items without a "
+            f"TTL 1 (bound 1), largest item {hot.largest_item_bytes} bytes (bound 1024): OVER ITS BOUND: {hot.breach}"
+            ) in text
+    assert "a hot key's state over its bound" in text.splitlines()[-1]
+    assert report.to_json()["patterns"]["idempotent_stream"]["hot_key"]["breach"] == hot.breach
+
+
+def test_the_hot_accounts_events_are_judged_by_its_count_and_balance():
+    """Its events share one ledger item, so a lost or doubled event shows only in the sums."""
+    sent = {"e1": 5, "e2": 7, "e3": 9}
+
+    assert hot_account_outcome(3, 21.0, sent, parked=set()) == ({"e1", "e2", "e3"}, 0, 0)
+    assert hot_account_outcome(3, 21.0, sent, parked={"e3"}) == ({"e1", "e2", "e3"}, 0, 0)  # a leftover copy
+    assert hot_account_outcome(2, 12.0, sent, parked={"e3"}) == (set(), 2, 0)  # e3 unrecoverable
+    assert hot_account_outcome(2, 16.0, sent, parked=set()) == (set(), 2, 0)  # one lost
+    assert hot_account_outcome(4, 28.0, sent, parked=set()) == (set(), 3, 1)  # one done twice
+    assert hot_account_outcome(3, 23.0, sent, parked=set()) == (set(), 2, 1)  # e1 lost, e2 done twice
+
+
 def test_a_handler_that_skips_its_idempotency_check_is_caught_and_the_drill_exits_1(monkeypatch, capsys):
     monkeypatch.setattr("integration_blueprint.drill.runner.DRIVERS", {"idempotent_stream": BrokenIdempotentStreamDriver})
 
@@ -194,7 +243,8 @@ def test_a_handler_that_skips_its_idempotency_check_is_caught_and_the_drill_exit
     assert exit_code == 1
     assert broken["duplicate_effects"] > 0
     assert set(broken) >= {"sent", "processed_once", "duplicate_effects", "unrecoverable", "expected_unrecoverable",
-                           "lost", "invocations", "retries", "wall_time_s"}
+                           "lost", "invocations", "retries", "wall_time_s", "hot_key"}
+    assert broken["hot_key"]["key"] == "acct-hot" and broken["hot_key"]["records"] == 18
     assert report["stack"] == "dev" and report["seed"] == 3 and report["compression"]
 
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Optional
+
+from integration_blueprint.drill.hot_key import HotKeyState
 
 # The blueprint program the drill runs by default: the repository checkout this package lives in.
 REPO = Path(__file__).resolve().parents[2]
@@ -43,11 +46,14 @@ class PatternReport:
     notes: list = field(default_factory=list)
     failure: str = ""  # why the pattern could not finish (its deadline, a crashed driver), if it did not
     component: str = ""  # the component instance drilled (its name in the program)
+    # The hot key's state in the pattern's table (drill/hot_key.py), for a pattern that keeps state per key.
+    hot_key: Optional[HotKeyState] = None
 
     @property
     def passed(self) -> bool:
         return (not self.failure and self.lost == 0 and self.duplicate_effects == 0
-                and self.unrecoverable == self.expected_unrecoverable)
+                and self.unrecoverable == self.expected_unrecoverable
+                and (self.hot_key is None or self.hot_key.within_bound))
 
 
 @dataclass
@@ -89,6 +95,8 @@ def format_table(report: DrillReport) -> str:
         if r.component:
             out.append(f"  {name}: component {r.component}")
         out.append(f"  {name}: injected {injected}")
+        if r.hot_key:
+            out.append(f"  {name}: {r.hot_key.summary()}")
         for note in r.notes:
             out.append(f"  {name}: {note}")
         if r.failure:
@@ -101,7 +109,8 @@ def format_table(report: DrillReport) -> str:
     out.append("result: " + ("after the redrive every record was processed exactly once and only the poison "
                              "is still parked" if report.passed
                              else "FAILED: lost records, duplicate effects, records still parked after the redrive, "
-                                  "a pattern that did not finish, or a component not drilled"))
+                                  "a hot key's state over its bound, a pattern that did not finish, or a component "
+                                  "not drilled"))
     return "\n".join(out)
 
 

@@ -6,6 +6,7 @@ import json
 import math
 from collections import Counter, defaultdict
 
+from integration_blueprint.drill import hot_key
 from integration_blueprint.drill.patterns.base import PatternDriver, Step
 from integration_blueprint.drill.report import PatternReport
 from integration_blueprint.handlers.runtime import config as handler_config
@@ -18,6 +19,8 @@ from integration_blueprint.sandbox.realization import LocalFunction
 # Two monthly runs: the schedule's run on these dates bills the month before.
 CRASH_RUN = ("2026-11-01T03:00:00Z", "2026-10")  # transient faults, a crash mid-month, fired twice
 OUTAGE_RUN = ("2026-12-01T03:00:00Z", "2026-11")  # the accounts store down: every attempt fails
+# The tenant that employs hot_key.HOT_KEY_SHARE of the employees (the others have EMPLOYEES_PER_TENANT each).
+HOT_TENANT = "tenant-hot"
 
 
 def _billed_month(payload: dict) -> str:
@@ -31,7 +34,9 @@ def _billed_month(payload: dict) -> str:
 
 
 class FifoBillingDriver(PatternDriver):
-    """Charges for N/2 employees over two months. The schedule fires each month's dispatcher
+    """Charges for N/2 employees over two months, a hot tenant employing HOT_KEY_SHARE of them (one
+    message group per month carries that share; its ledger rows must stay within their bound,
+    drill/hot_key.py). The schedule fires each month's dispatcher
     asynchronously (sandbox/async_invoke.py): the first month's run meets transient faults and a
     crash after half its charges were enqueued, and is fired twice (Scheduler is at least once); the
     second month's run meets an outage of the accounts store, fails every retry and is parked in the
@@ -86,11 +91,18 @@ class FifoBillingDriver(PatternDriver):
         self.sent = employees * len(months)
         self.expected: dict[str, int] = {}
         self.month_of: dict[str, str] = {}
-        items = []
+        hot = hot_key.pick_hot(self.rng, range(employees - poison_employees), employees)
+        self.hot_charges = len(hot) * len(months)
+        items = [{"tenant": {"S": HOT_TENANT}, "sk": {"S": "tenant"}, "status": {"S": "active"}}] if hot else []
+        spread = 0  # employees of the other tenants so far
         for i in range(employees - poison_employees):
-            tenant = f"tenant-{i // self.EMPLOYEES_PER_TENANT:04d}"
-            if i % self.EMPLOYEES_PER_TENANT == 0:
-                items.append({"tenant": {"S": tenant}, "sk": {"S": "tenant"}, "status": {"S": "active"}})
+            if i in hot:
+                tenant = HOT_TENANT
+            else:
+                tenant = f"tenant-{spread // self.EMPLOYEES_PER_TENANT:04d}"
+                if spread % self.EMPLOYEES_PER_TENANT == 0:
+                    items.append({"tenant": {"S": tenant}, "sk": {"S": "tenant"}, "status": {"S": "active"}})
+                spread += 1
             amount = 1000 + self.rng.randrange(9000)
             items.append(self._employee(tenant, f"e{i:05d}", amount))
             for month in months:
@@ -170,10 +182,13 @@ class FifoBillingDriver(PatternDriver):
     def verify(self) -> PatternReport:
         self.replay(self._audit)
         ledger_rows = {}
+        hot_items = []
         ddb = self.client("dynamodb")
         for page in ddb.get_paginator("scan").paginate(TableName=self.ledger):
             for item in page["Items"]:
                 ledger_rows[item["sk"]["S"]] = int(item["amount"]["N"])
+                if item["pk"]["S"] == HOT_TENANT:
+                    hot_items.append(item)
         parked = self.drain_queue_messages(self.dlq_url)
         parked_keys = {"charge#" + json.loads(m["Body"])["idempotency_key"] for m in parked}
         still_parked_runs = self.drain_queue_messages(self.failed_runs_url)
@@ -190,6 +205,10 @@ class FifoBillingDriver(PatternDriver):
             invocations=self.consumer.invocations + self.dispatcher.invocations,
             retries=self.mapping.stats.messages_failed)
         report.lost = report.sent - report.processed_once - report.unrecoverable
+        if self.hot_charges:  # the hot tenant's ledger rows: one per charge, each expiring
+            report.hot_key = hot_key.measure(HOT_TENANT, hot_items, table=self.ledger,
+                                             ttl_attribute=hot_key.ttl_attribute(ddb, self.ledger),
+                                             records=self.hot_charges, sent=self.sent, lasting_items_bound=0)
         wrong = parked_keys - self.poison_keys
         if wrong:
             report.notes.append(f"{len(wrong)} valid charges are still parked, e.g. {sorted(wrong)[:3]}")

@@ -4,17 +4,41 @@ from __future__ import annotations
 
 import base64
 import json
+from typing import Optional
 
+from integration_blueprint.drill import hot_key
 from integration_blueprint.drill.patterns.base import PatternDriver, Step
 from integration_blueprint.drill.report import PatternReport
+from integration_blueprint.handlers.reference.reference_ledger import guard_item_key
 from integration_blueprint.handlers.runtime import config as handler_config
 from integration_blueprint.redrive.parked import list_parked
 from integration_blueprint.redrive.stream import redrive_stream
 
+# The account that takes hot_key.HOT_KEY_SHARE of the stream's events.
+HOT_ACCOUNT = "acct-hot"
+
+
+def hot_account_outcome(count: int, balance: float, amounts: dict[str, int], parked: set) -> tuple[set, int, int]:
+    """The hot account's events share one item: its count and balance tell them apart only in sum.
+    `amounts`: its event ids and amounts; `parked`: the event ids still parked. Returns (its event
+    ids, if all were processed once; else how many were; effects done twice). All were when both
+    match them all (a parked copy of one is then not unrecoverable, as for any account); otherwise
+    its parked events are unrecoverable and the others are judged by the count: a shortfall is lost,
+    an excess done twice, and a balance that disagrees with a matching count means one event lost
+    and another done twice."""
+    if (count, balance) == (len(amounts), float(sum(amounts.values()))):
+        return set(amounts), 0, 0
+    expected = [amount for event_id, amount in amounts.items() if event_id not in parked]
+    if count == len(expected):
+        return (set(), count, 0) if balance == float(sum(expected)) else (set(), count - 1, 1)
+    return set(), min(count, len(expected)), max(0, count - len(expected))
+
 
 class StreamLedgerDriver(PatternDriver):
-    """N events into the stream, one account each, so every account's final `applied` count must be
-    exactly 1 (0 = lost, 2 = done twice). Poison: events the reference ledger rejects."""
+    """N events into the stream: a hot account takes HOT_KEY_SHARE of them, the others one account
+    each, so every account's final `applied` count must be exactly its events (fewer = lost, more =
+    done twice), with the balance they add up to. Poison: events the reference ledger rejects. The
+    hot account's items in the ledger must stay within their bound (drill/hot_key.py)."""
 
     consumer_handler = ""
 
@@ -32,7 +56,10 @@ class StreamLedgerDriver(PatternDriver):
         self.parking_urls = [self.sandbox.dead_letter_queue(m.queue_arn).url for m in self.retry_mappings]
         self.kinesis = self.client("kinesis")
         poison = set(self.rng.sample(range(self.options.records), self.poison_count))
-        self.expected: dict[str, int] = {}
+        hot = hot_key.pick_hot(self.rng, [i for i in range(self.options.records) if i not in poison],
+                               self.options.records)
+        self.expected: dict[str, int] = {}  # account -> amount, for the accounts of one event
+        self.hot_amounts: dict[str, int] = {}  # event id -> amount, for the hot account's events
         self.poison_ids = set()
         events = []
         for i in range(self.options.records):
@@ -40,17 +67,25 @@ class StreamLedgerDriver(PatternDriver):
             if i in poison:
                 events.append({"eventId": event_id, "account": f"acct-{i:06d}", "poison": True})
                 self.poison_ids.add(event_id)
+                continue
+            amount = 1 + self.rng.randrange(100)
+            account = HOT_ACCOUNT if i in hot else f"acct-{i:06d}"
+            events.append({"eventId": event_id, "account": account, "amount": amount})
+            if i in hot:
+                self.hot_amounts[event_id] = amount
             else:
-                amount = 1 + self.rng.randrange(100)
-                events.append({"eventId": event_id, "account": f"acct-{i:06d}", "amount": amount})
-                self.expected[f"acct-{i:06d}"] = amount
-        self.event_of_account = {e["account"]: e["eventId"] for e in events}
+                self.expected[account] = amount
+        self.event_of_account = {e["account"]: e["eventId"] for e in events if e["account"] != HOT_ACCOUNT}
+        self.hot_effect_keys: list[str] = []  # the hot events' records (stream, shard, sequence number)
         self.refetched = 0
         stream = self.stream_mapping.stream_name
         for start in range(0, len(events), 500):
             chunk = events[start:start + 500]
-            self.kinesis.put_records(StreamName=stream, Records=[
+            put = self.kinesis.put_records(StreamName=stream, Records=[
                 {"Data": json.dumps(e).encode(), "PartitionKey": e["account"]} for e in chunk])
+            self.hot_effect_keys.extend(
+                f"{self.stream_mapping.stream_arn}|{r['ShardId']}|{r['SequenceNumber']}"
+                for e, r in zip(chunk, put["Records"]) if e["account"] == HOT_ACCOUNT)
 
     def _audit(self, operation: str, _params: dict, response: dict) -> None:
         if operation == "GetRecords":  # the handler reading an on-failure range back
@@ -138,26 +173,32 @@ class StreamLedgerDriver(PatternDriver):
     def verify(self) -> PatternReport:
         self.replay(self._audit)
         ddb = self.client("dynamodb")
-        applied = {}
-        for page in ddb.get_paginator("scan").paginate(TableName=self.ledger):
-            for item in page["Items"]:
-                applied[item["account"]["S"]] = (int(item.get("applied", {}).get("N", "0")),
-                                                 float(item.get("balance", {}).get("N", "0")))
+        items = {item["account"]["S"]: item for page in ddb.get_paginator("scan").paginate(TableName=self.ledger)
+                 for item in page["Items"]}
+        applied = {account: (int(item.get("applied", {}).get("N", "0")), float(item.get("balance", {}).get("N", "0")))
+                   for account, item in items.items()}
         processed_ids = {self.event_of_account[account] for account, amount in self.expected.items()
                          if applied.get(account) == (1, float(amount))}
-        duplicates = sum(count - 1 for count, _ in applied.values() if count > 1)
+        duplicates = sum(count - 1 for account, (count, _) in applied.items() if count > 1 and account != HOT_ACCOUNT)
         parked, messages = self._parked_event_ids()
-        unrecoverable = parked - processed_ids
+        hot_count, hot_balance = applied.get(HOT_ACCOUNT, (0, 0.0))
+        hot_ids, hot_processed, hot_duplicates = hot_account_outcome(hot_count, hot_balance, self.hot_amounts, parked)
+        unrecoverable = parked - processed_ids - hot_ids
         report = PatternReport(
-            sent=self.options.records, processed_once=len(processed_ids), duplicate_effects=duplicates,
+            sent=self.options.records, processed_once=len(processed_ids | hot_ids) + hot_processed,
+            duplicate_effects=duplicates + hot_duplicates,
             unrecoverable=len(unrecoverable), expected_unrecoverable=self.poison_count,
             parked_before_redrive=self.parked_before, redriven=self.redriven,
             invocations=self.invoker_.invocations,
             retries=self.stream_mapping.stats.function_errors + sum(m.stats.messages_failed for m in self.retry_mappings))
         report.lost = report.sent - report.processed_once - report.unrecoverable
+        report.hot_key = self._hot_key_state(items, ddb)
         wrong = unrecoverable - self.poison_ids
         if wrong:
             report.notes.append(f"{len(wrong)} valid events were parked, e.g. {sorted(wrong)[:3]}")
+        if len(hot_ids) != len(self.hot_amounts):  # not all processed once
+            report.notes.append(f"hot account {HOT_ACCOUNT}: {hot_count} events applied, balance {hot_balance:g}; "
+                                f"sent {len(self.hot_amounts)} adding up to {sum(self.hot_amounts.values())}")
         if self.kept:
             report.notes.append(f"{len(self.kept)} parked message(s) not redriven: {sorted(set(self.kept))[:3]}")
         report.notes.append(f"{messages} messages still parked in the Unrecoverable-DLQ after the redrive; "
@@ -165,6 +206,17 @@ class StreamLedgerDriver(PatternDriver):
         report.injected["records_reread"] = self.records_reread()
         report.notes.extend(self.fault_notes())
         return report
+
+    def _hot_key_state(self, items: dict, ddb) -> Optional[hot_key.HotKeyState]:
+        """The hot account's items: its account item (balance and count, kept for good) and the
+        guard items of its events (the guarded ledger's, keyed by event id, and the retry lane's,
+        keyed by the record), each expiring. None when too few records were sent for a hot key."""
+        if not self.hot_amounts:
+            return None
+        guards = {guard_item_key(HOT_ACCOUNT, key) for key in [*self.hot_amounts, *self.hot_effect_keys]}
+        own = [item for key, item in items.items() if key == HOT_ACCOUNT or key in guards]
+        return hot_key.measure(HOT_ACCOUNT, own, table=self.ledger, ttl_attribute=hot_key.ttl_attribute(ddb, self.ledger),
+                               records=len(self.hot_amounts), sent=self.options.records, lasting_items_bound=1)
 
 
 class IdempotentStreamDriver(StreamLedgerDriver):
