@@ -6,8 +6,10 @@ from pathlib import Path
 import pytest
 
 from integration_blueprint.drill.effects import EffectLog, judge
+from integration_blueprint.drill.patterns import DRIVERS
 from integration_blueprint.drill.report import DrillOptions, format_table
-from integration_blueprint.drill.runner import run_drill
+from integration_blueprint.drill.runner import choose_instances, run_drill
+from integration_blueprint.preview.recording import record_program
 from integration_blueprint.sandbox.interception import Call, Invocation, Journal
 
 TEAM_PROGRAM = Path(__file__).parent / "fixtures" / "team_program"
@@ -111,3 +113,14 @@ def test_an_update_accumulates_only_when_doing_it_again_changes_the_item_again(e
     log = EffectLog({})
     [effect] = log.effects_of("UpdateItem", {"TableName": "t", "Key": {"pk": {"S": "k"}}, "UpdateExpression": expression})
     assert effect.accumulates is accumulates
+
+
+def test_a_team_handler_the_sandbox_cannot_run_is_listed_as_not_drilled_with_why():
+    recorded = record_program(TEAM_PROGRAM, stack="fixed")
+    consumer = recorded.named("orders-consumer")
+    consumer.inputs["runtime"] = "nodejs20.x"  # as a team shipping a Node.js consumer would record it
+
+    chosen, not_drilled = choose_instances(recorded, DRIVERS)
+
+    assert set(chosen) == {"fifo_billing", "distributed_map"}
+    assert "orders-consumer (nodejs20.x) runs code the sandbox cannot" in not_drilled["idempotent_stream"]

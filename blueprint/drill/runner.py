@@ -108,7 +108,11 @@ def choose_instances(recorded, drivers: dict, team_drivers: Optional[dict] = Non
             label = name if len(instances) == 1 else f"{name}:{instance.name}"
             scope = recorded.within({instance.urn})
             if team_class is not None and team_class.components(scope):  # whatever else it runs
-                chosen[label] = (team_class, _with_program_resources(recorded, scope, components))
+                why_not = team_class.cannot_run(scope)
+                if why_not:
+                    not_drilled[label] = f"{driver_class.component} {instance.name}: {why_not}"
+                else:
+                    chosen[label] = (team_class, _with_program_resources(recorded, scope, components))
             elif driver_class.components(scope):
                 chosen[label] = (driver_class, scope)
             else:
