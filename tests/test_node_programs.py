@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from integration_blueprint.cli import main
+from integration_blueprint.drill.report import DrillOptions
+from integration_blueprint.drill.runner import run_drill
 from integration_blueprint.preview.recording import ProgramError, RecordedStack, record_program
 from integration_blueprint.preview.run import run_preview
 
@@ -212,3 +214,20 @@ def test_the_committed_component_sdks_are_the_one_the_plugins_schema_generates()
     for copy in (COMPONENTS_SDK, EXAMPLE / "sdks" / "blueprint" / "index.ts"):
         assert copy.read_text() == generated, \
             f"regenerate it: .venv/bin/python tests/node/generate_blueprint_sdk.py {os.path.relpath(copy)}"
+
+
+def test_the_drill_runs_the_components_of_a_typescript_program_as_the_plugin_built_them():
+    """The drill records a TypeScript program like the preview does: its components, built by the
+    plugin, are drilled with the reference handlers they deploy; a Map whose ItemBatcher the
+    emulator's interpreter cannot run fails naming why, instead of the drill crashing."""
+    options = DrillOptions(stack="dev", program_dir=PROGRAMS / "components-ts", records=8, seed=3)
+
+    report = run_drill(options, workers=1)
+
+    assert {name: p.component for name, p in report.patterns.items()} == {
+        "distributed_map": "invoices", "idempotent_stream": "clicks", "fifo_billing": "payroll",
+        "non_idempotent_stream": "payments"}
+    for name in ("idempotent_stream", "fifo_billing", "non_idempotent_stream"):
+        assert report.patterns[name].passed, (name, report.patterns[name].notes)
+    batch = report.patterns["distributed_map"]
+    assert not batch.passed and "does not run ItemBatcher" in batch.failure

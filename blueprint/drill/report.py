@@ -94,7 +94,8 @@ def format_table(report: DrillReport) -> str:
         injected = ", ".join(f"{v} {k}" for k, v in r.injected.items())
         if r.component:
             out.append(f"  {name}: component {r.component}")
-        out.append(f"  {name}: injected {injected}")
+        if injected:
+            out.append(f"  {name}: injected {injected}")
         if r.hot_key:
             out.append(f"  {name}: {r.hot_key.summary()}")
         for note in r.notes:

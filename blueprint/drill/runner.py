@@ -34,6 +34,7 @@ from integration_blueprint.drill.patterns.team_code import TEAM_DRIVERS
 from integration_blueprint.drill.report import DrillOptions, DrillReport, PatternReport
 from integration_blueprint.preview.recording import record_program
 from integration_blueprint.sandbox.emulator import running_emulator
+from integration_blueprint.sandbox.errors import SandboxError
 from integration_blueprint.sandbox.faults import FaultInjector
 from integration_blueprint.sandbox.interception import Interception
 from integration_blueprint.sandbox.realization import COMPRESSION, Sandbox
@@ -346,8 +347,11 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
         faults = FaultInjector(transient_rate=options.transient, seed=f"{options.seed}:{name}")
         with running_emulator(recorded.config.get("aws:region", "us-east-1")) as emulator:
             # The faults reach the handlers' AWS calls through the sandbox's one seam; the driver
-            # wraps its functions through the same interception (PatternDriver.wrap).
-            sandbox = Sandbox(recorded, emulator, Interception(requests=faults)).realize()
+            # wraps its functions through the same interception (sandbox.interception.wrap).
+            try:
+                sandbox = Sandbox(recorded, emulator, Interception(requests=faults)).realize()
+            except SandboxError as exc:  # a resource the emulator cannot stand up: this pattern fails
+                return PatternReport(sent=options.records, failure=f"{name}: its sandbox could not be realized: {exc}")
             if not driver_class.applies(sandbox):
                 return None
             driver = driver_class(sandbox, options, faults, random.Random(f"{options.seed}:{name}"))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -32,6 +33,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
+
+from botocore.exceptions import ClientError
 
 from integration_blueprint import aws_limits
 from integration_blueprint.handlers.runtime import retry
@@ -176,6 +179,12 @@ class LocalSchedule:
     name: str
     target_arn: str
     input: str
+
+
+# Fields of Amazon States Language that moto's interpreter does not parse (a definition with one is
+# refused at CreateStateMachine), as its error names them: `at "ItemBatcher", mismatched input`.
+_ASL_NOT_INTERPRETED = {"ItemBatcher", "MaxItemsPerBatch", "MaxInputBytesPerBatch", "BatchInput"}
+_ASL_FIELD = re.compile(r'at "(\w+)", mismatched input')
 
 
 def _module_file(root: Path, module_name: str) -> Optional[str]:
@@ -418,8 +427,14 @@ class Sandbox:
         definition = self.map_value(resource.inputs["definition"])
         self.emulator.invoke_function = self._invoke_for_state_machine
         sfn = self.emulator.client("stepfunctions", self.session)
-        arn = sfn.create_state_machine(name=resource.outputs["name"], definition=definition, roleArn=role,
-                                       type=resource.inputs.get("type", "STANDARD"))["stateMachineArn"]
+        try:
+            arn = sfn.create_state_machine(name=resource.outputs["name"], definition=definition, roleArn=role,
+                                           type=resource.inputs.get("type", "STANDARD"))["stateMachineArn"]
+        except ClientError as exc:
+            unsupported = sorted(set(_ASL_FIELD.findall(str(exc))) & _ASL_NOT_INTERPRETED) or ["a field of its definition"]
+            raise SandboxError(f"state machine {resource.name}: the emulator's Step Functions interpreter (moto) does "
+                               f"not run {', '.join(unsupported)}, so the sandbox cannot run this definition; the "
+                               "preview checks it, a real account runs it") from None
         self.state_machines[arn] = resource.outputs["name"]
 
     def _invoke_for_state_machine(self, function_name: str, payload: Any) -> dict:
