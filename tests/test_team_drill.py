@@ -13,7 +13,8 @@ from integration_blueprint.preview.recording import record_program
 from integration_blueprint.sandbox.interception import Call, Invocation, Journal
 
 TEAM_PROGRAM = Path(__file__).parent / "fixtures" / "team_program"
-PATTERNS = {"fifo_billing": "team-billing", "idempotent_stream": "orders", "distributed_map": "invoices"}
+PATTERNS = {"fifo_billing": "team-billing", "idempotent_stream": "orders", "distributed_map": "invoices",
+            "non_idempotent_stream": "payments"}
 
 
 def drill(stack: str):
@@ -122,5 +123,5 @@ def test_a_team_handler_the_sandbox_cannot_run_is_listed_as_not_drilled_with_why
 
     chosen, not_drilled = choose_instances(recorded, DRIVERS)
 
-    assert set(chosen) == {"fifo_billing", "distributed_map"}
+    assert set(chosen) == {"fifo_billing", "distributed_map", "non_idempotent_stream"}
     assert "orders-consumer (nodejs20.x) runs code the sandbox cannot" in not_drilled["idempotent_stream"]

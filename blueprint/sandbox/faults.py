@@ -11,7 +11,7 @@ an outage, a crash armed for an invocation); the mechanics live here.
   effect is done) and before the handler sees the response, like a timeout or an out-of-memory kill.
   The crash is a BaseException, so no `except Exception` in a handler or library can swallow it.
 - Outage: while `outage` is set, every call a handler makes (to the `outage_service` only, if one
-  is named: the ledger's table throttled while the queues work) is throttled (a dependency down for
+  is named: the ledger's table throttled while the queues work; none to `outage_spared`) is throttled (a dependency down for
   an hour, a bad deploy): the persistent failure retries cannot fix.
 
 Repeatable: an invocation given a key (`invocation(key)`) draws its faults from its own generator,
@@ -70,6 +70,7 @@ class FaultInjector:
     enabled: bool = False
     outage: bool = False
     outage_service: str | None = None  # a botocore service name ("dynamodb"); None: every service
+    outage_spared: frozenset = frozenset()  # services an outage of every service leaves up
     _count_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def __post_init__(self):
@@ -122,7 +123,7 @@ class FaultInjector:
         if not self.enabled:
             return None
         rng = getattr(self._local, "rng", None) or self._rng
-        outage = self.outage and self.outage_service in (None, service)
+        outage = self.outage and self.outage_service in (None, service) and service not in self.outage_spared
         if outage:
             status, code, message = TRANSIENT_FAULTS[0][0], TRANSIENT_FAULTS[0][1], "Rate exceeded (injected outage)"
         else:

@@ -125,8 +125,17 @@ class LocalFunction:
         if spec is None or spec.loader is None:
             raise SandboxError(f"function {self.name}: handler module {module_name!r} cannot be loaded")
         module = importlib.util.module_from_spec(spec)
+        imported_before = set(sys.modules)
         with function_environment(self.environment):
             spec.loader.exec_module(module)
+        if self.code_root is not None:
+            # The modules of its own code it imported are its own too (as in its own container): the
+            # next function, or this one after a cold start, imports them afresh, with clients made
+            # under the current sandbox's hooks.
+            root = str(self.code_root)
+            for name in set(sys.modules) - imported_before:
+                if str(getattr(sys.modules[name], "__file__", None) or "").startswith(root):
+                    del sys.modules[name]
         return getattr(module, attribute)
 
     def context(self) -> LocalLambdaContext:

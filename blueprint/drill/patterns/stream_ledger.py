@@ -225,11 +225,57 @@ class IdempotentStreamDriver(StreamLedgerDriver):
     consumer_handler = "integration_blueprint.handlers.reference.ledger_idempotent_consumer.lambda_handler"
 
 
-class NonIdempotentStreamDriver(StreamLedgerDriver):
-    """Besides the common mix (with duplicates or crashes in it), the ledger's table is down (every
-    call throttled) while one stream batch is read: the handler inserts each of its records into the
-    Retry-DLQ, and once the table is back the Retry-DLQ lane applies them, through duplicate
-    deliveries and crashes, exactly once."""
+class RetryLaneOutage(StreamLedgerDriver):
+    """The non-idempotent stream's own fault: what the handler writes to is down (every call
+    throttled) while one stream batch is read, so the handler inserts each of its records into the
+    Retry-DLQ, and once it is back the Retry-DLQ lane must apply them, through duplicate deliveries
+    and crashes, exactly once. A stream driver of its own, or mixed before another (the team's)."""
+
+    # What is down: one botocore service (None: every one), except the spared (the Retry-DLQ's SQS).
+    outage_service: Optional[str] = "dynamodb"
+    outage_spared: frozenset = frozenset()
+    outage_described = "ledger table"  # what the report says was down
+
+    def prepare(self) -> None:
+        self.inserted_in_outage = 0
+        self.retry_queue_urls: set = set()
+        super().prepare()
+        self.retry_queue_urls = {m.queue_url for m in self.retry_mappings}
+        # A read takes a batch from every shard.
+        per_read = max(self.stream_mapping.settings.batch_size, 1) * len(self.stream_mapping.shard_ids())
+        reads = -(-self.options.records // per_read)
+        # A third of the way in (the first read of a short stream); only when there are duplicates
+        # or crashes for that lane to meet (a poison-only run measures the pattern's own cost).
+        faulted = self.options.duplicates > 0 or self.options.crashes > 0
+        self.outage_read: int | None = reads // 3 if faulted else None
+
+    def poll_stream(self, index: int) -> int:
+        if index != self.outage_read:
+            return super().poll_stream(index)
+        before = len(self.sandbox.journal)
+        self.faults.outage_service, self.faults.outage_spared = self.outage_service, self.outage_spared
+        self.faults.outage = True
+        try:
+            return super().poll_stream(index)
+        finally:
+            self.faults.outage, self.faults.outage_service, self.faults.outage_spared = False, None, frozenset()
+            # The failed records the handler inserted into the Retry-DLQ during that read.
+            self.inserted_in_outage = sum(
+                1 for _, call in self.sandbox.journal.calls(before)
+                if call.operation == "SendMessage" and call.params.get("QueueUrl") in self.retry_queue_urls)
+
+    def verify(self) -> PatternReport:
+        report = super().verify()
+        report.injected["outage_calls"] = self.faults.outage_injected
+        if self.outage_read is not None:
+            report.notes.append(f"{self.outage_described} down during stream read {self.outage_read + 1}: "
+                                f"{self.inserted_in_outage} record(s) inserted into the Retry-DLQ")
+        return report
+
+
+class NonIdempotentStreamDriver(RetryLaneOutage):
+    """Besides the common mix (with duplicates or crashes in it), the ledger's table is down while
+    one stream batch is read (RetryLaneOutage)."""
 
     name = "non_idempotent_stream"
     component = "NonIdempotentStreamConsumer"
@@ -242,36 +288,3 @@ class NonIdempotentStreamDriver(StreamLedgerDriver):
         "Kinesis record would repeat its effect), and a batch that crashes there goes, as Lambda's "
         "metadata-only on-failure record, to the Unrecoverable-DLQ for a person to replay what was not "
         "applied (components/non_idempotent_stream_consumer.py)")
-
-    def prepare(self) -> None:
-        self.inserted_in_outage = 0
-        self.retry_queue_urls: set = set()
-        super().prepare()
-        self.retry_queue_urls = {m.queue_url for m in self.retry_mappings}
-        reads = -(-self.options.records // max(self.stream_mapping.settings.batch_size, 1))
-        # A third of the way in (the first read of a short stream); only when there are duplicates
-        # or crashes for that lane to meet (a poison-only run measures the pattern's own cost).
-        faulted = self.options.duplicates > 0 or self.options.crashes > 0
-        self.outage_read: int | None = reads // 3 if faulted else None
-
-    def poll_stream(self, index: int) -> int:
-        if index != self.outage_read:
-            return super().poll_stream(index)
-        before = len(self.sandbox.journal)
-        self.faults.outage, self.faults.outage_service = True, "dynamodb"
-        try:
-            return super().poll_stream(index)
-        finally:
-            self.faults.outage, self.faults.outage_service = False, None
-            # The failed records the handler inserted into the Retry-DLQ during that read.
-            self.inserted_in_outage = sum(
-                1 for _, call in self.sandbox.journal.calls(before)
-                if call.operation == "SendMessage" and call.params.get("QueueUrl") in self.retry_queue_urls)
-
-    def verify(self) -> PatternReport:
-        report = super().verify()
-        report.injected["outage_calls"] = self.faults.outage_injected
-        if self.outage_read is not None:
-            report.notes.append(f"ledger table down during stream read {self.outage_read + 1}: "
-                                f"{self.inserted_in_outage} record(s) inserted into the Retry-DLQ")
-        return report

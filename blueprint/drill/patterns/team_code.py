@@ -20,7 +20,7 @@ from integration_blueprint.drill.effects import EffectLog, judge
 from integration_blueprint.drill.patterns.base import PatternDriver, Step
 from integration_blueprint.drill.patterns.distributed_map import DistributedMapDriver
 from integration_blueprint.drill.patterns.fifo_billing import FifoBillingDriver
-from integration_blueprint.drill.patterns.stream_ledger import StreamLedgerDriver
+from integration_blueprint.drill.patterns.stream_ledger import RetryLaneOutage, StreamLedgerDriver
 from integration_blueprint.drill.report import PatternReport
 from integration_blueprint.handlers.runtime import config as handler_config
 from integration_blueprint.handlers.runtime.billing import Charge
@@ -304,9 +304,15 @@ class TeamIdempotentStreamDriver(TeamStreamDriver):
     component = "IdempotentStreamConsumer"
 
 
-class TeamNonIdempotentStreamDriver(TeamStreamDriver):
+class TeamNonIdempotentStreamDriver(RetryLaneOutage, TeamStreamDriver):
+    """Also the pattern's own fault: while one stream batch is read, everything the team's code may
+    write to is down but SQS (its Retry-DLQ), so that batch goes through the Retry-DLQ lane."""
+
     name = "non_idempotent_stream"
     component = "NonIdempotentStreamConsumer"
+    outage_service = None
+    outage_spared = frozenset({"sqs"})
+    outage_described = "every service but SQS"
     # The pattern's contract: the stream lane never retries, so a redelivered stream record repeats
     # its effect by definition; duplicates and crashes meet the Retry-DLQ lane (as for the reference).
     faulted_lane = "aws:sqs"
