@@ -160,6 +160,18 @@ def test_a_run_keeps_no_stack_frames_and_a_failed_one_is_reported_from_a_run_at_
     assert record_program(program, stack="dev").stack_outputs["frames"] == 4
 
 
+def test_node_keeps_the_code_it_compiled_in_the_users_cache_folder(tmp_path, monkeypatch):
+    """NODE_COMPILE_CACHE, which Node.js >= 22.1 honours (older ones ignore it), unless the team set it."""
+    program = ts_project(tmp_path / "app", 'export const compileCache = process.env.NODE_COMPILE_CACHE;\n')
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("NODE_COMPILE_CACHE", raising=False)
+
+    recorded = record_program(program, stack="dev")
+
+    assert recorded.stack_outputs["compileCache"] == str(tmp_path / "cache" / "integration-blueprint" /
+                                                         "node-compile-cache")
+
+
 def test_a_type_error_is_reported_at_its_ts_line_as_pulumi_preview_reports_it(tmp_path):
     """ts-node type-checks unless tsconfig says `noCheck` (or PULUMI_NODEJS_TRANSPILE_ONLY=true)."""
     index_ts = ('import * as pulumi from "@pulumi/pulumi";\n\n'

@@ -159,11 +159,13 @@ def host_config(config: Mapping[str, str]) -> dict[str, str]:
     return transformed
 
 
-def compile_cache_folder(environ: Mapping[str, str]) -> Path:
-    """Where Node.js >= 22.1 keeps its compile cache for our runs: the user's own cache folder (not
-    a shared temporary one, whose code another user could have put there)."""
-    cache = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "integration-blueprint" / "node-compile-cache"
+def compile_cache_folder(environ: Mapping[str, str]) -> Optional[Path]:
+    """Where Node.js >= 22.1 keeps its compile cache for our runs: the user's own cache folder
+    (XDG's), not a shared temporary one whose code another user could have put there; None
+    without a home folder."""
+    home = environ.get("HOME")
+    cache = environ.get("XDG_CACHE_HOME") or (str(Path(home) / ".cache") if home else "")
+    return Path(cache) / "integration-blueprint" / "node-compile-cache" if cache else None
 
 
 def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict, config: dict[str, str],
@@ -184,7 +186,9 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
             "--project", engine.project, "--root-directory", str(project_dir), "--stack", engine.stack,
             "--pwd", str(pwd), "--dry-run", "--parallel", "16", entry_point]
     env.update(PULUMI_CONFIG=json.dumps(host_config(config)), PULUMI_CONFIG_SECRET_KEYS=json.dumps(secret_keys))
-    env.setdefault("NODE_COMPILE_CACHE", str(compile_cache_folder(env)))
+    compile_cache = compile_cache_folder(env)
+    if compile_cache is not None:
+        env.setdefault("NODE_COMPILE_CACHE", str(compile_cache))
     if options.typescript:
         env["PULUMI_NODEJS_TYPESCRIPT"] = "true"
     if options.tsconfig:
