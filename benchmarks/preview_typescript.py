@@ -4,6 +4,9 @@ DLQ + function + SQS mapping), Node.js start-up included, and where the time goe
 - `node`: Node.js starting and loading @pulumi/pulumi and @pulumi/aws, nothing else;
 - `preview`: the whole `blueprint preview` (program, engine and policy pack), ts-node transpiling
   only (`noCheck` in tsconfig.json, or PULUMI_NODEJS_TRANSPILE_ONLY=true);
+- the same with stack frames kept at Node's default depth (`nodeargs: --stack-trace-limit=10`),
+  as every run took them before the host's first run went without (node_host: the SDK's stack
+  trace per output, source-mapped frame by frame);
 - the same with ts-node type-checking the program, as the SDK does unless told not to (what
   `pulumi preview` does for a TypeScript program by default; one run, it is slow);
 - the Python twin of the program through the same `blueprint preview`: the calibration, since a
@@ -12,7 +15,8 @@ DLQ + function + SQS mapping), Node.js start-up included, and where the time goe
 Each is the best of 3 runs: wall seconds and CPU seconds (this process and its children: node, the
 policy pack). Target: the TypeScript preview <= 5 s wall on a quiet machine. Needs
 `make node-fixtures`. Last line:
-`preview_typescript wall_s=W cpu_s=C typecheck_cpu_s=T node_cpu_s=N python_twin_cpu_s=P`.
+`preview_typescript wall_s=W cpu_s=C full_stacks_cpu_s=F typecheck_cpu_s=T node_cpu_s=N
+python_twin_cpu_s=P`.
 
 Run: .venv/bin/python benchmarks/preview_typescript.py
 """
@@ -47,6 +51,10 @@ for (let i = 0; i < %d; i++) {
     });
 }
 """
+
+PULUMI_YAML = "name: bench\nruntime: nodejs\n"
+PULUMI_YAML_FULL_STACKS = ('name: bench\nruntime:\n  name: nodejs\n  options:\n'
+                           '    nodeargs: "--stack-trace-limit=10"\n')
 
 MAIN_PY = """\
 import pulumi
@@ -88,7 +96,7 @@ def best(run, repeats: int = REPEATS) -> tuple[float, float]:
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         program = Path(folder)
-        (program / "Pulumi.yaml").write_text("name: bench\nruntime: nodejs\n")
+        (program / "Pulumi.yaml").write_text(PULUMI_YAML)
         (program / "Pulumi.dev.yaml").write_text("config:\n  aws:region: eu-west-1\n")
         (program / "package.json").write_text('{"name": "bench", "main": "index.ts"}\n')
         (program / "index.ts").write_text(INDEX_TS % GROUPS)
@@ -105,6 +113,11 @@ def main() -> None:
         (program / "tsconfig.json").write_text(tsconfig(check=False))
         transpiled = best(preview)
         print(f"preview, {4 * GROUPS} resources, transpile only: {transpiled[0]:.2f} s wall, {transpiled[1]:.2f} s CPU")
+        (program / "Pulumi.yaml").write_text(PULUMI_YAML_FULL_STACKS)
+        full_stacks = best(preview)
+        print(f"preview, {4 * GROUPS} resources, stack frames at Node's default depth: {full_stacks[0]:.2f} s wall, "
+              f"{full_stacks[1]:.2f} s CPU")
+        (program / "Pulumi.yaml").write_text(PULUMI_YAML)
         (program / "tsconfig.json").write_text(tsconfig(check=True))
         checked = best(preview, repeats=1)
         print(f"preview, {4 * GROUPS} resources, type-checked: {checked[0]:.2f} s wall, {checked[1]:.2f} s CPU")
@@ -116,7 +129,8 @@ def main() -> None:
         twin = best(preview)
         print(f"preview, {4 * GROUPS} resources, the Python twin: {twin[0]:.2f} s wall, {twin[1]:.2f} s CPU")
     print(f"preview_typescript wall_s={transpiled[0]:.2f} cpu_s={transpiled[1]:.2f} "
-          f"typecheck_cpu_s={checked[1]:.2f} node_cpu_s={node[1]:.2f} python_twin_cpu_s={twin[1]:.2f}")
+          f"full_stacks_cpu_s={full_stacks[1]:.2f} typecheck_cpu_s={checked[1]:.2f} node_cpu_s={node[1]:.2f} "
+          f"python_twin_cpu_s={twin[1]:.2f}")
 
 
 if __name__ == "__main__":

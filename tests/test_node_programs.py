@@ -137,6 +137,43 @@ def test_an_error_in_the_programs_own_typescript_is_located_at_its_ts_file_and_l
     assert len(record_program(program, stack="dev", unknowns=True).resources) == 2
 
 
+def test_a_run_keeps_no_stack_frames_and_a_failed_one_is_reported_from_a_run_at_nodes_own_depth(
+        tmp_path, monkeypatch):
+    """The SDK takes a stack trace for every output (node_host: a third of a preview's CPU); the
+    program runs without frames, its resources still located, and a failure is the one a run at
+    Node's default depth (10 frames) reports. A depth the team sets is the one its program gets."""
+    index_ts = ('import * as aws from "@pulumi/aws";\n\n'
+                'new aws.sqs.Queue("jobs");\n'
+                'export const frames = new Error().stack!.split("\\n").length - 1;\n'
+                'if (process.env.BLUEPRINT_TEST_FAIL) { throw new Error(`failed with ${frames} frames`); }\n')
+    program = ts_project(tmp_path / "app", index_ts)
+
+    recorded = record_program(program, stack="dev")
+    assert recorded.stack_outputs["frames"] == 0
+    assert (recorded.named("jobs").source_file, recorded.named("jobs").source_line) == (str(program / "index.ts"), 3)
+
+    monkeypatch.setenv("BLUEPRINT_TEST_FAIL", "1")
+    with pytest.raises(ProgramError, match=re.escape(f"Error: failed with 10 frames (at {program}/index.ts:5)")):
+        record_program(program, stack="dev")
+
+    monkeypatch.delenv("BLUEPRINT_TEST_FAIL")
+    (program / "Pulumi.yaml").write_text('name: app\nruntime:\n  name: nodejs\n  options:\n'
+                                         '    nodeargs: "--stack-trace-limit=4"\n')
+    assert record_program(program, stack="dev").stack_outputs["frames"] == 4
+
+
+def test_node_keeps_the_code_it_compiled_in_the_users_cache_folder(tmp_path, monkeypatch):
+    """NODE_COMPILE_CACHE, which Node.js >= 22.1 honours (older ones ignore it), unless the team set it."""
+    program = ts_project(tmp_path / "app", 'export const compileCache = process.env.NODE_COMPILE_CACHE;\n')
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("NODE_COMPILE_CACHE", raising=False)
+
+    recorded = record_program(program, stack="dev")
+
+    assert recorded.stack_outputs["compileCache"] == str(tmp_path / "cache" / "integration-blueprint" /
+                                                         "node-compile-cache")
+
+
 def test_a_type_error_is_reported_at_its_ts_line_as_pulumi_preview_reports_it(tmp_path):
     """ts-node type-checks unless tsconfig says `noCheck` (or PULUMI_NODEJS_TRANSPILE_ONLY=true)."""
     index_ts = ('import * as pulumi from "@pulumi/pulumi";\n\n'

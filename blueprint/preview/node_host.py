@@ -15,6 +15,19 @@ constructArguments, constructConfig; sdk/nodejs/cmd/run/{index,run}.ts):
 
 Where we differ: the host also serves a monitor proxy and a `--sync` pipe folder for synchronous
 invokes; the SDK talks to our engine directly, and SDKs of this generation no longer use the pipes.
+And two things Node.js honours make a preview quicker without changing what it shows (the README's
+Performance section has the figures):
+
+- a first run records no stack frames in errors (`--stack-trace-limit=0`). The SDK keeps
+  `new Error().stack` on the promise of every output of every resource (runtime/debuggable.js, read
+  only by its promise-leak report) and ts-node's source-map support maps every frame of it: a third
+  of the program's CPU for 100 resources. Resource source positions do not depend on it (the SDK
+  lifts the limit itself, resource.ts Resource.callsites). A run that failed is run again at Node's
+  own depth (`full_stacks`), so its error and stack are those `pulumi preview` shows. A limit the
+  team set (nodeargs, NODE_OPTIONS) is left alone;
+- NODE_COMPILE_CACHE, unless set: Node.js >= 22.1 keeps the V8 code it compiled for the SDK's
+  modules in the user's cache folder and reuses it while a file's content (and Node's version and
+  flags) are unchanged; older Node.js ignores the variable.
 
 The SDK reports a failed program through the Engine's Log (`Running program ... failed with an
 unhandled exception:` and the error's stack, or ts-node's `file.ts(line,col): error TSxxxx`);
@@ -39,6 +52,8 @@ from integration_blueprint.preview.project import ProgramError
 from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS, ProgramFailure
 
 RUN_ENTRY = "@pulumi/pulumi/cmd/run"
+# V8 records no frames in an Error's stack: a first run's, for speed (see above).
+NO_STACK_FRAMES = "--stack-trace-limit=0"
 # Where `pulumi package add` generates a package's local SDK, in the project folder.
 LOCAL_SDKS = "sdks"
 # `node -e require.resolve(...)` takes a Node start-up; a stuck one is not waited for.
@@ -144,20 +159,36 @@ def host_config(config: Mapping[str, str]) -> dict[str, str]:
     return transformed
 
 
+def compile_cache_folder(environ: Mapping[str, str]) -> Optional[Path]:
+    """Where Node.js >= 22.1 keeps its compile cache for our runs: the user's own cache folder
+    (XDG's), not a shared temporary one whose code another user could have put there; None
+    without a home folder."""
+    home = environ.get("HOME")
+    cache = environ.get("XDG_CACHE_HOME") or (str(Path(home) / ".cache") if home else "")
+    return Path(cache) / "integration-blueprint" / "node-compile-cache" if cache else None
+
+
 def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict, config: dict[str, str],
-                     secret_keys: list[str], environ: Optional[Mapping[str, str]] = None) -> Optional[ProgramFailure]:
+                     secret_keys: list[str], environ: Optional[Mapping[str, str]] = None,
+                     full_stacks: bool = False) -> Optional[ProgramFailure]:
     """Run the program to its end against `engine`; None when it succeeded. A ProgramError when
-    it cannot start (no node, dependencies not installed)."""
+    it cannot start (no node, dependencies not installed). Errors carry no stack frames unless
+    `full_stacks` (see the module's docstring)."""
     env = dict(os.environ if environ is None else environ)
     options = node_options(project)
     pwd, entry_point = pwd_and_entry_point(project_dir, project)
     node = node_executable(env)
     run_entry = locate_run_entry(node, pwd, env)
-    argv = [node, *shlex.split(options.nodeargs), run_entry,
+    own_limit = "--stack-trace-limit" in f"{options.nodeargs} {env.get('NODE_OPTIONS', '')}"
+    quick = [] if full_stacks or own_limit else [NO_STACK_FRAMES]
+    argv = [node, *quick, *shlex.split(options.nodeargs), run_entry,
             "--monitor", engine.address, "--engine", engine.address, "--organization", engine.organization,
             "--project", engine.project, "--root-directory", str(project_dir), "--stack", engine.stack,
             "--pwd", str(pwd), "--dry-run", "--parallel", "16", entry_point]
     env.update(PULUMI_CONFIG=json.dumps(host_config(config)), PULUMI_CONFIG_SECRET_KEYS=json.dumps(secret_keys))
+    compile_cache = compile_cache_folder(env)
+    if compile_cache is not None:
+        env.setdefault("NODE_COMPILE_CACHE", str(compile_cache))
     if options.typescript:
         env["PULUMI_NODEJS_TYPESCRIPT"] = "true"
     if options.tsconfig:
@@ -170,7 +201,11 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
                               "(does it wait for input or on a promise that never settles?)")
     if done.returncode == 0 and not engine.failures:
         return None
-    return program_failure(engine, done.returncode, done.stderr or done.stdout, program_dir=project_dir, cwd=pwd)
+    failure = program_failure(engine, done.returncode, done.stderr or done.stdout, program_dir=project_dir, cwd=pwd)
+    # Without frames only a TypeScript compile error, which names its line itself, has a file.
+    if quick and not failure.file and not failure.engine_fault:
+        return dataclasses.replace(failure, without_stacks=True)
+    return failure
 
 
 def program_failure(engine: OfflineEngine, returncode: int, output: str, *, program_dir: Path,

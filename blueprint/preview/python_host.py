@@ -32,6 +32,8 @@ class ProgramFailure:
     module: str = ""  # the module a ModuleNotFoundError names
     engine_fault: bool = False
     raised: bool = False  # an exception the program raised (not an exit, a timeout or a log line)
+    # A Node.js run that recorded no stack frames (node_host.NO_STACK_FRAMES): run it again to see them.
+    without_stacks: bool = False
 
 
 def run_python_program(engine: OfflineEngine, *, interpreter: list[str], program_dir: Path, main: Path,

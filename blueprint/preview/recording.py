@@ -214,20 +214,20 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
     region_fix = (f"run `pulumi config set aws:region <region>` (it writes {shown(stack_file, program_dir)}) or set "
                   "AWS_REGION (or AWS_DEFAULT_REGION), as the AWS provider reads them")
 
-    def run(locate_raise: bool = False) -> tuple[OfflineEngine, Optional[python_host.ProgramFailure]]:
+    def run(locate: bool = False) -> tuple[OfflineEngine, Optional[python_host.ProgramFailure]]:
         engine = OfflineEngine(project=project, stack=stack, config=program_config.values,
                                secret_keys=program_config.secret_keys, region=region, region_fix=region_fix,
                                unknowns=unknowns, program_dir=program_dir,
-                               on_resource=None if locate_raise else on_resource)
+                               on_resource=None if locate else on_resource)
         if interpreter is not None and main is not None:
             failure = python_host.run_python_program(
                 engine, interpreter=interpreter.argv, program_dir=program_dir, main=main,
                 config=program_config.values, secret_keys=program_config.secret_keys,
-                environ=interpreter.environ(), locate_raise=locate_raise)
+                environ=interpreter.environ(), locate_raise=locate)
         else:
             failure = node_host.run_node_program(engine, project_dir=program_dir, project=manifest,
                                                  config=program_config.values,
-                                                 secret_keys=program_config.secret_keys)
+                                                 secret_keys=program_config.secret_keys, full_stacks=locate)
         return engine, failure
 
     engine, failure = run()
@@ -236,10 +236,16 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
                 and interpreter is not None):
             # The program's error lost its traceback (an `apply` callback's, re-raised by the SDK):
             # run it once more with its own frames traced to find the line.
-            again, located = run(locate_raise=True)
+            again, located = run(locate=True)
             again.close()
             if located is not None and located.file and located.message == failure.message:
                 failure = located
+        elif failure is not None and failure.without_stacks:
+            # A Node.js run without stack frames (quicker, see node_host): its failure as a run at
+            # Node's own depth shows it, with the program's file and line.
+            again, again_failure = run(locate=True)
+            again.close()
+            failure = again_failure or failure
         if failure is not None:
             raise _program_error(failure, interpreter, program_config)
         return RecordedStack(project=project, stack=stack, program_dir=program_dir, config=program_config.values,
