@@ -144,9 +144,13 @@ def add_drill_command(subparsers) -> None:
                     "with duplicates, poison records, transient faults, crashes and a hot key (30% of a "
                     "pattern's records on one account or tenant), and check the final state. Exit 0 only "
                     "if nothing was lost, nothing was done twice, exactly the poison records were parked "
-                    "and the hot key's state stayed within its per-key bound.")
+                    "and the hot key's state stayed within its per-key bound. Every instance of the "
+                    "blueprint's components in the program is drilled; one running the team's own code "
+                    "(consumer_code, code, item_code) runs that code and is judged by its effects: the "
+                    "writes it makes per record across redeliveries and crashes.")
     parser.add_argument("--stack", default="dev", help="stack whose config to realize (default: dev)")
-    parser.add_argument("--program", help="the Pulumi project directory (default: the current directory)")
+    parser.add_argument("--program", help="the Pulumi project directory, Python or TypeScript (default: the "
+                                          "current directory)")
     parser.add_argument("--records", type=int, default=1500, help="records per pattern (default: 1500)")
     parser.add_argument("--seed", type=int, default=7, help="seed for every random choice (default: 7)")
     parser.add_argument("--duplicates", type=_fraction, default=0.05,
