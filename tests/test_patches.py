@@ -46,6 +46,8 @@ print(json.dumps({{"target": entry.target, "package": entry.package, "buys": ent
 # tests/test_emulator_shortcuts.py and, for the pack's, test_pack_verdicts_are_the_same_without_its_speed_patches).
 FIX_TESTS = {
     "answered_requests_are_not_dispatched": "test_patches.py::test_a_request_a_fault_answered_is_not_carried_out",
+    "request_hooks_on_every_session": "test_team_drill.py::"
+        "test_calls_through_a_session_of_the_functions_own_are_journaled_and_faulted",
     "nothing_leaves_the_process": "test_sandbox_drill.py::test_a_stack_is_realized_in_the_emulator_as_recorded",
     "compress_sdk_retry_waits": "test_patches.py::test_sdk_and_state_machine_retry_waits_are_compressed",
     "compress_state_machine_retry_waits": "test_patches.py::test_sdk_and_state_machine_retry_waits_are_compressed",

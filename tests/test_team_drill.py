@@ -3,14 +3,19 @@ record by the writes the team's handler made for it across every delivery (drill
 
 from pathlib import Path
 
+import boto3
 import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
 
 from integration_blueprint.drill.effects import EffectLog, judge
 from integration_blueprint.drill.patterns import DRIVERS
 from integration_blueprint.drill.report import DrillOptions, format_table
 from integration_blueprint.drill.runner import choose_instances, run_drill
 from integration_blueprint.preview.recording import record_program
-from integration_blueprint.sandbox.interception import Call, Invocation, Journal
+from integration_blueprint.sandbox.emulator import running_emulator
+from integration_blueprint.sandbox.faults import FaultInjector
+from integration_blueprint.sandbox.interception import Call, FunctionRun, Invocation, Journal, install_request_hooks
 
 TEAM_PROGRAM = Path(__file__).parent / "fixtures" / "team_program"
 PATTERNS = {"fifo_billing": "team-billing", "idempotent_stream": "orders", "distributed_map": "invoices",
@@ -90,18 +95,25 @@ def test_effects_are_judged_per_record_across_deliveries():
     delivery(journal, ["r5", "r6"],
              ("Publish", {"TopicArn": TOPIC, "Message": '{"event": "r6", "account": "acct-6"}'}),
              ("Publish", {"TopicArn": TOPIC, "Message": '{"event": "r5"}'}))
+    # r7: Powertools' record kept in the same table as the team's row: only the row is an effect.
+    record_key = {"pk": {"S": "consumer#r7-hash"}, "sk": {"S": "r7-hash"}}
+    delivery(journal, ["r7"],
+             put({**record_key, "status": {"S": "INPROGRESS"}, "expiration": {"N": "9"}}),
+             put({"pk": {"S": "r7"}, "sk": {"S": "row"}}),
+             ("UpdateItem", {"TableName": LEDGER, "Key": record_key, "UpdateExpression": "SET #s = :done"}))
     # Another function's calls (the drill's own checks never reach the journal at all) are not the consumer's.
     journal.invocations.append(Invocation("another", {"records": ["r5"]}, [Call(*put({"pk": {"S": "r5"}}), {})]))
     log = EffectLog({LEDGER: ("pk", "sk")}, plumbing={"https://sqs/retry"})
 
     log.read(journal, "consumer", lambda event: {r: (r,) for r in event["records"]})
-    verdict = judge(log, ["r1", "r2", "r3", "r4", "r5", "r6"])
+    verdict = judge(log, ["r1", "r2", "r3", "r4", "r5", "r6", "r7"])
 
-    assert verdict.once == {"r1", "r5", "r6"}
+    assert verdict.once == {"r1", "r5", "r6", "r7"}
+    assert [e.identity for effects in log.by_record["r7"].values() for e in effects] == ["pk=r7, sk=row"]
     assert set(verdict.duplicated) == {"r2", "r3"}
     assert "2 deliveries wrote 2 different items" in verdict.duplicated["r2"]
     assert verdict.duplicated["r3"] == "UpdateItem ledger pk=acct, sk=total (adds again) landed in 2 deliveries"
-    assert verdict.without_effect == {"r4"} and log.idempotency_tables == {"idempotency"}
+    assert verdict.without_effect == {"r4"} and log.idempotency_tables == {"idempotency", LEDGER}
     assert not log.unattributed
     assert log.errors == {"ValueError: the team's code failed": 1}  # an injected crash is not the team's error
 
@@ -125,3 +137,27 @@ def test_a_team_handler_the_sandbox_cannot_run_is_listed_as_not_drilled_with_why
 
     assert set(chosen) == {"fifo_billing", "distributed_map", "non_idempotent_stream"}
     assert "orders-consumer (nodejs20.x) runs code the sandbox cannot" in not_drilled["idempotent_stream"]
+
+
+def test_calls_through_a_session_of_the_functions_own_are_journaled_and_faulted():
+    """Powertools' idempotency layer makes its own boto3 session: its calls count as the function's."""
+    with running_emulator("eu-west-1") as emulator:
+        emulator.client("dynamodb").create_table(
+            TableName="records", BillingMode="PAY_PER_REQUEST", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}])
+        faults = FaultInjector(enabled=True)
+        install_request_hooks(faults, emulator)
+        own = boto3.session.Session().client("dynamodb", config=Config(retries={"total_max_attempts": 1}))
+        journal = Journal()
+
+        with FunctionRun("consumer", {"id": "r1"}, journal):
+            own.put_item(TableName="records", Item={"id": {"S": "r1"}})
+        faults.outage = True
+        with pytest.raises(ClientError, match="ThrottlingException"), FunctionRun("consumer", {"id": "r2"}, journal):
+            own.put_item(TableName="records", Item={"id": {"S": "r2"}})
+        own.get_item(TableName="records", Key={"id": {"S": "r1"}})  # outside a run: neither faulted nor journaled
+
+    [first, second] = journal.invocations
+    assert [(c.operation, c.params["Item"]) for c in first.calls] == [("PutItem", {"id": {"S": "r1"}})]
+    assert second.calls == [] and second.error.startswith("ThrottlingException: An error occurred (ThrottlingException)")
+    assert faults.outage_injected == 1

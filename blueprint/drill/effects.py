@@ -17,9 +17,9 @@ Across every delivery of a record (duplicates, retries after a crash, redrives):
   writing the same item again leaves the same state;
 - a record that was handled (not parked) with no effect at all is lost.
 
-Not effects: Powertools idempotency records (a table whose items carry `status` INPROGRESS or
-COMPLETED with an `expiration`) and sends to the component's own queues (its failure lanes), which
-are how the pattern retries, not what the record asked for.
+Not effects: Powertools idempotency records (an item put with `status` INPROGRESS or COMPLETED and
+an `expiration`, and that item's later update and delete) and sends to the component's own queues
+(its failure lanes), which are how the pattern retries, not what the record asked for.
 """
 
 from __future__ import annotations
@@ -98,7 +98,8 @@ class EffectLog:
         self.key_schema = key_schema  # table name -> its key attributes (hash, range)
         self.plumbing = set(plumbing)  # targets that are the pattern's own lanes, not effects
         self.find = find  # the record a write's text names, among all the drill sent (None: unknown)
-        self.idempotency_tables: set[str] = set()
+        self.idempotency_tables: set[str] = set()  # tables Powertools keeps idempotency records in
+        self.idempotency_records: set[tuple[str, str]] = set()  # (table, key) of each such record
         # record id -> delivery number -> effects made for that record in that delivery
         self.by_record: dict[str, dict[int, list[Effect]]] = defaultdict(lambda: defaultdict(list))
         self.unattributed: list[Effect] = []
@@ -121,7 +122,7 @@ class EffectLog:
     def record(self, delivery: int, records: dict[str, tuple[str, ...]], operation: str, params: dict) -> None:
         """One successful call made in a delivery of `records`."""
         for effect in self.effects_of(operation, params):
-            if effect.target in self.plumbing or effect.target in self.idempotency_tables:
+            if effect.target in self.plumbing or (effect.target, effect.identity) in self.idempotency_records:
                 continue
             owner = self._owner(effect, records)
             if owner is not None:
@@ -152,10 +153,14 @@ class EffectLog:
     # ---- DynamoDB ----------------------------------------------------------------------------------
 
     def _put(self, table: str, item: dict) -> Effect:
-        status = (item.get("status") or {}).get("S")
-        if status in _IDEMPOTENCY_STATUSES and _IDEMPOTENCY_EXPIRY in item:
-            self.idempotency_tables.add(table)  # Powertools' records: bookkeeping, from now on ignored
-        return Effect("PutItem", table, _item_key(item, self.key_schema.get(table, ())), False, _text(item))
+        identity = _item_key(item, self.key_schema.get(table, ()))
+        status = item.get("status")
+        if isinstance(status, dict) and status.get("S") in _IDEMPOTENCY_STATUSES and _IDEMPOTENCY_EXPIRY in item:
+            # Powertools' record: bookkeeping, as are its later update and delete (same key), even
+            # in a table that also holds the team's own items.
+            self.idempotency_tables.add(table)
+            self.idempotency_records.add((table, identity))
+        return Effect("PutItem", table, identity, False, _text(item))
 
     def _update(self, table: str, key: dict, expression: str, values: Any, operation="UpdateItem") -> Effect:
         return Effect(operation, table, _key_text(key), bool(_ACCUMULATING_UPDATE.search(expression or "")),

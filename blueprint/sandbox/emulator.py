@@ -27,7 +27,8 @@ from botocore.config import Config
 
 from integration_blueprint import patches
 from integration_blueprint.patches import BOTOCORE_VERIFIED, FIX, MOTO_VERIFIED, Patcher, patch
-from integration_blueprint.sandbox import moto_fixes, shortcuts
+from integration_blueprint.sandbox import interception, moto_fixes, shortcuts
+from integration_blueprint.sandbox.interception import ANSWERED
 
 FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "sandbox", "AWS_SECRET_ACCESS_KEY": "sandbox"}
 
@@ -47,8 +48,8 @@ class Emulator:
     _clients_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def session(self) -> boto3.session.Session:
-        """A session for the sandbox's own calls (realizing, polling, checking). Handlers use the
-        default session, the only one an interception sees (sandbox/interception.py)."""
+        """A session for the sandbox's own calls (realizing, polling, checking): made outside any
+        function's run, so nothing it sends is journaled or faulted (sandbox/interception.py)."""
         return boto3.session.Session(aws_access_key_id="sandbox", aws_secret_access_key="sandbox",
                                      region_name=self.region)
 
@@ -75,9 +76,6 @@ class NotEmulated(RuntimeError):
     """A request the emulator did not answer: the sandbox never sends one to the network."""
 
 
-# Set on a botocore request a before-send handler has already answered (an interceptor's response,
-# sandbox/interception.py): moto must not also carry it out, since botocore runs every before-send handler.
-ANSWERED = "sandbox_answered"
 
 
 @patch("answered_requests_are_not_dispatched", target="moto.core.botocore_stubber.BotocoreStubber.__call__",
@@ -236,4 +234,4 @@ def _state_machine_lambda_tasks_run_in_process(patcher: Patcher) -> None:
 # Every patch the emulator applies for its block (patches.REGISTRY has each one's target and versions).
 EMULATOR_PATCHES = ("answered_requests_are_not_dispatched", "nothing_leaves_the_process", "compress_sdk_retry_waits",
                     "compress_state_machine_retry_waits", "state_machine_lambda_tasks_run_in_process",
-                    *moto_fixes.NAMES, *shortcuts.NAMES)
+                    *interception.NAMES, *moto_fixes.NAMES, *shortcuts.NAMES)

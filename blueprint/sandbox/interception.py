@@ -23,12 +23,23 @@ from __future__ import annotations
 import copy
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Protocol
 
 import boto3
 from botocore.awsrequest import AWSResponse
 
-from integration_blueprint.sandbox.emulator import ANSWERED, Emulator
+from integration_blueprint.patches import BOTOCORE_VERIFIED, FIX, Patcher, patch
+
+if TYPE_CHECKING:
+    from integration_blueprint.sandbox.emulator import Emulator
+
+# Set on a botocore request a before-send hook has answered (an interceptor's response): moto must
+# not also carry it out, since botocore runs every before-send handler (the emulator's fix
+# answered_requests_are_not_dispatched reads it).
+ANSWERED = "sandbox_answered"
+
+# The patch every emulator applies for its block (emulator.EMULATOR_PATCHES).
+NAMES = ("request_hooks_on_every_session",)
 
 Wrapper = Callable[[Any, Any], Any]
 
@@ -122,45 +133,68 @@ class FunctionRun:
             self.invocation.error = f"{type(error).__name__}: {str(error)[:200]}"
 
 
-def install_request_hooks(interceptor: Optional[RequestInterceptor], emulator: Emulator) -> None:
-    """Hook the default boto3 session (where handlers' clients come from) so the running invocation
-    journals its successful calls and `interceptor` (if any) sees its requests, until the emulator's
-    block ends. Clients made from now on carry the hooks."""
+# The interceptor of the sandbox whose emulator is running (None between them).
+_ACTIVE: dict[str, Optional[RequestInterceptor]] = {"requests": None}
+
+
+def _remember_params(params, context=None, **_):
+    if context is not None and running_invocation() is not None:
+        context["sandbox_params"] = params  # the API parameters, as the function passed them
+
+
+def _before_send(request, event_name="", **_):
+    interceptor = _ACTIVE["requests"]
+    if interceptor is None or running_invocation() is None:
+        return None
+    _, service, operation = (event_name.split(".") + ["", ""])[:3]  # before-send.<service>.<operation>
+    response = interceptor.before_send(service, operation, request)
+    if response is not None:
+        setattr(request, ANSWERED, True)  # moto must not also carry it out
+    return response
+
+
+def _after_call(http_response, parsed, model, context=None, **_):
+    invocation = running_invocation()
+    if invocation is None or http_response.status_code >= 300:
+        return
+    params = (context or {}).get("sandbox_params") or {}
+    # Copies as they are now: boto3's DynamoDB resource layer turns both into plain Python values
+    # in place after this hook. Journaled before a crash: the effect is done.
+    invocation.calls.append(Call(model.name, copy.deepcopy(params), copy.deepcopy(parsed)))
+    interceptor = _ACTIVE["requests"]
+    if interceptor is not None:
+        interceptor.after_call(model.name, params, parsed)
+
+
+@patch("request_hooks_on_every_session", target="botocore.handlers.BUILTIN_HANDLERS", package="botocore",
+       verified=BOTOCORE_VERIFIED, kind=FIX,
+       buys="every botocore session made while the emulator runs carries the sandbox's request hooks, so the "
+            "calls a function makes through a session of its own (Powertools' idempotency layer makes one) are "
+            "journaled and faulted like those of the default session")
+def _request_hooks_on_every_session(patcher: Patcher) -> None:
+    import moto.core.models  # noqa: F401 - moto adds its stubber to the list when imported: before the copy
+    from botocore import handlers
+
+    patcher.replace(handlers, "BUILTIN_HANDLERS", [
+        *handlers.BUILTIN_HANDLERS,
+        # On `<event>.*.*`, as specific as a service's own handlers: botocore runs the most specific
+        # first, and boto3's DynamoDB resource layer rewrites the response in place on `after-call.dynamodb`.
+        ("before-parameter-build.*.*", _remember_params),
+        # First, so an answered request is answered here and never carried out by the emulator.
+        ("before-send.*.*", _before_send, handlers.REGISTER_FIRST),
+        ("after-call.*.*", _after_call),
+    ])
+
+
+def install_request_hooks(interceptor: Optional[RequestInterceptor], emulator: "Emulator") -> None:
+    """From now on until the emulator's block ends, the running invocation journals its successful
+    calls and `interceptor` (if any) sees its requests, whichever session its clients come from
+    (the hooks are on every session, request_hooks_on_every_session). The default session is made
+    again so it carries them too."""
+    _ACTIVE["requests"] = interceptor
     boto3.setup_default_session()
-    events = boto3.DEFAULT_SESSION.events
-
-    def remember_params(params, context=None, **_):
-        if context is not None and running_invocation() is not None:
-            context["sandbox_params"] = params  # the API parameters, as the function passed them
-
-    def before_send(request, event_name="", **_):
-        if interceptor is None or running_invocation() is None:
-            return None
-        _, service, operation = (event_name.split(".") + ["", ""])[:3]  # before-send.<service>.<operation>
-        response = interceptor.before_send(service, operation, request)
-        if response is not None:
-            setattr(request, ANSWERED, True)  # moto must not also carry it out
-        return response
-
-    def after_call(http_response, parsed, model, context=None, **_):
-        invocation = running_invocation()
-        if invocation is None or http_response.status_code >= 300:
-            return
-        params = (context or {}).get("sandbox_params") or {}
-        # Copies as they are now: boto3's DynamoDB resource layer turns both into plain Python values
-        # in place after this hook. Journaled before a crash: the effect is done.
-        invocation.calls.append(Call(model.name, copy.deepcopy(params), copy.deepcopy(parsed)))
-        if interceptor is not None:
-            interceptor.after_call(model.name, params, parsed)
-
-    events.register("before-parameter-build.*.*", remember_params)
-    # First, so an answered request is answered here and never carried out by the emulator.
-    events.register_first("before-send.*.*", before_send)
-    events.register("after-call.*.*", after_call)
 
     def uninstall() -> None:
-        events.unregister("before-parameter-build.*.*", remember_params)
-        events.unregister("before-send.*.*", before_send)
-        events.unregister("after-call.*.*", after_call)
+        _ACTIVE["requests"] = None
 
     emulator.on_stop.append(uninstall)
