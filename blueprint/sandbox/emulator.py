@@ -50,8 +50,8 @@ class Emulator:
     def session(self) -> boto3.session.Session:
         """A session for the sandbox's own calls (realizing, polling, checking): made outside any
         function's run, so nothing it sends is journaled or faulted (sandbox/interception.py)."""
-        return boto3.session.Session(aws_access_key_id="sandbox", aws_secret_access_key="sandbox",
-                                     region_name=self.region)
+        return interception.without_request_hooks(boto3.session.Session(
+            aws_access_key_id="sandbox", aws_secret_access_key="sandbox", region_name=self.region))
 
     def client(self, service: str, session: boto3.session.Session | None = None):
         if session is None:

@@ -186,6 +186,16 @@ def _request_hooks_on_every_session(patcher: Patcher) -> None:
     ])
 
 
+def without_request_hooks(session: Any) -> Any:
+    """`session` (a boto3 Session) with the hooks taken off: the sandbox's own calls (realizing,
+    polling, checking) never pass through them."""
+    events = session.events
+    events.unregister("before-parameter-build.*.*", _remember_params)
+    events.unregister("before-send.*.*", _before_send)
+    events.unregister("after-call.*.*", _after_call)
+    return session
+
+
 def install_request_hooks(interceptor: Optional[RequestInterceptor], emulator: "Emulator") -> None:
     """From now on until the emulator's block ends, the running invocation journals its successful
     calls and `interceptor` (if any) sees its requests, whichever session its clients come from
