@@ -146,7 +146,7 @@ def test_calls_through_a_session_of_the_functions_own_are_journaled_and_faulted(
             TableName="records", BillingMode="PAY_PER_REQUEST", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
             AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}])
         faults = FaultInjector(enabled=True)
-        install_request_hooks(faults, emulator)
+        install_request_hooks(faults, emulator.on_stop)
         own = boto3.session.Session().client("dynamodb", config=Config(retries={"total_max_attempts": 1}))
         journal = Journal()
 

@@ -6,7 +6,7 @@ Faults, all seeded:
   invocation (event source mappings are at-least-once);
 - poison: a fraction P of the records are payloads the reference handlers reject;
 - transient: a fraction P of the AWS calls the handlers make fail with throttling/5xx at the
-  botocore layer (drill/faults.py, the request interceptor it gives the sandbox);
+  botocore layer (sandbox/faults.py, the request interceptor the drill gives the sandbox);
 - crashes: K invocations per pattern die right after one of their AWS calls succeeded.
 
 Each pattern's reference side effect would visibly double if done twice (an atomic ADD to a

@@ -6,6 +6,10 @@
     sqs_esm         Lambda's SQS event source mapping semantics
     kinesis_esm     Lambda's Kinesis event source mapping semantics
     lambda_context  a Lambda-like context object
+    interception    the one seam for a caller: function wrappers, a request interceptor, the journal
+                    of every invocation and its successful AWS calls
+    faults          throttles, outages and crashes injected into functions' calls (an interceptor)
+    async_invoke    Lambda's asynchronous invocation (retries, event age, on-failure record)
     shortcuts       speed changes to moto and botocore, moto_fixes: fixes to moto (both registered in
                     integration_blueprint.patches with the versions they were verified on)
 

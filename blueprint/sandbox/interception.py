@@ -23,15 +23,12 @@ from __future__ import annotations
 import copy
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Protocol
+from typing import Any, Callable, Iterator, Optional, Protocol
 
 import boto3
 from botocore.awsrequest import AWSResponse
 
 from integration_blueprint.patches import BOTOCORE_VERIFIED, FIX, Patcher, patch
-
-if TYPE_CHECKING:
-    from integration_blueprint.sandbox.emulator import Emulator
 
 # Set on a botocore request a before-send hook has answered (an interceptor's response): moto must
 # not also carry it out, since botocore runs every before-send handler (the emulator's fix
@@ -196,15 +193,15 @@ def without_request_hooks(session: Any) -> Any:
     return session
 
 
-def install_request_hooks(interceptor: Optional[RequestInterceptor], emulator: "Emulator") -> None:
+def install_request_hooks(interceptor: Optional[RequestInterceptor], on_stop: list) -> None:
     """From now on until the emulator's block ends, the running invocation journals its successful
     calls and `interceptor` (if any) sees its requests, whichever session its clients come from
-    (the hooks are on every session, request_hooks_on_every_session). The default session is made
-    again so it carries them too."""
+    (the hooks are on every session, request_hooks_on_every_session), until the emulator's block
+    ends (`on_stop`: its undo list). The default session is made again so it carries them too."""
     _ACTIVE["requests"] = interceptor
     boto3.setup_default_session()
 
     def uninstall() -> None:
         _ACTIVE["requests"] = None
 
-    emulator.on_stop.append(uninstall)
+    on_stop.append(uninstall)

@@ -211,7 +211,7 @@ class Sandbox:
         # How a caller watches or disturbs the functions: the one seam (sandbox/interception.py).
         self.interception = interception or Interception()
         self.journal = Journal()  # every invocation and its successful AWS calls, for checks
-        install_request_hooks(self.interception.requests, emulator)
+        install_request_hooks(self.interception.requests, emulator.on_stop)
         self.session = emulator.session()
         self.sqs = emulator.client("sqs", self.session)
         self.region = emulator.region
