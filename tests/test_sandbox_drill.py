@@ -328,6 +328,11 @@ def test_a_seed_reproduces_a_drill_exactly_and_recovery_completes_under_40_perce
     first, second = (report.to_json()["patterns"][name] for report in reports)
 
     first.pop("wall_time_s"), second.pop("wall_time_s")
+    # A guard item's TTL is the wall clock plus a day: its size follows the number's trailing zeros
+    # (DynamoDB trims them), so the largest item may differ by a byte between two runs.
+    for report in (first, second):
+        if report.get("hot_key"):
+            report["hot_key"].pop("largest_item_bytes")
     assert first == second
     # Two drills with one seed keep their own logs; no logger made by the first run wrote to its
     # closed log during the second.

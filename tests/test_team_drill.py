@@ -18,8 +18,11 @@ from integration_blueprint.sandbox.faults import FaultInjector
 from integration_blueprint.sandbox.interception import Call, FunctionRun, Invocation, Journal, install_request_hooks
 
 TEAM_PROGRAM = Path(__file__).parent / "fixtures" / "team_program"
-PATTERNS = {"fifo_billing": "team-billing", "idempotent_stream": "orders", "distributed_map": "invoices",
-            "non_idempotent_stream": "payments"}
+PATTERNS = {"fifo_billing:team-billing": "team-billing", "idempotent_stream": "orders",
+            "distributed_map": "invoices", "non_idempotent_stream": "payments"}
+# The blueprint's consumer behind the team's own dispatcher: judged by the reference ledger and by
+# what reached the queue (a charge enqueued twice is a duplicate effect of the dispatcher's).
+TEAM_DISPATCHER = "fifo_billing:payroll"
 
 
 def drill(stack: str):
@@ -32,15 +35,20 @@ def test_a_team_consumer_that_forgets_idempotency_is_caught_by_its_duplicate_eff
     forgets = drill("forgets")
 
     # Every instance is drilled, with the team's code (not the reference handlers), and named.
-    assert {name: p.component for name, p in forgets.patterns.items()} == PATTERNS
+    assert {name: p.component for name, p in forgets.patterns.items()} == {**PATTERNS, TEAM_DISPATCHER: "payroll"}
     assert not forgets.not_drilled and not forgets.passed
+    dispatcher = forgets.patterns.pop(TEAM_DISPATCHER)
+    assert dispatcher.duplicate_effects > 0 and dispatcher.processed_once == dispatcher.sent  # charged once, sent twice
+    assert any(note.startswith("charges enqueued twice: ") and not note.startswith("charges enqueued twice: 0;")
+               for note in dispatcher.notes)
+    assert "the dispatcher runs the team's code (dispatch.handler)" in " ".join(dispatcher.notes)
     for name, pattern in forgets.patterns.items():
         assert pattern.duplicate_effects > 0, (name, pattern.notes)
         assert pattern.processed_once + pattern.duplicate_effects == pattern.sent == 30
         named = next(note for note in pattern.notes if "with a duplicate effect" in note)
         assert "landed in" in named or "different items" in named, named
     # What landed twice is named: the record, the call and the item.
-    billing = next(n for n in forgets.patterns["fifo_billing"].notes if "duplicate effect" in n)
+    billing = next(n for n in forgets.patterns["fifo_billing:team-billing"].notes if "duplicate effect" in n)
     assert "tenant-" in billing and "UpdateItem team-billing-ledger" in billing and "sk=balance (adds again)" in billing
     invoices = next(n for n in forgets.patterns["distributed_map"].notes if "duplicate effect" in n)
     assert "INV-" in invoices and "PutItem invoices-invoice-ledger" in invoices
@@ -49,6 +57,7 @@ def test_a_team_consumer_that_forgets_idempotency_is_caught_by_its_duplicate_eff
     fixed = drill("fixed")
 
     assert fixed.passed, {name: p.notes for name, p in fixed.patterns.items()}
+    assert fixed.patterns.pop(TEAM_DISPATCHER).processed_once == 30
     for name, pattern in fixed.patterns.items():
         assert pattern.processed_once == pattern.sent == 30 and pattern.lost == 0, name
         assert pattern.injected["crashes"] > 0 or pattern.injected["duplicates"] > 0, name  # faults were met
@@ -135,7 +144,7 @@ def test_a_team_handler_the_sandbox_cannot_run_is_listed_as_not_drilled_with_why
 
     chosen, not_drilled = choose_instances(recorded, DRIVERS)
 
-    assert set(chosen) == {"fifo_billing", "distributed_map", "non_idempotent_stream"}
+    assert set(chosen) == {"fifo_billing:team-billing", TEAM_DISPATCHER, "distributed_map", "non_idempotent_stream"}
     assert "orders-consumer (nodejs20.x) runs code the sandbox cannot" in not_drilled["idempotent_stream"]
 
 

@@ -30,7 +30,7 @@ from typing import Any, Callable, Optional
 from integration_blueprint.drill import cost
 from integration_blueprint.drill.patterns import DRIVERS
 from integration_blueprint.drill.patterns.base import DrillDeadline
-from integration_blueprint.drill.patterns.team_code import TEAM_DRIVERS
+from integration_blueprint.drill.patterns.team_code import TEAM_DRIVERS, is_team_code
 from integration_blueprint.drill.report import DrillOptions, DrillReport, PatternReport
 from integration_blueprint.preview.recording import record_program
 from integration_blueprint.sandbox.emulator import running_emulator
@@ -115,7 +115,9 @@ def choose_instances(recorded, drivers: dict, team_drivers: Optional[dict] = Non
                 else:
                     chosen[label] = (team_class, _with_program_resources(recorded, scope, components))
             elif driver_class.components(scope):
-                chosen[label] = (driver_class, scope)
+                runs_team_code = any(is_team_code(str(r.inputs.get("handler", ""))) for r in scope.of_type(FUNCTION))
+                chosen[label] = (driver_class, _with_program_resources(recorded, scope, components)
+                                 if runs_team_code else scope)
             else:
                 handlers = sorted({str(r.inputs.get("handler", "")) for r in scope.of_type(FUNCTION)})
                 not_drilled[label] = (

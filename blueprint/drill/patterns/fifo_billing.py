@@ -14,7 +14,6 @@ from integration_blueprint.redrive.dispatch import rerun_async_failures
 from integration_blueprint.redrive.move import move_messages
 from integration_blueprint.redrive.parked import list_parked
 from integration_blueprint.sandbox.errors import SandboxError
-from integration_blueprint.sandbox.realization import LocalFunction
 
 # Two monthly runs: the schedule's run on these dates bills the month before.
 CRASH_RUN = ("2026-11-01T03:00:00Z", "2026-10")  # transient faults, a crash mid-month, fired twice
@@ -51,20 +50,27 @@ class FifoBillingDriver(PatternDriver):
 
     name = "fifo_billing"
     component = "FifoBillingQueue"
-    handler = "integration_blueprint.handlers.reference.billing_dispatcher"
-    consumer_handler = "integration_blueprint.handlers.reference.billing_consumer.lambda_handler"
+    # The reference consumer, whose ledger the drill reads; the dispatcher is whatever the component's
+    # schedule starts: the blueprint's, or the team's own (dispatcher_code), then judged by what the
+    # reference consumer charged from what it enqueued.
+    handler = "integration_blueprint.handlers.reference.billing_consumer"
     EMPLOYEES_PER_TENANT = 10
 
     def prepare(self) -> None:
-        dispatcher = self.functions(self.sandbox)[0]
-        accounts = dispatcher.environment[handler_config.ACCOUNTS_TABLE_NAME]
-        consumers = [m for m in self.sandbox.sqs_mappings
-                     if isinstance(m.function, LocalFunction) and m.function.handler == self.consumer_handler
-                     and m.function.environment.get(handler_config.ACCOUNTS_TABLE_NAME) == accounts]
-        if len(consumers) != 1:
-            raise SandboxError("fifo_billing: expected one consumer mapping for the dispatcher's accounts table")
-        self.mapping = consumers[0]
-        consumer_function: LocalFunction = self.mapping.function
+        consumer_function = self.functions(self.sandbox)[0]
+        accounts = consumer_function.environment[handler_config.ACCOUNTS_TABLE_NAME]
+        self.mapping = next(m for m in self.sandbox.sqs_mappings if m.function is consumer_function)
+        scheduled = {s.target_arn for s in self.sandbox.schedules.values()}
+        dispatchers = [f for f in {f.arn: f for f in self.sandbox.functions.values()}.values() if f.arn in scheduled]
+        if len(dispatchers) != 1:
+            raise SandboxError(f"fifo_billing: expected one function the component's schedule starts (its dispatcher), "
+                               f"found {len(dispatchers)}")
+        dispatcher = dispatchers[0]
+        self.team_dispatcher = "" if dispatcher.handler.startswith("integration_blueprint.") else dispatcher.handler
+        if self.team_dispatcher:  # it decides what it enqueues: suspended tenants' employees may never reach the queue
+            self.poison_count = 0
+            self.not_covered = {**self.not_covered, "poison": "the dispatcher is the team's code, which decides "
+                                                              "what it enqueues"}
         self.consumer = self.invoker(consumer_function, self.mapping.batch_size, "consumer")
         self.sandbox.interception.wrap(consumer_function.name, self._received)
         self.dispatcher = self.invoker(dispatcher, self.options.records, "dispatcher")
@@ -220,4 +226,8 @@ class FifoBillingDriver(PatternDriver):
                             f"{self.rerun_failures or 'none'}")
         report.notes.append(f"charges enqueued twice: {enqueued_twice}; charged twice: {charged_twice}")
         report.injected["outage_calls"] = self.faults.outage_injected
+        if self.team_dispatcher:
+            report.notes.append(f"the dispatcher runs the team's code ({self.team_dispatcher}): judged by what the "
+                                "reference consumer charged from what it enqueued")
+        report.notes.extend(self.fault_notes())
         return report
