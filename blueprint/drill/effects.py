@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
@@ -104,7 +104,7 @@ class EffectLog:
         self.by_record: dict[str, dict[int, list[Effect]]] = defaultdict(lambda: defaultdict(list))
         self.unattributed: list[Effect] = []
         self.touched: set[str] = set()  # records of a delivery that made a write no record could claim
-        self.errors: dict[str, int] = {}  # what deliveries raised (injected crashes aside), and how often
+        self.errors: Counter = Counter()  # what deliveries raised (injected crashes aside), and how often
 
     def read(self, journal: Journal, function: str,
              identify: Callable[[Any], dict[str, tuple[str, ...]]]) -> None:
@@ -114,7 +114,7 @@ class EffectLog:
             if invocation.function != function:
                 continue
             if invocation.error and not invocation.error.startswith(_INJECTED_CRASH):
-                self.errors[invocation.error] = self.errors.get(invocation.error, 0) + 1
+                self.errors[invocation.error] += 1
             records = identify(invocation.event)
             for call in invocation.calls:
                 self.record(delivery, records, call.operation, call.params)
@@ -229,43 +229,38 @@ class EffectLog:
         return [self._message("Publish", params.get("TopicArn", ""), entry, "Message")
                 for entry in params.get("PublishBatchRequestEntries") or []]
 
-    @staticmethod
-    def _s3_put(params: dict) -> list[Effect]:
+    def _s3_put(self, params: dict) -> list[Effect]:
         target, key = params.get("Bucket", ""), params.get("Key", "")
         return [Effect("PutObject", target, key, False, _text([key, params.get("Body"), params.get("Metadata")]))]
 
-    @staticmethod
-    def _s3_copy(params: dict) -> list[Effect]:
+    def _s3_copy(self, params: dict) -> list[Effect]:
         target, key = params.get("Bucket", ""), params.get("Key", "")
         return [Effect("CopyObject", target, key, False, _text([key, params.get("CopySource")]))]
 
-    @staticmethod
-    def _s3_delete(params: dict) -> list[Effect]:
+    def _s3_delete(self, params: dict) -> list[Effect]:
         target, key = params.get("Bucket", ""), params.get("Key", "")
         return [Effect("DeleteObject", target, key, False, key)]
 
-    @staticmethod
-    def _kinesis_put(params: dict) -> list[Effect]:
+    def _kinesis_put(self, params: dict) -> list[Effect]:
         entries = params.get("Records") or [params]
         target = params.get("StreamName") or params.get("StreamARN", "")
         return [Effect("PutRecord", target, _text(e.get("Data")), True, _text(e)) for e in entries]
 
-    @staticmethod
-    def _events_put(params: dict) -> list[Effect]:
+    def _events_put(self, params: dict) -> list[Effect]:
         return [Effect("PutEvents", e.get("EventBusName") or "default", _text(e.get("Detail")), True, _text(e))
                 for e in params.get("Entries") or []]
 
-    @staticmethod
-    def _start_execution(params: dict) -> list[Effect]:
+    def _start_execution(self, params: dict) -> list[Effect]:
         target, name = params.get("stateMachineArn", ""), params.get("name")
         # An execution name is unique per state machine for 90 days: starting it again is refused.
         return [Effect("StartExecution", target, name or _text(params.get("input")), not name, _text(params))]
 
-    @staticmethod
-    def _lambda_invoke(params: dict) -> list[Effect]:
+    def _lambda_invoke(self, params: dict) -> list[Effect]:
         return [Effect("Invoke", params.get("FunctionName", ""), _text(params.get("Payload")), True, _text(params))]
 
 
+# What each write operation did, by operation (a read has none). Every extractor is a method, so the
+# DynamoDB ones can use the table keys and the idempotency records seen so far.
 _EXTRACTORS: dict[str, Callable[[EffectLog, dict], list[Effect]]] = {
     "PutItem": EffectLog._dynamodb_put,
     "UpdateItem": EffectLog._dynamodb_update,
@@ -276,14 +271,14 @@ _EXTRACTORS: dict[str, Callable[[EffectLog, dict], list[Effect]]] = {
     "SendMessageBatch": EffectLog._sqs_send_batch,
     "Publish": EffectLog._sns_publish,
     "PublishBatch": EffectLog._sns_publish_batch,
-    "PutObject": lambda _, params: EffectLog._s3_put(params),
-    "CopyObject": lambda _, params: EffectLog._s3_copy(params),
-    "DeleteObject": lambda _, params: EffectLog._s3_delete(params),
-    "PutRecord": lambda _, params: EffectLog._kinesis_put(params),
-    "PutRecords": lambda _, params: EffectLog._kinesis_put(params),
-    "PutEvents": lambda _, params: EffectLog._events_put(params),
-    "StartExecution": lambda _, params: EffectLog._start_execution(params),
-    "Invoke": lambda _, params: EffectLog._lambda_invoke(params),
+    "PutObject": EffectLog._s3_put,
+    "CopyObject": EffectLog._s3_copy,
+    "DeleteObject": EffectLog._s3_delete,
+    "PutRecord": EffectLog._kinesis_put,
+    "PutRecords": EffectLog._kinesis_put,
+    "PutEvents": EffectLog._events_put,
+    "StartExecution": EffectLog._start_execution,
+    "Invoke": EffectLog._lambda_invoke,
 }
 
 

@@ -30,14 +30,14 @@ from typing import Any, Callable, Optional
 from integration_blueprint.drill import cost
 from integration_blueprint.drill.patterns import DRIVERS
 from integration_blueprint.drill.patterns.base import DrillDeadline
-from integration_blueprint.drill.patterns.team_code import TEAM_DRIVERS, is_team_code
+from integration_blueprint.drill.patterns.team_code import TEAM_DRIVERS
 from integration_blueprint.drill.report import DrillOptions, DrillReport, PatternReport
 from integration_blueprint.preview.recording import record_program
 from integration_blueprint.sandbox.emulator import running_emulator
 from integration_blueprint.sandbox.errors import SandboxError
 from integration_blueprint.sandbox.faults import FaultInjector
 from integration_blueprint.sandbox.interception import Interception
-from integration_blueprint.sandbox.realization import COMPRESSION, Sandbox
+from integration_blueprint.sandbox.realization import COMPRESSION, Sandbox, is_team_code
 
 
 def run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], None]] = None,
@@ -99,7 +99,7 @@ def choose_instances(recorded, drivers: dict, team_drivers: Optional[dict] = Non
     also holds the program's resources outside every blueprint component (what that code may write).
     A label is the pattern's name, with the instance's name when the program has several."""
     team_drivers = TEAM_DRIVERS if team_drivers is None else team_drivers
-    components = {r.urn for r in recorded.resources if r.type.startswith("blueprint:index:")}
+    program_data = _program_data_resources(recorded)
     chosen: dict = {}
     not_drilled: dict = {}
     for name, driver_class in drivers.items():
@@ -108,16 +108,16 @@ def choose_instances(recorded, drivers: dict, team_drivers: Optional[dict] = Non
         for instance in instances:
             label = name if len(instances) == 1 else f"{name}:{instance.name}"
             scope = recorded.within({instance.urn})
+            if any(is_team_code(str(r.inputs.get("handler", ""))) for r in scope.of_type(FUNCTION)):
+                scope = dataclasses.replace(scope, resources=[*scope.resources, *program_data])  # what it may write
             if team_class is not None and team_class.components(scope):  # whatever else it runs
                 why_not = team_class.cannot_run(scope)
                 if why_not:
                     not_drilled[label] = f"{driver_class.component} {instance.name}: {why_not}"
                 else:
-                    chosen[label] = (team_class, _with_program_resources(recorded, scope, components))
+                    chosen[label] = (team_class, scope)
             elif driver_class.components(scope):
-                runs_team_code = any(is_team_code(str(r.inputs.get("handler", ""))) for r in scope.of_type(FUNCTION))
-                chosen[label] = (driver_class, _with_program_resources(recorded, scope, components)
-                                 if runs_team_code else scope)
+                chosen[label] = (driver_class, scope)
             else:
                 handlers = sorted({str(r.inputs.get("handler", "")) for r in scope.of_type(FUNCTION)})
                 not_drilled[label] = (
@@ -132,12 +132,12 @@ PROGRAM_DATA_TYPES = ("aws:dynamodb/table:Table", "aws:sqs/queue:Queue", "aws:sn
                       "aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2", "aws:kinesis/stream:Stream")
 
 
-def _with_program_resources(recorded, scope, components: set[str]):
-    """The instance's part of the recording plus the program's own data resources (tables, queues,
-    topics, buckets, streams) that belong to no blueprint component."""
+def _program_data_resources(recorded) -> list:
+    """The program's own data resources (tables, queues, topics, buckets, streams) that belong to no
+    blueprint component: realized beside an instance that runs the team's code."""
+    components = {r.urn for r in recorded.resources if r.type.startswith("blueprint:index:")}
     inside = {r.urn for r in recorded.within(components).resources}
-    extra = [r for r in recorded.resources if r.type in PROGRAM_DATA_TYPES and r.urn not in inside]
-    return dataclasses.replace(scope, resources=[*scope.resources, *extra])
+    return [r for r in recorded.resources if r.type in PROGRAM_DATA_TYPES and r.urn not in inside]
 
 
 FUNCTION = "aws:lambda/function:Function"

@@ -40,7 +40,8 @@ class Emulator:
     # What answers lambda:Invoke from moto's Step Functions interpreter (moto's own Lambda would
     # start Docker): (function name, payload) -> Lambda's Invoke response. The sandbox sets it.
     invoke_function: Optional[Callable[[str, Any], dict]] = None
-    # Undone when the block ends (the sandbox's request hooks on the default session).
+    # Called, last first, when the block ends: what a sandbox set up for it (its interceptor, the
+    # folders of the team's code and their place on sys.path).
     on_stop: list = field(default_factory=list, repr=False)
     # The sandbox's clients, one per session and service: a client is thread-safe and costs ~10 ms
     # to make, and the drivers ask for one each time they poll or check.
@@ -74,8 +75,6 @@ class Emulator:
 
 class NotEmulated(RuntimeError):
     """A request the emulator did not answer: the sandbox never sends one to the network."""
-
-
 
 
 @patch("answered_requests_are_not_dispatched", target="moto.core.botocore_stubber.BotocoreStubber.__call__",

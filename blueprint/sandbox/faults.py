@@ -11,8 +11,8 @@ an outage, a crash armed for an invocation); the mechanics live here.
   effect is done) and before the handler sees the response, like a timeout or an out-of-memory kill.
   The crash is a BaseException, so no `except Exception` in a handler or library can swallow it.
 - Outage: while `outage` is set, every call a handler makes (to the `outage_service` only, if one
-  is named: the ledger's table throttled while the queues work; none to `outage_spared`) is throttled (a dependency down for
-  an hour, a bad deploy): the persistent failure retries cannot fix.
+  is named: the ledger's table throttled while the queues work; none to `outage_spared`) is
+  throttled (a dependency down for an hour, a bad deploy): the persistent failure retries cannot fix.
 
 Repeatable: an invocation given a key (`invocation(key)`) draws its faults from its own generator,
 seeded with the drill's seed and the key, so parallel invocations (Distributed Map children) get

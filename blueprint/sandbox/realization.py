@@ -357,7 +357,7 @@ class Sandbox:
                                  handler=handler, environment=environment,
                                  timeout=resource.inputs.get("timeout") or aws_limits.LAMBDA_TIMEOUT_DEFAULT_SECONDS,
                                  region=self.region,
-                                 code_root=None if _ours(handler) else self._code_root(resource),
+                                 code_root=self._code_root(resource) if is_team_code(handler) else None,
                                  journal=self.journal)
         self.functions[function.arn] = function
         self.functions[function.name] = function
@@ -536,9 +536,10 @@ class Sandbox:
         return sum(int(v) for v in attributes.values())
 
 
-def _ours(handler: str) -> bool:
-    """A handler of this package's (the default code): imported from it, not from an archive."""
-    return handler.startswith("integration_blueprint.")
+def is_team_code(handler: str) -> bool:
+    """A function running the team's own handler (loaded from its archive), not one of this
+    package's (the default code, imported from it)."""
+    return not handler.startswith("integration_blueprint.")
 
 
 def _unpack(code: dict, program_dir: Path, into: Path) -> bool:
@@ -575,4 +576,4 @@ def _number(value: Any, default: int) -> int:
     return default if value is None else int(value)
 
 
-__all__ = ["Sandbox", "SandboxError", "LocalFunction", "COMPRESSION"]
+__all__ = ["Sandbox", "SandboxError", "LocalFunction", "COMPRESSION", "is_team_code"]

@@ -14,6 +14,7 @@ from integration_blueprint.redrive.dispatch import rerun_async_failures
 from integration_blueprint.redrive.move import move_messages
 from integration_blueprint.redrive.parked import list_parked
 from integration_blueprint.sandbox.errors import SandboxError
+from integration_blueprint.sandbox.realization import is_team_code
 
 # Two monthly runs: the schedule's run on these dates bills the month before.
 CRASH_RUN = ("2026-11-01T03:00:00Z", "2026-10")  # transient faults, a crash mid-month, fired twice
@@ -66,7 +67,7 @@ class FifoBillingDriver(PatternDriver):
             raise SandboxError(f"fifo_billing: expected one function the component's schedule starts (its dispatcher), "
                                f"found {len(dispatchers)}")
         dispatcher = dispatchers[0]
-        self.team_dispatcher = "" if dispatcher.handler.startswith("integration_blueprint.") else dispatcher.handler
+        self.team_dispatcher = dispatcher.handler if is_team_code(dispatcher.handler) else ""
         if self.team_dispatcher:  # it decides what it enqueues: suspended tenants' employees may never reach the queue
             self.poison_count = 0
             self.not_covered = {**self.not_covered, "poison": "the dispatcher is the team's code, which decides "

@@ -27,7 +27,7 @@ from integration_blueprint.handlers.runtime.billing import Charge
 from integration_blueprint.preview.recording import RecordedStack
 from integration_blueprint.redrive.move import move_messages
 from integration_blueprint.sandbox.errors import SandboxError
-from integration_blueprint.sandbox.realization import LocalFunction
+from integration_blueprint.sandbox.realization import LocalFunction, is_team_code
 
 FUNCTION = "aws:lambda/function:Function"
 MAPPING = "aws:lambda/eventSourceMapping:EventSourceMapping"
@@ -40,15 +40,9 @@ TEAM_NOT_COVERED = {"poison": "the drill cannot know which records a team's code
                               "is valid, and one the code parks fails the drill"}
 
 
-def is_team_code(handler: str) -> bool:
-    """A function running the team's own handler, not one of the blueprint's reference handlers."""
-    return not handler.startswith("integration_blueprint.")
-
-
 class TeamCodeDriver(PatternDriver):
     """What the team-code drivers share: the effect log and the report it gives."""
 
-    team = True
     not_covered = TEAM_NOT_COVERED
     lane = ""  # which function of the component the drill feeds, in words
 
@@ -117,8 +111,8 @@ class TeamCodeDriver(PatternDriver):
                             + (f", idempotency records in {sorted(log.idempotency_tables)} not counted"
                                if log.idempotency_tables else ""))
         if log.errors:
-            commonest = sorted(log.errors.items(), key=lambda item: -item[1])[:2]
-            report.notes.append("the team's code raised: " + "; ".join(f"{message} ({count}x)" for message, count in commonest))
+            report.notes.append("the team's code raised: " + "; ".join(
+                f"{message} ({count}x)" for message, count in log.errors.most_common(2)))
         if verdict.duplicated:
             report.notes.append(f"{len(verdict.duplicated)} record(s) with a duplicate effect, e.g. "
                                 + " | ".join(verdict.examples()))
@@ -138,10 +132,6 @@ class TeamStreamDriver(TeamCodeDriver, StreamLedgerDriver):
     lane = "the stream's consumer function (handler/code)"
     EVENT_ID = re.compile(r"evt-\d{6}")
     ACCOUNTS = 50
-
-    @classmethod
-    def deploys(cls, handler: str) -> bool:
-        return is_team_code(handler)
 
     @classmethod
     def drives(cls, recorded: RecordedStack, source_arn: str) -> bool:
