@@ -50,6 +50,11 @@ class NotJson(PayloadFreeError, ValueError):
     """The record's data is not a JSON document."""
 
 
+def effect_key(stream_arn: str, shard_id: str, sequence_number: str) -> str:
+    """A stream record's unique key (StreamRecord.effect_key), for a record known by its parts."""
+    return f"{stream_arn}|{shard_id}|{sequence_number}"
+
+
 @dataclass(frozen=True)
 class StreamRecord:
     stream_arn: str
@@ -65,7 +70,7 @@ class StreamRecord:
     def effect_key(self) -> str:
         """Unique per record of a stream (stream, shard, sequence number): an effect that records it
         conditionally in the same write happens once however often the record is redelivered."""
-        return f"{self.stream_arn}|{self.shard_id}|{self.sequence_number}"
+        return effect_key(self.stream_arn, self.shard_id, self.sequence_number)
 
     def json(self) -> Any:
         try:

@@ -11,6 +11,7 @@ from integration_blueprint.drill.patterns.base import PatternDriver, Step
 from integration_blueprint.drill.report import PatternReport
 from integration_blueprint.handlers.reference.reference_ledger import guard_item_key
 from integration_blueprint.handlers.runtime import config as handler_config
+from integration_blueprint.handlers.runtime.stream_records import effect_key
 from integration_blueprint.redrive.parked import list_parked
 from integration_blueprint.redrive.stream import redrive_stream
 
@@ -84,7 +85,7 @@ class StreamLedgerDriver(PatternDriver):
             put = self.kinesis.put_records(StreamName=stream, Records=[
                 {"Data": json.dumps(e).encode(), "PartitionKey": e["account"]} for e in chunk])
             self.hot_effect_keys.extend(
-                f"{self.stream_mapping.stream_arn}|{r['ShardId']}|{r['SequenceNumber']}"
+                effect_key(self.stream_mapping.stream_arn, r["ShardId"], r["SequenceNumber"])
                 for e, r in zip(chunk, put["Records"]) if e["account"] == HOT_ACCOUNT)
 
     def _audit(self, operation: str, _params: dict, response: dict) -> None:
