@@ -138,12 +138,17 @@ def component_of(recorded: RecordedStack, urn: str) -> str:
 # strikethrough, table cells); a backslash makes each of them literal (CommonMark: any ASCII
 # punctuation may be escaped).
 _MARKDOWN_SPECIAL = "\\`*_[]<>|&~!#"
+# Where GFM's autolink extension would start a link (a scheme's colon, `www.`'s dot): escaped, the
+# text stays text (cmark-gfm links only an unbroken run of text).
+_AUTOLINK = re.compile(r"(?i)\b(?:https?:|ftp:|www\.)")
 _SAFE_URL = re.compile(r"https?://[A-Za-z0-9._~:/?#@!$&'*+,;=%-]+")
 
 
 def escape(text: str) -> str:
-    """Plain text as GitHub shows it: every character literal, lines joined with <br>."""
+    """Plain text as GitHub shows it: every character literal (no emphasis, link, image, HTML or
+    comment; a URL not made a link by GFM's autolinks), lines joined with <br>."""
     escaped = "".join(f"\\{c}" if c in _MARKDOWN_SPECIAL else c for c in text.replace("\r", ""))
+    escaped = _AUTOLINK.sub(lambda m: m.group(0)[:-1] + "\\" + m.group(0)[-1], escaped)
     return "<br>".join(line.strip() for line in escaped.strip().split("\n"))
 
 
