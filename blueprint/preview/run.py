@@ -10,13 +10,21 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
 from integration_blueprint.preview import fix_language, managed_policies, policy_config
-from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, Analysis, PolicyAnalyzer, Rule, Violation
+from integration_blueprint.preview.analyzer import (
+    DEFAULT_PACK_DIR,
+    Analysis,
+    AnalyzerError,
+    PolicyAnalyzer,
+    Rule,
+    Violation,
+)
 from integration_blueprint.preview.failure import RunFailure, from_exception
 from integration_blueprint.preview.project import load_config, load_project
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack, record_program, runtime_name
@@ -77,6 +85,24 @@ def type_and_name(urn: str) -> tuple[str, str]:
     return parts[2].rsplit("$", 1)[-1], "::".join(parts[3:])
 
 
+def secret_values(recorded: RecordedStack) -> list:
+    """The values a recording holds as secret: each resource's secret inputs and the config values
+    of secret keys."""
+    secrets = [at(r.inputs, path) for r in recorded.resources for path in r.secret_paths]
+    return secrets + [recorded.config[key] for key in recorded.secrets if key in recorded.config]
+
+
+@contextmanager
+def _secrets_kept(recorded: RecordedStack):
+    """A policy pack that fails after the program ran may have printed a secret in its error: the
+    error carries the recording's secrets, so its report masks them."""
+    try:
+        yield
+    except AnalyzerError as exc:
+        exc.secrets = tuple(secret_values(recorded))
+        raise
+
+
 @dataclass
 class PreviewResult:
     recorded: RecordedStack
@@ -91,9 +117,7 @@ class PreviewResult:
     def redactor(self) -> Redactor:
         """Masks every value the run knows to be secret: the secrets in each resource's inputs, the
         config values of secret keys, and those a failed run's engine had seen."""
-        recorded = self.recorded
-        secrets = [at(r.inputs, path) for r in recorded.resources for path in r.secret_paths]
-        secrets += [recorded.config[key] for key in recorded.secrets if key in recorded.config]
+        secrets = secret_values(self.recorded)
         if self.failure is not None:
             secrets += self.failure.secrets
         return Redactor(secrets)
@@ -213,7 +237,8 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
     if analyzer is not None:
         if recorded is None:
             recorded = record_program(program_dir, stack=stack, unknowns=unknowns)
-        result = _analyse(analyzer, recorded, document, policy_config_path)
+        with _secrets_kept(recorded):
+            result = _analyse(analyzer, recorded, document, policy_config_path)
         result.strict = strict
         return result
     # The pack starts (a Python process importing pulumi and the rules) while the program runs, on
@@ -230,7 +255,7 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
             if starting.exception() is None:
                 starting.result().close()
             raise
-        with starting.result() as started:
+        with _secrets_kept(recorded), starting.result() as started:
             result = _result(started, recorded, streamed.finish(recorded), policy_config_path, streamed.resolved)
             result.strict = strict
             return result
