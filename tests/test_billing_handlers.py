@@ -118,6 +118,26 @@ def test_duplicate_delivery_in_one_batch_charges_once(aws):
     assert [row["message_id"]["S"] for row in ledger_rows(aws.ddb)] == ["m1"]
 
 
+def test_a_charge_key_already_charged_with_another_amount_is_parked_naming_the_conflict_not_skipped(aws, caplog):
+    aws.sqs.send_message(QueueUrl=aws.queue_url, MessageBody=charge_body("acme", "alice", 1200),
+                         MessageGroupId="acme#2026-10", MessageDeduplicationId="first")
+    aws.sqs.send_message(QueueUrl=aws.queue_url, MessageBody=charge_body("acme", "alice", 1300),  # a producer bug
+                         MessageGroupId="acme#2026-10", MessageDeduplicationId="changed")
+    aws.sqs.send_message(QueueUrl=aws.queue_url, MessageBody=charge_body("acme", "alice", 1200),  # a true duplicate
+                         MessageGroupId="acme#2026-10", MessageDeduplicationId="again")
+
+    aws.consumer.drain()
+
+    assert balances(aws.ddb) == {"acme": 1200}  # charged once, with the first amount
+    parked = aws.sqs.receive_message(QueueUrl=aws.dlq_url, MaxNumberOfMessages=10)["Messages"]
+    # The conflict and what its group held behind it (FIFO order), for a person to decide.
+    assert [json.loads(m["Body"])["amount"] for m in parked] == [1300, 1200]
+    [reason] = {r.reason for r in caplog.records if r.getMessage() == "conflicting duplicate charge"}
+    assert reason == ("conflicting duplicate: idempotency key acme:alice:2026-10 was already applied with a different "
+                      "amount; neither applied nor skipped: parked for a person to decide")
+    assert "duplicate charge skipped" not in caplog.text
+
+
 def test_failed_record_holds_back_the_rest_of_its_group_while_other_groups_go_on(aws):
     event = {"Records": [
         sqs_record("a1", charge_body("acme", "alice"), "acme#2026-10"),
