@@ -8,6 +8,7 @@ runs a team's program."""
 import dataclasses
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +22,7 @@ from integration_blueprint.preview.render import FORMATS, render_text
 from integration_blueprint.preview.run import failed_preview, run_preview
 from integration_blueprint.preview.sarif import to_sarif
 
+REPO = Path(__file__).resolve().parents[1]
 # Values the program marks secret; none may appear in anything the tool writes.
 API_TOKEN = "tok-3f9a1c77e2b4"  # Config.require_secret of a plain stack value
 QUEUE_NAME = "payroll-runs-q7x"  # pulumi.Output.secret
@@ -266,6 +268,8 @@ def test_fix_texts_of_a_typescript_program_are_written_in_typescript(secret_resu
         'set ttl: { attributeName: "expiration", enabled: true }.')
     assert in_language("point logging_config.log_group at queue 'orders_dlq'", "nodejs") == \
         "point loggingConfig.logGroup at queue 'orders_dlq'"
+    assert in_language("Set it to json.dumps({'deadLetterTargetArn': <queue ARN>}) (json.dumps it)", "nodejs") == \
+        "Set it to JSON.stringify({ deadLetterTargetArn: <queue ARN> }) (JSON.stringify it)"
     assert in_language(python, "python") == python
     typescript = dataclasses.replace(secret_result.recorded, language="nodejs")
     report = dataclasses.replace(secret_result, recorded=typescript)
@@ -277,3 +281,33 @@ def test_fix_texts_of_a_typescript_program_are_written_in_typescript(secret_resu
     assert "Declare the function's LogGroup with retentionInDays" in written["text"]
     assert all("retention_in_days" not in text for text in written.values())
     assert "via policy_sentry" in written["text"]  # a module's name is not a property
+
+
+TYPESCRIPT_PROGRAM = """
+import * as pulumi from "@pulumi/pulumi";
+import * as aws from "@pulumi/aws";
+const role = new aws.iam.Role("r", { assumeRolePolicy: JSON.stringify({ Version: "2012-10-17", Statement: [] }) });
+const fn = new aws.lambda.Function("fn", { role: role.arn, runtime: "nodejs20.x", handler: "index.handler",
+                                          code: new pulumi.asset.AssetArchive({}) });
+const topic = new aws.sns.Topic("t");
+new aws.sns.TopicSubscription("s", { topic: topic.arn, protocol: "lambda", endpoint: fn.arn });
+aws.lambda.getFunctionOutput({ functionName: "made-up" });
+console.log("hello from ts");
+"""
+
+
+@pytest.mark.slow
+def test_a_typescript_programs_report_speaks_typescript_and_shows_its_output(tmp_path, policy_analyzer):
+    node = REPO / "tests" / "node"
+    program = tmp_path / "app"
+    program.mkdir()
+    (program / "Pulumi.yaml").write_text("name: app\nruntime: nodejs\n")
+    (program / "Pulumi.test.yaml").write_text("config:\n  aws:region: eu-west-1\n")
+    (program / "package.json").write_text('{"name": "app", "main": "index.ts"}\n')
+    (program / "tsconfig.json").write_text((node / "programs" / "handwritten-ts" / "tsconfig.json").read_text())
+    (program / "index.ts").write_text(TYPESCRIPT_PROGRAM)
+    (program / "node_modules").symlink_to(node / "node_modules")
+    text = render_text(run_preview(program, stack="test", analyzer=policy_analyzer))
+    assert 'new aws.lambda.Permission("name", { ' in text and "aws.lambda_" not in text
+    assert "lookup aws:lambda/getFunction:getFunction" in text
+    assert "Program output (stdout):\n  | hello from ts" in text

@@ -160,8 +160,9 @@ class PreviewResult:
                          f"not expanded: {component.reason}; its inputs were checked, the resources it would "
                          f"create were not{strict}")
         for lookup in recorded.invented:
-            notes.append(f"lookup {lookup} was answered by invention, as if what it names existed (nothing is looked "
-                         f"up offline): a program that branches on it took the branch it would take then{strict}")
+            notes.append(f"lookup {lookup} was answered by invention, as if what it names existed, with made-up "
+                         f"values (nothing is looked up offline): a program that branches on the answer took its "
+                         f"'it exists' branch{strict}")
         for arn, holders in managed_policies.not_judged(recorded).items():
             notes.append(f"AWS managed policy {arn} (attached by {', '.join(holders)}) is not in the pack's catalogue "
                          f"of managed policies (snapshot {managed_policies.SNAPSHOT_DATE}): what it grants was not "
