@@ -311,3 +311,18 @@ def test_a_typescript_programs_report_speaks_typescript_and_shows_its_output(tmp
     assert 'new aws.lambda.Permission("name", { ' in text and "aws.lambda_" not in text
     assert "lookup aws:lambda/getFunction:getFunction" in text
     assert "Program output (stdout):\n  | hello from ts" in text
+
+
+def test_a_failure_of_the_tool_itself_is_reported_as_the_tools_in_every_format(tmp_path):
+    program = write_program(tmp_path / "app", "")
+    try:
+        {}["engine state"]
+    except KeyError as bug:
+        result = failed_preview(program, bug, stack="test")
+    [invocation] = to_sarif(result)["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False
+    assert "a bug in blueprint" in invocation["toolExecutionNotifications"][0]["message"]["text"]
+    assert "KeyError: 'engine state'" in invocation["toolExecutionNotifications"][0]["message"]["text"]
+    assert json.loads(FORMATS["json"](result))["error"]["kind"] == "tool"
+    assert "could not run: The offline preview itself failed" in render_markdown(result)
+    assert result.exit_code == 2
