@@ -377,7 +377,7 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
             report.injected = {**driver.injected(), "transient": faults.transient_injected, **report.injected}
             meter = cost.UsageMeter()  # what the handlers' AWS calls would bill
             driver.replay(meter)
-            report.usage_per_million = cost.usage_per_million(meter, recorded, report)
+            report.usage_per_million = cost.usage_per_million(meter, recorded, report, emulator.state_machine_usage)
             report.notes.append(cost.summary(report.usage_per_million))
             report.wall_time_s = round(time.monotonic() - started, 2)
             step(1.0)

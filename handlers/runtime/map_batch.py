@@ -4,9 +4,10 @@ processed item by item so one failing item neither fails nor repeats its batch-m
 `process_batch(items, process_item)` runs `process_item` on every item and returns their results
 when all succeeded. When some failed, it raises once every item has been tried:
 
-- TransientServiceError (retry.TRANSIENT_ERROR_NAME) if any failure is transient: the Map task's
-  Retry runs the batch again later; the items that succeeded are answered from their idempotency
-  record that time (no effect twice), the failed ones are tried again;
+- TransientServiceError (retry.TRANSIENT_ERROR_NAME) as soon as an item's failure is transient
+  (outlived the in-handler retries; the items after it are not tried, they would fail the same way):
+  the Map task's Retry runs the batch again later; the items that succeeded are answered from their
+  idempotency record that time (no effect twice), the others are tried again;
 - BatchItemsFailed otherwise: no Retry lists it, so the child fails at once and its batch-mates,
   already done, are not run again.
 
@@ -49,7 +50,7 @@ def failure_message(errors: dict[int, BaseException]) -> str:
 
 
 def process_batch(items: list, process_item: Callable[[Any], Any]) -> list:
-    """Every item's result, or (after all were tried) the failure described in the module docstring."""
+    """Every item's result, or the failure described in the module docstring."""
     if not isinstance(items, list):
         raise BatchItemsFailed(json.dumps({FAILED_ITEMS_FIELD: [], "errors": {"batch": "Items is not a list"}}))
     results: list = []
@@ -59,10 +60,14 @@ def process_batch(items: list, process_item: Callable[[Any], Any]) -> list:
             results.append(process_item(item))
         except Exception as exc:  # noqa: BLE001 - reported below, by index and type
             errors[index] = exc
+            if isinstance(exc, TransientServiceError) or transient_cause(exc) is not None:
+                # A dependency still failing after the in-handler retries: the items after it would
+                # spend the invocation's time failing the same way. The batch is retried later; the
+                # items not tried are reported with it.
+                errors.update({later: exc for later in range(index + 1, len(items))})
+                raise TransientServiceError(failure_message(errors)) from exc
     if not errors:
         return results
-    if any(isinstance(e, TransientServiceError) or transient_cause(e) is not None for e in errors.values()):
-        raise TransientServiceError(failure_message(errors))
     raise BatchItemsFailed(failure_message(errors))
 
 
