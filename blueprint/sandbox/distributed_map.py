@@ -371,7 +371,12 @@ class Run:
             except StatesError as failure:
                 index = next((i for i, r in enumerate(retriers) if _matches(r["ErrorEquals"], failure.error)), None)
                 if index is not None and attempts[index] < retriers[index].get("MaxAttempts", 3):
-                    clock.sleep(self._retry_wait(retriers[index], attempts[index], context, name))
+                    pause = self._retry_wait(retriers[index], attempts[index], context, name)
+                    if child is not None and clock.elapsed() + pause > aws_limits.SFN_EXPRESS_MAX_DURATION_SECONDS:
+                        # An EXPRESS child ends at its time limit, mid-wait [EXPRESS].
+                        raise StatesError(TIMEOUT_ERROR, f"an EXPRESS child reaches the "
+                                                         f"{aws_limits.SFN_EXPRESS_MAX_DURATION_SECONDS} s limit") from None
+                    clock.sleep(pause)
                     attempts[index] += 1
                     if child is None:
                         self.usage.transition()  # every retry is a transition [PRICING]
