@@ -60,7 +60,7 @@ def run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], N
 def _run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], None]], drivers: Optional[dict],
                log_dir: Path, workers: Optional[int]) -> DrillReport:
     with open(log_dir / "program.log", "w") as log, _output_to(log):
-        recorded = record_program(options.program_dir, stack=options.stack)
+        recorded = record_program(options.program_dir, stack=options.stack, config=options.config)
     chosen, not_drilled = choose_instances(recorded, drivers or DRIVERS)
     if not chosen:
         raise NothingToDrill(_nothing_to_drill(options, drivers or DRIVERS, not_drilled))

@@ -19,7 +19,7 @@ from integration_blueprint.sandbox.realization import LocalFunction
 # on the same core as the execution's own work; an execution's end is noticed within this.
 POLL_SECONDS = 0.05
 # The share of the invoices in the first night (under the threshold); the rest are the second's.
-UNDER_SHARE = 2 / 3
+UNDER_SHARE = 0.9
 # The runbook's redrive is repeated while it still gets items done (a redrive that itself crosses
 # the threshold leaves the children it never started pending), at most this many times.
 MAX_REDRIVES = 6
