@@ -39,7 +39,9 @@ def each_stack_recorded_once(monkeypatch):
     every time: test_recording.py); each drill still realizes, drives and checks its own sandbox."""
     from integration_blueprint.drill import runner
 
-    def recorded_once(program_dir, stack):
+    def recorded_once(program_dir, stack, config=None):
+        if config is not None:  # a drill given its own config (DrillOptions.config)
+            return record_program(program_dir, stack=stack, config=config)
         key = (Path(program_dir).resolve(), stack)
         if key not in _RECORDINGS:
             _RECORDINGS[key] = record_program(program_dir, stack=stack)
