@@ -145,7 +145,9 @@ class DistributedMapDriver(PatternDriver):
                 self.runs[night] = self._run(f"drill-{night}", key, step, index / 2 * 0.9, (index + 1) / 2 * 0.9)
             finally:
                 self.faults.outage = False
-            self.runs[night]["ops_alerts"] = len(self.drain_queue_messages(self.ops_queue_url))
+            alerts = [json.loads(m["Body"]) for m in self.drain_queue_messages(self.ops_queue_url)]
+            self.runs[night]["ops_alerts"] = len(alerts)
+            self.runs[night]["alerted_errors"] = sorted({str(a.get("error")) for a in alerts if isinstance(a, dict)})
         self.status = ", ".join(f"{night} {run['status']}" for night, run in self.runs.items())
 
     def _run(self, name: str, key: str, step: Step, start: float, end: float) -> dict:
@@ -268,7 +270,8 @@ class DistributedMapDriver(PatternDriver):
                     else "every DynamoDB call throttled (an outage) during the run, and the rest of the poison")
             notes.append(f"night {night} the threshold ({_threshold(self.map_state)}, items {batch}): injected {what}; "
                          f"execution {run['status']}{' with ' + run['error'] if run.get('error') else ''}, "
-                         f"{run['ops_alerts']} ops alert(s), {len(run['undone'])} items parked, "
+                         f"{run['ops_alerts']} ops alert(s){_errors(run['alerted_errors'])}, "
+                         f"{len(run['undone'])} items parked, "
                          f"{run.get('redrives', 0)} redrive(s), {len(run.get('still_undone', []))} still failed")
         return notes
 
@@ -283,6 +286,10 @@ class DistributedMapDriver(PatternDriver):
             return (f"the run over its tolerated failures ended {over['status']} with {over['ops_alerts']} ops alert(s); "
                     "it must fail with States.ExceedToleratedFailureThreshold and alert the ops queue once")
         return ""
+
+
+def _errors(names: list[str]) -> str:
+    return f" ({', '.join(names)})" if names else ""
 
 
 def _delivery_key(event: Any) -> Optional[str]:
