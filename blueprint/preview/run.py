@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from integration_blueprint.preview import policy_config
+from integration_blueprint.preview import lambda_archive, policy_config
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, Analysis, PolicyAnalyzer, Rule, Violation
 from integration_blueprint.preview.project import load_config, load_project
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack, record_program
@@ -64,6 +64,22 @@ class Finding:
         return {"policy": self.policy, "level": self.level, "urn": self.urn, "type": self.type,
                 "name": self.name, "message": self.message, "remediation": self.remediation,
                 "url": self.url, "severity": self.severity, "tags": list(self.tags)}
+
+
+def handler_notes(recorded: RecordedStack) -> list[str]:
+    """A Python function whose handler module or function is not in its archive, one line each."""
+    if recorded.program_dir is None:
+        return []
+    notes = []
+    for function in recorded.of_type("aws:lambda/function:Function"):
+        code, handler = function.inputs.get("code"), function.inputs.get("handler")
+        if not isinstance(code, dict) or not isinstance(handler, str) \
+                or not str(function.inputs.get("runtime") or "python").startswith("python"):
+            continue
+        problem = lambda_archive.handler_problem(code, Path(recorded.program_dir), handler)
+        if problem:
+            notes.append(f"function {function.name}: {problem}")
+    return notes
 
 
 def type_and_name(urn: str) -> tuple[str, str]:
@@ -118,6 +134,7 @@ class PreviewResult:
             notes.append(f"remote component {component.name} ({component.type}, package {component.package!r}) was "
                          f"not expanded: {component.reason}; its inputs were checked, the resources it would "
                          "create were not" + (" (--strict: this fails the preview)" if self.strict else ""))
+        notes.extend(handler_notes(self.recorded))
         return notes
 
     def findings(self) -> list[Finding]:
