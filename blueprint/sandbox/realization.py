@@ -49,10 +49,13 @@ from integration_blueprint.sandbox.execution_environment import (
     POWERTOOLS_LAYER_NAME,
     POWERTOOLS_PACKAGES,
     RUNTIME_PACKAGES,
+    TIMEOUT_FLOOR_SECONDS,
+    TIMEOUT_SCALE,
     Environments,
     FunctionCalls,
     FunctionSpec,
     Incident,
+    enforced_timeout,
     lay_out,
 )
 from integration_blueprint.sandbox.interception import FunctionRun, Interception, Journal, install_request_hooks
@@ -78,6 +81,9 @@ COMPRESSION = {
     "function_timeout": f"handlers see {TIME_SCALE:g} of their function timeout as remaining time, so an "
                         "idempotency INPROGRESS record left by a crashed invocation expires in well under a "
                         "second instead of after the full timeout",
+    "function_timeout_enforced": f"a team's function still running after {TIMEOUT_SCALE:g} of its timeout in real time "
+                                 f"(at least {TIMEOUT_FLOOR_SECONDS:g} s; a 60 s function: "
+                                 f"{enforced_timeout(60):g} s) is ended and counted as a timeout",
 }
 
 # Queue attributes moto accepts on CreateQueue, by the recorded (camelCase) input name.
