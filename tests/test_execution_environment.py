@@ -2,6 +2,7 @@
 only its archive, its layers and the runtime's SDK, its own environment and /tmp, within its timeout
 and memory size; what it does to AWS is made (and journaled) in the sandbox's process."""
 
+import os
 import shutil
 import textwrap
 import time
@@ -286,3 +287,17 @@ def test_a_handler_that_rewrites_the_drills_verdict_still_fails_the_drill(tmp_pa
     assert not report.passed and billing.duplicate_effects > 0, billing.notes
     assert any("execution environment(s) of its own" in note for note in billing.notes)
     assert not list((tmp_path / "code").glob("__pycache__"))  # nothing written into the program's folder
+
+
+def test_the_drills_own_environment_is_out_of_reach_through_proc(staging, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_secret")
+    functions, incidents = environments(staging, f"""
+        def handler(event, context):
+            try:
+                return open("/proc/{os.getpid()}/environ", "rb").read().decode(errors="replace")
+            except OSError as exc:
+                return type(exc).__name__
+    """)
+    answer = functions.invoke({}, None)
+    functions.close()
+    assert "ghp_secret" not in answer

@@ -86,14 +86,16 @@ class Incident:
     """Something an invocation did that its deployment would not be allowed to, or a limit it hit."""
 
     function: str
-    kind: str  # timeout | out-of-memory | connection | write | read | exit | protocol
+    kind: str  # timeout | out-of-memory | connection | write | read | exit | protocol | guard
     detail: str
     event: Any = None  # the invocation's event, for the driver to name its records
 
 
 # --- which guards this platform allows ----------------------------------------------------------------
 
-UNSHARE = ("unshare", "--user", "--map-root-user", "--net", "--pid", "--mount", "--fork", "--kill-child")
+# --mount-proc: its /proc shows its own processes only (not the drill's environment, /proc/<pid>/environ).
+UNSHARE = ("unshare", "--user", "--map-root-user", "--net", "--pid", "--mount", "--mount-proc", "--fork",
+           "--kill-child")
 
 
 @functools.lru_cache(maxsize=1)
@@ -251,7 +253,8 @@ class ExecutionEnvironment:
             raise
         if "init_error" in message:
             self.init_error = message["init_error"]
-        self.confined = message.get("confined")  # why the mounts could not be made read-only, if not
+        if message.get("confined"):  # why its mounts could not be made read-only
+            on_incident(Incident(spec.name, "guard", f"writes NOT IN FORCE at the OS level: {message['confined']}"))
 
     def _relay_output(self) -> None:
         """What the function prints goes to the sandbox's output (the drill's pattern log)."""

@@ -106,12 +106,14 @@ _NETWORK_EVENTS = {"socket.connect", "socket.sendto", "socket.sendmsg", "socket.
 
 def install_guards(channel, writable, unreadable, readable):
     """An audit hook (it cannot be removed) refusing connections and writes outside `writable`,
-    and reads under `unreadable` (the user's home) but inside `readable` (the function's paths);
+    reads under `unreadable` (the user's home) but outside `readable` (the function's paths) and
+    reads of another process's /proc entries (its environment);
     each refusal is reported to the sandbox before the function sees PermissionError."""
     writable = [os.path.realpath(p) for p in writable]
     unreadable = [os.path.realpath(p) for p in unreadable]
     readable = [os.path.realpath(p) for p in readable]
     local = threading.local()
+    own_pid = str(os.getpid())
 
     def under(path, roots):
         return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
@@ -141,13 +143,16 @@ def install_guards(channel, writable, unreadable, readable):
         elif event == "open":
             path, mode, flags = (list(args) + [None, None, None])[:3]
             resolved = resolve(path)
-            if resolved is None or resolved.startswith(("/dev/", "/proc/self/")):
+            if resolved is None or resolved.startswith("/dev/"):
                 return
             writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or bool((flags or 0) & _WRITE_FLAGS)
             if writes and not under(resolved, writable):
                 refuse("write", f"open {resolved!r} for writing")
             if not writes and under(resolved, unreadable) and not under(resolved, readable):
                 refuse("read", f"open {resolved!r} (the user's home)")
+            if not writes and resolved.startswith("/proc/") and resolved.split("/")[2].isdigit() \
+                    and resolved.split("/")[2] != own_pid:
+                refuse("read", f"open {resolved!r} (another process)")
         elif event in _PATH_EVENTS:
             for path in args[:2]:
                 resolved = resolve(path) if isinstance(path, (str, bytes, os.PathLike)) else None

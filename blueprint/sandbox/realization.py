@@ -11,8 +11,10 @@ table (keys, TTL), stream, bucket and state machine (moto's Step Functions inter
 from the recorded inputs; handlers run unmodified, their AWS calls answered by the in-process
 emulator, with the environment variables the component set (recorded queue URLs mapped to the emulator's).
 
-What is local: functions are an in-process registry (each function loads its own copy of its
-handler module, as a separate Lambda container would), event source mappings are the pollers in
+What is local: functions are a registry: the blueprint's own handlers load in this process (each
+function its own copy of its handler module, as a separate Lambda container would); a team's code
+runs in execution environments of its own (execution_environment.py: a process per environment that
+sees only its archive, layers, environment and /tmp); event source mappings are the pollers in
 blueprint/sqs_esm.py and blueprint/kinesis_esm.py, and schedules fire on demand.
 
 Time is compressed (see COMPRESSION): nothing here waits out a visibility timeout or a delay.

@@ -23,7 +23,8 @@ ALL_FAULTS = ("duplicates", "poison", "transient", "crashes")
 INCIDENT_WORDS = {"timeout": "ended at its timeout", "out-of-memory": "ended out of memory (Runtime.OutOfMemory)",
                   "connection": "connection refused (only the emulator, through the SDK, is reachable)",
                   "write": "write outside /tmp refused", "read": "read of the user's home refused",
-                  "exit": "exited mid-invocation", "protocol": "environment broke down"}
+                  "exit": "exited mid-invocation", "protocol": "environment broke down",
+                  "guard": "a guard not in force in its environment"}
 
 
 class DrillDeadline(RuntimeError):
