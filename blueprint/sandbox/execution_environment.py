@@ -65,7 +65,7 @@ INIT_SECONDS = 10.0
 # than the floor (a busy machine must not end a healthy invocation). Compressed like the drill's
 # other waits, less: handlers see TIME_SCALE of their timeout as remaining time.
 TIMEOUT_SCALE = 0.05
-TIMEOUT_FLOOR_SECONDS = 1.0
+TIMEOUT_FLOOR_SECONDS = 2.0
 
 
 def enforced_timeout(timeout_seconds: float) -> float:
