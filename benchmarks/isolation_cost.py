@@ -3,13 +3,14 @@
 
 The handler makes one DynamoDB PutItem per invocation (a team's typical write). Prints
 `isolation_cost invocations=N inprocess_ms=A isolated_ms=B overhead_ms=B-A cold_start_ms=C` where
-the first two are the mean wall time per warm invocation (the call answered by the emulator both
-ways), and cold_start_ms the first invocation of a fresh environment (its process started, the SDK
-and the handler imported).
+the first two are the median, over 5 interleaved rounds of N, of the mean wall time per warm
+invocation (the call answered by the emulator both ways), and cold_start_ms the first invocation
+of a fresh environment (its process started, the SDK and the handler imported).
 """
 
 import importlib.util
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -26,7 +27,8 @@ from integration_blueprint.sandbox.execution_environment import (
 )
 from integration_blueprint.sandbox.interception import FunctionRun, Journal, install_request_hooks
 
-INVOCATIONS = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+INVOCATIONS = int(sys.argv[1]) if len(sys.argv) > 1 else 100  # per round
+ROUNDS = 5
 
 HANDLER = '''
 import boto3
@@ -51,12 +53,9 @@ def main() -> None:
                 AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}])
             install_request_hooks(None, emulator.on_stop)
             journal = Journal()
-
             spec = importlib.util.spec_from_file_location("bench_app", staging / "code" / "bench_app.py")
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
-            inprocess = measure(lambda event: module.handler(event, None), journal, "inprocess")
-
             environments = Environments(
                 FunctionSpec(name="bench", arn="arn:aws:lambda:eu-west-1:123456789012:function:bench",
                              handler="bench_app.handler", code_root=staging / "code", archive="bench",
@@ -68,8 +67,13 @@ def main() -> None:
             with FunctionRun("bench", {"id": "cold"}, journal):
                 environments.invoke({"id": "cold"}, None)
             cold = time.perf_counter() - started
-            isolated = measure(lambda event: environments.invoke(event, None), journal, "isolated")
+            # Interleaved rounds, so a busy moment of a shared machine falls on both ways alike.
+            rounds: dict = {"inprocess": [], "isolated": []}
+            for round_ in range(ROUNDS):
+                rounds["inprocess"].append(measure(lambda event: module.handler(event, None), journal, f"in{round_}"))
+                rounds["isolated"].append(measure(lambda event: environments.invoke(event, None), journal, f"iso{round_}"))
             environments.close()
+            inprocess, isolated = statistics.median(rounds["inprocess"]), statistics.median(rounds["isolated"])
         print(f"isolation_cost invocations={INVOCATIONS} inprocess_ms={inprocess * 1000:.2f} "
               f"isolated_ms={isolated * 1000:.2f} overhead_ms={(isolated - inprocess) * 1000:.2f} "
               f"cold_start_ms={cold * 1000:.0f}")
