@@ -218,7 +218,7 @@ def test_the_preview_names_a_handler_whose_module_or_function_is_not_in_its_arch
 
 def test_every_guard_says_how_it_is_enforced_here():
     described = guards()
-    assert set(described) == {"network", "processes", "writes", "memory", "timeout"}
+    assert set(described) == {"network", "processes", "writes", "home", "memory", "timeout"}
     assert all(how for how in described.values())
     assert all(how.startswith("NOT IN FORCE") == ("NOT IN FORCE" in how) for how in described.values())
 

@@ -19,7 +19,7 @@ What it may do, and what ends it:
   destination). The next invocation gets a fresh process (a cold start).
 - Where the platform allows (`guards()`), the process runs in its own user, network, PID and
   mount namespaces (unshare): no network at all, every process it started ends with it, every
-  mount read-only but its /tmp. An audit hook in the process refuses and reports a connection or
+  mount read-only but its /tmp, the user's home hidden. An audit hook in the process refuses and reports a connection or
   a write outside /tmp, and reads under the user's home, whatever the platform allows; an
   `Incident` per refusal, per timeout and per out-of-memory end is kept with the invocation's event.
 
@@ -122,6 +122,7 @@ def guards() -> dict[str, str]:
             "network": f"network namespace without interfaces; every connection {hook}",
             "processes": "PID namespace: every process the function started ends with its environment",
             "writes": f"mount namespace, every mount read-only but its own /tmp; {hook}",
+            "home": f"an empty folder over the user's home (the interpreter's own files put back); reads {hook}",
             "memory": "RLIMIT_AS: the interpreter's start plus the function's memory size",
             "timeout": "the process group killed past the enforced timeout",
         }
@@ -131,6 +132,7 @@ def guards() -> dict[str, str]:
                      "its own session survives",
         "writes": f"NOT IN FORCE at the OS level ({why_not}): only {hook}; /tmp is shared, TMPDIR is the "
                   "function's own folder",
+        "home": f"NOT IN FORCE at the OS level ({why_not}): reads of the user's home only {hook}",
         "memory": "RLIMIT_AS: the interpreter's start plus the function's memory size",
         "timeout": "the process group killed past the enforced timeout",
     }

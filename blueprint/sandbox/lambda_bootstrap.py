@@ -162,20 +162,43 @@ def install_guards(channel, writable, unreadable, readable):
     sys.addaudithook(hook)
 
 
-def confine_mounts(own_tmp, staging):
-    """In the mount namespace `unshare` made: the function's folder becomes /tmp (the sandbox's
-    staging folder stays reachable at its own path, read-only) and every other mount read-only.
+def confine_mounts(own_tmp, staging, home, keep):
+    """In the mount namespace `unshare` made: the user's home hidden (but what the interpreter and
+    the SDK need from it), the function's folder becomes /tmp (the sandbox's staging folder stays
+    reachable at its own path, read-only) and every other mount read-only.
     Returns None, or why the file system could not be confined."""
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
     ms_rdonly, ms_remount, ms_bind, ms_rec = 1, 32, 4096, 16384
 
-    def mount(source, target, flags):
-        if libc.mount(source.encode() if source else None, target.encode(), None, flags, None) != 0:
+    ms_move = 8192
+
+    def mount(source, target, flags, kind=None):
+        if libc.mount(source.encode() if source else None, target.encode(), kind, flags, None) != 0:
             raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()), target)
 
+    def hide(home, keep):
+        """An empty folder over the user's home, with only `keep` (the interpreter's and the SDK's own
+        files, when they live there) put back, read-only like the rest."""
+        kept = sorted({p for p in map(os.path.realpath, keep) if p.startswith(home.rstrip("/") + "/") and os.path.exists(p)})
+        kept = [p for p in kept if not any(p.startswith(other + "/") for other in kept if other != p)]
+        held = []
+        for number, path in enumerate(kept):  # held where the empty folder will not cover them
+            place = os.path.join(own_tmp, f".sandbox-hold-{number}")
+            os.mkdir(place) if os.path.isdir(path) else open(place, "w").close()
+            mount(path, place, ms_bind | ms_rec)
+            held.append((place, path))
+        mount("tmpfs", home, 0, b"tmpfs")
+        for place, path in held:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.mkdir(path) if os.path.isdir(place) else open(path, "w").close()
+            mount(place, path, ms_move)
+            os.rmdir(place) if os.path.isdir(place) else os.remove(place)
+
     try:
+        if home and home != "/" and not staging.startswith(home.rstrip("/") + "/"):
+            hide(home, keep)
         if staging.startswith("/tmp/"):
             inside = os.path.join(own_tmp, os.path.relpath(staging, "/tmp"))
             os.makedirs(inside, exist_ok=True)
@@ -323,11 +346,13 @@ def main():
     threading.Thread(target=watch_sandbox, args=(channel.read_fd,), daemon=True).start()
     threading.stack_size(0)
     confined = None
+    standard_library = [p for p in sys.path if p]
     if settings.get("mount_namespace"):
-        confined = confine_mounts(settings["tmp"], settings["staging"])
+        home = settings["unreadable"][0] if settings["unreadable"] else ""
+        confined = confine_mounts(settings["tmp"], settings["staging"], home,
+                                  settings["paths"] + settings["readable"] + standard_library + [sys.executable])
     own_tmp = "/tmp" if settings.get("mount_namespace") and confined is None else settings["tmp"]
     os.environ["TMPDIR"] = own_tmp
-    standard_library = [p for p in sys.path if p]
     sys.path[:0] = settings["paths"]
     install_guards(channel, writable=[own_tmp], unreadable=settings["unreadable"],
                    readable=settings["paths"] + settings["readable"] + standard_library + [settings["staging"]])
