@@ -87,7 +87,7 @@ def test_a_function_sees_its_own_environment_and_tmp_and_nothing_of_the_users(st
     assert result["shipped"] is False  # the package is not in its archive: not importable
     assert result["refused"] == ["PermissionError", "PermissionError"]
     assert {i.kind for i in incidents} == {"write"}
-    assert 0 < result["remaining_ms"] <= 6  # 3 s, compressed
+    assert result["remaining_ms"] <= 6  # 3 s, compressed by the sandbox (TIME_SCALE)
     assert not (Path("/etc/blueprint-escape.txt")).exists()
 
 

@@ -12,11 +12,12 @@ What it may do, and what ends it:
   call against the emulator in this process, on the invoking thread, so the journal and the
   injected faults (sandbox/interception.py) see it as they see an in-process function's, and
   nothing in the function's process can reach them. The answer goes back as the parsed response.
-- Its timeout: an invocation still running after ENFORCED timeout (see `enforced_timeout`) of
-  real time is ended (the process group killed), `FunctionTimedOut`; its memory size: RLIMIT_AS
-  (what the interpreter started with plus the memory size), `FunctionOutOfMemory`; both are
-  FunctionCrashed, as Lambda counts them (the batch retried, the event sent to its on-failure
-  destination). The next invocation gets a fresh process (a cold start).
+- Its timeout: an invocation still running after `enforced_timeout` of real time (the time the
+  emulator spends answering its calls not counted: the emulator is far slower than AWS) is ended
+  (the process group killed), `FunctionTimedOut`; its memory size: RLIMIT_AS (what the interpreter
+  started with plus the memory size), `FunctionOutOfMemory`; both are FunctionCrashed, as Lambda
+  counts them (the batch retried, the event sent to its on-failure destination). The next
+  invocation gets a fresh process (a cold start).
 - Where the platform allows (`guards()`), the process runs in its own user, network, PID and
   mount namespaces (unshare): no network at all, every process it started ends with it, every
   mount read-only but its /tmp, the user's home hidden. An audit hook in the process refuses and reports a connection or
@@ -275,7 +276,7 @@ class ExecutionEnvironment:
             while payload:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise _Ended("it stopped reading from the sandbox")
+                    raise TimeoutError("it stopped reading from the sandbox")
                 _, ready, _ = select.select([], [self._to_child], [], left)
                 if ready:
                     payload = payload[os.write(self._to_child, payload):]
@@ -323,12 +324,14 @@ class ExecutionEnvironment:
         raises FunctionError (its exception), FunctionCrashed (it ended) or what `answer` raised."""
         limit = enforced_timeout(self.spec.timeout)
         deadline = time.monotonic() + limit
-        self._send({"invoke": {"event": event, "request_id": request_id, "budget_seconds": budget_seconds}},
-                   deadline)
         doing = f"invocation {request_id}"
         while True:
             try:
-                message = self._receive(deadline, doing)
+                if doing:
+                    self._send({"invoke": {"event": event, "request_id": request_id,
+                                           "budget_seconds": budget_seconds}}, deadline)
+                    doing = ""
+                message = self._receive(deadline, f"invocation {request_id}")
             except TimeoutError:
                 self.end()  # the process group: whatever it started ends with it
                 self.on_incident(Incident(self.spec.name, "timeout", f"still running after {limit:g} s of real time "
@@ -336,12 +339,18 @@ class ExecutionEnvironment:
                 raise FunctionTimedOut(f"Task timed out after {self.spec.timeout} seconds "
                                        f"(ended after {limit:g} s of compressed time)") from None
             if "call" in message:
+                # The emulator's time is not the function's: it answers far slower than AWS would.
+                asked = time.monotonic()
                 try:
                     reply = answer(message["call"])
                 except BaseException:
                     self.end()  # a crash injected after the call: the environment dies with it
                     raise
-                self._send(reply, deadline)
+                deadline += time.monotonic() - asked
+                try:
+                    self._send(reply, time.monotonic() + INIT_SECONDS)
+                except TimeoutError:
+                    raise _Ended("it stopped reading from the sandbox") from None
             elif "guard" in message:
                 guard = message["guard"]
                 self.on_incident(Incident(self.spec.name, str(guard.get("kind")), str(guard.get("detail"))[:300], event))
