@@ -392,6 +392,10 @@ class ExecutionEnvironment:
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
+# Lambda's errorType for an init no retry can mend (the code does not change between invocations),
+# besides an import of a module that is not there.
+UNMENDABLE_INIT_ERRORS = ("Runtime.HandlerNotFound", "Runtime.UserCodeSyntaxError")
+
 
 class FunctionCalls:
     """The sandbox's side of a function's AWS calls: each made here with a client like the
@@ -460,14 +464,24 @@ class Environments:
         self._all: set[ExecutionEnvironment] = set()
         self._lock = threading.Lock()
         self.started = 0
+        # An init that fails whatever the moment (a module or handler its archive lacks, a syntax
+        # error) fails every later invocation the same way: remembered, not started again.
+        self._broken: Optional[dict] = None
 
     def invoke(self, event: Any, context: Any) -> Any:
+        if self._broken is not None:
+            raise FunctionError(self._broken.get("errorType", ""), self._broken.get("errorMessage", ""))
         with self._lock:
             environment = self._idle.pop() if self._idle else None
         if environment is None:
             environment = self._start(event)
         if environment.init_error is not None:
             self._discard(environment)
+            error = environment.init_error
+            missing = (error.get("errorType") == "Runtime.ImportModuleError"
+                       and "No module named" in str(error.get("errorMessage")))
+            if missing or error.get("errorType") in UNMENDABLE_INIT_ERRORS:
+                self._broken = error
             raise FunctionError(environment.init_error.get("errorType", "Runtime.ImportModuleError"),
                                 environment.init_error.get("errorMessage", ""))
         remaining = getattr(context, "get_remaining_time_in_millis", None)
