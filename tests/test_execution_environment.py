@@ -2,6 +2,7 @@
 only its archive, its layers and the runtime's SDK, its own environment and /tmp, within its timeout
 and memory size; what it does to AWS is made (and journaled) in the sandbox's process."""
 
+import copy
 import os
 import shutil
 import textwrap
@@ -301,3 +302,22 @@ def test_the_drills_own_environment_is_out_of_reach_through_proc(staging, monkey
     answer = functions.invoke({}, None)
     functions.close()
     assert "ghp_secret" not in answer
+
+
+TEAM_PROGRAM = Path(__file__).parent / "fixtures" / "team_program"
+
+
+def test_a_team_folder_ships_with_the_handler_runtime_beside_it_and_its_handler_is_found(recordings):
+    from integration_blueprint.preview.run import handler_notes
+
+    recorded = copy.deepcopy(recordings(TEAM_PROGRAM, stack="fixed"))  # shared: changed below
+    consumer = recorded.named("orders-consumer")
+    members = lambda_archive.members(consumer.inputs["code"], TEAM_PROGRAM)
+
+    assert "orders.py" in members and "once.py" in members  # the team's own files, at the root
+    assert "integration_blueprint/handlers/runtime/idempotent_stream.py" in members  # what orders.py imports
+    assert handler_notes(recorded) == []
+    consumer.inputs["handler"] = "auth.handler"
+    assert handler_notes(recorded) == [
+        "function orders-consumer: handler 'auth.handler': module 'auth' is not in the function's archive (auth.py); "
+        "Lambda would fail every invocation with Runtime.ImportModuleError"]
