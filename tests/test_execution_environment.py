@@ -321,3 +321,32 @@ def test_a_team_folder_ships_with_the_handler_runtime_beside_it_and_its_handler_
     assert handler_notes(recorded) == [
         "function orders-consumer: handler 'auth.handler': module 'auth' is not in the function's archive (auth.py); "
         "Lambda would fail every invocation with Runtime.ImportModuleError"]
+
+
+def test_where_namespaces_are_not_permitted_the_guards_say_so_and_the_audit_hook_still_refuses(staging, monkeypatch):
+    from integration_blueprint.sandbox import execution_environment
+
+    monkeypatch.setattr(execution_environment, "_namespaces", lambda: "unshare not permitted here: (test)")
+    functions, incidents = environments(staging, """
+        import os, socket
+
+        def handler(event, context):
+            refused = []
+            for attempt in (lambda: open("/etc/blueprint-escape.txt", "w"),
+                            lambda: socket.create_connection(("127.0.0.1", 9), timeout=1)):
+                try:
+                    attempt()
+                except PermissionError:
+                    refused.append(True)
+            with open(os.path.join(os.environ["TMPDIR"], "scratch"), "w") as f:
+                f.write("mine")
+            return {"refused": len(refused), "tmp": os.environ["TMPDIR"]}
+    """)
+    result = functions.invoke({}, None)
+    functions.close()
+
+    assert result["refused"] == 2 and result["tmp"].startswith(str(staging))
+    assert [i.kind for i in incidents] == ["write", "connection"]
+    described = guards()
+    assert all(described[name].startswith("NOT IN FORCE") for name in ("network", "processes", "writes", "home"))
+    assert "unshare not permitted here" in described["network"]
