@@ -215,6 +215,10 @@ def test_the_preview_names_a_handler_whose_module_or_function_is_not_in_its_arch
     assert lambda_archive.handler_problem(code, tmp_path, "orders.handler") is None
     assert "module 'auth' is not in the function's archive" in lambda_archive.handler_problem(code, tmp_path, "auth.handler")
     assert "Runtime.HandlerNotFound" in lambda_archive.handler_problem(code, tmp_path, "orders.main")
+    (tmp_path / "app" / "runtime_user.py").write_text(
+        "from integration_blueprint.handlers.runtime.billing import Charge\n\ndef handler(e, c):\n    return 1\n")
+    assert "imports integration_blueprint, which the function's archive does not hold" in \
+        lambda_archive.handler_problem(code, tmp_path, "runtime_user.handler")
 
 
 def test_every_guard_says_how_it_is_enforced_here():

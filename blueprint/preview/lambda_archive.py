@@ -112,7 +112,25 @@ def handler_problem(code: dict, program_dir: Path, handler: str) -> Optional[str
     if not _defines(tree, function):
         return (f"handler {handler!r}: module {module!r} defines no {function!r} at its top level; Lambda would fail "
                 "every invocation with Runtime.HandlerNotFound")
+    if PACKAGE in _imported(tree) and f"{PACKAGE}/__init__.py" not in found:
+        return (f"handler {handler!r}: module {module!r} imports {PACKAGE}, which the function's archive does not hold "
+                "(a zip or remote archive ships as it is; give a folder or an AssetArchive and the component adds the "
+                "handler runtime); Lambda would fail every invocation with Runtime.ImportModuleError")
     return None
+
+
+PACKAGE = "integration_blueprint"  # this package: no Lambda runtime or layer provides it
+
+
+def _imported(tree: ast.Module) -> set[str]:
+    """The top-level package names a module imports."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names
 
 
 def _defines(tree: ast.Module, name: str) -> bool:
