@@ -593,7 +593,10 @@ def _describe_archive(code: Any) -> str:
     kind = code.get("archive") or code.get("asset") or "archive"
     if isinstance(code.get("path"), str):
         return f"{kind} {code['path']}"
-    return f"{kind} ({len(code.get('assets') or {})} entries)"
+    names = sorted(code.get("assets") or {})
+    own = [name for name in names if not name.startswith("integration_blueprint/")]
+    shown = ", ".join(own[:3]) + (f" and {len(own) - 3} more" if len(own) > 3 else "")
+    return f"{kind} of {shown or 'nothing'}" + (" (+ the blueprint's handler runtime)" if len(own) < len(names) else "")
 
 
 def _logical(physical_name: str) -> str:
