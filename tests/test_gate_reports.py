@@ -10,6 +10,7 @@ import json
 import textwrap
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from integration_blueprint.cli import main
@@ -23,6 +24,7 @@ from integration_blueprint.preview.run import failed_preview, run_preview
 from integration_blueprint.preview.sarif import to_sarif
 
 REPO = Path(__file__).resolve().parents[1]
+SARIF_SCHEMA = REPO / "tests" / "fixtures" / "schemas" / "sarif-schema-2.1.0.json"
 # Values the program marks secret; none may appear in anything the tool writes.
 API_TOKEN = "tok-3f9a1c77e2b4"  # Config.require_secret of a plain stack value
 QUEUE_NAME = "payroll-runs-q7x"  # pulumi.Output.secret
@@ -136,7 +138,9 @@ def refused(tmp_path_factory, policy_analyzer):
 
 def test_a_refused_argument_is_a_failed_run_in_sarif_at_the_programs_line(refused):
     main_file, result = refused
-    [run] = to_sarif(result)["runs"]
+    sarif = to_sarif(result)
+    jsonschema.validate(sarif, json.loads(SARIF_SCHEMA.read_text()), cls=jsonschema.Draft4Validator)
+    [run] = sarif["runs"]
     [invocation] = run["invocations"]
     assert invocation["executionSuccessful"] is False and run["results"] == []
     [failure] = [n for n in invocation["toolExecutionNotifications"] if n["level"] == "error"]
@@ -233,8 +237,10 @@ def test_invented_lookups_and_unjudged_managed_policies_are_listed_and_fail_stri
     assert result.exit_code == 0
     assert run_preview(program, stack="test", analyzer=policy_analyzer, strict=True).exit_code == 2
     assert "made-up-queue" in render_markdown(result) and "How this preview ran" in render_markdown(result)
+    sarif = to_sarif(result)
+    jsonschema.validate(sarif, json.loads(SARIF_SCHEMA.read_text()), cls=jsonschema.Draft4Validator)
     assert any("made-up-queue" in n["message"]["text"]
-               for n in to_sarif(result)["runs"][0]["invocations"][0]["toolExecutionNotifications"])
+               for n in sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"])
 
 
 # ---- masking and fix texts, unit by unit ----------------------------------------------------------
