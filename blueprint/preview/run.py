@@ -194,6 +194,12 @@ class PreviewResult:
     def findings(self) -> list[Finding]:
         """Every violation with its resource and rule, mandatory first, then by policy, URN and
         message, so that two runs of the same program compare line by line."""
+        return list(self._findings)
+
+    @cached_property
+    def _findings(self) -> tuple[Finding, ...]:
+        """findings(), made once: every report asks for them several times, and each message is
+        masked and written in the program's language."""
         by_urn = self.recorded.by_urn()
         found = []
         for violation in self.violations:
@@ -206,7 +212,7 @@ class PreviewResult:
                 remediation=self.shown(rule.remediation or rule.description) if rule else "",
                 url=rule.url if rule else None, severity=rule.severity if rule else None,
                 tags=rule.tags if rule else ()))
-        return sorted(found, key=lambda f: (LEVELS.index(f.level), f.policy, f.urn, f.message))
+        return tuple(sorted(found, key=lambda f: (LEVELS.index(f.level), f.policy, f.urn, f.message)))
 
     def to_json(self) -> dict:
         skipped, shown = self.skipped_findings(), self.redactor.value
