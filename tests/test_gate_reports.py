@@ -251,6 +251,8 @@ def test_a_secret_is_masked_wherever_it_is_quoted_and_a_short_one_only_as_a_whol
         "auth [secret]; url https://x/?t=[secret]"
     assert redactor.text("stage prod, product production, id 42, 420") == "stage [secret], product production, id [secret], 420"
     assert redactor.text("inner-secret and 04da6b54-80e4-46f7-96ec-b56ff0331ba9") == "[secret] and [unknown]"
+    sharing = Redactor(["abcdefgh", "abcdefghij"])  # one starts the other: the longer is masked whole
+    assert sharing.text("abcdefghij, abcdefghXY") == "[secret], [secret]XY"
 
 
 def test_a_secret_input_is_masked_by_position_and_an_unknown_shown_as_unknown():
