@@ -181,10 +181,14 @@ def test_the_cli_writes_a_failed_runs_report_in_every_format_and_the_error_to_st
 
 @pytest.mark.slow
 def test_a_program_error_and_a_bad_policy_config_are_reported_as_what_they_are(tmp_path, capsys):
-    program = write_program(tmp_path / "app", "raise RuntimeError('no bucket for you')\n")
+    program = write_program(tmp_path / "app", "print('looking for the bucket')\nraise RuntimeError('no bucket for you')\n")
     assert main(["preview", "--program", str(program), "--stack", "test", "--format", "json"]) == 2
-    error = json.loads(capsys.readouterr().out)["error"]
-    assert (error["kind"], error["line"]) == ("program", 1) and "no bucket for you" in error["message"]
+    report = json.loads(capsys.readouterr().out)
+    error = report["error"]
+    assert (error["kind"], error["line"]) == ("program", 2) and "no bucket for you" in error["message"]
+    assert report["programOutput"]["stdout"] == "looking for the bucket\n"  # what it printed before it failed
+    assert main(["preview", "--program", str(program), "--stack", "test"]) == 2
+    assert "Program output (stdout):\n  | looking for the bucket" in capsys.readouterr().err
     good = write_program(tmp_path / "good", "import pulumi_aws as aws\naws.sqs.Queue('q')\n")
     (tmp_path / "policy.json").write_text('{"no-such-policy": "mandatory"}')
     assert main(["preview", "--program", str(good), "--stack", "test", "--format", "sarif",

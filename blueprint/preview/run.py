@@ -344,14 +344,16 @@ def _result(analyzer: PolicyAnalyzer, recorded: RecordedStack, violations: list[
 def failed_preview(program_dir: Path, exc: BaseException, *, stack: str, unknowns: bool = False,
                    policy_config_path: Optional[Path] = None, strict: bool = False) -> PreviewResult:
     """The report of a run that could not judge the program: no resources, no violations, the
-    failure (what, where, how to fix); every format shows it and the run exits 2."""
+    failure (what, where, how to fix) and what the program printed; every format shows it and the
+    run exits 2."""
     program_dir = Path(program_dir).resolve()
     try:
         project = load_project(program_dir)["name"]
     except Exception:  # noqa: BLE001 - no readable project file: the failure says so
         project = program_dir.name
     recorded = RecordedStack(project=project, stack=stack, program_dir=program_dir, config={}, unknowns=unknowns,
-                             resources=[], language=_language(program_dir))
+                             resources=[], language=_language(program_dir),
+                             stdout=getattr(exc, "stdout", ""), stderr=getattr(exc, "stderr", ""))
     return PreviewResult(recorded, [], policy_config_path, strict=strict, failure=from_exception(exc))
 
 
