@@ -117,8 +117,9 @@ def _whole_number(value, path: str):
     return value
 
 
-# pulumi 3.272 (pulumi/runtime/settings.py, Settings.__init__) dials the engine address a Construct
-# names with grpc.insecure_channel and nothing else: no API adds call metadata.
+# pulumi 3.272 (pulumi/runtime/settings.py, Settings.__init__) dials the engine and monitor addresses
+# a Construct names with grpc.insecure_channel and nothing else: no API adds call metadata. Those
+# are the only channels Settings dials.
 @patch(ENGINE_TOKEN_PATCH, package="pulumi", verified=PULUMI_VERIFIED, kind=FIX,
        target="pulumi.runtime.settings.Settings.__init__ (its grpc.insecure_channel)",
        buys="a component's children reach the preview's private engine, which refuses calls without the run's token")
@@ -126,8 +127,7 @@ def _engine_calls_carry_run_token(patcher: Patcher) -> None:
     from pulumi.runtime import settings
 
     def insecure_channel(target, *args, **kwargs):
-        channel = grpc.insecure_channel(target, *args, **kwargs)
-        return private_channel.with_token(channel, _run["engine_token"]) if target == _run["engine_address"] else channel
+        return private_channel.with_token(grpc.insecure_channel(target, *args, **kwargs), _run["engine_token"])
 
     patcher.replace(settings, "grpc", private_channel.GrpcAsSeenBy(insecure_channel=insecure_channel))
 

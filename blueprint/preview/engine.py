@@ -135,13 +135,14 @@ _SEVERITIES = {engine_pb2.DEBUG: "debug", engine_pb2.INFO: "info", engine_pb2.WA
 
 class OfflineEngine:
     """One program run's engine: serve it, let the program run against `address`, read what it
-    registered. `on_resource` is called with each recorded resource as it registers."""
+    registered. `on_resource` is called with each recorded resource as it registers. Only callers
+    with `token` are answered (a new one by default; engines serving one plugin share it)."""
 
     def __init__(self, *, project: str, stack: str, config: dict[str, str], secret_keys: Sequence[str] = (),
                  region: Optional[str] = DEFAULT_REGION, unknowns: bool = False, program_dir: Optional[Path] = None,
                  region_fix: str = "set aws:region in the stack's config or AWS_REGION",
                  organization: str = "organization",
-                 on_resource: Optional[Callable[[RecordedResource], None]] = None):
+                 on_resource: Optional[Callable[[RecordedResource], None]] = None, token: Optional[str] = None):
         self.project, self.stack, self.organization = project, stack, organization
         self.config, self.secret_keys = dict(config), list(secret_keys)
         self.region, self.region_fix, self.unknowns = region, region_fix, unknowns
@@ -158,11 +159,11 @@ class OfflineEngine:
         self._read: dict[str, dict] = {}  # URN -> state of resources read with `.get()`
         self._provider_regions: dict[str, str] = {}  # provider URN -> its region
         self._remote_sources: dict[str, tuple[str, int]] = {}  # remote component URN -> the program's line
-        self._plugin: Optional[_Plugin] = None
+        self._plugin: Optional[ComponentPlugin] = None
         # The run's private folder (0700) holds the engine's socket, the plugin's and the program's
         # captured output; only callers with `token` are answered (private_channel).
         self.folder = tempfile.mkdtemp(prefix="blueprint-run-")
-        self.token = private_channel.new_token()
+        self.token = token or private_channel.new_token()
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=SERVER_THREADS),
                                    interceptors=[private_channel.TokenCheck(self.token)],
                                    options=[("grpc.max_receive_message_length", _MAX_MESSAGE),
@@ -335,7 +336,7 @@ class OfflineEngine:
     def _construct(self, request, inputs: dict) -> struct_pb2.Struct:
         with self._lock:
             if self._plugin is None:
-                self._plugin = _Plugin(PLUGIN_DIR, self)
+                self._plugin = ComponentPlugin(PLUGIN_DIR, self)
         construct = provider_pb2.ConstructRequest(
             project=self.project, stack=self.stack, organization=self.organization, config=self.config,
             configSecretKeys=self.secret_keys, dryRun=True, parallel=16, monitorEndpoint=self.address,
@@ -563,7 +564,7 @@ class _InProcessStub:
         return call
 
 
-class _Plugin:
+class ComponentPlugin:
     """A component package's plugin run as the engine runs a Python plugin, `python <folder>
     <engine address>`, which serves the ResourceProvider interface and prints its port; here on the
     run's private channel (private_channel): its socket in the engine's folder, its own token and
