@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import traceback
 from pathlib import Path
 from typing import Callable, Optional
@@ -19,6 +21,7 @@ from typing import Callable, Optional
 from integration_blueprint import __version__
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerError
 from integration_blueprint.preview.policy_config import PolicyConfigError
+from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS
 from integration_blueprint.preview.recording import ProgramError
 from integration_blueprint.preview.render import FORMATS
 from integration_blueprint.sandbox.errors import SandboxError
@@ -56,7 +59,8 @@ def _run_preview(args: argparse.Namespace) -> int:
 
     result = run_preview(_program_dir(args), stack=args.stack,
                          policy_config_path=Path(args.policy_config) if args.policy_config else None,
-                         unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict)
+                         unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict,
+                         timeout=args.timeout)
     print(FORMATS["json" if args.json else args.format](result))
     return result.exit_code
 
@@ -84,7 +88,20 @@ def add_preview_command(subparsers) -> None:
                         help="text (default); json: one object, violations with stable fields (see README); "
                              "sarif: SARIF 2.1.0 for GitHub code scanning; markdown: a pull-request comment")
     parser.add_argument("--json", action="store_true", help="the same as --format json")
+    parser.add_argument("--timeout", type=_seconds, default=PROGRAM_TIMEOUT_SECONDS,
+                        help="stop the program (and everything it started) after this many seconds and exit 2 "
+                             f"(default: {PROGRAM_TIMEOUT_SECONDS})")
     parser.set_defaults(run=_run_preview)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
 
 
 def _fraction(text: str) -> float:
@@ -269,13 +286,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised where the main thread is, so every child process is ended on the way out
+    as on Ctrl-C (a BaseException, like KeyboardInterrupt: no `except Exception` stops it)."""
+
+
+def _terminated(signum, frame) -> None:
+    raise Terminated()
+
+
+# A shell's exit status for a process ended by a signal: 128 + the signal's number.
+EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + signal.SIGINT, 128 + signal.SIGTERM
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         return args.run(args)
     except USER_ERRORS as exc:
         print(f"error: {exc}{_where(exc)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("blueprint: interrupted; every process it started has been stopped", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Terminated:
+        print("blueprint: terminated; every process it started has been stopped", file=sys.stderr)
+        return EXIT_TERMINATED
 
 
 def entry() -> None:

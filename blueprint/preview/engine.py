@@ -430,15 +430,29 @@ def _answer(method):
     def answered(self, request, context):
         try:
             return method(self, request, context)
+        except RecursionError:
+            # Python's own limit (sys.getrecursionlimit), reached by a value nested hundreds deep.
+            return _answer_program(self, request, context, _ProgramFacingError(_too_deep(request)))
         except _ProgramFacingError as exc:
-            where = self.engine._source(request) if hasattr(request, "stackTrace") else ("", 0)
-            declared = f" (declared at {where[0]}:{where[1]})" if self.engine._is_program_file(where[0]) else ""
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{exc}{declared}")
+            return _answer_program(self, request, context, exc)
         except Exception as exc:  # noqa: BLE001 - reported as the engine's own failure
             self.engine.failures.append(f"{method.__name__}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
             context.abort(grpc.StatusCode.INTERNAL, f"offline engine failure in {method.__name__}: {exc}")
     answered.__name__ = method.__name__
     return answered
+
+
+def _answer_program(service, request, context, exc: "_ProgramFacingError"):
+    where = service.engine._source(request) if hasattr(request, "stackTrace") else ("", 0)
+    declared = f" (declared at {where[0]}:{where[1]})" if service.engine._is_program_file(where[0]) else ""
+    context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{exc}{declared}")
+
+
+def _too_deep(request) -> str:
+    what = " ".join(part for part in (getattr(request, "type", "") or getattr(request, "tok", ""),
+                                      repr(getattr(request, "name", "")) if getattr(request, "name", "") else "") if part)
+    return (f"{what or 'a value'}: its inputs are nested too deeply for the offline engine to read (past Python's "
+            f"recursion limit, {sys.getrecursionlimit()} frames); flatten the value, or pass it as a JSON string")
 
 
 class _Monitor(resource_pb2_grpc.ResourceMonitorServicer):

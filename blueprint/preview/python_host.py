@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 from integration_blueprint.preview import private_channel, process_tree
-from integration_blueprint.preview.engine import OfflineEngine
+from integration_blueprint.preview.engine import ROOT_STACK_TYPE, OfflineEngine
 
 EXEC_SCRIPT = Path(__file__).resolve().with_name("python_exec.py")
 PROGRAM_ERROR_TAG = "BLUEPRINT_PROGRAM_ERROR "
@@ -105,7 +105,7 @@ def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[
 def timeout_message(engine: OfflineEngine, timeout: float, stderr: str) -> str:
     """What a stopped program was waiting for: the resources it declared but never registered (an
     input that never resolved), as the program reported them when it was stopped."""
-    registered = {(r.type, r.name) for r in engine.resources}
+    registered = {(r.type, r.name) for r in engine.resources} | {(ROOT_STACK_TYPE, f"{engine.project}-{engine.stack}")}
     pending = []
     for line in stderr.splitlines():
         if line.startswith(PENDING_TAG):

@@ -17,6 +17,7 @@ from typing import Optional
 from integration_blueprint.preview import policy_config
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, Analysis, PolicyAnalyzer, Rule, Violation
 from integration_blueprint.preview.project import load_config, load_project
+from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack, record_program
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -163,15 +164,17 @@ class PreviewResult:
 def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
                 policy_config_path: Optional[Path] = None, unknowns: bool = False,
                 pack_dir: Path = DEFAULT_PACK_DIR,
-                analyzer: Optional[PolicyAnalyzer] = None, strict: bool = False) -> PreviewResult:
+                analyzer: Optional[PolicyAnalyzer] = None, strict: bool = False,
+                timeout: float = PROGRAM_TIMEOUT_SECONDS) -> PreviewResult:
     """Record `program_dir` for `stack` and analyse it. `policy_config_path` None: the stack's own
-    file if there is one. An already started `analyzer` is reused (and left running)."""
+    file if there is one. An already started `analyzer` is reused (and left running). A program
+    still running after `timeout` seconds is stopped (a ProgramError)."""
     program_dir = Path(program_dir).resolve()
     if policy_config_path is None:
         policy_config_path = stack_policy_config(program_dir, stack)
     document = policy_config.load(policy_config_path) if policy_config_path else {}
     if analyzer is not None:
-        recorded = record_program(program_dir, stack=stack, unknowns=unknowns)
+        recorded = record_program(program_dir, stack=stack, unknowns=unknowns, timeout=timeout)
         result = _analyse(analyzer, recorded, document, policy_config_path)
         result.strict = strict
         return result
@@ -184,7 +187,8 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
     with ThreadPoolExecutor(1) as pool:
         starting = pool.submit(streamed.start)
         try:
-            recorded = record_program(program_dir, stack=stack, unknowns=unknowns, on_resource=streamed.add)
+            recorded = record_program(program_dir, stack=stack, unknowns=unknowns, on_resource=streamed.add,
+                                      timeout=timeout)
         except BaseException:
             if starting.exception() is None:
                 starting.result().close()
