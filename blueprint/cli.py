@@ -301,8 +301,8 @@ EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + signal.SIGINT, 128 + signal.SIGTERM
 
 def main(argv: Optional[list[str]] = None) -> int:
     args = build_parser().parse_args(argv)
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _terminated)
+    on_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminated) if on_main_thread else None
     try:
         return args.run(args)
     except USER_ERRORS as exc:
@@ -314,6 +314,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     except Terminated:
         print("blueprint: terminated; every process it started has been stopped", file=sys.stderr)
         return EXIT_TERMINATED
+    finally:
+        if on_main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def entry() -> None:
