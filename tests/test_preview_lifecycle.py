@@ -4,7 +4,6 @@ nested as deep as the SDK sends them are read, deeper ones refused with what to 
 """
 
 import json
-import os
 import signal
 import subprocess
 import sys
