@@ -235,6 +235,21 @@ def _skipped(skipped: list[Finding]) -> list[str]:
     return lines + ["", "</details>", ""]
 
 
+def _suppressed(result: PreviewResult) -> list[str]:
+    """Every suppression with its reason, so a reviewer sees what was accepted and why."""
+    if not result.suppressions:
+        return []
+    covered = {f.suppression: f for f in result.suppressed_findings()}
+    lines = [f"**Accepted with a reason** ({len(result.suppressed_findings())} suppressed, not counted)", "",
+             "| policy | resource | reason | where |", "| --- | --- | --- | --- |"]
+    for entry in result.suppressions:
+        finding = covered.get(entry)
+        resource = finding.name if finding else entry.resource.rsplit("::", 1)[-1]
+        lines.append(f"| `{entry.policy}` | {escape(resource)} | {escape(entry.reason)} | "
+                     f"{escape(entry.describe(result.today))}{'' if finding else ' (suppresses nothing)'} |")
+    return lines + [""]
+
+
 def render_markdown(result: PreviewResult) -> str:
     recorded, findings, skipped = result.recorded, skipped_checks.violations(result), skipped_checks.skipped(result)
     lines = [_verdict(result), "",
@@ -247,6 +262,7 @@ def render_markdown(result: PreviewResult) -> str:
         lines += ["", "**How to fix**", "", *_fixes(findings), ""]
     if skipped:
         lines += _skipped(skipped)
+    lines += _suppressed(result)
     violated = {f.urn for f in findings if f.urn}
     groups: dict[str, list[Link]] = {}
     for link in links(recorded):

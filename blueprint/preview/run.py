@@ -8,17 +8,18 @@ over its gRPC Analyzer interface (integration_blueprint.preview.analyzer).
 
 from __future__ import annotations
 
+import datetime
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from integration_blueprint.preview import policy_config
+from integration_blueprint.preview import policy_config, suppressions
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, Analysis, PolicyAnalyzer, Rule, Violation
 from integration_blueprint.preview.project import load_config, load_project
 from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS
-from integration_blueprint.preview.recording import RecordedResource, RecordedStack, record_program
+from integration_blueprint.preview.recording import RecordedResource, RecordedStack, record_program, stack_config_path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # How the policy SDK words a check it could not make during preview (a value unknown until apply):
@@ -50,6 +51,7 @@ class Finding:
     url: Optional[str]
     severity: Optional[str]
     tags: tuple[str, ...]
+    suppression: Optional[suppressions.Suppression] = None  # the accepted risk that covers it
 
     @property
     def skipped(self) -> bool:
@@ -83,12 +85,26 @@ class PreviewResult:
     rules: dict[str, Rule] = field(default_factory=dict)
     levels: dict[str, str] = field(default_factory=dict)  # each policy's level after the policy config
     strict: bool = False  # a remote component that could not be expanded fails the preview
+    suppressions: list[suppressions.Suppression] = field(default_factory=list)
+    today: datetime.date = field(default_factory=lambda: datetime.datetime.now(datetime.timezone.utc).date())
 
     def count(self, level: str) -> int:
         return sum(1 for v in self.violations if v.level == level)
 
     def violation_findings(self) -> list[Finding]:
-        return [f for f in self.findings() if not f.skipped]
+        """The violations that count: not a check skipped during preview, not suppressed."""
+        return [f for f in self.findings() if not f.skipped and f.suppression is None]
+
+    def suppressed_findings(self) -> list[Finding]:
+        """Violations accepted with a reason (in the program's code or the stack's config)."""
+        return [f for f in self.findings() if not f.skipped and f.suppression is not None]
+
+    def suppressions_json(self) -> list[dict]:
+        """Every suppression of the run, with its reason, whether it expired and what it covered."""
+        covered: dict[suppressions.Suppression, list[str]] = {}
+        for finding in self.suppressed_findings():
+            covered.setdefault(finding.suppression, []).append(finding.urn)  # type: ignore[arg-type]
+        return [{**s.to_json(self.today), "suppressed": covered.get(s, [])} for s in self.suppressions]
 
     def skipped_findings(self) -> list[Finding]:
         return [f for f in self.findings() if f.skipped]
@@ -103,7 +119,7 @@ class PreviewResult:
         mandatory violation, else 0."""
         if self.strict and self.recorded.not_expanded:
             return 2
-        return 1 if self.count("mandatory") else 0
+        return 1 if self.count_violations("mandatory") else 0
 
     def notes(self) -> list[str]:
         """What the preview could not do as the real engine would, one line each."""
@@ -130,12 +146,14 @@ class PreviewResult:
             resource = by_urn.get(violation.urn)
             kind, name = (resource.type, resource.name) if resource else type_and_name(violation.urn)
             rule = self.rules.get(violation.policy)
+            accepted = next((s for s in self.suppressions if not s.expired(self.today)
+                             and s.covers(violation.policy, violation.urn, name)), None)
             found.append(Finding(
                 policy=violation.policy, level=violation.level, urn=violation.urn, type=kind, name=name,
                 message=violation.message,
                 remediation=(rule.remediation or rule.description) if rule else "",
                 url=rule.url if rule else None, severity=rule.severity if rule else None,
-                tags=rule.tags if rule else ()))
+                tags=rule.tags if rule else (), suppression=accepted))
         return sorted(found, key=lambda f: (LEVELS.index(f.level), f.policy, f.urn, f.message))
 
     def to_json(self) -> dict:
@@ -146,6 +164,10 @@ class PreviewResult:
             "resources": [{"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent,
                            "inputs": r.inputs} for r in sorted(self.recorded.resources, key=lambda r: r.urn)],
             "violations": [f.to_json() for f in self.violation_findings()],
+            # Violations accepted with a reason; every suppression (expired ones too, which suppress nothing).
+            "suppressed": [{**f.to_json(), "suppression": f.suppression.to_json(self.today)}  # type: ignore[union-attr]
+                           for f in self.suppressed_findings()],
+            "suppressions": self.suppressions_json(),
             # Checks a rule could not make during preview (a value unknown until apply): not violations.
             "skippedChecks": [{"policy": f.policy, "urn": f.urn, "type": f.type, "name": f.name,
                                "reason": f.skip_reason} for f in skipped],
@@ -157,6 +179,7 @@ class PreviewResult:
             "summary": {"resources": len(self.recorded.resources),
                         "mandatory": self.count_violations("mandatory"),
                         "advisory": self.count_violations("advisory"), "skippedChecks": len(skipped),
+                        "suppressed": len(self.suppressed_findings()),
                         "policyConfig": str(self.policy_config) if self.policy_config else None},
         }
 
@@ -254,5 +277,8 @@ def _configure(analyzer: PolicyAnalyzer, document: dict, path: Optional[Path]) -
 
 def _result(analyzer: PolicyAnalyzer, recorded: RecordedStack, violations: list[Violation],
             path: Optional[Path], resolved: dict) -> PreviewResult:
-    return PreviewResult(recorded, violations, path, rules=analyzer.rules,
-                         levels={name: entry.enforcement_level for name, entry in resolved.items()})
+    rules = analyzer.rules
+    stack_file = stack_config_path(recorded.program_dir, recorded.stack) if recorded.program_dir else None
+    return PreviewResult(recorded, violations, path, rules=rules,
+                         levels={name: entry.enforcement_level for name, entry in resolved.items()},
+                         suppressions=suppressions.collect(recorded, rules, stack_file))

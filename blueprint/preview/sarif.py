@@ -178,6 +178,18 @@ def _result(finding: Finding, rule_index: int, artifact: dict, line: int) -> dic
     }
 
 
+def _suppressed(sarif_result: dict, finding: Finding) -> dict:
+    """A violation accepted with a reason: a result with its suppression (kind inSource for a
+    comment in the program, external for the stack's config), which code scanning shows as dismissed."""
+    accepted = finding.suppression
+    assert accepted is not None
+    suppression: dict = {"kind": accepted.kind, "status": "accepted", "justification": accepted.reason}
+    if accepted.line:
+        suppression["location"] = {"physicalLocation": {"artifactLocation": _artifact(Path(accepted.file)),
+                                                        "region": {"startLine": accepted.line}}}
+    return {**sarif_result, "suppressions": [suppression]}
+
+
 def _notification(finding: Finding, rule_index: int) -> dict:
     where = f"{finding.name} ({finding.type}): " if finding.urn else ""
     return {"level": "note", "message": {"text": f"{finding.policy}: {where}{skipped_checks.reason(finding)}"},
@@ -197,7 +209,8 @@ def to_sarif(result: PreviewResult) -> dict:
             "automationDetails": {"id": category(result)},
             "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": [
                 _notification(f, index[f.policy]) for f in skipped_checks.skipped(result) if f.policy in index]}],
-            "results": [_result(f, index[f.policy], *locate(f)) for f in skipped_checks.violations(result)],
+            "results": [_result(f, index[f.policy], *locate(f)) for f in skipped_checks.violations(result)]
+            + [_suppressed(_result(f, index[f.policy], *locate(f)), f) for f in result.suppressed_findings()],
         }],
     }
 
