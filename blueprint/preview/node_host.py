@@ -198,7 +198,8 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
         env["PULUMI_NODEJS_TSCONFIG_PATH"] = options.tsconfig
     done = run_program(engine, argv, cwd=pwd, env=env, timeout=timeout)
     if done.timed_out:
-        return ProgramFailure(timeout_message(engine, timeout, done.stderr))
+        return ProgramFailure(timeout_message(engine, timeout, done.pending))
+    engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
     if done.returncode == 0 and not engine.failures:
         return None
     failure = program_failure(engine, done.returncode, done.stderr or done.stdout, program_dir=project_dir, cwd=pwd)

@@ -61,8 +61,9 @@ def run_python_program(engine: OfflineEngine, *, interpreter: list[str], program
         done = run_program(engine, argv, cwd=program_dir, env=env, timeout=timeout)
     except FileNotFoundError:
         return ProgramFailure(f"the program's interpreter {interpreter[0]} does not exist")
+    engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
     if done.timed_out:
-        return ProgramFailure(timeout_message(engine, timeout, done.stderr))
+        return ProgramFailure(timeout_message(engine, timeout, done.pending))
     if done.returncode == 0 and not engine.failures:
         return None
     return _failure(engine, done)
@@ -73,8 +74,16 @@ class ProgramRun:
     """How a program's process ended, and what it printed."""
     returncode: int
     stdout: str
-    stderr: str
+    stderr: str  # without the lines the exec script tags for the preview
     timed_out: bool = False
+    pending: tuple = ()  # (type, name) of each resource a stopped program had declared
+
+
+def _pending(stderr: str) -> tuple:
+    for line in stderr.splitlines():
+        if line.startswith(PENDING_TAG):
+            return tuple(tuple(entry) for entry in json.loads(line[len(PENDING_TAG):]))
+    return ()
 
 
 def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[str, str],
@@ -98,18 +107,16 @@ def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[
             process_tree.end(process)  # SIGTERM first: a stopped Python program reports what it awaited
         out.seek(0)
         err.seek(0)
+        stderr = err.read().decode(errors="replace")
         return ProgramRun(process.returncode if exited else -1, out.read().decode(errors="replace"),
-                          err.read().decode(errors="replace"), timed_out=not exited)
+                          "".join(line for line in stderr.splitlines(keepends=True) if not line.startswith(PENDING_TAG)),
+                          timed_out=not exited, pending=_pending(stderr))
 
 
-def timeout_message(engine: OfflineEngine, timeout: float, stderr: str) -> str:
+def timeout_message(engine: OfflineEngine, timeout: float, pending: tuple) -> str:
     """What a stopped program was waiting for: the resources it declared but never registered (an
     input that never resolved), as the program reported them when it was stopped."""
     registered = {(r.type, r.name) for r in engine.resources} | {(ROOT_STACK_TYPE, f"{engine.project}-{engine.stack}")}
-    pending = []
-    for line in stderr.splitlines():
-        if line.startswith(PENDING_TAG):
-            pending = [tuple(entry) for entry in json.loads(line[len(PENDING_TAG):])]
     waiting = [f"{name} ({type_})" for type_, name in pending if (type_, name) not in registered]
     what = (f"; still waiting to register {', '.join(waiting[:10])}{' and more' if len(waiting) > 10 else ''}: "
             "an input of theirs never resolved (an Output built on a future nothing completes?)") if waiting else \
