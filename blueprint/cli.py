@@ -23,6 +23,7 @@ from integration_blueprint import __version__
 from integration_blueprint.patches import PatchRefused
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerError
 from integration_blueprint.preview.policy_config import PolicyConfigError
+from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS
 from integration_blueprint.preview.recording import ProgramError
 from integration_blueprint.preview.render import FORMATS, printable, program_output_lines
 from integration_blueprint.sandbox.errors import SandboxError
@@ -49,6 +50,10 @@ def _raise_terminated(signum: int, _frame) -> None:
     raise Terminated()
 
 
+# A shell's exit status for a process ended by a signal: 128 + the signal's number.
+EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + signal.SIGINT, 128 + signal.SIGTERM
+
+
 def _program_dir(args: argparse.Namespace, *, required: bool = True) -> Path:
     """--program, else the nearest project at or above the current directory, as `pulumi` finds it
     (with `required=False`, the current directory when there is none)."""
@@ -73,9 +78,13 @@ def _run_preview(args: argparse.Namespace) -> int:
 
     policy_config_path = Path(args.policy_config) if args.policy_config else None
     output = "json" if args.json else args.format
+    # SIGTERM unwinds like Ctrl-C: the program's, the pack's and the plugin's process groups are
+    # ended on the way out (main turns it into exit 143).
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         result = run_preview(_program_dir(args), stack=args.stack, policy_config_path=policy_config_path,
-                             unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict)
+                             unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict,
+                             timeout=args.timeout)
     except Exception as exc:  # noqa: BLE001 - a bug of the tool is reported too, as a tool error
         result = failed_preview(_program_dir(args, required=False), exc, stack=args.stack, unknowns=args.unknowns,
                                 policy_config_path=policy_config_path, strict=args.strict)
@@ -87,6 +96,8 @@ def _run_preview(args: argparse.Namespace) -> int:
         print("\n".join(printable(line) for line in said), file=sys.stderr)
         if output == "text":
             return result.exit_code
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     print(FORMATS[output](result))
     return result.exit_code
 
@@ -114,7 +125,20 @@ def add_preview_command(subparsers) -> None:
                         help="text (default); json: one object, violations with stable fields (see README); "
                              "sarif: SARIF 2.1.0 for GitHub code scanning; markdown: a pull-request comment")
     parser.add_argument("--json", action="store_true", help="the same as --format json")
+    parser.add_argument("--timeout", type=_seconds, default=PROGRAM_TIMEOUT_SECONDS,
+                        help="stop the program (and everything it started) after this many seconds and exit 2 "
+                             f"(default: {PROGRAM_TIMEOUT_SECONDS})")
     parser.set_defaults(run=_run_preview)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
 
 
 def _fraction(text: str) -> float:
@@ -312,10 +336,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 2
     except KeyboardInterrupt:
         print(f"blueprint {args.command}: interrupted (Ctrl-C); nothing was judged", file=sys.stderr)
-        return 128 + signal.SIGINT
+        return EXIT_INTERRUPTED
     except Terminated:
         print(f"blueprint {args.command}: terminated (SIGTERM); nothing was judged", file=sys.stderr)
-        return 128 + signal.SIGTERM
+        return EXIT_TERMINATED
 
 
 def entry() -> None:
