@@ -51,6 +51,13 @@ def secret_paths(value: Any, path: Path = ()) -> list[Path]:
     return []
 
 
+def secret_values(resources: Iterable[Any], config: dict[str, str], secret_keys: Iterable[str]) -> list:
+    """The values a run holds as secret: each recorded resource's secret inputs (by its
+    `secret_paths`) and the config values of secret keys."""
+    found = [at(r.inputs, path) for r in resources for path in r.secret_paths]
+    return found + [config[key] for key in secret_keys if key in config]
+
+
 def at(value: Any, path: Path) -> Any:
     for step in path:
         value = value[step]

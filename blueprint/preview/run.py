@@ -17,7 +17,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
-from integration_blueprint.preview import fix_language, lambda_archive, managed_policies, policy_config, suppressions
+from integration_blueprint.preview import (
+    fix_language,
+    lambda_archive,
+    managed_policies,
+    policy_config,
+    redaction,
+    suppressions,
+)
 from integration_blueprint.preview.analyzer import (
     DEFAULT_PACK_DIR,
     Analysis,
@@ -36,7 +43,7 @@ from integration_blueprint.preview.recording import (
     runtime_name,
     stack_config_path,
 )
-from integration_blueprint.preview.redaction import Redactor, at
+from integration_blueprint.preview.redaction import Redactor
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # How the policy SDK words a check it could not make during preview (a value unknown until apply):
@@ -113,8 +120,7 @@ def type_and_name(urn: str) -> tuple[str, str]:
 def secret_values(recorded: RecordedStack) -> list:
     """The values a recording holds as secret: each resource's secret inputs and the config values
     of secret keys."""
-    secrets = [at(r.inputs, path) for r in recorded.resources for path in r.secret_paths]
-    return secrets + [recorded.config[key] for key in recorded.secrets if key in recorded.config]
+    return redaction.secret_values(recorded.resources, recorded.config, recorded.secrets)
 
 
 @contextmanager
