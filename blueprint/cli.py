@@ -90,7 +90,7 @@ def _run_preview(args: argparse.Namespace) -> int:
                                 policy_config_path=policy_config_path, strict=args.strict)
         failure = result.failure
         assert failure is not None
-        said = f"error: {result.shown(failure.message)}{_where(exc)}\n{failure.fix}".split("\n")
+        said = f"error: {result.masked(failure.message)}{_where(exc)}\n{failure.fix}".split("\n")
         if output == "text":  # the text report is the error, with what the program printed before it
             said += program_output_lines(result)
         print("\n".join(printable(line) for line in said), file=sys.stderr)

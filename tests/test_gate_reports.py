@@ -304,7 +304,7 @@ const fn = new aws.lambda.Function("fn", { role: role.arn, runtime: "nodejs20.x"
 const topic = new aws.sns.Topic("t");
 new aws.sns.TopicSubscription("s", { topic: topic.arn, protocol: "lambda", endpoint: fn.arn });
 aws.lambda.getFunctionOutput({ functionName: "made-up" });
-console.log("hello from ts");
+console.log("hello from ts: retention_in_days");
 """
 
 
@@ -322,7 +322,7 @@ def test_a_typescript_programs_report_speaks_typescript_and_shows_its_output(tmp
     text = render_text(run_preview(program, stack="test", analyzer=policy_analyzer))
     assert 'new aws.lambda.Permission("name", { ' in text and "aws.lambda_" not in text
     assert "lookup aws:lambda/getFunction:getFunction" in text
-    assert "Program output (stdout):\n  | hello from ts" in text
+    assert "Program output (stdout):\n  | hello from ts: retention_in_days" in text  # as printed
 
 
 def test_a_failure_of_the_tool_itself_is_reported_as_the_tools_in_every_format(tmp_path):

@@ -44,7 +44,7 @@ def program_output_lines(result: PreviewResult) -> list[str]:
         text = getattr(result.recorded, stream).rstrip("\n")
         if not text:
             continue
-        printed = result.shown(text).split("\n")
+        printed = result.masked(text).split("\n")
         last = f", last {PROGRAM_OUTPUT_LINES} lines" if len(printed) > PROGRAM_OUTPUT_LINES else ""
         lines += ["", f"Program output ({stream}{last}):"]
         lines += [f"  | {line}" for line in printed[-PROGRAM_OUTPUT_LINES:]]
@@ -56,7 +56,7 @@ def _failure_text(result: PreviewResult) -> str:
     assert failure is not None
     lines = [f"Preview of stack '{result.recorded.stack}' of {result.recorded.program_dir or result.recorded.project} "
              f"could not run: {failure.title}.", ""]
-    lines += [f"  {line}" for line in result.shown(failure.message).split("\n")]
+    lines += [f"  {line}" for line in result.masked(failure.message).split("\n")]
     if failure.where:
         lines += ["", f"Where: {failure.where}"]
     lines += [f"Fix: {failure.fix}", *program_output_lines(result), "", "Nothing was judged: exit 2."]

@@ -213,12 +213,16 @@ class PreviewResult:
                          f"of managed policies (snapshot {managed_policies.SNAPSHOT_DATE}): what it grants was not "
                          "judged")
         notes.extend(handler_notes(recorded))
-        return [self.shown(note) for note in notes]
+        return [self.masked(note) for note in notes]
+
+    def masked(self, text: str) -> str:
+        """A text as every report shows it: secrets masked, unknowns as [unknown]."""
+        return self.redactor.text(text)
 
     def shown(self, text: str) -> str:
-        """A text as every report shows it: secrets masked, unknowns as [unknown], code in the
-        program's language."""
-        return fix_language.in_language(self.redactor.text(text), self.recorded.language)
+        """A text of the policy pack (a message, a fix) as every report shows it: masked, and its
+        code snippets in the program's language."""
+        return fix_language.in_language(self.masked(text), self.recorded.language)
 
     def findings(self) -> list[Finding]:
         """Every violation with its resource and rule, mandatory first, then by policy, URN and
@@ -253,7 +257,7 @@ class PreviewResult:
             "program": str(self.recorded.program_dir) if self.recorded.program_dir else None,
             # Why the run could not judge the program (null when it could): then the lists are empty.
             "error": None if failure is None else {
-                "kind": failure.kind, "title": failure.title, "message": self.shown(failure.message),
+                "kind": failure.kind, "title": failure.title, "message": self.masked(failure.message),
                 "file": failure.file or None, "line": failure.line or None, "fix": failure.fix},
             "resources": [{"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent,
                            "inputs": shown(r.inputs, r.secret_paths)}
@@ -270,10 +274,11 @@ class PreviewResult:
                             for c in self.recorded.not_expanded],
             "secretPlaceholders": list(self.recorded.secrets),
             "unresolvedEnvironments": list(self.recorded.environments),
-            "inventedLookups": [self.shown(lookup) for lookup in self.recorded.invented],
+            "inventedLookups": [self.masked(lookup) for lookup in self.recorded.invented],
             "notes": self.notes(),
             # What the program itself printed (its console output), secrets masked.
-            "programOutput": {"stdout": self.shown(self.recorded.stdout), "stderr": self.shown(self.recorded.stderr)},
+            "programOutput": {"stdout": self.masked(self.recorded.stdout),
+                              "stderr": self.masked(self.recorded.stderr)},
             "summary": {"resources": len(self.recorded.resources),
                         "mandatory": self.count_violations("mandatory"),
                         "advisory": self.count_violations("advisory"), "skippedChecks": len(skipped),
