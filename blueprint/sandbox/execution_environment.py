@@ -436,7 +436,7 @@ class FunctionCalls:
         try:
             if not isinstance(call, dict) or not isinstance(call.get("params"), dict):
                 raise ValueError("a call without parameters")
-            region = call.get("region") if isinstance(call.get("region"), str) else self.region
+            region = call["region"] if isinstance(call.get("region"), str) else self.region
             client = self._client(str(call.get("service")), region, call.get("retries"))
             operation = str(call.get("operation"))
             if operation not in client.meta.service_model.operation_names:

@@ -55,11 +55,14 @@ class Channel:
         return json.loads(self._read(struct.unpack(">I", header)[0]), object_hook=_decode)
 
     def _read(self, size):
-        chunks, left = [], size
+        chunks: list = []
+        left = size
         while left:
             chunk = os.read(self.read_fd, min(left, 1 << 20))
-            if not chunk:
-                return None if left == size and not chunks else os._exit(3)
+            if not chunk:  # the sandbox closed the pipe: between messages, the end; inside one, gone
+                if left == size:
+                    return None
+                os._exit(3)
             chunks.append(chunk)
             left -= len(chunk)
         return b"".join(chunks)
