@@ -167,13 +167,21 @@ def test_its_aws_calls_are_made_journaled_and_answered_in_the_sandboxs_process(s
                          KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
                          AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}])
         install_request_hooks(None, emulator.on_stop)
-        functions, _ = environments(staging, """
+        functions, incidents = environments(staging, """
+            import socket
+
             import boto3
             from botocore.exceptions import ClientError
 
             ddb = boto3.client("dynamodb")
+            TABLES = ddb.list_tables()["TableNames"]  # a call at init, as some handlers make
+            try:
+                socket.create_connection(("127.0.0.1", 9), timeout=1)
+            except OSError:
+                pass
 
             def handler(event, context):
+                assert TABLES == ["ledger"]
                 ddb.put_item(TableName="ledger", Item={"pk": {"S": event["id"]}},
                              ConditionExpression="attribute_not_exists(pk)")
                 try:
@@ -190,7 +198,9 @@ def test_its_aws_calls_are_made_journaled_and_answered_in_the_sandboxs_process(s
 
     assert answer == "ConditionalCheckFailedException" and stored == {"pk": {"S": "r1"}}
     [invocation] = journal.invocations
-    assert [(c.operation, c.params["Item"]) for c in invocation.calls] == [("PutItem", {"pk": {"S": "r1"}})]
+    assert [c.operation for c in invocation.calls] == ["ListTables", "PutItem"]  # the init's call is the first invocation's
+    assert invocation.calls[1].params["Item"] == {"pk": {"S": "r1"}}
+    assert [i.kind for i in incidents] == ["connection"]
 
 
 @pytest.mark.parametrize("entry", ["../../escape.py", "/tmp/escape.py", "lib/../../escape.py"])

@@ -39,14 +39,16 @@ class Channel:
 
     def __init__(self, read_fd, write_fd):
         self.read_fd, self.write_fd = read_fd, write_fd
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # a call and its reply
+        self.sending = threading.Lock()  # one message at a time (a refusal may come from any thread)
 
     def send(self, message):
         data = json.dumps(message, default=_encode).encode()
         payload = struct.pack(">I", len(data)) + data
-        while payload:
-            written = os.write(self.write_fd, payload)
-            payload = payload[written:]
+        with self.sending:
+            while payload:
+                written = os.write(self.write_fd, payload)
+                payload = payload[written:]
 
     def receive(self):
         header = self._read(4)
