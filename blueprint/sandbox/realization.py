@@ -25,7 +25,6 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
-import re
 import shutil
 import tempfile
 import threading
@@ -213,10 +212,6 @@ class LocalSchedule:
     input: str
 
 
-# Fields of Amazon States Language that moto's interpreter does not parse (a definition with one is
-# refused at CreateStateMachine), as its error names them: `at "ItemBatcher", mismatched input`.
-_ASL_NOT_INTERPRETED = {"ItemBatcher", "MaxItemsPerBatch", "MaxInputBytesPerBatch", "BatchInput"}
-_ASL_FIELD = re.compile(r'at "(\w+)", mismatched input')
 
 
 class Sandbox:
@@ -473,8 +468,9 @@ class Sandbox:
         raise SandboxError(f"no function {name_or_arn} in the stack")
 
     def _create_state_machine(self, resource: RecordedResource) -> None:
-        """moto's interpreter runs the executions; its Lambda tasks call the in-process registry
-        (emulator.py, state_machine_lambda_tasks_run_in_process -> _invoke_for_state_machine)."""
+        """moto's interpreter runs the executions, the sandbox's own executor those with a Distributed
+        Map (sandbox/distributed_map.py); the Lambda tasks of both call the in-process registry through
+        the emulator's invoke_function (-> _invoke_for_state_machine -> invoke)."""
         iam = self.emulator.client("iam", self.session)
         role = iam.create_role(RoleName=f"sandbox-{resource.name}"[:64], AssumeRolePolicyDocument="{}")["Role"]["Arn"]
         definition = self.map_value(resource.inputs["definition"])
@@ -484,10 +480,11 @@ class Sandbox:
             arn = sfn.create_state_machine(name=resource.outputs["name"], definition=definition, roleArn=role,
                                            type=resource.inputs.get("type", "STANDARD"))["stateMachineArn"]
         except ClientError as exc:
-            unsupported = sorted(set(_ASL_FIELD.findall(str(exc))) & _ASL_NOT_INTERPRETED) or ["a field of its definition"]
-            raise SandboxError(f"state machine {resource.name}: the emulator's Step Functions interpreter (moto) does "
-                               f"not run {', '.join(unsupported)}, so the sandbox cannot run this definition; the "
-                               "preview checks it, a real account runs it") from None
+            # A Distributed Map's definition is run by the sandbox's executor (sandbox/distributed_map.py),
+            # which names what it does not run; any other by moto's interpreter.
+            raise SandboxError(f"state machine {resource.name}: the emulator cannot run this definition "
+                               f"({exc.response['Error'].get('Message', exc)}); the preview checks it, a real "
+                               "account runs it") from None
         self.state_machines[arn] = resource.outputs["name"]
 
     def _invoke_for_state_machine(self, function_name: str, payload: Any) -> dict:
