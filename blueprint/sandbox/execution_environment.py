@@ -264,6 +264,8 @@ class ExecutionEnvironment:
             self.init_error = message["init_error"]
         if message.get("confined"):  # why its mounts could not be made read-only
             on_incident(Incident(spec.name, "guard", f"writes NOT IN FORCE at the OS level: {message['confined']}"))
+        if message.get("unlimited"):  # why its memory size could not be set as a limit
+            on_incident(Incident(spec.name, "guard", str(message["unlimited"])[:300]))
 
     def _relay_output(self) -> None:
         """What the function prints goes to the sandbox's output (the drill's pattern log)."""

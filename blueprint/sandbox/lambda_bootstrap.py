@@ -226,14 +226,19 @@ def confine_mounts(own_tmp, staging, home, keep):
 
 
 def limit_memory(memory_mb):
-    """The address space this process has now (the interpreter) plus the function's memory size."""
-    import resource
+    """The address space this process has now (the interpreter) plus the function's memory size.
+    Returns None, or why the limit could not be set (no /proc, no RLIMIT_AS on this platform)."""
+    try:
+        import resource
 
-    with open("/proc/self/statm") as statm:
-        pages = int(statm.read().split()[0])
-    limit = pages * os.sysconf("SC_PAGE_SIZE") + memory_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        with open("/proc/self/statm") as statm:
+            pages = int(statm.read().split()[0])
+        limit = pages * os.sysconf("SC_PAGE_SIZE") + memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, OSError, ValueError, AttributeError) as exc:
+        return f"memory NOT IN FORCE: {exc}"
+    return None
 
 
 # --- AWS calls through the sandbox ----------------------------------------------------------------
@@ -361,15 +366,15 @@ def main():
     sys.path[:0] = settings["paths"]
     install_guards(channel, writable=[own_tmp], unreadable=settings["unreadable"],
                    readable=settings["paths"] + settings["readable"] + standard_library + [settings["staging"]])
-    limit_memory(settings["memory_mb"])
+    unlimited = limit_memory(settings["memory_mb"])
     answer_calls_through(channel)
     try:
         handler = load_handler(settings["handler"], settings["archive"])
     except LambdaError as exc:
-        channel.send({"init_error": error_payload(exc), "confined": confined})
+        channel.send({"init_error": error_payload(exc), "confined": confined, "unlimited": unlimited})
         handler = None
     else:
-        channel.send({"ready": True, "confined": confined})
+        channel.send({"ready": True, "confined": confined, "unlimited": unlimited})
     while True:
         message = channel.receive()
         if message is None:
