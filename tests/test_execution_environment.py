@@ -364,3 +364,24 @@ def test_where_namespaces_are_not_permitted_the_guards_say_so_and_the_audit_hook
     described = guards()
     assert all(described[name].startswith("NOT IN FORCE") for name in ("network", "processes", "writes", "home"))
     assert "unshare not permitted here" in described["network"]
+
+
+@pytest.mark.slow
+def test_a_timeout_is_the_functions_own_failure_not_a_crash_the_drill_injected(staging):
+    import random
+
+    from integration_blueprint.drill.invoker import Invoker
+    from integration_blueprint.sandbox.faults import FaultInjector
+
+    functions, incidents = environments(staging, """
+        import time
+
+        def handler(event, context):
+            time.sleep(60)
+    """, timeout=1)
+    invoker = Invoker(function=functions.invoke, faults=FaultInjector(), rng=random.Random(1), duplicate_rate=0.0)
+
+    with pytest.raises(FunctionTimedOut):
+        invoker({"Records": []})
+    functions.close()
+    assert invoker.crashes == 0 and [i.kind for i in incidents] == ["timeout"]

@@ -365,7 +365,7 @@ class ExecutionEnvironment:
             self.on_incident(Incident(self.spec.name, "timeout", f"still running after {limit:g} s of real time "
                                       f"(its timeout {self.spec.timeout} s, scaled by {TIMEOUT_SCALE:g})", event))
             raise FunctionTimedOut(f"Task timed out after {self.spec.timeout} seconds "
-                                   f"(ended after {limit:g} s of compressed time)") from None
+                                   f"(ended after {limit:g} s of real time: the sandbox compresses time)") from None
         if "result" in message:
             return message["result"]
         if "error" not in message:
