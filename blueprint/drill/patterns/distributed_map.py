@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import time
 from collections import Counter
+from typing import Optional
 
 from integration_blueprint.drill.patterns.base import PatternDriver, Step
 from integration_blueprint.drill.report import PatternReport
@@ -50,36 +53,53 @@ class DistributedMapDriver(PatternDriver):
         self.ops_queue_url = self.sandbox.map_value(
             next(state["Parameters"]["QueueUrl"] for state in definition["States"].values()
                  if state.get("Resource") == "arn:aws:states:::sqs:sendMessage"))
+        self.conflicts: dict[str, str] = {}  # a conflicting row's text -> its item id
         self.invoker_ = self.invoker(function, 1)
-        self.invoker_.item_key = lambda event: event.get("invoice_id") if isinstance(event, dict) else None
+        self.invoker_.item_key = self.item_id
         # Children run in parallel threads: crashes are planned per item, not per invocation number.
         self.invoker_.crash_plan = set()
         self.sandbox.interception.wrap(self.function.name, self.invoker_)
 
-        poison = set(self.rng.sample(range(self.options.records), self.poison_count))
-        self.expected: dict[str, int] = {}
-        self.poison_ids = set()
-        self.header = ["invoice_id", "customer_id", "region", "billing_date", "amount"]
-        self.rows: dict[str, dict] = {}
-        rows = [",".join(self.header)]
-        for i in range(self.options.records):
-            invoice = f"INV-{i:06d}"
-            if i in poison:
-                line = f"{invoice},C-{i:06d},eu,2026-11-01,not-a-number"
-                self.poison_ids.add(invoice)
-            else:
-                cents = 100 + self.rng.randrange(100_000)
-                line = f"{invoice},C-{i:06d},eu,2026-11-01,{cents // 100}.{cents % 100:02d}"
-                self.expected[f"C-{i:06d}"] = cents
-            rows.append(line)
-            self.rows[invoice] = dict(zip(self.header, line.split(",")))
+        self.poison_ids: set = set()
+        self.header, self.rows = self.make_rows()
+        text = io.StringIO()
+        csv_file = csv.writer(text, lineterminator="\n")
+        csv_file.writerow(self.header)
+        for row in self.rows.values():
+            line = [row.get(column, "") for column in self.header]
+            csv_file.writerow(line)
             if self.rng.random() < self.options.duplicates:
-                rows.append(line)  # the same invoice twice in the file
+                csv_file.writerow(line)  # the same item twice in the file
         if "crashes" not in self.not_covered:
             valid = sorted(set(self.rows) - self.poison_ids)
             self.invoker_.crash_items = set(self.rng.sample(valid, min(self.options.crashes, len(valid))))
         self.key = "incoming/drill.csv"
-        self.client("s3").put_object(Bucket=self.bucket, Key=self.key, Body="\n".join(rows).encode())
+        self.client("s3").put_object(Bucket=self.bucket, Key=self.key, Body=text.getvalue().rstrip("\n").encode())
+
+    def make_rows(self) -> tuple[list[str], dict[str, dict]]:
+        """The CSV's header and its rows by item id: N invoices, one customer each, the poison with
+        an amount that is not a number."""
+        poison = set(self.rng.sample(range(self.options.records), self.poison_count))
+        self.expected: dict[str, int] = {}
+        header = ["invoice_id", "customer_id", "region", "billing_date", "amount"]
+        rows: dict[str, dict] = {}
+        for i in range(self.options.records):
+            invoice = f"INV-{i:06d}"
+            if i in poison:
+                amount = "not-a-number"
+                self.poison_ids.add(invoice)
+            else:
+                cents = 100 + self.rng.randrange(100_000)
+                amount = f"{cents // 100}.{cents % 100:02d}"
+                self.expected[f"C-{i:06d}"] = cents
+            rows[invoice] = dict(zip(header, (invoice, f"C-{i:06d}", "eu", "2026-11-01", amount)))
+        return header, rows
+
+    def item_id(self, event) -> Optional[str]:
+        """Which row an item delivery is (its outcomes are kept per row), a conflicting copy apart."""
+        if not isinstance(event, dict):
+            return None
+        return self.conflicts.get(json.dumps(event, sort_keys=True)) or event.get("invoice_id")
 
     def _audit(self, operation: str, params: dict, _response: dict) -> None:
         if operation == "PutItem" and params.get("TableName") == self.ledger:
@@ -92,7 +112,34 @@ class DistributedMapDriver(PatternDriver):
         sfn = self.client("stepfunctions")
         self.execution = sfn.start_execution(stateMachineArn=self.machine_arn, name="drill",
                                              input=json.dumps({"inputKey": self.key}))["executionArn"]
-        self.status = self._wait(self.execution, step, 0.0, 0.9)
+        self.status = self._wait(self.execution, step, 0.0, 0.85)
+        self.conflicts_status = self.send_conflicts(step) if self.conflict_count() else ""
+
+    def send_conflicts(self, step: Step) -> str:
+        """Invoices already recorded, sent again in a file of their own with another amount (a
+        corrected file re-sent under the same invoice ids): the item handler must refuse each (its
+        item fails), neither recording nor skipping it. Returns the execution's status; what it sent
+        to the ops queue is counted apart from the drill's own run."""
+        recorded = sorted(key for key, outcome in self.invoker_.outcomes.items() if outcome == "ok" and key in self.rows)
+        header = list(self.header)
+        text = io.StringIO()
+        csv.writer(text, lineterminator="\n").writerow(header)
+        for invoice in recorded[:self.conflict_count()]:
+            row = {**self.rows[invoice], "amount": f"{float(self.rows[invoice]['amount']) + 0.01:.2f}"}
+            self.conflicts[json.dumps(row, sort_keys=True)] = f"{invoice} (conflicting)"
+            csv.writer(text, lineterminator="\n").writerow([row[column] for column in header])
+        self.conflicts_sent = len(self.conflicts)
+        if not self.conflicts:
+            return "none sent"
+        key = "incoming/drill-conflicts.csv"
+        self.client("s3").put_object(Bucket=self.bucket, Key=key, Body=text.getvalue().encode())
+        sfn = self.client("stepfunctions")
+        execution = sfn.start_execution(stateMachineArn=self.machine_arn, name="drill-conflicts",
+                                        input=json.dumps({"inputKey": key}))["executionArn"]
+        status = self._wait(execution, step, 0.85, 0.9)
+        self.conflict_ops_messages = len(self.drain_queue_messages(self.ops_queue_url))
+        self.conflicts_parked = sum(1 for item in self.conflicts.values() if self.invoker_.outcomes.get(item) == "failed")
+        return status
 
     def _wait(self, execution: str, step: Step, start: float, end: float) -> str:
         """Poll an execution until it ends (or the pattern's deadline passes: then stop it)."""
@@ -124,7 +171,7 @@ class DistributedMapDriver(PatternDriver):
         """Invoice ids of the items that failed for good. On AWS these are the ResultWriter's
         FAILED_*.json files; moto's ResultWriter writes only the manifest, so they are the items
         whose last delivery to the function failed (Step Functions retried it until then)."""
-        return {key for key, outcome in self.invoker_.outcomes.items() if outcome == "failed"}
+        return {key for key, outcome in self.invoker_.outcomes.items() if outcome == "failed" and key in self.rows}
 
     def verify(self) -> PatternReport:
         self.replay(self._audit)
@@ -156,7 +203,14 @@ class DistributedMapDriver(PatternDriver):
         if wrong:
             report.notes.append(f"{len(wrong)} valid invoices failed, e.g. {sorted(wrong)[:3]}")
         report.notes.append(f"execution {self.status}; re-run of the failed items: {self.rerun_status}")
+        report.notes.extend(self.conflict_notes())
         return report
+
+    def conflict_notes(self) -> list[str]:
+        if not self.conflicts_sent:
+            return []
+        return [f"{self.conflicts_sent} conflicting row(s) re-sent in a file of their own: execution "
+                f"{self.conflicts_status}, {self.conflicts_parked} refused, {self.conflict_ops_messages} ops message(s)"]
 
 
 # Longest-running first: with fewer worker processes than patterns, the short ones fill the gaps.
