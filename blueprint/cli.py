@@ -65,12 +65,26 @@ def _program_dir(args: argparse.Namespace, *, required: bool = True) -> Path:
 
 
 def _run_preview(args: argparse.Namespace) -> int:
-    from integration_blueprint.preview.run import run_preview
+    """Every run leaves a report in the format asked for: one that could not judge the program (a
+    refused component argument, a program error, a bad policy config, a failure of the tool
+    itself) tells what failed, where and how to fix it, and exits 2. The error also goes to stderr
+    (the job log)."""
+    from integration_blueprint.preview.run import failed_preview, run_preview
 
-    result = run_preview(_program_dir(args), stack=args.stack,
-                         policy_config_path=Path(args.policy_config) if args.policy_config else None,
-                         unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict)
-    print(FORMATS["json" if args.json else args.format](result))
+    policy_config_path = Path(args.policy_config) if args.policy_config else None
+    output = "json" if args.json else args.format
+    try:
+        result = run_preview(_program_dir(args), stack=args.stack, policy_config_path=policy_config_path,
+                             unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict)
+    except Exception as exc:  # noqa: BLE001 - a bug of the tool is reported too, as a tool error
+        result = failed_preview(_program_dir(args, required=False), exc, stack=args.stack, unknowns=args.unknowns,
+                                policy_config_path=policy_config_path, strict=args.strict)
+        failure = result.failure
+        assert failure is not None
+        print(f"error: {result.shown(failure.message)}{_where(exc)}\n{failure.fix}", file=sys.stderr)
+        if output == "text":
+            return result.exit_code
+    print(FORMATS[output](result))
     return result.exit_code
 
 

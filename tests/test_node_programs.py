@@ -22,6 +22,9 @@ from integration_blueprint.drill.runner import run_drill
 from integration_blueprint.preview.recording import ProgramError, RecordedStack, record_program
 from integration_blueprint.preview.run import run_preview
 
+# The end-to-end tier: `make test-slow` and `make test-all` run it, `make test` leaves it out.
+pytestmark = pytest.mark.slow
+
 NODE_DIR = Path(__file__).resolve().parent / "node"
 PROGRAMS = NODE_DIR / "programs"
 NODE_MODULES = NODE_DIR / "node_modules"
@@ -255,8 +258,8 @@ def test_the_committed_component_sdks_are_the_one_the_plugins_schema_generates()
 
 def test_the_drill_runs_the_components_of_a_typescript_program_as_the_plugin_built_them():
     """The drill records a TypeScript program like the preview does: its components, built by the
-    plugin, are drilled with the reference handlers they deploy; a Map whose ItemBatcher the
-    emulator's interpreter cannot run fails naming why, instead of the drill crashing."""
+    plugin, are drilled with the reference handlers they deploy (its Map's ItemBatcher included, run
+    by the sandbox's Distributed Map executor)."""
     options = DrillOptions(stack="dev", program_dir=PROGRAMS / "components-ts", records=8, seed=3)
 
     report = run_drill(options, workers=1)
@@ -264,7 +267,5 @@ def test_the_drill_runs_the_components_of_a_typescript_program_as_the_plugin_bui
     assert {name: p.component for name, p in report.patterns.items()} == {
         "distributed_map": "invoices", "idempotent_stream": "clicks", "fifo_billing": "payroll",
         "non_idempotent_stream": "payments"}
-    for name in ("idempotent_stream", "fifo_billing", "non_idempotent_stream"):
-        assert report.patterns[name].passed, (name, report.patterns[name].notes)
-    batch = report.patterns["distributed_map"]
-    assert not batch.passed and "does not run ItemBatcher" in batch.failure
+    for name, pattern in report.patterns.items():
+        assert pattern.passed, (name, pattern.notes, pattern.failure)

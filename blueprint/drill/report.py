@@ -26,6 +26,8 @@ class DrillOptions:
     conflicts: float = 0.01  # fraction of records sent again later with the same id and another payload
     program_dir: Path = REPO
     deadline_seconds: float = 0.0  # per pattern; 0: from the record count (runner.pattern_deadline_seconds)
+    # The stack's config values, replacing its stack file's (as `record_program(config=...)`); None: the file's.
+    config: Optional[dict] = None
     # A team's own records by component instance name (--sample-records, drill/samples.py).
     samples: dict = field(default_factory=dict)
 

@@ -94,7 +94,7 @@ def require_runnable() -> None:
 def _run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], None]], drivers: Optional[dict],
                log_dir: Path, workers: Optional[int]) -> DrillReport:
     with open(log_dir / "program.log", "w") as log, _output_to(log):
-        recorded = record_program(options.program_dir, stack=options.stack)
+        recorded = record_program(options.program_dir, stack=options.stack, config=options.config)
     chosen, not_drilled = choose_instances(recorded, drivers or DRIVERS)
     if not chosen:
         raise NothingToDrill(_nothing_to_drill(options, drivers or DRIVERS, not_drilled))
@@ -451,11 +451,12 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
             except DrillDeadline as exc:
                 faults.enabled = faults.outage = False
                 report = _state_at_deadline(driver, options, str(exc))
+            report.notes.extend(driver.isolation_notes())
             report.injected = {**driver.injected(), "transient": faults.transient_injected, **report.injected}
             report.conflicts_sent, report.conflicts_parked = driver.conflicts_sent, driver.conflicts_parked
             meter = cost.UsageMeter()  # what the handlers' AWS calls would bill
             driver.replay(meter)
-            report.usage_per_million = cost.usage_per_million(meter, recorded, report)
+            report.usage_per_million = cost.usage_per_million(meter, recorded, report, emulator.state_machine_usage)
             report.notes.append(cost.summary(report.usage_per_million))
             report.wall_time_s = round(time.monotonic() - started, 2)
             step(1.0)

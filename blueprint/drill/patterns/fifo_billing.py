@@ -147,7 +147,7 @@ class FifoBillingDriver(PatternDriver):
         producer that recomputed a charge and re-sent it, under a deduplication id of its own): the
         consumer must park each, neither charging nor skipping it."""
         ddb = self.client("dynamodb")
-        entries = []
+        entries: list[dict] = []
         for key, amount in sorted(self.expected.items()):
             if len(entries) == self.conflict_count():
                 break

@@ -125,7 +125,7 @@ class StreamLedgerDriver(PatternDriver):
         changed an event and re-sent it): the consumer must park each, neither applied nor skipped.
         Sent once the stream is read, so the first payload is the one applied."""
         ddb = self.client("dynamodb")
-        conflicts = []
+        conflicts: list[dict] = []
         for account, amount in sorted(self.expected.items()):
             if len(conflicts) == self.conflict_count():
                 break
@@ -163,7 +163,7 @@ class StreamLedgerDriver(PatternDriver):
 
     def _ids_of(self, body: dict) -> set:
         if "data" in body:
-            return {self._record_id(base64.b64decode(body["data"]))} - {None}
+            return known_ids({self._record_id(base64.b64decode(body["data"]))})
         if "KinesisBatchInfo" in body:
             return self._read_range(body["KinesisBatchInfo"])
         return set()
@@ -201,7 +201,7 @@ class StreamLedgerDriver(PatternDriver):
             for record in page["Records"]:
                 if int(record["SequenceNumber"]) > end:
                     return ids
-                ids |= {self._record_id(record["Data"])} - {None}
+                ids |= known_ids({self._record_id(record["Data"])})
             if not page["Records"]:
                 return ids
             iterator = page.get("NextShardIterator")
@@ -254,6 +254,11 @@ class StreamLedgerDriver(PatternDriver):
         own = [item for key, item in items.items() if key == HOT_ACCOUNT or key in guards]
         return hot_key.measure(HOT_ACCOUNT, own, table=self.ledger, ttl_attribute=hot_key.ttl_attribute(ddb, self.ledger),
                                records=len(self.hot_amounts), sent=self.options.records, lasting_items_bound=1)
+
+
+def known_ids(ids: set[Optional[str]]) -> set[str]:
+    """The ids of the drill's own records among `ids` (None: a record it did not send)."""
+    return {i for i in ids if i is not None}
 
 
 class IdempotentStreamDriver(StreamLedgerDriver):

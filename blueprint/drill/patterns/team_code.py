@@ -22,7 +22,7 @@ from integration_blueprint.drill.effects import EffectLog, judge
 from integration_blueprint.drill.patterns.base import PatternDriver, Step
 from integration_blueprint.drill.patterns.distributed_map import DistributedMapDriver
 from integration_blueprint.drill.patterns.fifo_billing import FifoBillingDriver
-from integration_blueprint.drill.patterns.stream_ledger import RetryLaneOutage, StreamLedgerDriver
+from integration_blueprint.drill.patterns.stream_ledger import RetryLaneOutage, StreamLedgerDriver, known_ids
 from integration_blueprint.drill.report import PatternReport
 from integration_blueprint.drill.samples import SampleIndex, identifying_values
 from integration_blueprint.handlers.runtime import config as handler_config
@@ -75,14 +75,14 @@ class TeamCodeDriver(PatternDriver):
 
     @classmethod
     def cannot_run(cls, recorded: RecordedStack) -> Optional[str]:
-        """Why the sandbox cannot run the team's code of this instance (it runs Python handlers
-        in-process), or None."""
+        """Why the sandbox cannot run the team's code of this instance (it runs Python handlers,
+        each in a Python execution environment of its own), or None."""
         others = sorted({f"{r.name} ({r.inputs.get('runtime')})" for r in recorded.of_type(FUNCTION)
                          if is_team_code(str(r.inputs.get("handler", "")))
                          and not str(r.inputs.get("runtime") or "python").startswith("python")})
         if others:
             return (f"its function {', '.join(others)} runs code the sandbox cannot: it runs Python handlers "
-                    "in-process (a Node.js, Java or container handler needs a real account or LocalStack)")
+                    "(a Node.js, Java or container handler needs a real account or LocalStack)")
         return None
 
     @classmethod
@@ -202,7 +202,7 @@ class TeamStreamDriver(TeamCodeDriver, StreamLedgerDriver):
         for record in (event or {}).get("Records", []) if isinstance(event, dict) else []:
             try:
                 if "kinesis" in record:
-                    ids |= {self._record_id(base64.b64decode(record["kinesis"]["data"]))} - {None}
+                    ids |= known_ids({self._record_id(base64.b64decode(record["kinesis"]["data"]))})
                 elif "body" in record:
                     ids |= self._ids_of(json.loads(record["body"]))
             except (KeyError, TypeError, ValueError):
@@ -305,7 +305,7 @@ class TeamFifoBillingDriver(TeamCodeDriver):
                 {"Id": str(n), "MessageBody": body, "MessageGroupId": group, "MessageDeduplicationId": dedup}
                 for n, (body, group, dedup) in enumerate(messages[start:start + 10])])
 
-    def _record_of_body(self, body: str) -> Optional[str]:
+    def _record_of_body(self, body: Any) -> Optional[str]:
         try:
             return self.index.record_of(json.loads(body))
         except (TypeError, ValueError):
@@ -393,27 +393,33 @@ class TeamDistributedMapDriver(TeamCodeDriver, DistributedMapDriver):
         self.log = self.effect_log()
         self.drive_items(function)
 
-    def make_rows(self) -> tuple[list[str], dict[str, dict]]:
-        """The team's own rows (their values as CSV text), or the reference invoices."""
+    def row_ids(self) -> tuple[list[str], list[str]]:
+        """The team's own rows (--sample-records: a column per key, in order of first appearance), or
+        the reference invoices."""
         if self.sample is None:
-            header, rows = super().make_rows()
+            return super().row_ids()
+        header = list(dict.fromkeys(column for record in self.sample for column in record))
+        return header, [f"line {i + 1}" for i in range(len(self.sample))]
+
+    def make_rows(self, ids: list[str]) -> dict[str, dict]:
+        """Each row as the Map's ItemReader hands it over (every value CSV text), indexed by its text."""
+        if self.sample is None:
+            rows = super().make_rows(ids)
             for record_id, row in rows.items():
                 self.index.add(record_id, row, (row["invoice_id"], row["customer_id"]))
-            return header, rows
-        header = list(dict.fromkeys(column for record in self.sample for column in record))
+            return rows
         rows = {}
-        for i, record in enumerate(self.sample):
-            row = {column: _csv_text(record.get(column)) for column in header}
-            rows[f"line {i + 1}"] = row
-            self.index.add(f"line {i + 1}", row, identifying_values(row))
-        return header, rows
+        for record_id, record in zip(ids, self.sample):
+            rows[record_id] = {column: _csv_text(record.get(column)) for column in self.header}
+            self.index.add(record_id, rows[record_id], identifying_values(rows[record_id]))
+        return rows
 
-    def item_id(self, event) -> Optional[str]:
-        return self.index.record_of(event)
+    def row_id(self, row: Any) -> Optional[str]:
+        return self.index.record_of(row)
 
     def _identify(self, event: Any) -> dict[str, tuple[str, ...]]:
-        record_id = self.index.record_of(event)
-        return {record_id: self.index.values[record_id]} if record_id is not None else {}
+        rows = event["Items"] if isinstance(event, dict) and isinstance(event.get("Items"), list) else [event]
+        return {record_id: self.index.values[record_id] for record_id in known_ids({self.index.record_of(row) for row in rows})}
 
     def verify(self) -> PatternReport:
         failed = self._failed_items()
