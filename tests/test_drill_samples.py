@@ -43,7 +43,8 @@ def test_code_written_for_the_teams_own_records_passes_with_them_and_fails_on_th
     theirs = drill({})
 
     assert not theirs.passed
-    assert "KeyError" in " ".join(theirs.patterns["idempotent_stream"].notes)
+    notes = " ".join(theirs.patterns["idempotent_stream"].notes)
+    assert "KeyError" in notes and "give the drill some, --sample-records sales=FILE" in notes
 
 
 def test_a_sample_file_is_json_lines_of_objects_each_given_once(tmp_path):

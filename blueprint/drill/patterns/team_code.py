@@ -39,6 +39,10 @@ STREAM = "aws:kinesis/stream:Stream"
 STREAM_CONSUMER = "aws:kinesis/streamConsumer:StreamConsumer"
 STATE_MACHINE = "aws:sfn/stateMachine:StateMachine"
 
+# What code meeting a payload of another shape than it was written for raises (a missing field, a
+# wrong type), as the journal or the runtime's error names it: the report then points at --sample-records.
+PAYLOAD_ERRORS = ("KeyError", "TypeError", "AttributeError", "IndexError")
+
 TEAM_NOT_COVERED = {"poison": "the drill cannot know which records a team's code refuses: every record it sends "
                               "is valid, and one the code parks fails the drill",
                     "conflicts": "the drill cannot know what the team's code takes for the same record (its "
@@ -131,6 +135,10 @@ class TeamCodeDriver(PatternDriver):
         if log.errors:
             report.notes.append("the team's code raised: " + "; ".join(
                 f"{message} ({count}x)" for message, count in log.errors.most_common(2)))
+            if self.sample is None and any(error in message for message in log.errors for error in PAYLOAD_ERRORS):
+                report.notes.append(f"code written for your own records: give the drill some, --sample-records "
+                                    f"{self.instances(self.sandbox.recorded)[0].name}=FILE (docs/drill.md has the "
+                                    "payload the drill sends by default)")
         if verdict.duplicated:
             report.notes.append(f"{len(verdict.duplicated)} record(s) with a duplicate effect, e.g. "
                                 + " | ".join(verdict.examples()))
