@@ -47,6 +47,8 @@ class PatternDriver:
         self.faults = faults
         self.rng = rng
         self.poison_count = round(options.records * options.poison)
+        self.conflicts_sent = 0  # records sent again with the same id and another payload
+        self.conflicts_parked = 0  # of those, how many the handler parked (neither applied nor skipped)
         self.deadline: Optional[float] = None  # time.monotonic() by which the pattern must be done
         self.deadline_seconds = 0.0
         self.parked_before = 0  # what the recovery phase found parked, and sent back
@@ -94,6 +96,10 @@ class PatternDriver:
 
     def invokers(self) -> list[Invoker]:
         return [v for v in vars(self).values() if isinstance(v, Invoker)]
+
+    def conflict_count(self) -> int:
+        """How many conflicting duplicates to send (none when outside the pattern's contract)."""
+        return 0 if "conflicts" in self.not_covered else round(self.options.records * self.options.conflicts)
 
     def injected(self) -> dict:
         invokers = self.invokers()
