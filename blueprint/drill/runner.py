@@ -438,6 +438,7 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
             except DrillDeadline as exc:
                 faults.enabled = faults.outage = False
                 report = _state_at_deadline(driver, options, str(exc))
+            report.notes.extend(driver.isolation_notes())
             report.injected = {**driver.injected(), "transient": faults.transient_injected, **report.injected}
             meter = cost.UsageMeter()  # what the handlers' AWS calls would bill
             driver.replay(meter)

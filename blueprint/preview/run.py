@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
-from integration_blueprint.preview import fix_language, managed_policies, policy_config, suppressions
+from integration_blueprint.preview import fix_language, lambda_archive, managed_policies, policy_config, suppressions
 from integration_blueprint.preview.analyzer import (
     DEFAULT_PACK_DIR,
     Analysis,
@@ -84,6 +84,22 @@ class Finding:
         return {"policy": self.policy, "level": self.level, "urn": self.urn, "type": self.type,
                 "name": self.name, "message": self.message, "remediation": self.remediation,
                 "url": self.url, "severity": self.severity, "tags": list(self.tags)}
+
+
+def handler_notes(recorded: RecordedStack) -> list[str]:
+    """A Python function whose handler module or function is not in its archive, one line each."""
+    if recorded.program_dir is None:
+        return []
+    notes = []
+    for function in recorded.of_type("aws:lambda/function:Function"):
+        code, handler = function.inputs.get("code"), function.inputs.get("handler")
+        if not isinstance(code, dict) or not isinstance(handler, str) \
+                or not str(function.inputs.get("runtime") or "python").startswith("python"):
+            continue
+        problem = lambda_archive.handler_problem(code, Path(recorded.program_dir), handler)
+        if problem:
+            notes.append(f"function {function.name}: {problem}")
+    return notes
 
 
 def type_and_name(urn: str) -> tuple[str, str]:
@@ -189,6 +205,7 @@ class PreviewResult:
             notes.append(f"AWS managed policy {arn} (attached by {', '.join(holders)}) is not in the pack's catalogue "
                          f"of managed policies (snapshot {managed_policies.SNAPSHOT_DATE}): what it grants was not "
                          "judged")
+        notes.extend(handler_notes(recorded))
         return [self.shown(note) for note in notes]
 
     def shown(self, text: str) -> str:
