@@ -43,7 +43,7 @@ from pulumi.runtime.proto import (
     resource_pb2_grpc,
 )
 
-from integration_blueprint.preview import provider_outputs, wire
+from integration_blueprint.preview import provider_outputs, provider_sdk, wire
 
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
 DEFAULT_REGION = "us-east-1"
@@ -157,6 +157,9 @@ class OfflineEngine:
         self._read: dict[str, dict] = {}  # URN -> state of resources read with `.get()`
         self._provider_regions: dict[str, str] = {}  # provider URN -> its region
         self._remote_sources: dict[str, tuple[str, int]] = {}  # remote component URN -> the program's line
+        # The program interpreter's import path (sys.path), where its own provider SDKs are read
+        # (provider_sdk.searching); None: the tool's own. Set by the host that starts the program.
+        self.sdk_search_path: Optional[Callable[[], Optional[Sequence[str]]]] = None
         self._plugin: Optional[_Plugin] = None
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=SERVER_THREADS),
                                    options=[("grpc.max_receive_message_length", _MAX_MESSAGE),
@@ -419,8 +422,10 @@ def _answer(method):
     reported as the tool's own failure), while the program sees the gRPC error the real engine
     would give it."""
     def answered(self, request, context):
+        search_path = self.engine.sdk_search_path() if self.engine.sdk_search_path else None
         try:
-            return method(self, request, context)
+            with provider_sdk.searching(search_path):
+                return method(self, request, context)
         except _ProgramFacingError as exc:
             where = self.engine._source(request) if hasattr(request, "stackTrace") else ("", 0)
             declared = f" (declared at {where[0]}:{where[1]})" if self.engine._is_program_file(where[0]) else ""

@@ -34,6 +34,7 @@ from integration_blueprint.preview.provider_sdk import (
     normalized,
     object_fields,
     resource_decl,
+    sdk_root,
     snake_case,
 )
 
@@ -1144,8 +1145,13 @@ def _plan(token: str, fields: tuple[Field, ...], inputs: frozenset, naming_prop:
     return Plan(constants, tuple(makers), tuple(completers), keep_none=left_out == SETTING_EMPTY)
 
 
-@lru_cache(maxsize=None)
 def _resource_plan(token: str) -> Optional[Plan]:
+    return _resource_plan_of(token, sdk_root(token.split(":")[0]))
+
+
+@lru_cache(maxsize=None)
+def _resource_plan_of(token: str, root: Optional[Path]) -> Optional[Plan]:
+    """The plan for `token` as the SDK in `root` (the program's) declares it."""
     decl = resource_decl(token)
     if decl is None:
         return None
@@ -1153,8 +1159,12 @@ def _resource_plan(token: str) -> Optional[Plan]:
     return _plan(token, decl.outputs, decl.inputs, naming.prop if naming else "name", SETTING_UNSET)
 
 
-@lru_cache(maxsize=None)
 def _function_plan(token: str) -> Optional[Plan]:
+    return _function_plan_of(token, sdk_root(token.split(":")[0]))
+
+
+@lru_cache(maxsize=None)
+def _function_plan_of(token: str, root: Optional[Path]) -> Optional[Plan]:
     """A data source's result plan: a field that is a setting of the resource it describes (its twin,
     see _twin_outputs) comes back empty when nothing set it, as AWS answers."""
     decl = function_decl(token)

@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import concurrent.futures
 import contextlib
+import inspect
 import json
 import logging
 import os
@@ -35,15 +36,24 @@ def _is_program_file(path, program_dir):
 def _program_frame(exc, program_dir):
     """(file, line) of the innermost traceback frame in the program's own files, or None."""
     found = None
-    while exc is not None:
-        for frame in traceback.extract_tb(exc.__traceback__):
+    for link in _chain(exc):
+        for frame in traceback.extract_tb(link.__traceback__):
             path = os.path.abspath(frame.filename)
             if _is_program_file(path, program_dir):
                 found = (path, frame.lineno)
         if found:
             return found
-        exc = exc.__cause__ or exc.__context__
     return None
+
+
+def _chain(exc):
+    """An exception and the ones it was raised from or while handling, each once: a chain can loop
+    (an SDK that re-raises a future's exception while handling that same exception)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
 
 
 class InlineExecutor(concurrent.futures.ThreadPoolExecutor):
@@ -87,10 +97,9 @@ class RaiseLocator:
         return self.local_trace
 
     def where(self, exc):
-        while exc is not None:
-            if id(exc) in self.raised:
-                return self.raised[id(exc)]
-            exc = exc.__cause__ or exc.__context__
+        for link in _chain(exc):
+            if id(link) in self.raised:
+                return self.raised[id(link)]
         return None
 
 
@@ -104,6 +113,32 @@ def _lazy_pulumi_aws():
     except ImportError:
         return contextlib.nullcontext()
     return patches.applied([aws_imports.PATCH_NAME])
+
+
+def _tell_search_path():
+    """Tell the engine where this interpreter finds its packages (the program's own provider SDKs,
+    which declare what the engine answers), before the first engine call: a file the host named."""
+    target = os.environ.pop("BLUEPRINT_SEARCH_PATH_FILE", "")
+    if not target:
+        return
+    script_dir = os.path.dirname(os.path.abspath(__file__))
+    with open(target, "w", encoding="utf-8") as out:
+        json.dump([entry for entry in sys.path if entry and os.path.abspath(entry) != script_dir], out)
+
+
+def _settings(pulumi, args):
+    """The SDK's runtime Settings from the command line, as pulumi-language-python-exec makes them
+    (pulumi/pulumi sdk/python/cmd/pulumi-language-python-exec, `__main__`): an older SDK in the
+    program's virtualenv does not know the newer parameters (pulumi 3.80 has no `root_directory`),
+    which are then left out."""
+    wanted = {"monitor": args.monitor, "engine": args.engine, "project": args.project, "stack": args.stack,
+              "parallel": int(args.parallel or 16), "dry_run": args.dry_run == "true",
+              "organization": args.organization, "root_directory": args.root_directory}
+    try:
+        return pulumi.runtime.Settings(**wanted)
+    except TypeError:
+        accepted = inspect.signature(pulumi.runtime.Settings.__init__).parameters
+        return pulumi.runtime.Settings(**{key: value for key, value in wanted.items() if key in accepted})
 
 
 def main():
@@ -122,15 +157,13 @@ def main():
         print(f"BLUEPRINT_NO_PULUMI_SDK: {exc}", file=sys.stderr)
         sys.exit(SHOWN_TO_USER)
 
+    _tell_search_path()
     if hasattr(pulumi.runtime, "get_config_secret_keys_env"):
         pulumi.runtime.set_all_config(pulumi.runtime.get_config_env(), pulumi.runtime.get_config_secret_keys_env())
     else:  # an older SDK in the program's virtualenv
         for key, value in pulumi.runtime.get_config_env().items():
             pulumi.runtime.set_config(key, value)
-    pulumi.runtime.configure(pulumi.runtime.Settings(
-        monitor=args.monitor, engine=args.engine, project=args.project, stack=args.stack,
-        parallel=int(args.parallel or 16), dry_run=args.dry_run == "true", organization=args.organization,
-        root_directory=args.root_directory))
+    pulumi.runtime.configure(_settings(pulumi, args))
     sys.argv = [args.PROGRAM] + args.ARGS
     if args.pwd:
         os.chdir(args.pwd)

@@ -10,15 +10,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from integration_blueprint.preview.engine import OfflineEngine
 
 EXEC_SCRIPT = Path(__file__).resolve().with_name("python_exec.py")
 PROGRAM_ERROR_TAG = "BLUEPRINT_PROGRAM_ERROR "
 NO_SDK_TAG = "BLUEPRINT_NO_PULUMI_SDK:"
+# Where python_exec.py writes the program interpreter's import path (for its own provider SDKs).
+SEARCH_PATH_VARIABLE = "BLUEPRINT_SEARCH_PATH_FILE"
 # A preview that runs longer is stuck (an input() in the program, a deadlock): it is stopped.
 PROGRAM_TIMEOUT_SECONDS = 600
 
@@ -45,24 +48,54 @@ def run_python_program(engine: OfflineEngine, *, interpreter: list[str], program
             "--monitor", engine.address, "--engine", engine.address, "--project", engine.project,
             "--root_directory", str(program_dir), "--stack", engine.stack, "--pwd", str(program_dir),
             "--dry_run", "true", "--parallel", "16", "--organization", engine.organization, str(main)]
+    # The caller's environment (PYTHONPATH included: a CI job's extra packages are the program's
+    # too), plus what the language host adds (pulumi-language-python main.go, Run: PULUMI_CONFIG and
+    # PULUMI_CONFIG_SECRET_KEYS on top of the toolchain's activated environment).
     env = dict(os.environ if environ is None else environ)
-    env.pop("PYTHONPATH", None)  # the program sees its own interpreter's packages, not ours
     env.update(PULUMI_CONFIG=json.dumps(config), PULUMI_CONFIG_SECRET_KEYS=json.dumps(secret_keys),
-               PYTHONUNBUFFERED="1", PULUMI_DRY_RUN="true", PULUMI_PROJECT=engine.project,
-               PULUMI_STACK=engine.stack, PULUMI_ORGANIZATION=engine.organization)
+               PYTHONUNBUFFERED="1")
     if locate_raise:
         env["BLUEPRINT_LOCATE_RAISE"] = "1"
-    try:
-        done = subprocess.run(argv, cwd=program_dir, env=env, capture_output=True, text=True,
-                              timeout=PROGRAM_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
-    except FileNotFoundError:
-        return ProgramFailure(f"the program's interpreter {interpreter[0]} does not exist")
-    except subprocess.TimeoutExpired:
-        return ProgramFailure(f"the program did not finish within {PROGRAM_TIMEOUT_SECONDS} s "
-                              "(does it wait for input or on a lock?)")
+    with tempfile.TemporaryDirectory(prefix="blueprint-program-") as scratch:
+        search_path_file = Path(scratch) / "search-path.json"
+        env[SEARCH_PATH_VARIABLE] = str(search_path_file)
+        engine.sdk_search_path = _reader(search_path_file)
+        try:
+            done = subprocess.run(argv, cwd=program_dir, env=env, capture_output=True, text=True,
+                                  timeout=PROGRAM_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
+        except FileNotFoundError:
+            return ProgramFailure(f"the program's interpreter {interpreter[0]} does not exist")
+        except subprocess.TimeoutExpired:
+            return ProgramFailure(f"the program did not finish within {PROGRAM_TIMEOUT_SECONDS} s "
+                                  "(does it wait for input or on a lock?)")
+        finally:
+            engine.sdk_search_path = _kept(engine.sdk_search_path)
     if done.returncode == 0 and not engine.failures:
         return None
     return _failure(engine, done)
+
+
+def _reader(path: Path) -> Callable[[], Optional[list[str]]]:
+    """The program's import path, read once from the file python_exec.py writes before the program
+    makes its first engine call (None while there is none: a program that failed before)."""
+    read: list[Optional[list[str]]] = []
+
+    def search_path() -> Optional[list[str]]:
+        if not read:
+            try:
+                read.append(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                return None
+        return read[0]
+    return search_path
+
+
+def _kept(reader: Optional[Callable[[], Optional[list[str]]]]) -> Optional[Callable[[], Optional[list[str]]]]:
+    """The import path as it was read, kept after the run's scratch folder is gone."""
+    if reader is None:
+        return None
+    value = reader()
+    return lambda: value
 
 
 def _failure(engine: OfflineEngine, done: subprocess.CompletedProcess) -> ProgramFailure:
