@@ -44,6 +44,7 @@ from pulumi.runtime.proto import (
 )
 
 from integration_blueprint.preview import provider_outputs, provider_sdk, wire
+from integration_blueprint.preview.callbacks import CallbackFailed, ProgramCallbacks
 
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
 DEFAULT_REGION = "us-east-1"
@@ -65,17 +66,22 @@ _MAX_MESSAGE = 400 * 1024 * 1024
 _PATIENT_PINGS = [("grpc.http2.bdp_probe", 0), ("grpc.keepalive_timeout_ms", 3_600_000)]
 
 # What this engine supports, as the SDK asks for it (GetDeploymentInfo; SupportsFeature's legacy
-# names for older SDKs). Transforms and hooks call back into the program and are not served:
-# the SDK then says so when a program registers one.
+# names for older SDKs). Transforms call back into the program (callbacks.py); hooks are
+# registered and, as in any preview, not run around steps that are not executed.
 _FEATURES = [resource_pb2.RESOURCE_MONITOR_FEATURE_SECRETS,
              resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES,
              resource_pb2.RESOURCE_MONITOR_FEATURE_OUTPUT_VALUES,
              resource_pb2.RESOURCE_MONITOR_FEATURE_ALIAS_SPECS,
              resource_pb2.RESOURCE_MONITOR_FEATURE_DELETED_WITH,
              resource_pb2.RESOURCE_MONITOR_FEATURE_REPLACE_WITH,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_TRANSFORMS,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_INVOKE_TRANSFORMS,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_HOOKS,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_ERROR_HOOKS,
              resource_pb2.RESOURCE_MONITOR_FEATURE_INVOKE_DEPENDS_ON,
              resource_pb2.RESOURCE_MONITOR_FEATURE_INVOKE_PARENT]
-_LEGACY_FEATURES = {"secrets", "resourceReferences", "outputValues", "aliasSpecs", "deletedWith", "replaceWith"}
+_LEGACY_FEATURES = {"secrets", "resourceReferences", "outputValues", "aliasSpecs", "deletedWith", "replaceWith",
+                    "transforms", "invokeTransforms", "resourceHooks", "errorHooks"}
 
 
 @dataclass
@@ -161,6 +167,7 @@ class OfflineEngine:
         # (provider_sdk.searching); None: the tool's own. Set by the host that starts the program.
         self.sdk_search_path: Optional[Callable[[], Optional[Sequence[str]]]] = None
         self._plugin: Optional[_Plugin] = None
+        self.callbacks = ProgramCallbacks()
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=SERVER_THREADS),
                                    options=[("grpc.max_receive_message_length", _MAX_MESSAGE),
                                             ("grpc.max_send_message_length", _MAX_MESSAGE), *_PATIENT_PINGS])
@@ -173,6 +180,7 @@ class OfflineEngine:
     def close(self) -> None:
         if self._plugin is not None:
             self._plugin.close()
+        self.callbacks.close()
         self._server.stop(None)
 
     def __enter__(self) -> "OfflineEngine":
@@ -198,10 +206,14 @@ class OfflineEngine:
 
     def register(self, request) -> resource_pb2.RegisterResourceResponse:
         urn = self.urn(request.parent, request.type, request.name)
-        inputs = wire.from_struct(request.object)
         if request.type == ROOT_STACK_TYPE:
             self.root_urn = urn
             return resource_pb2.RegisterResourceResponse(urn=urn)
+        try:
+            request = self.callbacks.transform_resource(request, urn, self._ancestors(request.parent))
+        except CallbackFailed as exc:
+            raise _ProgramFacingError(f"a transform of {request.type} {request.name!r} failed: {exc}") from None
+        inputs = wire.from_struct(request.object)
         if request.remote:
             return self._register_remote(request, urn, inputs)
         analyzer_view = wire.downgrade(inputs)
@@ -280,6 +292,16 @@ class OfflineEngine:
                 return path, position.line
         return first
 
+    def _ancestors(self, parent: str) -> list[str]:
+        """A resource's parent, its parent's parent... (the stack included), nearest first."""
+        chain = []
+        with self._lock:
+            while parent and parent not in chain:
+                chain.append(parent)
+                known = self._by_urn.get(parent)
+                parent = known.parent if known is not None else ""
+        return chain
+
     def _is_program_file(self, path: str) -> bool:
         if not path:
             return False
@@ -351,6 +373,10 @@ class OfflineEngine:
     # ---- data sources and reads ------------------------------------------------------------
 
     def invoke(self, request) -> resource_pb2.ResourceInvokeResponse:
+        try:
+            request = self.callbacks.transform_invoke(request)
+        except CallbackFailed as exc:
+            raise _ProgramFacingError(f"an invoke transform of {request.tok} failed: {exc}") from None
         args = wire.plain(wire.downgrade(wire.from_struct(request.args)))
         if request.tok == "pulumi:pulumi:getResource":
             return self._get_resource(args.get("urn", ""))
@@ -381,6 +407,10 @@ class OfflineEngine:
 
     def log(self, request) -> None:
         self.logs.append(LogEntry(_SEVERITIES.get(request.severity, "info"), request.message, request.urn))
+        if request.severity == engine_pb2.ERROR:
+            # A failing program stops its Callbacks service next: close our channels to it first, as
+            # at a normal end (SignalAndWaitForShutdown); a later transform opens one again.
+            self.callbacks.close()
 
 
 def _construct_error(error: grpc.RpcError, type_token: str, name: str) -> str:
@@ -483,6 +513,29 @@ class _Monitor(resource_pb2_grpc.ResourceMonitorServicer):
 
     @_answer
     def SignalAndWaitForShutdown(self, request, context):
+        # The program is done; its Callbacks service stops next: our channels to it close first
+        # (a channel the service closes under it makes gRPC log a GOAWAY on our stderr).
+        self.engine.callbacks.close()
+        return empty_pb2.Empty()
+
+    @_answer
+    def RegisterStackTransform(self, request, context):
+        self.engine.callbacks.add_stack_transform(request)
+        return empty_pb2.Empty()
+
+    @_answer
+    def RegisterStackInvokeTransform(self, request, context):
+        self.engine.callbacks.add_invoke_transform(request)
+        return empty_pb2.Empty()
+
+    @_answer
+    def RegisterResourceHook(self, request, context):
+        self.engine.callbacks.add_hook(request.name, request.on_dry_run)
+        return empty_pb2.Empty()
+
+    @_answer
+    def RegisterErrorHook(self, request, context):
+        self.engine.callbacks.add_hook(request.name, False)  # error hooks run only when a step fails
         return empty_pb2.Empty()
 
 

@@ -57,23 +57,41 @@ def _chain(exc):
 
 
 class InlineExecutor(concurrent.futures.ThreadPoolExecutor):
-    """The event loop's default executor: a submitted call runs at once on the loop's thread.
+    """The event loop's default executor: a submitted call runs at once on the loop's thread, until
+    the program serves callbacks.
 
     The SDK hands each engine call (RegisterResource, Invoke, ...) to `run_in_executor`; the
     language host gives it a pool of parallel*4 threads, so resources reach the engine in whatever
     order the threads run. The offline engine answers each call at once, so running them inline
     costs no concurrency, and resources register in the order the program's tasks reach them:
-    the same on every run, so two previews of one program compare line by line. (A
-    ThreadPoolExecutor subclass because set_default_executor accepts nothing else; it never starts
-    a thread.)"""
+    the same on every run, so two previews of one program compare line by line.
+
+    A program with transforms serves them on its own Callbacks service, on this event loop, and the
+    engine calls it while it answers a RegisterResource: that call must not hold the loop, so from
+    then on calls go to the pool's threads, as under the language host."""
+
+    def __init__(self, parallel):
+        super().__init__(max_workers=max(parallel, 1) * 4)  # threads start at the first pooled call
 
     def submit(self, fn, /, *args, **kwargs):
+        if _serves_callbacks():
+            return super().submit(fn, *args, **kwargs)
         future: concurrent.futures.Future = concurrent.futures.Future()
         try:
             future.set_result(fn(*args, **kwargs))
         except BaseException as exc:  # noqa: BLE001 - the caller awaits the future and sees it
             future.set_exception(exc)
         return future
+
+
+def _serves_callbacks():
+    """Whether the program started a Callbacks service: the SDK lists each it starts in the class
+    attribute `pulumi.runtime._callbacks._CallbackServicer._servicers` (every SDK with transforms,
+    since 3.110; a read, never a change). The runtime settings' `callbacks` is no signal: it is a
+    context variable, set in the context of whichever task first needed the service."""
+    module = sys.modules.get("pulumi.runtime._callbacks")
+    servicer = getattr(module, "_CallbackServicer", None)
+    return bool(getattr(servicer, "_servicers", None))
 
 
 class RaiseLocator:
@@ -170,7 +188,7 @@ def main():
     program_dir = os.path.abspath(args.root_directory or os.getcwd())
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    loop.set_default_executor(InlineExecutor())
+    loop.set_default_executor(InlineExecutor(int(args.parallel or 16)))
     locator = None
     if os.environ.get("BLUEPRINT_LOCATE_RAISE") == "1":
         locator = RaiseLocator(program_dir)
