@@ -196,21 +196,24 @@ def test_sdk_and_state_machine_retry_waits_are_compressed():
 
 
 @pytest.mark.parametrize("unknowns", [False, True])
-def test_pack_verdicts_are_the_same_without_its_speed_patches(monkeypatch, capsys, unknowns):
+def test_pack_verdicts_are_the_same_without_its_speed_patches(monkeypatch, recordings, policy_analyzer, unknowns):
     """The pack's speed patches (policies/sdk_patches.py) change how much work AnalyzeStack and
     Analyze do, never a verdict: a program that breaks every rule gets the same report from the
     SDK's own servicer (what an unverified pulumi-policy runs)."""
-    from integration_blueprint.cli import main
+    from integration_blueprint.preview.analyzer import PolicyAnalyzer
+    from integration_blueprint.preview.run import run_preview
 
-    def preview() -> dict:
-        main(["preview", "--program", str(REPO / "tests" / "fixtures" / "every_violation"), "--stack", "ci",
-              "--format", "json", *(["--unknowns"] if unknowns else [])])
-        return json.loads(capsys.readouterr().out)
+    program = REPO / "tests" / "fixtures" / "every_violation"
+    recorded = recordings(program, "test", unknowns=unknowns)
 
-    with_patches = preview()
+    def preview(analyzer) -> dict:
+        return run_preview(program, stack="test", unknowns=unknowns, analyzer=analyzer, recorded=recorded).to_json()
+
+    with_patches = preview(policy_analyzer)
     speed = [name for name in sdk_patches.NAMES if patches.REGISTRY[name].kind == SPEED]
     monkeypatch.setenv(patches.WITHOUT_VARIABLE, ",".join(speed))
-    assert preview() == with_patches
+    with PolicyAnalyzer(project="every-violation", stack="test") as without_patches:
+        assert preview(without_patches) == with_patches
     assert with_patches["violations"]
 
 
