@@ -84,6 +84,7 @@ aws.sqs.Queue("jobs", tags={"team": "x"})
 '''
 
 
+@pytest.mark.slow  # two runs of a program (fail, locate)
 def test_a_transform_that_raises_fails_the_preview_at_the_programs_line(tmp_path):
     program = project(tmp_path / "app", REFUSING)
 

@@ -45,6 +45,8 @@ from pulumi.runtime.proto import (
 
 from integration_blueprint.preview import provider_outputs, provider_sdk, wire
 from integration_blueprint.preview.callbacks import CallbackFailed, ProgramCallbacks
+from integration_blueprint.preview.project import ProgramError
+from integration_blueprint.preview.stack_references import StackOutputs, StackReferences
 
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
 DEFAULT_REGION = "us-east-1"
@@ -146,8 +148,11 @@ class OfflineEngine:
                  region: Optional[str] = DEFAULT_REGION, unknowns: bool = False, program_dir: Optional[Path] = None,
                  region_fix: str = "set aws:region in the stack's config or AWS_REGION",
                  organization: str = "organization",
-                 on_resource: Optional[Callable[[RecordedResource], None]] = None):
+                 on_resource: Optional[Callable[[RecordedResource], None]] = None,
+                 stack_references: Optional[StackReferences] = None):
         self.project, self.stack, self.organization = project, stack, organization
+        # Where another stack's outputs are read from; None: none are known (their outputs are empty).
+        self.stack_references = stack_references
         self.config, self.secret_keys = dict(config), list(secret_keys)
         self.region, self.region_fix, self.unknowns = region, region_fix, unknowns
         self.program_dir = program_dir
@@ -399,10 +404,30 @@ class OfflineEngine:
 
     def read(self, request) -> resource_pb2.ReadResourceResponse:
         urn = self.urn(request.parent, request.type, request.name)
+        if request.type == provider_outputs.STACK_REFERENCE and self.stack_references is not None:
+            return self._read_stack_reference(request, urn)
         props = wire.plain(wire.downgrade(wire.from_struct(request.properties)))
         state = provider_outputs.read_outputs(request.type, request.name, request.id, props,
                                               region=self._region(request.provider, request.type), account=ACCOUNT)
         self._read[urn] = {**state, "id": request.id}
+        return resource_pb2.ReadResourceResponse(urn=urn, properties=wire.to_struct(state))
+
+    def _read_stack_reference(self, request, urn: str) -> resource_pb2.ReadResourceResponse:
+        """Another stack's outputs (stack_references.py), secret where that stack has them secret;
+        unknown when they could not be read, so that the program runs on as in a first preview."""
+        assert self.stack_references is not None
+        declared = self._source(request)
+        try:
+            found = self.stack_references.lookup(request.id, declared if self._is_program_file(declared[0]) else ("", 0))
+        except ProgramError as exc:
+            raise _ProgramFacingError(str(exc)) from None
+        if isinstance(found, StackOutputs):
+            outputs = {key: wire.secret(value) if key in found.secret_names else value
+                       for key, value in found.outputs.items()}
+            state = {"name": request.id, "outputs": outputs, "secretOutputNames": list(found.secret_names)}
+        else:
+            state = {"name": request.id, "outputs": wire.UNKNOWN, "secretOutputNames": wire.UNKNOWN}
+        self._read[urn] = {**wire.plain(state), "id": request.id}
         return resource_pb2.ReadResourceResponse(urn=urn, properties=wire.to_struct(state))
 
     def log(self, request) -> None:

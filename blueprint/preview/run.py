@@ -98,9 +98,9 @@ class PreviewResult:
 
     @property
     def exit_code(self) -> int:
-        """2 when --strict and a remote component's contents went unchecked, else 1 on a
-        mandatory violation, else 0."""
-        if self.strict and self.recorded.not_expanded:
+        """2 when --strict and a remote component's contents or a referenced stack's outputs went
+        unchecked, else 1 on a mandatory violation, else 0."""
+        if self.strict and (self.recorded.not_expanded or self.recorded.unread_stack_references):
             return 2
         return 1 if self.count("mandatory") else 0
 
@@ -118,6 +118,10 @@ class PreviewResult:
             notes.append(f"remote component {component.name} ({component.type}, package {component.package!r}) was "
                          f"not expanded: {component.reason}; its inputs were checked, the resources it would "
                          "create were not" + (" (--strict: this fails the preview)" if self.strict else ""))
+        notes += self.recorded.notes
+        if self.strict and self.recorded.unread_stack_references:
+            notes.append(f"--strict: the unread stack reference {', '.join(self.recorded.unread_stack_references)} "
+                         "fails the preview")
         return notes
 
     def findings(self) -> list[Finding]:
@@ -152,6 +156,7 @@ class PreviewResult:
                             for c in self.recorded.not_expanded],
             "secretPlaceholders": list(self.recorded.secrets),
             "unresolvedEnvironments": list(self.recorded.environments),
+            "unreadStackReferences": list(self.recorded.unread_stack_references),
             "notes": self.notes(),
             "summary": {"resources": len(self.recorded.resources),
                         "mandatory": self.count_violations("mandatory"),
@@ -164,7 +169,8 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
                 policy_config_path: Optional[Path] = None, unknowns: bool = False,
                 pack_dir: Path = DEFAULT_PACK_DIR,
                 analyzer: Optional[PolicyAnalyzer] = None, strict: bool = False,
-                recorded: Optional[RecordedStack] = None) -> PreviewResult:
+                recorded: Optional[RecordedStack] = None,
+                stack_references: Optional[dict[str, Path]] = None) -> PreviewResult:
     """Record `program_dir` for `stack` and analyse it. `policy_config_path` None: the stack's own
     file if there is one. An already started `analyzer` is reused (and left running), and with it
     a `recorded` run of the same program and stack is analysed instead of recording it again."""
@@ -174,7 +180,7 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
     document = policy_config.load(policy_config_path) if policy_config_path else {}
     if analyzer is not None:
         if recorded is None:
-            recorded = record_program(program_dir, stack=stack, unknowns=unknowns)
+            recorded = record_program(program_dir, stack=stack, unknowns=unknowns, stack_references=stack_references)
         result = _analyse(analyzer, recorded, document, policy_config_path)
         result.strict = strict
         return result
@@ -187,7 +193,8 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
     with ThreadPoolExecutor(1) as pool:
         starting = pool.submit(streamed.start)
         try:
-            recorded = record_program(program_dir, stack=stack, unknowns=unknowns, on_resource=streamed.add)
+            recorded = record_program(program_dir, stack=stack, unknowns=unknowns, on_resource=streamed.add,
+                                      stack_references=stack_references)
         except BaseException:
             if starting.exception() is None:
                 starting.result().close()
