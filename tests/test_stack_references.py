@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from integration_blueprint.preview.project import SECRET_PLACEHOLDER, ProgramError
-from integration_blueprint.preview.recording import record_program
+from integration_blueprint.preview.recording import RecordedStack, record_program
+from integration_blueprint.preview.run import PreviewResult
 from integration_blueprint.preview.stack_references import StackOutputs, StackReferences, Unread
 
 SECRET = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270"}
@@ -111,3 +112,12 @@ def test_a_program_reads_another_stacks_outputs_and_one_it_lacks_fails_at_the_re
         record_program(program, stack="dev", stack_references={"acme/network/prod": outputs})
     assert f"(at {program / '__main__.py'}:5)" in str(error.value)
     assert "acme/network/prod (read from --stack-reference acme/network/prod) has no output 'vpc_id'" in str(error.value)
+
+
+def test_strict_fails_a_preview_with_a_reference_it_could_not_read():
+    recorded = RecordedStack("app", "dev", None, {}, False, [], unread_stack_references=["acme/network/prod"])
+
+    assert PreviewResult(recorded, [], None).exit_code == 0
+    strict = PreviewResult(recorded, [], None, strict=True)
+    assert strict.exit_code == 2 and "--strict: the unread stack reference acme/network/prod fails the preview" in \
+        strict.notes()
