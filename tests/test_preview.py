@@ -138,8 +138,8 @@ def test_cli_json_output_and_exit_1_on_mandatory_violations(capsys, flag):
     output = json.loads(capsys.readouterr().out)
     assert code == 1
     assert set(output) == {"stack", "program", "resources", "violations", "skippedChecks", "summary", "notExpanded",
-                           "secretPlaceholders", "unresolvedEnvironments", "notes"}
-    assert output["notExpanded"] == [] and output["secretPlaceholders"] == []
+                           "secretPlaceholders", "unresolvedEnvironments", "unreadStackReferences", "notes"}
+    assert output["notExpanded"] == [] and output["secretPlaceholders"] == [] and output["unreadStackReferences"] == []
     assert output["stack"] == "ci" and output["program"] == str(EVERY_VIOLATION)
     queue = next(r for r in output["resources"] if r["name"] == "orders")
     assert set(queue) == {"urn", "type", "name", "parent", "inputs"} and queue["type"] == "aws:sqs/queue:Queue"

@@ -115,3 +115,27 @@ def test_an_invoke_transform_changes_the_data_sources_arguments(tmp_path):
     recorded = record_program(project(tmp_path / "app", INVOKE_TRANSFORM), stack="dev")
 
     assert recorded.stack_outputs["region"] == "ap-southeast-2"
+
+
+HOOKED = '''
+import pulumi
+import pulumi_aws as aws
+
+
+def announce(args):
+    print("created", args.urn)
+
+
+on_preview = pulumi.ResourceHook("announce", announce, opts=pulumi.ResourceHookOptions(on_dry_run=True))
+quiet = pulumi.ResourceHook("quiet", announce)
+aws.sqs.Queue("jobs", opts=pulumi.ResourceOptions(hooks=pulumi.ResourceHookBinding(after_create=[on_preview, quiet])))
+'''
+
+
+def test_resource_hooks_are_registered_and_one_meant_for_previews_is_noted_as_not_run(tmp_path):
+    recorded = record_program(project(tmp_path / "app", HOOKED), stack="dev")
+
+    assert [r.name for r in recorded.resources] == ["jobs"]
+    assert [note for note in recorded.notes if "hook" in note] == [
+        "resource hook announce asks to run on previews; the offline preview runs no hooks, so what it does was "
+        "not checked"]

@@ -271,7 +271,10 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
                              secrets=list(program_config.secure_placeholders),
                              environments=list(program_config.environments),
                              interpreter=f"{interpreter.argv[0]} ({interpreter.chosen_by})" if interpreter else "",
-                             notes=[*project_name_notes(manifest), *references.notes()],
+                             notes=[*project_name_notes(manifest), *references.notes(),
+                                    *(f"resource hook {hook} asks to run on previews; the offline preview runs no "
+                                      "hooks, so what it does was not checked"
+                                      for hook in engine.callbacks.not_run_hooks())],
                              unread_stack_references=[entry.name for entry in references.unread()])
 
 
