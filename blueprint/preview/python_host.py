@@ -75,22 +75,22 @@ def run_python_program(engine: OfflineEngine, *, interpreter: list[str], program
     return _failure(engine, done)
 
 
-def _reader(path: Path) -> Callable[[], Optional[list[str]]]:
+def _reader(path: Path) -> Callable[[], Optional[tuple[str, ...]]]:
     """The program's import path, read once from the file python_exec.py writes before the program
     makes its first engine call (None while there is none: a program that failed before)."""
-    read: list[Optional[list[str]]] = []
+    read: list[tuple[str, ...]] = []
 
-    def search_path() -> Optional[list[str]]:
+    def search_path() -> Optional[tuple[str, ...]]:
         if not read:
             try:
-                read.append(json.loads(path.read_text(encoding="utf-8")))
+                read.append(tuple(json.loads(path.read_text(encoding="utf-8"))))
             except (OSError, ValueError):
                 return None
         return read[0]
     return search_path
 
 
-def _kept(reader: Optional[Callable[[], Optional[list[str]]]]) -> Optional[Callable[[], Optional[list[str]]]]:
+def _kept(reader: Optional[Callable[[], Optional[tuple[str, ...]]]]) -> Optional[Callable[[], Optional[tuple[str, ...]]]]:
     """The import path as it was read, kept after the run's scratch folder is gone."""
     if reader is None:
         return None
