@@ -3,22 +3,27 @@ registers its arguments and the function that runs it; adding a subcommand is ad
 function to COMMANDS.
 
 Exit codes: 0 success, 1 the check failed (e.g. mandatory policy violations), 2 the command could
-not run (bad program, config or policy pack, or a missing optional extra); the error is printed,
-with the fix, without a traceback.
+not run (bad program, config or policy pack, a missing optional extra, an unreadable AWS profile,
+a patch refused outside its verified versions, nothing to drill); the error is printed, with the
+fix, on one line without a traceback. Stopped by Ctrl-C: 130; by SIGTERM: 143 (128 + the signal),
+one line, no traceback, after the command cleaned up what it started.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import traceback
 from pathlib import Path
 from typing import Callable, Optional
 
 from integration_blueprint import __version__
+from integration_blueprint.patches import PatchRefused
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerError
 from integration_blueprint.preview.policy_config import PolicyConfigError
+from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS
 from integration_blueprint.preview.recording import ProgramError
 from integration_blueprint.preview.render import FORMATS
 from integration_blueprint.sandbox.errors import SandboxError
@@ -33,7 +38,20 @@ class MissingExtra(Exception):
 
 
 # Failures the user can fix; anything else is a bug and keeps its traceback.
-USER_ERRORS = (ProgramError, AnalyzerError, PolicyConfigError, SandboxError, MissingExtra)
+USER_ERRORS = (ProgramError, AnalyzerError, PolicyConfigError, SandboxError, MissingExtra, PatchRefused)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the command is, so its cleanup (finally blocks, context managers) runs
+    as for Ctrl-C's KeyboardInterrupt. A BaseException: no `except Exception` may swallow it."""
+
+
+def _raise_terminated(signum: int, _frame) -> None:
+    raise Terminated()
+
+
+# A shell's exit status for a process ended by a signal: 128 + the signal's number.
+EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + signal.SIGINT, 128 + signal.SIGTERM
 
 
 def _program_dir(args: argparse.Namespace, *, required: bool = True) -> Path:
@@ -52,13 +70,32 @@ def _program_dir(args: argparse.Namespace, *, required: bool = True) -> Path:
 
 
 def _run_preview(args: argparse.Namespace) -> int:
-    from integration_blueprint.preview.run import run_preview
+    """Every run leaves a report in the format asked for: one that could not judge the program (a
+    refused component argument, a program error, a bad policy config, a failure of the tool
+    itself) tells what failed, where and how to fix it, and exits 2. The error also goes to stderr
+    (the job log)."""
+    from integration_blueprint.preview.run import failed_preview, run_preview
 
-    result = run_preview(_program_dir(args), stack=args.stack,
-                         policy_config_path=Path(args.policy_config) if args.policy_config else None,
-                         unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict,
-                         stack_references=dict(args.stack_reference or []))
-    print(FORMATS["json" if args.json else args.format](result))
+    policy_config_path = Path(args.policy_config) if args.policy_config else None
+    output = "json" if args.json else args.format
+    # SIGTERM unwinds like Ctrl-C: the program's, the pack's and the plugin's process groups are
+    # ended on the way out (main turns it into exit 143).
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        result = run_preview(_program_dir(args), stack=args.stack, policy_config_path=policy_config_path,
+                             unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict,
+                             timeout=args.timeout, stack_references=dict(args.stack_reference or []))
+    except Exception as exc:  # noqa: BLE001 - a bug of the tool is reported too, as a tool error
+        result = failed_preview(_program_dir(args, required=False), exc, stack=args.stack, unknowns=args.unknowns,
+                                policy_config_path=policy_config_path, strict=args.strict)
+        failure = result.failure
+        assert failure is not None
+        print(f"error: {result.shown(failure.message)}{_where(exc)}\n{failure.fix}", file=sys.stderr)
+        if output == "text":
+            return result.exit_code
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    print(FORMATS[output](result))
     return result.exit_code
 
 
@@ -91,6 +128,9 @@ def add_preview_command(subparsers) -> None:
                         help="text (default); json: one object, violations with stable fields (see README); "
                              "sarif: SARIF 2.1.0 for GitHub code scanning; markdown: a pull-request comment")
     parser.add_argument("--json", action="store_true", help="the same as --format json")
+    parser.add_argument("--timeout", type=_seconds, default=PROGRAM_TIMEOUT_SECONDS,
+                        help="stop the program (and everything it started) after this many seconds and exit 2 "
+                             f"(default: {PROGRAM_TIMEOUT_SECONDS})")
     parser.set_defaults(run=_run_preview)
 
 
@@ -99,6 +139,16 @@ def _stack_reference(text: str) -> tuple[str, Path]:
     if not sep or not name or not file:
         raise argparse.ArgumentTypeError(f"{text!r} is not NAME=FILE (e.g. acme/network/prod=network-outputs.json)")
     return name, Path(file).resolve()
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
 
 
 def _fraction(text: str) -> float:
@@ -128,12 +178,16 @@ def _run_drill(args: argparse.Namespace) -> int:
                            poison=args.poison, transient=args.transient, crashes=args.crashes,
                            program_dir=_program_dir(args))
     bar = None if args.no_progress else ProgressBar()
+    # SIGTERM (a CI job cancelled, `kill`) unwinds like Ctrl-C: the pattern processes are stopped
+    # and the temp folders removed (main turns it into exit 143).
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         report = run_drill(options, progress=bar, workers=args.workers)
     except NothingToDrill as exc:  # not "the drill found data loss" (exit 1)
         print(f"error: {exc}", file=sys.stderr)
         return 2
     finally:
+        signal.signal(signal.SIGTERM, previous)
         if bar is not None:
             bar.close()
     print(dumps(report) if args.json else format_table(report))
@@ -290,6 +344,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     except USER_ERRORS as exc:
         print(f"error: {exc}{_where(exc)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"blueprint {args.command}: interrupted (Ctrl-C); nothing was judged", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Terminated:
+        print(f"blueprint {args.command}: terminated (SIGTERM); nothing was judged", file=sys.stderr)
+        return EXIT_TERMINATED
 
 
 def entry() -> None:

@@ -3,10 +3,14 @@ declarations, data sources and Check defaults of the pulumi_aws the program's in
 the tool's own only when the program has none; and the program's process copes with what older
 SDKs lack or do (python_exec: Settings without root_directory, an exception chain that loops)."""
 
+import importlib.util
 import json
+import sys
 from pathlib import Path
 
-from integration_blueprint.preview import python_exec
+import pytest
+
+from integration_blueprint.preview import python_host
 from integration_blueprint.preview.provider_outputs import known_outputs
 from integration_blueprint.preview.provider_sdk import function_decl, resource_decl, sdk_root, searching
 
@@ -76,6 +80,19 @@ def test_the_programs_own_provider_sdk_declares_what_the_engine_answers(tmp_path
         assert resource_decl(QUEUE) == ours
 
 
+@pytest.fixture(scope="module")
+def python_exec():
+    """The exec script as the program's interpreter loads it: a script whose folder is first on sys.path."""
+    sys.path.insert(0, str(python_host.EXEC_SCRIPT.parent))
+    try:
+        spec = importlib.util.spec_from_file_location("blueprint_python_exec", python_host.EXEC_SCRIPT)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(python_host.EXEC_SCRIPT.parent))
+
+
 class Args:
     monitor, engine, project, stack, parallel = "127.0.0.1:1", "127.0.0.1:1", "app", "dev", "4"
     dry_run, organization, root_directory = "true", "organization", "/app"
@@ -94,13 +111,13 @@ class OldPulumi:
         Settings = OldSettings
 
 
-def test_an_older_sdks_settings_get_the_parameters_it_knows():
-    settings = python_exec._settings(OldPulumi, Args)
+def test_an_older_sdks_settings_get_the_parameters_it_knows(python_exec):
+    settings = python_exec._settings(OldPulumi, Args, "monitor-stub", "engine-stub")
 
     assert (settings.project, settings.parallel, settings.organization) == ("app", 4, "organization")
 
 
-def test_an_exception_chain_that_loops_is_walked_once():
+def test_an_exception_chain_that_loops_is_walked_once(python_exec):
     first, second = ValueError("first"), KeyError("second")
     first.__context__, second.__context__ = second, first
 

@@ -119,5 +119,6 @@ def test_strict_fails_a_preview_with_a_reference_it_could_not_read():
 
     assert PreviewResult(recorded, [], None).exit_code == 0
     strict = PreviewResult(recorded, [], None, strict=True)
-    assert strict.exit_code == 2 and "--strict: the unread stack reference acme/network/prod fails the preview" in \
-        strict.notes()
+    assert strict.exit_code == 2 and (
+        "stack reference acme/network/prod was not read: what the program derives from its outputs was not checked "
+        "(--strict: this fails the preview)") in strict.notes()

@@ -3,7 +3,8 @@ language host's `pulumi-language-python-exec`, with the same command line and en
 (PULUMI_CONFIG, PULUMI_CONFIG_SECRET_KEYS), run by the program's own interpreter.
 
 This file is executed as a script by that interpreter, which may be any virtualenv with the
-Pulumi SDK: it imports nothing but the standard library and `pulumi`. On failure it logs the
+Pulumi SDK: it imports nothing but the standard library, `pulumi` (and its grpc) and its sibling
+private_channel.py, which gives it the engine's token: every call to the engine carries it. On failure it logs the
 error to the engine, as the language host does, and adds where in the program's own code it was
 raised (the innermost frame in the program's folder, also inside an `apply` callback), so the
 report points where the user can act.
@@ -11,15 +12,20 @@ report points where the user can act.
 
 import argparse
 import asyncio
+import atexit
 import concurrent.futures
 import contextlib
+import gc
 import inspect
 import json
 import logging
 import os
 import runpy
+import signal
 import sys
 import traceback
+
+import private_channel  # this script's folder is first on sys.path
 
 # The exit code that tells the engine an error was already shown to the user.
 SHOWN_TO_USER = 32
@@ -121,16 +127,51 @@ class RaiseLocator:
         return None
 
 
-def _lazy_pulumi_aws():
-    """pulumi_aws's service packages load only the modules the program uses, when the program's
-    interpreter has integration_blueprint (its registered speed patch, skipped outside the
-    pulumi-aws versions it was verified on); otherwise the program imports as it always does."""
+def _speed_patches():
+    """The program's process pays only for what the offline engine reads, when the program's
+    interpreter has integration_blueprint (its registered speed patches, each skipped outside the
+    versions it was verified on): pulumi_aws's service packages load only the modules the program
+    uses, and the SDK's DEBUG messages, which the engine never shows, are not sent. Otherwise the
+    program runs as it always does."""
     try:
         from integration_blueprint import patches
-        from integration_blueprint.preview import aws_imports
+        from integration_blueprint.preview import aws_imports, program_speed
     except ImportError:
         return contextlib.nullcontext()
-    return patches.applied([aws_imports.PATCH_NAME])
+    return patches.applied([aws_imports.PATCH_NAME, program_speed.DEBUG_LOGS_PATCH])
+
+
+def _engine_stubs(monitor, engine):
+    """The monitor and engine stubs, each call carrying the run's token handed over by the preview
+    (None, None when started without one: the SDK then dials the addresses as given)."""
+    run = private_channel.handed_over()
+    if run is None:
+        return monitor, engine
+    import grpc
+    from pulumi.runtime import settings
+    from pulumi.runtime.proto import engine_pb2_grpc, resource_pb2_grpc
+
+    options = getattr(settings, "_GRPC_CHANNEL_OPTIONS", None)
+
+    def channel(address):
+        return private_channel.with_token(grpc.insecure_channel(address, options=options), run["engine_token"])
+    return resource_pb2_grpc.ResourceMonitorStub(channel(monitor)), engine_pb2_grpc.EngineStub(channel(engine))
+
+
+def _report_pending_on_sigterm():
+    """When the preview stops the program (its --timeout), print every resource the program
+    declared, so the preview can name those that never registered (an input that never resolved)."""
+    import gc
+
+    import pulumi
+
+    def report(signum, frame):
+        declared = [[getattr(r, "_type", ""), getattr(r, "_name", "")] for r in gc.get_objects()
+                    if isinstance(r, pulumi.Resource)]
+        sys.stderr.write("BLUEPRINT_PENDING " + json.dumps(declared) + "\n")
+        sys.stderr.flush()
+        os._exit(SHOWN_TO_USER)
+    signal.signal(signal.SIGTERM, report)
 
 
 def _tell_search_path():
@@ -144,12 +185,12 @@ def _tell_search_path():
         json.dump([entry for entry in sys.path if entry and os.path.abspath(entry) != script_dir], out)
 
 
-def _settings(pulumi, args):
+def _settings(pulumi, args, monitor, engine):
     """The SDK's runtime Settings from the command line, as pulumi-language-python-exec makes them
     (pulumi/pulumi sdk/python/cmd/pulumi-language-python-exec, `__main__`): an older SDK in the
     program's virtualenv does not know the newer parameters (pulumi 3.80 has no `root_directory`),
     which are then left out."""
-    wanted = {"monitor": args.monitor, "engine": args.engine, "project": args.project, "stack": args.stack,
+    wanted = {"monitor": monitor, "engine": engine, "project": args.project, "stack": args.stack,
               "parallel": int(args.parallel or 16), "dry_run": args.dry_run == "true",
               "organization": args.organization, "root_directory": args.root_directory}
     try:
@@ -181,7 +222,9 @@ def main():
     else:  # an older SDK in the program's virtualenv
         for key, value in pulumi.runtime.get_config_env().items():
             pulumi.runtime.set_config(key, value)
-    pulumi.runtime.configure(_settings(pulumi, args))
+    monitor, engine = _engine_stubs(args.monitor, args.engine)
+    _report_pending_on_sigterm()
+    pulumi.runtime.configure(_settings(pulumi, args, monitor, engine))
     sys.argv = [args.PROGRAM] + args.ARGS
     if args.pwd:
         os.chdir(args.pwd)
@@ -197,8 +240,12 @@ def main():
     # silences it the same way.
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     exit_code = 1
-    lazy_imports = _lazy_pulumi_aws()
-    lazy_imports.__enter__()
+    speed_patches = _speed_patches()
+    speed_patches.__enter__()
+    # No garbage collection while the program runs, as the in-process recording (recording.py
+    # _collector_paused): the SDK keeps nearly everything it allocates per resource until the
+    # program ends, so collecting finds almost nothing, at a cost that grows with the program.
+    gc.disable()
     try:
         def run_program() -> None:
             runpy.run_path(args.PROGRAM, run_name="__main__")
@@ -220,11 +267,15 @@ def main():
         pulumi.log.error("BLUEPRINT_PROGRAM_ERROR " + json.dumps(detail))
         exit_code = SHOWN_TO_USER
     finally:
-        lazy_imports.__exit__(None, None, None)
+        speed_patches.__exit__(None, None, None)
         loop.close()
         sys.stdout.flush()
         sys.stderr.flush()
-    sys.exit(exit_code)
+    # Every engine call has been answered and every message flushed: the interpreter's teardown
+    # (freeing each module and object one by one, 0.35-0.4 s after the blueprint's prod program)
+    # would change nothing the engine sees. Exit handlers the program registered still run.
+    atexit._run_exitfuncs()
+    os._exit(exit_code)
 
 
 if __name__ == "__main__":

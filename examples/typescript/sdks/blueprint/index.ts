@@ -41,6 +41,10 @@ export namespace inputs {
      * How retries spread their waits; without jitter, thousands of children retry in lockstep and stampede the downstream.
      */
     export type RetryJitterStrategy = "FULL";
+    /**
+     * The Map's child executions: STANDARD (billed per transition) or EXPRESS (per request and duration, at most 5 minutes each: refused where the item timeout and its retries cannot fit).
+     */
+    export type ChildExecutionType = "STANDARD" | "EXPRESS";
 }
 
 export interface FifoBillingQueueArgs {
@@ -517,9 +521,13 @@ export interface DistributedMapBatchArgs {
      */
     csvHeaders?: pulumi.Input<pulumi.Input<string>[]>;
     /**
-     * Rows per child invocation; unset: one row per child. Default: not set. Allowed: a whole number of at least 1.
+     * Rows per child (ItemBatcher); unset: 100 with the reference item handler (a tenth of the one-row-per-child cost), one row per child with item_code (your handler must read {"Items": [...]} to be given batches). A failed child counts all its rows toward the tolerated failures. Default: not set. Allowed: a whole number of at least 1.
      */
     maxItemsPerBatch?: pulumi.Input<number>;
+    /**
+     * The Map's child executions: STANDARD (billed per transition) or EXPRESS (per request and duration, at most 5 minutes each: refused where the item timeout and its retries cannot fit). Default: `STANDARD`. Allowed: one of STANDARD, EXPRESS.
+     */
+    childExecutionType?: pulumi.Input<inputs.ChildExecutionType>;
     /**
      * An existing input bucket; unset: the component creates one. Default: not set. Allowed: an S3 bucket name.
      */
