@@ -122,3 +122,21 @@ def test_strict_fails_a_preview_with_a_reference_it_could_not_read():
     assert strict.exit_code == 2 and (
         "stack reference acme/network/prod was not read: what the program derives from its outputs was not checked "
         "(--strict: this fails the preview)") in strict.notes()
+
+
+@pytest.mark.slow  # two previews of a program through the CLI
+def test_the_cli_reports_an_unread_reference_and_strict_exits_2(tmp_path, capsys):
+    from integration_blueprint.cli import main
+
+    program = tmp_path / "app"
+    program.mkdir()
+    (program / "Pulumi.yaml").write_text("name: app\nruntime: python\n")
+    (program / "Pulumi.dev.yaml").write_text("config:\n  aws:region: eu-west-1\n")
+    (program / "__main__.py").write_text(PROGRAM)
+
+    assert main(["preview", "--program", str(program), "--stack", "dev", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["unreadStackReferences"] == ["acme/network/prod"]
+    assert any(note.startswith(f"stack reference acme/network/prod (at {program / '__main__.py'}:5) could not be "
+                               "read offline") for note in report["notes"])
+    assert main(["preview", "--program", str(program), "--stack", "dev", "--strict"]) == 2
