@@ -284,3 +284,15 @@ new aws.sqs.Queue("orders", {redrivePolicy: dlq.arn.apply(arn => JSON.stringify(
         ("dlq-has-depth-alarm", "dlq", 3)]
     # The comment on a continuation line is not on the declaring line: the violation counts.
     assert ("sqs-dlq-max-receive-count", "orders") in {(f.policy, f.name) for f in result.violation_findings()}
+
+
+def test_a_typescript_programs_stack_transform_is_called_back_before_its_resources_are_recorded(tmp_path):
+    index_ts = ('import * as pulumi from "@pulumi/pulumi";\nimport * as aws from "@pulumi/aws";\n\n'
+                'pulumi.runtime.registerResourceTransform(args => args.type === "aws:sqs/queue:Queue"\n'
+                '    ? { props: { ...args.props, tags: { team: "orders" } }, opts: args.opts } : undefined);\n'
+                'export const tags = new aws.sqs.Queue("jobs").tags;\n')
+
+    recorded = record_program(ts_project(tmp_path / "app", index_ts), stack="dev")
+
+    assert recorded.named("jobs").inputs["tags"] == {"team": "orders"}
+    assert recorded.stack_outputs["tags"] == {"team": "orders"}
