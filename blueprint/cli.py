@@ -25,7 +25,7 @@ from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerErr
 from integration_blueprint.preview.policy_config import PolicyConfigError
 from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS
 from integration_blueprint.preview.recording import ProgramError
-from integration_blueprint.preview.render import FORMATS
+from integration_blueprint.preview.render import FORMATS, printable, program_output_lines
 from integration_blueprint.sandbox.errors import SandboxError
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
@@ -90,7 +90,10 @@ def _run_preview(args: argparse.Namespace) -> int:
                                 policy_config_path=policy_config_path, strict=args.strict)
         failure = result.failure
         assert failure is not None
-        print(f"error: {result.shown(failure.message)}{_where(exc)}\n{failure.fix}", file=sys.stderr)
+        said = f"error: {result.masked(failure.message)}{_where(exc)}\n{failure.fix}".split("\n")
+        if output == "text":  # the text report is the error, with what the program printed before it
+            said += program_output_lines(result)
+        print("\n".join(printable(line) for line in said), file=sys.stderr)
         if output == "text":
             return result.exit_code
     finally:

@@ -111,11 +111,11 @@ class PatternDriver:
         """How the team's code ran: its execution environments, what it was refused or ended for (by
         function, with the records of those invocations), the guards this machine could not enforce,
         the layers the sandbox could not provide."""
-        isolated = [f for f in {f.arn: f for f in self.sandbox.functions.values()}.values() if f.environments]
-        if not isolated:
+        environments = {f.name: f.environments for f in self.sandbox.functions.values() if f.environments is not None}
+        if not environments:
             return []
-        notes = [f"the team's code ran as Lambda runs it: {sum(f.environments.started for f in isolated)} execution "
-                 f"environment(s) of its own (one process each; {', '.join(sorted(f.name for f in isolated))})"]
+        notes = [f"the team's code ran as Lambda runs it: {sum(e.started for e in environments.values())} execution "
+                 f"environment(s) of its own (one process each; {', '.join(sorted(environments))})"]
         identify = getattr(self, "_identify", None)
         grouped: dict = {}
         for incident in self.sandbox.incidents:
