@@ -12,7 +12,13 @@ import pytest
 
 from integration_blueprint.preview import python_host
 from integration_blueprint.preview.provider_outputs import known_outputs
-from integration_blueprint.preview.provider_sdk import function_decl, resource_decl, sdk_root, searching
+from integration_blueprint.preview.provider_sdk import (
+    function_decl,
+    provenance,
+    resource_decl,
+    sdk_root,
+    searching,
+)
 
 QUEUE = "aws:sqs/queue:Queue"
 OLD_ONLY_FUNCTION = "aws:ec2/getSubnetIds:getSubnetIds"  # pulumi-aws 5's, removed in 6
@@ -74,6 +80,11 @@ def test_the_programs_own_provider_sdk_declares_what_the_engine_answers(tmp_path
         _, queue = known_outputs(QUEUE, "jobs", "urn:pulumi:dev::app::aws:sqs/queue:Queue::jobs", {}, region="eu-west-1")
         assert queue["visibilityTimeoutSeconds"] == 45 and "url" not in queue
 
+    assert provenance("aws", [str(tmp_path / "site-packages")]) == (
+        "aws resources and data sources answered as the program's own pulumi_aws (version unknown) declares them "
+        f"({tmp_path / 'site-packages'})")
+    assert provenance("aws", [str(tmp_path / "elsewhere")]).startswith(
+        "aws resources and data sources answered as blueprint's own pulumi_aws ")
     # Outside, and for a program without a pulumi_aws of its own, the tool's own answers.
     assert resource_decl(QUEUE) == ours and function_decl(OLD_ONLY_FUNCTION) is None
     with searching([str(tmp_path / "elsewhere")]):

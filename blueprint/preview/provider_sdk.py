@@ -197,6 +197,19 @@ def sdk_version(pkg: str) -> Optional[str]:
     return None
 
 
+def provenance(pkg: str, search_path: Optional[Sequence[str]]) -> str:
+    """Whose `pulumi_<pkg>` answered for a program with import path `search_path`, for the report."""
+    with searching(search_path):
+        root, version = sdk_root(pkg), sdk_version(pkg)
+    if root is None:
+        return f"no pulumi_{pkg} is installed: its resources keep their inputs as outputs"
+    at = f"pulumi_{pkg} {version or '(version unknown)'}"
+    if search_path is not None and str(root.parent) in search_path:
+        return f"{pkg} resources and data sources answered as the program's own {at} declares them ({root.parent})"
+    return f"{pkg} resources and data sources answered as blueprint's own {at} declares them (the program's " \
+           f"interpreter has no pulumi_{pkg})"
+
+
 @lru_cache(maxsize=None)
 def _registered(root: Optional[Path]) -> tuple[dict[str, tuple[str, str, str]], dict[str, str]]:
     """token -> (package folder, module file stem, class), and module -> package folder, from the

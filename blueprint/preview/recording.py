@@ -45,6 +45,7 @@ from integration_blueprint.preview.project import (
     stack_config_path,
     stack_names,
 )
+from integration_blueprint.preview.provider_sdk import provenance
 from integration_blueprint.preview.stack_references import StackReferences
 
 __all__ = ["DEFAULT_REGION", "UNKNOWN", "NotExpanded", "ProgramError", "RecordedResource", "RecordedStack",
@@ -290,11 +291,21 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
                              interpreter=f"{interpreter.argv[0]} ({interpreter.chosen_by})" if interpreter else "",
                              language=runtime, invented=list(engine.invented), stdout=engine.program_stdout,
                              stderr=engine.program_stderr,
-                             notes=[*project_name_notes(manifest), *references.notes(),
+                             notes=[*project_name_notes(manifest), *_provider_notes(engine, interpreter),
+                                    *references.notes(),
                                     *(f"resource hook {hook} asks to run on previews; the offline preview runs no "
                                       "hooks, so what it does was not checked"
                                       for hook in engine.callbacks.not_run_hooks())],
                              unread_stack_references=[entry.name for entry in references.unread()])
+
+
+def _provider_notes(engine: OfflineEngine, interpreter: Optional[Interpreter]) -> list[str]:
+    """Which provider SDK (package and version) declared what a Python program's resources and data
+    sources were answered with: the program's own, or blueprint's when it has none."""
+    if interpreter is None or engine.sdk_search_path is None:
+        return []
+    packages = sorted({r.type.split(":")[0] for r in engine.resources if r.custom} - {"pulumi", "blueprint"})
+    return [provenance(package, engine.sdk_search_path()) for package in packages]
 
 
 def _record_callable(body: Callable[[], Any], *, stack: str, config: dict[str, str], project: str,
