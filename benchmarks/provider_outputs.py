@@ -19,7 +19,7 @@ Run: .venv/bin/python benchmarks/provider_outputs.py
 import time
 
 from integration_blueprint.preview import provider_outputs as po
-from integration_blueprint.preview.provider_sdk import function_decl, function_tokens, resource_decl, resource_tokens
+from integration_blueprint.preview.provider.sdk import function_decl, function_tokens, resource_decl, resource_tokens
 
 REGION = "eu-west-1"
 COMMON = ["aws:sqs/queue:Queue", "aws:lambda/function:Function", "aws:iam/role:Role",

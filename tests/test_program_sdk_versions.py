@@ -1,4 +1,4 @@
-"""A program's own SDK versions decide what the engine answers (provider_sdk.searching): the provider
+"""A program's own SDK versions decide what the engine answers (provider.sdk.searching): the provider
 declarations, data sources and Check defaults of the pulumi_aws the program's interpreter imports,
 the tool's own only when the program has none; and the program's process copes with what older
 SDKs lack or do (python_exec: Settings without root_directory, an exception chain that loops)."""
@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from integration_blueprint.preview import python_host
-from integration_blueprint.preview.provider_outputs import known_outputs
-from integration_blueprint.preview.provider_sdk import (
+from integration_blueprint.preview.provider.sdk import (
     function_decl,
     provenance,
     resource_decl,
     sdk_root,
     searching,
 )
+from integration_blueprint.preview.provider_outputs import known_outputs
 
 QUEUE = "aws:sqs/queue:Queue"
 OLD_ONLY_FUNCTION = "aws:ec2/getSubnetIds:getSubnetIds"  # pulumi-aws 5's, removed in 6

@@ -1,13 +1,13 @@
-"""Map-typed outputs AWS documents the keys of (integration_blueprint.preview.provider_maps) come
+"""Map-typed outputs AWS documents the keys of (integration_blueprint.preview.provider.maps) come
 with those keys in known-value mode, and every tabled entry is a map output the SDK declares."""
 
 import json
 
 import pytest
 
-from integration_blueprint.preview.provider_maps import MAP_OUTPUTS, template_output_keys
+from integration_blueprint.preview.provider.maps import MAP_OUTPUTS, template_output_keys
+from integration_blueprint.preview.provider.sdk import resource_decl
 from integration_blueprint.preview.provider_outputs import known_outputs
-from integration_blueprint.preview.provider_sdk import resource_decl
 
 REGION = "eu-west-1"
 

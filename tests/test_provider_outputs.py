@@ -11,6 +11,13 @@ import pulumi_aws as aws
 import pytest
 
 from integration_blueprint.preview import provider_outputs as po
+from integration_blueprint.preview.provider.sdk import (
+    function_decl,
+    function_tokens,
+    object_fields,
+    resource_decl,
+    resource_tokens,
+)
 from integration_blueprint.preview.provider_outputs import (
     PLACEHOLDER_ACCOUNT,
     UNKNOWN,
@@ -19,13 +26,6 @@ from integration_blueprint.preview.provider_outputs import (
     known_outputs,
     planned_inputs,
     read_outputs,
-)
-from integration_blueprint.preview.provider_sdk import (
-    function_decl,
-    function_tokens,
-    object_fields,
-    resource_decl,
-    resource_tokens,
 )
 
 REGION = "eu-west-1"

@@ -3,7 +3,7 @@
     project        the Pulumi project and its stack config, as the Pulumi CLI reads them
     interpreter    the interpreter a Python program runs under, as the Python language host picks it
     wire           property values as the engine passes them to a program, a provider, an analyzer
-    provider_sdk   a provider SDK's declared outputs and data source results, read from its source
+    provider/      the provider SDK's declarations read from source (sdk), map outputs AWS documents (maps)
     provider_outputs  the provider's answers: Check's auto-names, typed outputs, data sources
     engine         the engine's gRPC services (ResourceMonitor, Engine) answered offline
     python_host    start a Python program as the language host does (python_exec.py runs in it)

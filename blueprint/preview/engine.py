@@ -44,9 +44,10 @@ from pulumi.runtime.proto import (
     resource_pb2_grpc,
 )
 
-from integration_blueprint.preview import private_channel, process_tree, provider_outputs, provider_sdk, redaction, wire
+from integration_blueprint.preview import private_channel, process_tree, provider_outputs, redaction, wire
 from integration_blueprint.preview.callbacks import CallbackFailed, ProgramCallbacks
 from integration_blueprint.preview.project import ProgramError
+from integration_blueprint.preview.provider import sdk
 from integration_blueprint.preview.stack_references import StackOutputs, StackReferences
 
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
@@ -177,7 +178,7 @@ class OfflineEngine:
         self._provider_regions: dict[str, str] = {}  # provider URN -> its region
         self._remote_sources: dict[str, tuple[str, int]] = {}  # remote component URN -> the program's line
         # The program interpreter's import path (sys.path), where its own provider SDKs are read
-        # (provider_sdk.searching); None: the tool's own. Set by the host that starts the program.
+        # (provider.sdk.searching); None: the tool's own. Set by the host that starts the program.
         self.sdk_search_path: Optional[Callable[[], Optional[Sequence[str]]]] = None
         self.callbacks = ProgramCallbacks()
         self._plugin: Optional[ComponentPlugin] = None
@@ -523,7 +524,7 @@ def _answer(method):
     def answered(self, request, context):
         search_path = self.engine.sdk_search_path() if self.engine.sdk_search_path else None
         try:
-            with provider_sdk.searching(search_path):
+            with sdk.searching(search_path):
                 return method(self, request, context)
         except RecursionError:
             # Python's own limit (sys.getrecursionlimit), reached by a value nested hundreds deep.

@@ -1,6 +1,6 @@
 """The provider's side of the offline engine: what a resource's outputs and a data source's result are.
 
-Everything is typed from the provider SDK's own declarations (provider_sdk). The interface the
+Everything is typed from the provider SDK's own declarations (provider.sdk). The interface the
 engine calls: planned_inputs (Check's auto-names), known_outputs (a resource after `pulumi up`),
 read_outputs (`Resource.get`), invoke (a data source).
 
@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from integration_blueprint.aws_managed_policies import managed_policy
-from integration_blueprint.preview.provider_maps import map_maker
-from integration_blueprint.preview.provider_sdk import (
+from integration_blueprint.preview.provider.maps import map_maker
+from integration_blueprint.preview.provider.sdk import (
     Field,
     Kind,
     ResourceDecl,

@@ -45,7 +45,7 @@ from integration_blueprint.preview.project import (
     stack_config_path,
     stack_names,
 )
-from integration_blueprint.preview.provider_sdk import provenance
+from integration_blueprint.preview.provider.sdk import provenance
 from integration_blueprint.preview.stack_references import StackReferences
 
 __all__ = ["DEFAULT_REGION", "UNKNOWN", "NotExpanded", "ProgramError", "RecordedResource", "RecordedStack",
