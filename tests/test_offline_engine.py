@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from integration_blueprint.cli import main
-from integration_blueprint.preview import provider_outputs, wire
+from integration_blueprint.preview import wire
+from integration_blueprint.preview.provider import outputs as provider_outputs
 from integration_blueprint.preview.recording import UNKNOWN, ProgramError, record_program
 from integration_blueprint.preview.run import run_preview
 

@@ -185,7 +185,7 @@ def walk() -> tuple[int, dict]:
 @pytest.mark.slow  # a sweep of over 2,000 cases through every rule: the end-to-end tier
 def test_every_rule_answers_whatever_any_property_holds():
     # In a process of its own: recording a program directory imports pulumi_aws's resource modules
-    # directly (preview/provider_outputs.py), which leaves the lazily loaded service packages of this
+    # directly (preview/provider/), which leaves the lazily loaded service packages of this
     # process without their classes (aws.sfn.StateMachine) for the tests that run after it here.
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
         count, crashes = pool.submit(walk).result(timeout=600)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from integration_blueprint.preview import python_host
+from integration_blueprint.preview.provider.outputs import known_outputs
 from integration_blueprint.preview.provider.sdk import (
     function_decl,
     provenance,
@@ -18,7 +19,6 @@ from integration_blueprint.preview.provider.sdk import (
     sdk_root,
     searching,
 )
-from integration_blueprint.preview.provider_outputs import known_outputs
 
 QUEUE = "aws:sqs/queue:Queue"
 OLD_ONLY_FUNCTION = "aws:ec2/getSubnetIds:getSubnetIds"  # pulumi-aws 5's, removed in 6

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from integration_blueprint.preview.provider.maps import MAP_OUTPUTS, template_output_keys
+from integration_blueprint.preview.provider.outputs import known_outputs
 from integration_blueprint.preview.provider.sdk import resource_decl
-from integration_blueprint.preview.provider_outputs import known_outputs
 
 REGION = "eu-west-1"
 

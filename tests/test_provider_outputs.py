@@ -1,4 +1,4 @@
-"""The offline engine's provider side (integration_blueprint.preview.provider_outputs): a resource's
+"""The offline engine's provider side (integration_blueprint.preview.provider): a resource's
 outputs after `pulumi up` and a data source's answer are what AWS would give, typed as the installed
 pulumi-aws SDK declares them, the same on every run."""
 
@@ -10,7 +10,11 @@ import pulumi
 import pulumi_aws as aws
 import pytest
 
-from integration_blueprint.preview import provider_outputs as po
+from integration_blueprint.preview.provider.check import planned_inputs
+from integration_blueprint.preview.provider.data_sources import UnknownInvoke, invoke
+from integration_blueprint.preview.provider.identifiers import ARN_SHAPES, CATALOGUE_RESOURCES, ID_SHAPES
+from integration_blueprint.preview.provider.naming import NAMING
+from integration_blueprint.preview.provider.outputs import known_outputs, read_outputs
 from integration_blueprint.preview.provider.sdk import (
     function_decl,
     function_tokens,
@@ -18,15 +22,9 @@ from integration_blueprint.preview.provider.sdk import (
     resource_decl,
     resource_tokens,
 )
-from integration_blueprint.preview.provider_outputs import (
-    PLACEHOLDER_ACCOUNT,
-    UNKNOWN,
-    UnknownInvoke,
-    invoke,
-    known_outputs,
-    planned_inputs,
-    read_outputs,
-)
+from integration_blueprint.preview.provider.shapes import COMPUTED_IN_SETTINGS, SHAPES
+from integration_blueprint.preview.provider.values import PLACEHOLDER_ACCOUNT
+from integration_blueprint.preview.wire import UNKNOWN
 
 REGION = "eu-west-1"
 ACCOUNT = PLACEHOLDER_ACCOUNT
@@ -345,12 +343,12 @@ def test_outputs_made_from_an_unknown_input_are_unknown_never_none_in_a_string()
 
 
 def test_every_tabled_name_and_shape_is_of_a_type_and_property_the_sdk_declares():
-    for type_token, naming in po.NAMING.items():
+    for type_token, naming in NAMING.items():
         assert naming.prop in resource_decl(type_token).inputs, type_token
-    for type_token, shapes in po._SHAPES.items():
+    for type_token, shapes in SHAPES.items():
         declared = {f.wire for f in resource_decl(type_token).outputs}
         assert set(shapes) <= declared, (type_token, set(shapes) - declared)
-    for type_token in {*po._ARN_SHAPES, *po._ID_SHAPES, *po.CATALOGUE_RESOURCES, *po._COMPUTED_IN_SETTINGS}:
+    for type_token in {*ARN_SHAPES, *ID_SHAPES, *CATALOGUE_RESOURCES, *COMPUTED_IN_SETTINGS}:
         assert resource_decl(type_token) is not None, type_token
 
 

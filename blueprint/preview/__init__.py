@@ -3,8 +3,8 @@
     project        the Pulumi project and its stack config, as the Pulumi CLI reads them
     interpreter    the interpreter a Python program runs under, as the Python language host picks it
     wire           property values as the engine passes them to a program, a provider, an analyzer
-    provider/      the provider SDK's declarations read from source (sdk), map outputs AWS documents (maps)
-    provider_outputs  the provider's answers: Check's auto-names, typed outputs, data sources
+    provider/      the provider behind Check/Create/Read/Invoke (provider.contract.Provider): auto-names,
+                   ids and ARNs, typed outputs from the SDK's declarations read from source, data sources
     engine         the engine's gRPC services (ResourceMonitor, Engine) answered offline
     python_host    start a Python program as the language host does (python_exec.py runs in it)
     node_host      start a Node.js/TypeScript program as the Node.js language host does

@@ -5,10 +5,10 @@ The program (in its own interpreter, started by python_host.py, or in this proce
 callable) meets the same SDK code paths as under `pulumi preview`: feature negotiation
 (GetDeploymentInfo / SupportsFeature), RegisterResource with resource references, secrets and
 output values, Invoke for data sources, ReadResource for `.get()`, RegisterResourceOutputs, and
-the Engine's Log. What the real engine would ask a provider, this engine asks provider_outputs
-(the outputs pulumi-aws declares, typed); what it would construct through another plugin (a
-remote component) it constructs through our own plugin when the package is ours and otherwise
-reports as not expanded.
+the Engine's Log. What the real engine would ask a provider plugin, this engine asks the offline
+Provider (provider/contract.py: Check, Create, Read, Invoke, typed as pulumi-aws declares them);
+what it would construct through another plugin (a remote component) it constructs through our own
+plugin when the package is ours and otherwise reports as not expanded.
 
 Every preview is a dry run, as `pulumi preview` is: known-value mode answers as an update preview
 of a deployed stack (every output known), `unknowns` as a first preview (what the provider
@@ -44,15 +44,15 @@ from pulumi.runtime.proto import (
     resource_pb2_grpc,
 )
 
-from integration_blueprint.preview import private_channel, process_tree, provider_outputs, redaction, wire
+from integration_blueprint.preview import private_channel, process_tree, redaction, wire
 from integration_blueprint.preview.callbacks import CallbackFailed, ProgramCallbacks
 from integration_blueprint.preview.project import ProgramError
 from integration_blueprint.preview.provider import sdk
+from integration_blueprint.preview.provider.contract import STACK_REFERENCE, Provider, UnknownInvoke
 from integration_blueprint.preview.stack_references import StackOutputs, StackReferences
 
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
 DEFAULT_REGION = "us-east-1"
-ACCOUNT = provider_outputs.PLACEHOLDER_ACCOUNT
 # Where our own component package lives in a checkout (plugin/ beside the packages); a wheel has
 # none, and then our components used remotely are reported as not expanded like any other.
 PLUGIN_DIR = Path(__file__).resolve().parents[2] / "plugin"
@@ -181,6 +181,7 @@ class OfflineEngine:
         # (provider.sdk.searching); None: the tool's own. Set by the host that starts the program.
         self.sdk_search_path: Optional[Callable[[], Optional[Sequence[str]]]] = None
         self.callbacks = ProgramCallbacks()
+        self.provider = Provider()
         self._plugin: Optional[ComponentPlugin] = None
         # The run's private folder (0700) holds the engine's socket, the plugin's and the program's
         # captured output; only callers with `token` are answered (private_channel).
@@ -248,16 +249,14 @@ class OfflineEngine:
         provider_view = wire.unwrap_secrets(analyzer_view)
         region = self._region(request.provider, request.type) if request.custom else self.region or DEFAULT_REGION
         if request.custom:
-            planned = provider_outputs.planned_inputs(request.type, request.name, urn, provider_view, region=region)
+            planned = self.provider.check(request.type, request.name, urn, provider_view, region=region)
             if request.type.startswith("pulumi:providers:"):
                 id_, outputs = ("" if self.unknowns else f"{urn.rsplit('::', 1)[-1]}-provider"), planned
                 if isinstance(planned.get("region"), str) and planned["region"] != wire.UNKNOWN:
                     self._provider_regions[urn] = planned["region"]
-            elif self.unknowns:
-                id_, outputs = "", planned
             else:
-                id_, outputs = provider_outputs.known_outputs(request.type, request.name, urn, planned,
-                                                              region=region, account=ACCOUNT)
+                id_, outputs = self.provider.create(request.type, request.name, urn, planned, region=region,
+                                                    preview=self.unknowns)
             returned = self._returned(analyzer_view, outputs, secret_outputs=set(request.additionalSecretOutputs))
             analyzer_view = _checked(analyzer_view, provider_view, planned)
         else:
@@ -414,15 +413,15 @@ class OfflineEngine:
             return self._get_resource(args.get("urn", ""))
         region = self._region(request.provider, request.tok)
         try:
-            result = provider_outputs.invoke(request.tok, args, region=region, account=ACCOUNT)
-            if not provider_outputs.answered_from_facts(request.tok, args):
+            invoked = self.provider.invoke(request.tok, args, region=region)
+            if not invoked.from_facts:
                 self._invented(f"{request.tok}({_arguments(args)})", request)
-        except provider_outputs.UnknownInvoke:
+        except UnknownInvoke:
             failure = provider_pb2.CheckFailure(
                 property="", reason=f"the data source {request.tok} is not declared by any provider SDK installed "
                                     "beside blueprint; install the provider's Python package next to it")
             return resource_pb2.ResourceInvokeResponse(failures=[failure])
-        return resource_pb2.ResourceInvokeResponse(**{"return": wire.to_struct(result)})
+        return resource_pb2.ResourceInvokeResponse(**{"return": wire.to_struct(invoked.result)})
 
     def _get_resource(self, urn: str) -> resource_pb2.ResourceInvokeResponse:
         with self._lock:
@@ -433,11 +432,11 @@ class OfflineEngine:
 
     def read(self, request) -> resource_pb2.ReadResourceResponse:
         urn = self.urn(request.parent, request.type, request.name)
-        if request.type == provider_outputs.STACK_REFERENCE and self.stack_references is not None:
+        if request.type == STACK_REFERENCE and self.stack_references is not None:
             return self._read_stack_reference(request, urn)
         props = wire.plain(wire.downgrade(wire.from_struct(request.properties)))
-        state = provider_outputs.read_outputs(request.type, request.name, request.id, props,
-                                              region=self._region(request.provider, request.type), account=ACCOUNT)
+        state = self.provider.read(request.type, request.name, request.id, props,
+                                   region=self._region(request.provider, request.type))
         self._read[urn] = {**state, "id": request.id}
         self._invented(f"{request.type}.get({request.name!r}, {request.id!r})", request)
         return resource_pb2.ReadResourceResponse(urn=urn, properties=wire.to_struct(state))

@@ -6,7 +6,7 @@ would fail with a KeyError the real preview of a deployed stack does not have. T
 shapes come from the AWS documentation cited at each entry; a map output not listed here stays `{}`.
 
 Each entry makes the map from the resource being answered (`subject`: its `id`, `region`, `account`,
-`arn` and `get(input)`), as provider_outputs makes every other output.
+`arn` and `get(input)`), as outputs.py makes every other output.
 """
 
 from __future__ import annotations
