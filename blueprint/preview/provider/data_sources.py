@@ -68,14 +68,14 @@ def invoke(token: str, args: dict, *, region: str, account: str = PLACEHOLDER_AC
     answered = answer(args, region, account) if answer else {}
     twin = _twin_outputs(token, args, region, account)
     s = Subject(token, token.rsplit(":", 1)[-1], f"invoke::{token}::{json.dumps(args, sort_keys=True, default=str)}",
-                 {**twin, **args, **answered}, region, account, None)
+                {**twin, **args, **answered}, region, account, None)
     if "id" in twin:
         s.__dict__["id"] = twin["id"]
     if "arn" in twin:
         s.__dict__["arn"] = twin["arn"]
     declared = {f.wire for f in decl.result}
     return fill(s, _function_plan(token) or Plan({}, (), keep_none=True),
-                 {k: v for k, v in s.props.items() if k in declared})
+                {k: v for k, v in s.props.items() if k in declared})
 
 
 def _twin_outputs(token: str, args: dict, region: str, account: str) -> dict:
@@ -133,7 +133,6 @@ def _function_plan_of(token: str, root: Optional[Path]) -> Optional[Plan]:
     # is answered; an optional one nobody set is empty.
     optional_settings = twin.inputs - twin.required_inputs if twin else frozenset()
     return make_plan(token, decl.result, optional_settings, "name", SETTING_EMPTY)
-
 
 
 def _zones(args: dict, region: str, account: str) -> dict:

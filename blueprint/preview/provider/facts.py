@@ -17,7 +17,6 @@ def zone_id_prefix(region: str) -> str:
     return parts[0] + "".join(directions.get(p, p[:1]) for p in parts[1:-1]) + parts[-1]
 
 
-
 def default_vpc_id(region: str, account: str) -> str:
     """The default VPC's id, the same wherever it is asked for (ec2.get_vpc(default=True), a security
     group created without a VPC...)."""

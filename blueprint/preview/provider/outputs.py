@@ -98,7 +98,6 @@ def _resource_plan_of(token: str, root: Optional[Path]) -> Optional[Plan]:
     return make_plan(token, decl.outputs, decl.inputs, naming.prop if naming else "name", SETTING_UNSET)
 
 
-
 def fill(s: Subject, plan: Plan, props: dict) -> dict:
     out = dict(plan.constants)
     for wire, value in props.items():
@@ -128,7 +127,6 @@ def unknown_if_derived(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: unknown_if_derived(v) for k, v in value.items()}
     return value
-
 
 
 def known_outputs(type_token: str, name: str, urn: str, inputs: dict, *, region: str,
