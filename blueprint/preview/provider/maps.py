@@ -5,8 +5,8 @@ would be `{}`, and a program that reads a key (`api.uris["GRAPHQL"]`, `stack.out
 would fail with a KeyError the real preview of a deployed stack does not have. The keys and value
 shapes come from the AWS documentation cited at each entry; a map output not listed here stays `{}`.
 
-Each entry makes the map from the resource being answered (`subject`: its `id`, `region`, `account`,
-`arn` and `get(input)`), as outputs.py makes every other output.
+Each entry makes the map from the resource being answered (identifiers.Subject: its `id`, `region`,
+`account`, `arn` and `get(input)`), as outputs.py makes every other output.
 """
 
 from __future__ import annotations
@@ -17,23 +17,25 @@ from typing import Any, Callable, Optional
 
 import yaml
 
-MapMaker = Callable[[Any], dict]
+from integration_blueprint.preview.provider.identifiers import Subject
+
+MapMaker = Callable[[Subject], dict]
 
 
-def _appsync_uris(s: Any) -> dict:
+def _appsync_uris(s: Subject) -> dict:
     # AppSync API reference, GraphqlApi.uris: "The URIs", keyed GRAPHQL and REALTIME
     # (https://ID.appsync-api.REGION.amazonaws.com/graphql, wss://ID.appsync-realtime-api...).
     return {"GRAPHQL": f"https://{s.id}.appsync-api.{s.region}.amazonaws.com/graphql",
             "REALTIME": f"wss://{s.id}.appsync-realtime-api.{s.region}.amazonaws.com/graphql"}
 
 
-def _appsync_event_dns(s: Any) -> dict:
+def _appsync_event_dns(s: Subject) -> dict:
     # AppSync API reference, Api.dns: "The DNS records for the API", keyed HTTP and REALTIME.
     return {"HTTP": f"{s.id}.appsync-api.{s.region}.amazonaws.com",
             "REALTIME": f"{s.id}.appsync-realtime-api.{s.region}.amazonaws.com"}
 
 
-def _access_point_endpoints(s: Any) -> dict:
+def _access_point_endpoints(s: Subject) -> dict:
     # S3 API reference, GetAccessPoint Endpoints: the access point's endpoints by kind.
     name = s.get("name") or s.id
     host = f"{name}-{s.account}.s3-accesspoint"
@@ -43,12 +45,12 @@ def _access_point_endpoints(s: Any) -> dict:
             "fips_dualstack": f"{host}-fips.dualstack.{s.region}.amazonaws.com"}
 
 
-def _stack_outputs(s: Any) -> dict:
+def _stack_outputs(s: Subject) -> dict:
     # CloudFormation DescribeStacks Outputs: one per entry of the template's `Outputs` section.
     return {key: f"{key}-{s.id.rsplit('/', 1)[-1][:8]}" for key in template_output_keys(s.get("templateBody"))}
 
 
-def _application_tag(s: Any) -> dict:
+def _application_tag(s: Subject) -> dict:
     # Service Catalog AppRegistry CreateApplication applicationTag: {"awsApplication": <application ARN>}.
     return {"awsApplication": s.arn}
 

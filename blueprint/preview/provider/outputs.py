@@ -43,6 +43,8 @@ from integration_blueprint.preview.wire import UNKNOWN
 
 @dataclass(frozen=True)
 class Plan:
+    """How a type's outputs (or a data source's result) are made, built once per type and SDK."""
+
     constants: dict  # property -> the value every resource of the type has (immutable scalars)
     makers: tuple  # (property, Maker) for the values made per resource
     completers: tuple = ()  # (property, Completer) for nested objects the program may give
