@@ -485,9 +485,9 @@ class Run:
         total = sum(c.items for c in children)
         allowed = allowed_failures(state, total)
         failed_items = 0
-        concurrency = int(state.get("MaxConcurrency") or 0) or SANDBOX_PARALLEL_CHILDREN
-        with ThreadPoolExecutor(max_workers=min(concurrency, SANDBOX_PARALLEL_CHILDREN),
-                                thread_name_prefix="sandbox-map-child") as pool:
+        # Children start only as others end (never queued ahead), so a crossed threshold stops the rest.
+        concurrency = min(int(state.get("MaxConcurrency") or 0) or SANDBOX_PARALLEL_CHILDREN, SANDBOX_PARALLEL_CHILDREN)
+        with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="sandbox-map-child") as pool:
             pending = list(children)
             running: dict[Future, _Child] = {}
             exceeded = False
