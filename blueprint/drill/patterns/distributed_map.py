@@ -251,7 +251,7 @@ class DistributedMapDriver(PatternDriver):
             unrecoverable=len(unrecoverable), expected_unrecoverable=len(self.poison_ids),
             parked_before_redrive=self.parked_before, redriven=self.redriven,
             invocations=self.invoker_.invocations,
-            retries=max(0, self.invoker_.invocations - self.invoker_.duplicates_delivered - children))
+            retries=max(0, self.invoker_.invocations - self.invoker_.duplicate_invocations - children))
         report.lost = report.sent - report.processed_once - report.unrecoverable
         report.injected = {"poison_under_threshold": self.poison_under, "dynamodb_outage_runs": int("over" in self.runs)}
         report.notes.extend(self._night_notes())
