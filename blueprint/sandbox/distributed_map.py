@@ -311,9 +311,7 @@ class Run:
     would have started its worker in."""
 
     def __init__(self, *, definition: dict, execution_arn: str, machine_arn: str, name: str, execution_input: Any,
-                 region: str, account: str, emulator: Any):
-        from integration_blueprint.sandbox.emulator import TIME_SCALE
-
+                 region: str, account: str, emulator: Any, time_scale: float):
         self.definition = definition
         self.execution_arn = execution_arn
         self.machine_arn = machine_arn
@@ -323,7 +321,7 @@ class Run:
         self.account = account
         self.emulator = emulator
         self.usage: StateMachineUsage = emulator.state_machine_usage
-        self.time_scale = TIME_SCALE
+        self.time_scale = time_scale
         self.stopped = threading.Event()
         self.context = {"Execution": {"Id": execution_arn, "Name": name, "Input": execution_input,
                                       "StartTime": _now()},
@@ -702,14 +700,12 @@ def distributed_maps_run_by_the_sandbox(patcher: Patcher) -> None:
 
     def start_execution(self):
         parsed = _parsed(self.state_machine.definition)
-        from integration_blueprint.sandbox import emulator as emulator_module
-
-        emulator = emulator_module._RUNNING
+        emulator, time_scale = _SERVING["emulator"], _SERVING["time_scale"]
         if parsed is None or not distributed_maps(parsed) or emulator is None:
             return start(self)
         run = Run(definition=parsed, execution_arn=self.exec_arn, machine_arn=self.state_machine.arn,
                   name=self.name, execution_input=self.input_data, region=self.region_name,
-                  account=self.account_id, emulator=emulator)
+                  account=self.account_id, emulator=emulator, time_scale=time_scale)
         self.sandbox_run = run
         self.exec_status = ExecutionStatus.RUNNING
 
@@ -745,6 +741,17 @@ def distributed_maps_run_by_the_sandbox(patcher: Patcher) -> None:
     patcher.replace(models.StepFunctionsParserBackend, "_validate_definition", staticmethod(validate_definition))
     patcher.replace(execution_module.Execution, "start", start_execution)
     patcher.replace(execution_module.Execution, "stop", stop_execution)
+
+
+# The emulator whose executions this executor runs, and its time compression (set by serve).
+_SERVING: dict[str, Any] = {"emulator": None, "time_scale": 1.0}
+
+
+def serve(emulator: Any, time_scale: float) -> None:
+    """Run the Distributed Maps of `emulator` (its clients, its invoke_function, its usage) with its
+    time compression, until the emulator's block ends (on its on_stop list)."""
+    _SERVING.update(emulator=emulator, time_scale=time_scale)
+    emulator.on_stop.append(lambda: _SERVING.update(emulator=None, time_scale=1.0))
 
 
 def _parsed(definition: Any) -> Optional[dict]:

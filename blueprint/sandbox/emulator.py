@@ -188,6 +188,7 @@ def running_emulator(region: str) -> Iterator[Emulator]:
     with patches.applied(EMULATOR_PATCHES), _without_endpoint_overrides(), \
             mock_aws(), environment_variables(emulator.environment()):
         gc.set_threshold(EMULATOR_GC_THRESHOLD, *previous_threshold[1:])
+        distributed_map.serve(emulator, TIME_SCALE)
         try:
             yield emulator
         finally:
