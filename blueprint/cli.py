@@ -3,24 +3,29 @@ registers its arguments and the function that runs it; adding a subcommand is ad
 function to COMMANDS.
 
 Exit codes: 0 success, 1 the check failed (e.g. mandatory policy violations), 2 the command could
-not run (bad program, config or policy pack, or a missing optional extra); the error is printed,
-with the fix, without a traceback.
+not run (bad program, config or policy pack, a missing optional extra, an unreadable AWS profile,
+a patch refused outside its verified versions, nothing to drill); the error is printed, with the
+fix, on one line without a traceback. Stopped by Ctrl-C: 130; by SIGTERM: 143 (128 + the signal),
+one line, no traceback, after the command cleaned up what it started.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import traceback
 from pathlib import Path
 from typing import Callable, Optional
 
 from integration_blueprint import __version__
+from integration_blueprint.patches import PatchRefused
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerError
 from integration_blueprint.preview.policy_config import PolicyConfigError
+from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS
 from integration_blueprint.preview.recording import ProgramError
-from integration_blueprint.preview.render import FORMATS
+from integration_blueprint.preview.render import FORMATS, printable, program_output_lines
 from integration_blueprint.sandbox.errors import SandboxError
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
@@ -33,7 +38,20 @@ class MissingExtra(Exception):
 
 
 # Failures the user can fix; anything else is a bug and keeps its traceback.
-USER_ERRORS = (ProgramError, AnalyzerError, PolicyConfigError, SandboxError, MissingExtra)
+USER_ERRORS = (ProgramError, AnalyzerError, PolicyConfigError, SandboxError, MissingExtra, PatchRefused)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the command is, so its cleanup (finally blocks, context managers) runs
+    as for Ctrl-C's KeyboardInterrupt. A BaseException: no `except Exception` may swallow it."""
+
+
+def _raise_terminated(signum: int, _frame) -> None:
+    raise Terminated()
+
+
+# A shell's exit status for a process ended by a signal: 128 + the signal's number.
+EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + signal.SIGINT, 128 + signal.SIGTERM
 
 
 def _program_dir(args: argparse.Namespace, *, required: bool = True) -> Path:
@@ -52,12 +70,35 @@ def _program_dir(args: argparse.Namespace, *, required: bool = True) -> Path:
 
 
 def _run_preview(args: argparse.Namespace) -> int:
-    from integration_blueprint.preview.run import run_preview
+    """Every run leaves a report in the format asked for: one that could not judge the program (a
+    refused component argument, a program error, a bad policy config, a failure of the tool
+    itself) tells what failed, where and how to fix it, and exits 2. The error also goes to stderr
+    (the job log)."""
+    from integration_blueprint.preview.run import failed_preview, run_preview
 
-    result = run_preview(_program_dir(args), stack=args.stack,
-                         policy_config_path=Path(args.policy_config) if args.policy_config else None,
-                         unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict)
-    print(FORMATS["json" if args.json else args.format](result))
+    policy_config_path = Path(args.policy_config) if args.policy_config else None
+    output = "json" if args.json else args.format
+    # SIGTERM unwinds like Ctrl-C: the program's, the pack's and the plugin's process groups are
+    # ended on the way out (main turns it into exit 143).
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        result = run_preview(_program_dir(args), stack=args.stack, policy_config_path=policy_config_path,
+                             unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict,
+                             timeout=args.timeout)
+    except Exception as exc:  # noqa: BLE001 - a bug of the tool is reported too, as a tool error
+        result = failed_preview(_program_dir(args, required=False), exc, stack=args.stack, unknowns=args.unknowns,
+                                policy_config_path=policy_config_path, strict=args.strict)
+        failure = result.failure
+        assert failure is not None
+        said = f"error: {result.masked(failure.message)}{_where(exc)}\n{failure.fix}".split("\n")
+        if output == "text":  # the text report is the error, with what the program printed before it
+            said += program_output_lines(result)
+        print("\n".join(printable(line) for line in said), file=sys.stderr)
+        if output == "text":
+            return result.exit_code
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    print(FORMATS[output](result))
     return result.exit_code
 
 
@@ -84,7 +125,20 @@ def add_preview_command(subparsers) -> None:
                         help="text (default); json: one object, violations with stable fields (see README); "
                              "sarif: SARIF 2.1.0 for GitHub code scanning; markdown: a pull-request comment")
     parser.add_argument("--json", action="store_true", help="the same as --format json")
+    parser.add_argument("--timeout", type=_seconds, default=PROGRAM_TIMEOUT_SECONDS,
+                        help="stop the program (and everything it started) after this many seconds and exit 2 "
+                             f"(default: {PROGRAM_TIMEOUT_SECONDS})")
     parser.set_defaults(run=_run_preview)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
 
 
 def _fraction(text: str) -> float:
@@ -103,6 +157,7 @@ def _count(text: str) -> int:
 
 def _run_drill(args: argparse.Namespace) -> int:
     _require_local_extra()
+    from integration_blueprint.drill import samples
     from integration_blueprint.drill.progress import ProgressBar
     from integration_blueprint.drill.report import DrillOptions, dumps, format_table
     from integration_blueprint.drill.runner import NothingToDrill, run_drill
@@ -110,16 +165,22 @@ def _run_drill(args: argparse.Namespace) -> int:
     if args.records < 1:
         print("error: --records must be at least 1", file=sys.stderr)
         return 2
+    sample_files = dict(samples.parse_option(text) for text in args.sample_records or [])
     options = DrillOptions(stack=args.stack, records=args.records, seed=args.seed, duplicates=args.duplicates,
                            poison=args.poison, transient=args.transient, crashes=args.crashes,
-                           program_dir=_program_dir(args))
+                           conflicts=args.conflicts, program_dir=_program_dir(args),
+                           samples={name: samples.load(path) for name, path in sample_files.items()})
     bar = None if args.no_progress else ProgressBar()
+    # SIGTERM (a CI job cancelled, `kill`) unwinds like Ctrl-C: the pattern processes are stopped
+    # and the temp folders removed (main turns it into exit 143).
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         report = run_drill(options, progress=bar, workers=args.workers)
     except NothingToDrill as exc:  # not "the drill found data loss" (exit 1)
         print(f"error: {exc}", file=sys.stderr)
         return 2
     finally:
+        signal.signal(signal.SIGTERM, previous)
         if bar is not None:
             bar.close()
     print(dumps(report) if args.json else format_table(report))
@@ -141,9 +202,10 @@ def add_drill_command(subparsers) -> None:
         "drill", help="run every pattern end to end in the local sandbox under injected faults",
         description="Realize the stack in an embedded AWS emulator (moto, in-process), run the real "
                     "handlers behind local event source mappings, drive N records through each pattern "
-                    "with duplicates, poison records, transient faults, crashes and a hot key (30% of a "
-                    "pattern's records on one account or tenant), and check the final state. Exit 0 only "
-                    "if nothing was lost, nothing was done twice, exactly the poison records were parked "
+                    "with duplicates, poison records, transient faults, crashes, conflicting duplicates and a hot "
+                    "key (30% of a pattern's records on one account or tenant), and check the final state. Exit 0 "
+                    "only if nothing was lost, nothing was done twice, exactly the poison records and the "
+                    "conflicting duplicates were parked "
                     "and the hot key's state stayed within its per-key bound. Every instance of the "
                     "blueprint's components in the program is drilled; one running the team's own code "
                     "(consumer_code, code, item_code) runs that code and is judged by its effects: the "
@@ -159,8 +221,16 @@ def add_drill_command(subparsers) -> None:
                         help="fraction of records the handlers reject (default: 0.01)")
     parser.add_argument("--transient", type=_fraction, default=0.02,
                         help="fraction of handler AWS calls that fail with throttling/5xx (default: 0.02)")
+    parser.add_argument("--conflicts", type=_fraction, default=0.01,
+                        help="fraction of records sent again later with the same id and another payload, which the "
+                             "handler must park, neither applied nor skipped (default: 0.01)")
     parser.add_argument("--crashes", type=_count, default=3,
                         help="invocations per pattern that crash after a side effect (default: 3)")
+    parser.add_argument("--sample-records", action="append", metavar="COMPONENT=FILE",
+                        help="the team's own records for a component running its code (its name in the program): "
+                             "a JSON Lines file, one payload per line as the lane hands it to the code (a stream "
+                             "record's data, a FIFO message body, a Map item's row); each sent once, with the "
+                             "faults; repeat per component. Shapes and attribution: docs/drill.md")
     parser.add_argument("--workers", type=int, default=None,
                         help="patterns run in parallel processes (default: one per pattern; 1 runs them in this process)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -276,6 +346,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     except USER_ERRORS as exc:
         print(f"error: {exc}{_where(exc)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"blueprint {args.command}: interrupted (Ctrl-C); nothing was judged", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Terminated:
+        print(f"blueprint {args.command}: terminated (SIGTERM); nothing was judged", file=sys.stderr)
+        return EXIT_TERMINATED
 
 
 def entry() -> None:

@@ -3,35 +3,45 @@ or YAML use the same four components as Python programs.
 
 `pulumi package add` runs this file as the engine runs every plugin: `python <this folder>
 <engine address>`; it serves Pulumi's ResourceProvider interface over gRPC on a loopback port and
-prints the port. The schema (resources, typed inputs and outputs) is inferred from the components'
-annotations, then described from the settings rows (`integration_blueprint.components.reference`:
-every input's why, default and allowed values, fixed value sets as enums, every output and
-resource). A generated SDK sends the inputs back camelCase, and Construct builds the component
-here, exactly as a Python program would. A refused input answers as Pulumi's input-property error
-for that input, named and explained as the calling language spells it (camelCase), without a
-Python traceback.
+prints the port. Started by `blueprint preview`, it serves on the run's private channel instead
+(integration_blueprint.preview.private_channel: a Unix socket in the run's folder, the gate's
+token on every call, and the engine's token on its own calls to the engine).
+
+The schema (resources, typed inputs and outputs) is inferred from the components' annotations,
+then described from the settings rows (`integration_blueprint.components.reference`: every input's
+why, default and allowed values, fixed value sets as enums, every output and resource). A
+generated SDK sends the inputs back camelCase, and Construct builds the component here, exactly as
+a Python program would. A refused input answers as Pulumi's input-property error for that input,
+named and explained as the calling language spells it (camelCase), without a Python traceback.
 """
 
+import asyncio
 import dataclasses
 import difflib
 import json
 import re
 import sys
 
+import grpc
 import pulumi
 from pulumi.errors import InputPropertiesError, InputPropertyError
 from pulumi.provider import main
 from pulumi.provider.experimental.analyzer import PropertyType
 from pulumi.provider.experimental.component import ComponentProvider
-from pulumi.provider.server import ComponentInitError
+from pulumi.provider.server import ComponentInitError, ProviderServicer
+from pulumi.runtime.proto import provider_pb2_grpc
 
 from integration_blueprint import __version__, patches
 from integration_blueprint.components.reference import COMPONENTS, document_schema
 from integration_blueprint.components.validation import ComponentArgumentError
 from integration_blueprint.patches import FIX, PULUMI_VERIFIED, Patcher, patch
+from integration_blueprint.preview import private_channel
 
 # The package name is the first part of the components' type tokens (`blueprint:index:<Class>`).
 PACKAGE_NAME = "blueprint"
+ENGINE_TOKEN_PATCH = "plugin_engine_calls_carry_run_token"
+# The preview run's channel, handed over when `blueprint preview` started this plugin.
+_run: dict = {}
 
 
 class BlueprintProvider(ComponentProvider):
@@ -107,8 +117,45 @@ def _whole_number(value, path: str):
     return value
 
 
+# pulumi 3.272 (pulumi/runtime/settings.py, Settings.__init__) dials the engine and monitor addresses
+# a Construct names with grpc.insecure_channel and nothing else: no API adds call metadata. Those
+# are the only channels Settings dials.
+@patch(ENGINE_TOKEN_PATCH, package="pulumi", verified=PULUMI_VERIFIED, kind=FIX,
+       target="pulumi.runtime.settings.Settings.__init__ (its grpc.insecure_channel)",
+       buys="a component's children reach the preview's private engine, which refuses calls without the run's token")
+def _engine_calls_carry_run_token(patcher: Patcher) -> None:
+    from pulumi.runtime import settings
+
+    def insecure_channel(target, *args, **kwargs):
+        return private_channel.with_token(grpc.insecure_channel(target, *args, **kwargs), _run["engine_token"])
+
+    patcher.replace(settings, "grpc", private_channel.GrpcAsSeenBy(insecure_channel=insecure_channel))
+
+
+async def _serve_privately(provider: BlueprintProvider) -> None:
+    """pulumi.provider.main's server, on the run's socket and checking the gate's token."""
+    server = grpc.aio.server(options=[("grpc.max_receive_message_length", _MAX_MESSAGE)],
+                             interceptors=[private_channel.AsyncTokenCheck(_run["token"])])
+    provider_pb2_grpc.add_ResourceProviderServicer_to_server(
+        ProviderServicer(provider, sys.argv[1:], engine_address=_run["engine_address"]), server)
+    port = server.add_insecure_port(_run["address"])
+    await server.start()
+    sys.stdout.buffer.write(f"{port}\n".encode())
+    sys.stdout.buffer.flush()
+    await server.wait_for_termination()
+
+
+_MAX_MESSAGE = 400 * 1024 * 1024  # the SDK's own limit (pulumi.runtime._grpc_settings)
+
+
 if __name__ == "__main__":
-    # As pulumi.provider.experimental.component_provider_host runs a component provider: the
-    # arguments after the program are the engine's address and its flags.
-    with patches.applied(["plugin_integer_inputs_stay_whole"]):
-        main(BlueprintProvider(), sys.argv[1:])
+    run = private_channel.handed_over()
+    if run is None:
+        # As pulumi.provider.experimental.component_provider_host runs a component provider: the
+        # arguments after the program are the engine's address and its flags.
+        with patches.applied(["plugin_integer_inputs_stay_whole"]):
+            main(BlueprintProvider(), sys.argv[1:])
+    else:
+        _run.update(run)
+        with patches.applied(["plugin_integer_inputs_stay_whole", ENGINE_TOKEN_PATCH]):
+            asyncio.run(_serve_privately(BlueprintProvider()))

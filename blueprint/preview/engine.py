@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -43,7 +44,7 @@ from pulumi.runtime.proto import (
     resource_pb2_grpc,
 )
 
-from integration_blueprint.preview import provider_outputs, wire
+from integration_blueprint.preview import private_channel, process_tree, provider_outputs, redaction, wire
 
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
 DEFAULT_REGION = "us-east-1"
@@ -94,6 +95,8 @@ class RecordedResource:
     provider: str = ""
     source_file: str = ""  # the program's own file (absolute) and line that declared the resource
     source_line: int = 0
+    # Where the program's secrets sit in `inputs` (redaction.secret_paths): the reports show [secret] there.
+    secret_paths: list[tuple] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -134,13 +137,14 @@ _SEVERITIES = {engine_pb2.DEBUG: "debug", engine_pb2.INFO: "info", engine_pb2.WA
 
 class OfflineEngine:
     """One program run's engine: serve it, let the program run against `address`, read what it
-    registered. `on_resource` is called with each recorded resource as it registers."""
+    registered. `on_resource` is called with each recorded resource as it registers. Only callers
+    with `token` are answered (a new one by default; engines serving one plugin share it)."""
 
     def __init__(self, *, project: str, stack: str, config: dict[str, str], secret_keys: Sequence[str] = (),
                  region: Optional[str] = DEFAULT_REGION, unknowns: bool = False, program_dir: Optional[Path] = None,
                  region_fix: str = "set aws:region in the stack's config or AWS_REGION",
                  organization: str = "organization",
-                 on_resource: Optional[Callable[[RecordedResource], None]] = None):
+                 on_resource: Optional[Callable[[RecordedResource], None]] = None, token: Optional[str] = None):
         self.project, self.stack, self.organization = project, stack, organization
         self.config, self.secret_keys = dict(config), list(secret_keys)
         self.region, self.region_fix, self.unknowns = region, region_fix, unknowns
@@ -150,6 +154,10 @@ class OfflineEngine:
         self.not_expanded: list[NotExpanded] = []
         self.logs: list[LogEntry] = []
         self.failures: list[str] = []  # the engine's own failures, with their tracebacks
+        self.refusals: list[str] = []  # what a remote component's Construct refused
+        self.invented: list[str] = []  # lookups answered by invention (nothing is looked up offline)
+        self._constructed_secrets: list = []  # secrets a remote component was given (it may refuse them)
+        self.program_stdout = self.program_stderr = ""  # what the program printed (its host sets them)
         self.stack_outputs: dict = {}
         self.root_urn = ""
         self._lock = threading.Lock()
@@ -157,20 +165,27 @@ class OfflineEngine:
         self._read: dict[str, dict] = {}  # URN -> state of resources read with `.get()`
         self._provider_regions: dict[str, str] = {}  # provider URN -> its region
         self._remote_sources: dict[str, tuple[str, int]] = {}  # remote component URN -> the program's line
-        self._plugin: Optional[_Plugin] = None
+        self._plugin: Optional[ComponentPlugin] = None
+        # The run's private folder (0700) holds the engine's socket, the plugin's and the program's
+        # captured output; only callers with `token` are answered (private_channel).
+        self.folder = tempfile.mkdtemp(prefix="blueprint-run-")
+        self.token = token or private_channel.new_token()
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=SERVER_THREADS),
+                                   interceptors=[private_channel.TokenCheck(self.token)],
                                    options=[("grpc.max_receive_message_length", _MAX_MESSAGE),
                                             ("grpc.max_send_message_length", _MAX_MESSAGE), *_PATIENT_PINGS])
         self._monitor_service, self._engine_service = _Monitor(self), _Engine(self)
         resource_pb2_grpc.add_ResourceMonitorServicer_to_server(self._monitor_service, self._server)
         engine_pb2_grpc.add_EngineServicer_to_server(self._engine_service, self._server)
-        self.address = f"127.0.0.1:{self._server.add_insecure_port('127.0.0.1:0')}"
+        self.address = private_channel.socket_address(self.folder, "engine")
+        self._server.add_insecure_port(self.address)
         self._server.start()
 
     def close(self) -> None:
         if self._plugin is not None:
             self._plugin.close()
         self._server.stop(None)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     def __enter__(self) -> "OfflineEngine":
         return self
@@ -187,6 +202,13 @@ class OfflineEngine:
 
     def urn(self, parent: str, type_token: str, name: str) -> str:
         return make_urn(parent, type_token, name, stack=self.stack, project=self.project)
+
+    def secret_values(self) -> list:
+        """Every value the run knows to be secret so far: the secrets in the recorded inputs, those
+        given to a remote component and the config values of secret keys."""
+        with self._lock:
+            resources = list(self.resources)
+        return redaction.secret_values(resources, self.config, self.secret_keys) + self._constructed_secrets
 
     def errors(self) -> list[str]:
         return [entry.message for entry in self.logs if entry.severity == "error"]
@@ -251,7 +273,7 @@ class OfflineEngine:
             dependencies=list(request.dependencies),
             property_dependencies={key: list(value.urns) for key, value in request.propertyDependencies.items()},
             id=id_, outputs=wire.plain(outputs), provider=request.provider,
-            source_file=source_file, source_line=source_line)
+            source_file=source_file, source_line=source_line, secret_paths=redaction.secret_paths(analyzer_view))
         with self._lock:
             if urn in self._by_urn:
                 return  # a remote component's own registration, made again by its plugin
@@ -325,9 +347,11 @@ class OfflineEngine:
         return resource_pb2.RegisterResourceResponse(urn=urn)
 
     def _construct(self, request, inputs: dict) -> struct_pb2.Struct:
+        given = wire.downgrade(inputs)
+        self._constructed_secrets += [redaction.at(wire.plain(given), path) for path in redaction.secret_paths(given)]
         with self._lock:
             if self._plugin is None:
-                self._plugin = _Plugin(PLUGIN_DIR, self.address)
+                self._plugin = ComponentPlugin(PLUGIN_DIR, self)
         construct = provider_pb2.ConstructRequest(
             project=self.project, stack=self.stack, organization=self.organization, config=self.config,
             configSecretKeys=self.secret_keys, dryRun=True, parallel=16, monitorEndpoint=self.address,
@@ -342,7 +366,9 @@ class OfflineEngine:
             response = self._plugin.provider.Construct(construct)
         except grpc.RpcError as exc:
             # A refused setting is the component's message to the program, as under `pulumi preview`.
-            raise _ProgramFacingError(_construct_error(exc, request.type, request.name)) from None
+            refusal = _construct_error(exc, request.type, request.name)
+            self.refusals.append(refusal)
+            raise _ProgramFacingError(refusal) from None
         return response.state
 
     # ---- data sources and reads ------------------------------------------------------------
@@ -354,6 +380,8 @@ class OfflineEngine:
         region = self._region(request.provider, request.tok)
         try:
             result = provider_outputs.invoke(request.tok, args, region=region, account=ACCOUNT)
+            if not provider_outputs.answered_from_facts(request.tok, args):
+                self._invented(f"{request.tok}({_arguments(args)})", request)
         except provider_outputs.UnknownInvoke:
             failure = provider_pb2.CheckFailure(
                 property="", reason=f"the data source {request.tok} is not declared by any provider SDK installed "
@@ -374,10 +402,26 @@ class OfflineEngine:
         state = provider_outputs.read_outputs(request.type, request.name, request.id, props,
                                               region=self._region(request.provider, request.type), account=ACCOUNT)
         self._read[urn] = {**state, "id": request.id}
+        self._invented(f"{request.type}.get({request.name!r}, {request.id!r})", request)
         return resource_pb2.ReadResourceResponse(urn=urn, properties=wire.to_struct(state))
+
+    def _invented(self, lookup: str, request) -> None:
+        """Note a lookup answered as if what it names existed, with the program's line that made it."""
+        file, line = self._source(request) if hasattr(request, "stackTrace") else ("", 0)
+        if self._is_program_file(file):
+            lookup += f" at {file}:{line}"
+        with self._lock:
+            if lookup not in self.invented:
+                self.invented.append(lookup)
 
     def log(self, request) -> None:
         self.logs.append(LogEntry(_SEVERITIES.get(request.severity, "info"), request.message, request.urn))
+
+
+def _arguments(args: dict) -> str:
+    """A lookup's arguments as the program wrote them, briefly: name=value for each one given."""
+    given = ", ".join(f"{key}={value!r}" for key, value in args.items() if value not in (None, "", [], {}))
+    return given if len(given) <= 120 else given[:117] + "..."
 
 
 def _construct_error(error: grpc.RpcError, type_token: str, name: str) -> str:
@@ -421,15 +465,29 @@ def _answer(method):
     def answered(self, request, context):
         try:
             return method(self, request, context)
+        except RecursionError:
+            # Python's own limit (sys.getrecursionlimit), reached by a value nested hundreds deep.
+            return _answer_program(self, request, context, _ProgramFacingError(_too_deep(request)))
         except _ProgramFacingError as exc:
-            where = self.engine._source(request) if hasattr(request, "stackTrace") else ("", 0)
-            declared = f" (declared at {where[0]}:{where[1]})" if self.engine._is_program_file(where[0]) else ""
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{exc}{declared}")
+            return _answer_program(self, request, context, exc)
         except Exception as exc:  # noqa: BLE001 - reported as the engine's own failure
             self.engine.failures.append(f"{method.__name__}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
             context.abort(grpc.StatusCode.INTERNAL, f"offline engine failure in {method.__name__}: {exc}")
     answered.__name__ = method.__name__
     return answered
+
+
+def _answer_program(service, request, context, exc: "_ProgramFacingError"):
+    where = service.engine._source(request) if hasattr(request, "stackTrace") else ("", 0)
+    declared = f" (declared at {where[0]}:{where[1]})" if service.engine._is_program_file(where[0]) else ""
+    context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{exc}{declared}")
+
+
+def _too_deep(request) -> str:
+    what = " ".join(part for part in (getattr(request, "type", "") or getattr(request, "tok", ""),
+                                      repr(getattr(request, "name", "")) if getattr(request, "name", "") else "") if part)
+    return (f"{what or 'a value'}: its inputs are nested too deeply for the offline engine to read (past Python's "
+            f"recursion limit, {sys.getrecursionlimit()} frames); flatten the value, or pass it as a JSON string")
 
 
 class _Monitor(resource_pb2_grpc.ResourceMonitorServicer):
@@ -555,14 +613,23 @@ class _InProcessStub:
         return call
 
 
-class _Plugin:
-    """A component package's plugin run as the engine runs a Python plugin: `python <folder>
-    <engine address>`, which serves the ResourceProvider interface and prints its port."""
+class ComponentPlugin:
+    """A component package's plugin run as the engine runs a Python plugin, `python <folder>
+    <engine address>`, which serves the ResourceProvider interface and prints its port; here on the
+    run's private channel (private_channel): its socket in the engine's folder, its own token and
+    the engine's handed over on a pipe. Its own process group, ended with the engine."""
 
-    def __init__(self, folder: Path, engine_address: str):
+    def __init__(self, folder: Path, engine: OfflineEngine):
         self.stderr = tempfile.TemporaryFile()
-        self.process = subprocess.Popen([sys.executable, str(folder), engine_address],
-                                        stdout=subprocess.PIPE, stderr=self.stderr)
+        token, address = private_channel.new_token(), private_channel.socket_address(engine.folder, "plugin")
+        handed = private_channel.hand_over({"address": address, "token": token, "engine_address": engine.address,
+                                            "engine_token": engine.token})
+        try:
+            self.process = subprocess.Popen([sys.executable, str(folder), engine.address], stdout=subprocess.PIPE,
+                                            stderr=self.stderr, pass_fds=[handed], start_new_session=True,
+                                            env={**os.environ, private_channel.FD_VARIABLE: str(handed)})
+        finally:
+            os.close(handed)
         assert self.process.stdout is not None
         ready, _, _ = select.select([self.process.stdout], [], [], PLUGIN_START_SECONDS)
         line = self.process.stdout.readline() if ready else b""
@@ -570,7 +637,7 @@ class _Plugin:
             self.close()
             raise EngineFailure(f"the component plugin in {folder} did not start: {self.stderr_text()[-2000:]}")
         threading.Thread(target=self.process.stdout.read, daemon=True).start()
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{int(line)}")
+        self.channel = private_channel.with_token(grpc.insecure_channel(address), token)
         self.provider = provider_pb2_grpc.ResourceProviderStub(self.channel)
 
     def stderr_text(self) -> str:
@@ -580,10 +647,5 @@ class _Plugin:
     def close(self) -> None:
         if getattr(self, "channel", None) is not None:
             self.channel.close()
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+        process_tree.end(self.process)
         self.stderr.close()

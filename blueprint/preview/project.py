@@ -12,6 +12,8 @@ placeholder marked secret, and ESC `environment:` imports are listed as not reso
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import math
 import os
@@ -25,7 +27,16 @@ import yaml
 
 
 class ProgramError(Exception):
-    """The program, its project file or its stack config could not be run."""
+    """The program, its project file or its stack config could not be run. `file` and `line`: where
+    in the program it failed, when known; `refused`: a component refused one of its arguments;
+    `engine_fault`: the offline engine itself failed; `secrets`: the values the run knew to be
+    secret when it failed (its report masks them); `stdout`, `stderr`: what the program printed."""
+
+    def __init__(self, message: str = "", *, file: str = "", line: int = 0, refused: bool = False,
+                 engine_fault: bool = False, secrets: tuple = (), stdout: str = "", stderr: str = ""):
+        super().__init__(message)
+        self.file, self.line, self.refused, self.engine_fault = file, line, refused, engine_fault
+        self.secrets, self.stdout, self.stderr = secrets, stdout, stderr
 
 
 # The CLI looks for Pulumi.<ext> in this order, and a stack file takes its project file's extension
@@ -199,10 +210,19 @@ def load_project(program_dir: Path) -> dict:
     path = _project_file(program_dir)
     if path is None:
         raise ProgramError(f"{program_dir} has no Pulumi.yaml; point --program at a Pulumi project")
-    project = _read_yaml(path, str(path)) or {}
+    stat = path.stat()
+    project = copy.deepcopy(_parsed_project(str(path), stat.st_mtime_ns, stat.st_size)) or {}
     if not isinstance(project, dict) or not project.get("name"):
         raise ProgramError(f"{path} has no 'name'")
     return project
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed_project(path: str, mtime_ns: int, size: int) -> Any:
+    """Pulumi.yaml parsed once per content: a preview reads the project in several places (the
+    interpreter, the stack file, the pack, the reports), each asking for it afresh; an edit gives a
+    new modification time and size, so a changed file is parsed again."""
+    return _read_yaml(Path(path), path)
 
 
 def _stack_config_dir(program_dir: Path, project: dict) -> Path:

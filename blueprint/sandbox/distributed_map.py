@@ -72,8 +72,9 @@ import threading
 import time
 import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from integration_blueprint import aws_limits
 from integration_blueprint.patches import FIX, MOTO_VERIFIED, Patcher, patch
@@ -306,12 +307,29 @@ class _Child:
     stopped: str = ""
 
 
+# The emulator whose block this process is in (emulator.running_emulator serves it): executions
+# started meanwhile run for it. Handed in rather than imported, so this module does not import the
+# emulator that imports it.
+_SERVED: list = []
+
+
+@contextmanager
+def serving(emulator: Any) -> Iterator[None]:
+    """State machines with a Distributed Map started within the block run for `emulator` (its
+    clients, its usage meter, its time scale)."""
+    _SERVED.append(emulator)
+    try:
+        yield
+    finally:
+        _SERVED.remove(emulator)
+
+
 class Run:
     """One execution of a state machine with a Distributed Map, in the thread moto's Execution.start
     would have started its worker in."""
 
     def __init__(self, *, definition: dict, execution_arn: str, machine_arn: str, name: str, execution_input: Any,
-                 region: str, account: str, emulator: Any, time_scale: float):
+                 region: str, account: str, emulator: Any):
         self.definition = definition
         self.execution_arn = execution_arn
         self.machine_arn = machine_arn
@@ -321,7 +339,7 @@ class Run:
         self.account = account
         self.emulator = emulator
         self.usage: StateMachineUsage = emulator.state_machine_usage
-        self.time_scale = time_scale
+        self.time_scale = emulator.time_scale
         self.stopped = threading.Event()
         self.context = {"Execution": {"Id": execution_arn, "Name": name, "Input": execution_input,
                                       "StartTime": _now()},
@@ -700,12 +718,12 @@ def distributed_maps_run_by_the_sandbox(patcher: Patcher) -> None:
 
     def start_execution(self):
         parsed = _parsed(self.state_machine.definition)
-        emulator, time_scale = _SERVING["emulator"], _SERVING["time_scale"]
+        emulator = _SERVED[-1] if _SERVED else None
         if parsed is None or not distributed_maps(parsed) or emulator is None:
             return start(self)
         run = Run(definition=parsed, execution_arn=self.exec_arn, machine_arn=self.state_machine.arn,
                   name=self.name, execution_input=self.input_data, region=self.region_name,
-                  account=self.account_id, emulator=emulator, time_scale=time_scale)
+                  account=self.account_id, emulator=emulator)
         self.sandbox_run = run
         self.exec_status = ExecutionStatus.RUNNING
 
@@ -741,17 +759,6 @@ def distributed_maps_run_by_the_sandbox(patcher: Patcher) -> None:
     patcher.replace(models.StepFunctionsParserBackend, "_validate_definition", staticmethod(validate_definition))
     patcher.replace(execution_module.Execution, "start", start_execution)
     patcher.replace(execution_module.Execution, "stop", stop_execution)
-
-
-# The emulator whose executions this executor runs, and its time compression (set by serve).
-_SERVING: dict[str, Any] = {"emulator": None, "time_scale": 1.0}
-
-
-def serve(emulator: Any, time_scale: float) -> None:
-    """Run the Distributed Maps of `emulator` (its clients, its invoke_function, its usage) with its
-    time compression, until the emulator's block ends (on its on_stop list)."""
-    _SERVING.update(emulator=emulator, time_scale=time_scale)
-    emulator.on_stop.append(lambda: _SERVING.update(emulator=None, time_scale=1.0))
 
 
 def _parsed(definition: Any) -> Optional[dict]:
