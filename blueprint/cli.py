@@ -25,7 +25,8 @@ from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerErr
 from integration_blueprint.preview.policy_config import PolicyConfigError
 from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS
 from integration_blueprint.preview.recording import ProgramError
-from integration_blueprint.preview.render import FORMATS, printable, program_output_lines
+from integration_blueprint.preview.reports.formats import FORMATS
+from integration_blueprint.preview.reports.text import printable, program_output_lines
 from integration_blueprint.sandbox.errors import SandboxError
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
