@@ -14,10 +14,10 @@ import pytest
 from integration_blueprint.cli import main
 from integration_blueprint.preview import policy_config
 from integration_blueprint.preview.analyzer import PolicyAnalyzer
-from integration_blueprint.preview.markdown import render_markdown
-from integration_blueprint.preview.render import render_text
+from integration_blueprint.preview.reports.markdown import render_markdown
+from integration_blueprint.preview.reports.sarif import to_sarif
+from integration_blueprint.preview.reports.text import render_text
 from integration_blueprint.preview.run import REPO_ROOT, run_preview, stack_policy_config
-from integration_blueprint.preview.sarif import to_sarif
 
 # The commands below print and exit from the shared recording of their program (conftest).
 pytestmark = pytest.mark.usefixtures("cli_reuses_recordings")
@@ -139,9 +139,9 @@ def test_cli_json_output_and_exit_1_on_mandatory_violations(capsys, flag):
     assert code == 1
     assert set(output) == {"stack", "program", "resources", "violations", "skippedChecks", "summary", "notExpanded",
                            "secretPlaceholders", "unresolvedEnvironments", "notes", "error", "inventedLookups",
-                           "programOutput", "suppressed", "suppressions"}
+                           "programOutput", "suppressed", "suppressions", "unreadStackReferences"}
     assert output["notExpanded"] == [] and output["secretPlaceholders"] == [] and output["error"] is None
-    assert output["suppressed"] == [] and output["suppressions"] == []
+    assert output["suppressed"] == [] and output["suppressions"] == [] and output["unreadStackReferences"] == []
     assert output["stack"] == "ci" and output["program"] == str(EVERY_VIOLATION)
     queue = next(r for r in output["resources"] if r["name"] == "orders")
     assert set(queue) == {"urn", "type", "name", "parent", "inputs"} and queue["type"] == "aws:sqs/queue:Queue"

@@ -19,11 +19,11 @@ import pytest
 from google.protobuf import struct_pb2
 
 from integration_blueprint.preview.analyzer import Rule, Violation
-from integration_blueprint.preview.markdown import render_markdown
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
-from integration_blueprint.preview.render import render_text
+from integration_blueprint.preview.reports.markdown import render_markdown
+from integration_blueprint.preview.reports.sarif import to_sarif
+from integration_blueprint.preview.reports.text import render_text
 from integration_blueprint.preview.run import PreviewResult, run_preview
-from integration_blueprint.preview.sarif import to_sarif
 
 REPO = Path(__file__).resolve().parents[1]
 MERMAID_CHECK = REPO / "tools" / "mermaid" / "parse.mjs"

@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from integration_blueprint.preview import skipped_checks, wire
+import integration_blueprint.preview.reports.skipped_checks as skipped_checks
+from integration_blueprint.preview import wire
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
 from integration_blueprint.preview.run import Finding, PreviewResult
 
