@@ -266,7 +266,7 @@ class ExpressChild:
 class StateMachineUsage:
     standard_transitions: int = 0
     children_started: int = 0
-    express_children: list = field(default_factory=list)  # ExpressChild
+    express_children: list["ExpressChild"] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def transition(self, count: int = 1) -> None:
