@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from integration_blueprint import __version__
+from integration_blueprint.plugin import SchemaError
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerError
 from integration_blueprint.preview.policy_config import PolicyConfigError
 from integration_blueprint.preview.recording import ProgramError
@@ -33,7 +34,7 @@ class MissingExtra(Exception):
 
 
 # Failures the user can fix; anything else is a bug and keeps its traceback.
-USER_ERRORS = (ProgramError, AnalyzerError, PolicyConfigError, SandboxError, MissingExtra)
+USER_ERRORS = (ProgramError, AnalyzerError, PolicyConfigError, SandboxError, MissingExtra, SchemaError)
 
 
 def _program_dir(args: argparse.Namespace, *, required: bool = True) -> Path:
@@ -64,8 +65,9 @@ def _run_preview(args: argparse.Namespace) -> int:
 def add_preview_command(subparsers) -> None:
     parser = subparsers.add_parser(
         "preview", help="run a Pulumi program offline and check it against the policy pack",
-        description="Run a Pulumi Python program against the offline engine (the engine's gRPC interfaces, "
-                    "the program in its own interpreter; no Pulumi CLI, no AWS account) and put every "
+        description="Run a Pulumi program (Python, or TypeScript/JavaScript with node) against the offline engine "
+                    "(the engine's gRPC interfaces, the program as its language host starts it; no Pulumi CLI, "
+                    "no AWS account) and put every "
                     "resource through the CrossGuard policy pack, as "
                     "`pulumi preview --policy-pack policies` does. Exit 1 on a mandatory violation.")
     parser.add_argument("--stack", default="dev", help="stack name; its config is Pulumi.<stack>.yaml "
@@ -257,7 +259,77 @@ def add_redrive_command(subparsers) -> None:
     batch_map.add_argument("--input-field", default="inputKey", help="execution input field naming the CSV")
 
 
-COMMANDS: list[Callable] = [add_preview_command, add_drill_command, add_policy_command, add_redrive_command]
+def _print_schema(args: argparse.Namespace) -> int:
+    import json
+
+    from integration_blueprint.plugin import package_schema
+
+    print(json.dumps(package_schema(), indent=2))
+    return 0
+
+
+def add_schema_command(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "schema", help="print the component package's Pulumi schema (JSON)",
+        description="Print the Pulumi package schema the component plugin serves (what `pulumi package "
+                    "get-schema` prints for it): the four components, every input typed and described in the "
+                    "names other languages use (camelCase), every output. Any language's SDK can be generated "
+                    "from it, e.g. `pulumi package gen-sdk schema.json --language go`.")
+    parser.set_defaults(run=_print_schema)
+
+
+SDK_LANGUAGES = ("typescript",)
+
+
+def _write_sdk(args: argparse.Namespace) -> int:
+    from integration_blueprint.plugin import package_schema
+    from integration_blueprint.plugin.typescript_sdk import NPM_NAME, write_package
+
+    out = Path(args.out).resolve()
+    written = write_package(package_schema(), out)
+    print(f"wrote {NPM_NAME} to {out} ({', '.join(written)}); install it with: npm install {out}")
+    return 0
+
+
+def add_sdk_command(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "sdk", help="write the components' SDK for another language (no Pulumi CLI needed)",
+        description="Write the component package's SDK for a language from its schema, without the Pulumi CLI. "
+                    "typescript: an npm package named @pulumi/blueprint (package.json, index.js, index.d.ts) to "
+                    "`npm install <folder>` or `npm pack`. For other languages, feed `blueprint schema` to "
+                    "`pulumi package gen-sdk`.")
+    parser.add_argument("--language", choices=SDK_LANGUAGES, required=True, help="the SDK's language")
+    parser.add_argument("--out", required=True, help="the folder to write the package into (created if missing)")
+    parser.set_defaults(run=_write_sdk)
+
+
+def _print_docs(args: argparse.Namespace) -> int:
+    from integration_blueprint.components.reference import COMPONENTS, render_page
+
+    by_name = {component.__name__.lower(): component for component in COMPONENTS}
+    component = by_name.get(args.component.lower())
+    if component is None:
+        print(f"error: no component {args.component!r}; the components are "
+              f"{', '.join(c.__name__ for c in COMPONENTS)}", file=sys.stderr)
+        return 2
+    print(render_page(component))
+    return 0
+
+
+def add_docs_command(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "docs", help="print a component's reference page (arguments, outputs, resources, examples)",
+        description="Print the reference page of a component (Markdown), generated from the same settings rows "
+                    "that check its arguments: every argument in Python and camelCase with its type, default, "
+                    "what is allowed and why, every output, the resources it creates and a Python and a "
+                    "TypeScript example.")
+    parser.add_argument("component", help="FifoBillingQueue, IdempotentStreamConsumer, NonIdempotentStreamConsumer "
+                                          "or DistributedMapBatch")
+    parser.set_defaults(run=_print_docs)
+
+
+COMMANDS: list[Callable] = [add_preview_command, add_drill_command, add_policy_command, add_redrive_command,
+                             add_schema_command, add_sdk_command, add_docs_command]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -17,22 +17,22 @@ from other settings (the row's `why` says how). Bounds that are AWS facts come f
 the project's own choices from `conventions` or the row itself. Arguments a stack file cannot set
 (code, handlers, extra permissions) are rows too, with `in_stack=False`.
 
-Public: `Setting`, `SettingsTable`, `REQUIRED`, `STATEMENT_KEYS`, `camel_case`, and the rows several
+Public: `Setting`, `SettingsTable`, `REQUIRED`, `STATEMENT_KEYS`, `camel_case`, `camel_case_names`, and the rows several
 components share: `code_settings`, `schedule_expression_setting`, `SCHEDULE_SETTINGS`.
 """
 
 import difflib
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping, Optional
+from typing import Any, Collection, Iterable, Iterator, Mapping, Optional
 
 import pulumi
 
 from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.validation import ComponentArgumentError, is_known
 
-__all__ = ["REQUIRED", "SCHEDULE_SETTINGS", "STATEMENT_KEYS", "Setting", "SettingsTable", "camel_case", "code_settings",
-           "schedule_expression_setting"]
+__all__ = ["REQUIRED", "SCHEDULE_SETTINGS", "STATEMENT_KEYS", "Setting", "SettingsTable", "camel_case", "camel_case_names",
+           "code_settings", "schedule_expression_setting"]
 
 
 class _Required:
@@ -50,6 +50,16 @@ STATEMENT_KEYS = ("actions", "resources")
 def camel_case(arg: str) -> str:
     head, *rest = arg.split("_")
     return head + "".join(word.capitalize() for word in rest)
+
+
+# A Python argument name as it appears in running text (`item_code`, `max_concurrency`).
+SNAKE_CASE_NAME = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
+def camel_case_names(text: str, names: Collection[str]) -> str:
+    """`text` with every argument name among `names` spelled as other languages spell it (camelCase)."""
+    return SNAKE_CASE_NAME.sub(lambda found: camel_case(found.group(0)) if found.group(0) in names
+                               else found.group(0), text)
 
 
 def _number(value: float) -> str:
@@ -227,7 +237,7 @@ class SettingsTable:
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise ComponentArgumentError(
                     f"{self.component}: unknown argument {arg!r}{hint}; {self.component} takes "
-                    f"{', '.join(sorted(known))} (docs/components/{self.component}.md)", str(arg))
+                    f"{', '.join(sorted(known))} (see `blueprint docs {self.component}`)", str(arg))
         for arg in known:
             self.value(args, arg)
         return {arg: self.value(args, arg) if value is not None else None for arg, value in args.items()}

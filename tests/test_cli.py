@@ -233,3 +233,38 @@ def test_every_blueprint_command_in_the_workflow_parses():
     for command in commands:
         words = [w for w in shlex.split(command)[1:]]
         build_parser().parse_args([w.replace("$stack", "dev").replace("$STACK", "dev") for w in words])
+
+
+def test_schema_prints_the_package_schema_the_plugin_serves(capsys):
+    assert main(["schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert (schema["name"], schema["version"]) == ("blueprint", __version__)
+    assert {token.rsplit(":", 1)[-1] for token in schema["resources"]} == {
+        "FifoBillingQueue", "IdempotentStreamConsumer", "NonIdempotentStreamConsumer", "DistributedMapBatch"}
+
+
+def test_sdk_writes_the_typescript_package_with_its_declarations(typescript_sdk):
+    """(typescript_sdk is `blueprint sdk --language typescript --out <folder>`, conftest.py.)"""
+    assert {path.name for path in typescript_sdk.iterdir()} == {"package.json", "index.js", "index.d.ts", "README.md"}
+    declarations = (typescript_sdk / "index.d.ts").read_text()
+    assert "export declare class DistributedMapBatch extends pulumi.ComponentResource" in declarations
+    # the one required input makes the args themselves required
+    assert "constructor(name: string, args: DistributedMapBatchArgs, opts?" in declarations
+    assert "maxConcurrency: pulumi.Input<number>;" in declarations
+    assert "readonly stateMachineArn: pulumi.Output<string>;" in declarations
+    assert 'exports.FifoBillingQueue = FifoBillingQueue;' in (typescript_sdk / "index.js").read_text()
+
+
+def test_sdk_refuses_a_language_it_does_not_write(capsys):
+    with pytest.raises(SystemExit):
+        main(["sdk", "--language", "cobol", "--out", "x"])
+    assert "invalid choice: 'cobol'" in capsys.readouterr().err
+
+
+def test_docs_prints_the_reference_page_a_team_has_without_the_repository(capsys):
+    assert main(["docs", "fifobillingqueue"]) == 0
+    page = capsys.readouterr().out
+    assert page == (Path(__file__).resolve().parents[1] / "docs" / "components" / "FifoBillingQueue.md").read_text() + "\n"
+
+    assert main(["docs", "FifoQueue"]) == 2
+    assert "the components are FifoBillingQueue, " in capsys.readouterr().err

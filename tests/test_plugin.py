@@ -41,6 +41,7 @@ from integration_blueprint.components import (
     reference,
 )
 from integration_blueprint.components.reference import describe_setting
+from integration_blueprint.components.settings import camel_case_names
 from integration_blueprint.preview.engine import OfflineEngine
 from integration_blueprint.preview.recording import (
     DEFAULT_REGION,
@@ -226,10 +227,21 @@ def test_every_resource_input_and_output_is_described_inherited_ones_included(sc
     resource = schema["resources"][type_token(component)]
     assert resource["description"].startswith(component.__doc__.split()[0])
     table = reference.COMPONENTS[component]
+    python_names = {s.arg for s in table.arguments()} | set(reference.output_descriptions(component))
     for setting in table.arguments():  # the platform's rows too
-        assert resource["inputProperties"][camel(setting.arg)]["description"] == describe_setting(setting)
+        assert resource["inputProperties"][camel(setting.arg)]["description"] == camel_case_names(
+            describe_setting(setting), python_names)
     undescribed = [name for name, prop in resource["properties"].items() if len(prop.get("description", "")) < 10]
     assert undescribed == []
+
+
+def test_descriptions_name_arguments_and_outputs_as_other_languages_spell_them(schema):
+    """A TypeScript or Go user never sees `item_code` or `max_concurrency`, only itemCode, maxConcurrency."""
+    text = json.dumps(schema)
+    python_names = {s.arg for table in reference.COMPONENTS.values() for s in table.arguments() if "_" in s.arg}
+    assert [name for name in python_names if re.search(rf"\b{name}\b", text)] == []
+    batch = schema["resources"][type_token(DistributedMapBatch)]["inputProperties"]
+    assert "required with itemCode" in batch["itemHandler"]["description"]
 
 
 def test_every_type_and_its_properties_are_described(schema):
