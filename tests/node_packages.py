@@ -11,16 +11,18 @@ SDK_PACKAGE = ("@pulumi", "blueprint")
 
 
 def install_node_modules(program: Path, sdk: Path | None = None) -> Path:
-    """`program`/node_modules with every fixture package linked and, given `sdk` (the folder
-    `blueprint sdk --language typescript` wrote), the SDK copied in as @pulumi/blueprint."""
+    """`program`/node_modules with every fixture package linked (beside what npm already installed
+    there) and, given `sdk` (the folder `blueprint sdk --language typescript` wrote), the SDK
+    copied in as @pulumi/blueprint."""
     modules = program / "node_modules"
-    modules.mkdir()
+    modules.mkdir(exist_ok=True)
     for entry in NODE_MODULES.iterdir():
         if entry.name.startswith("@"):  # a scope: its packages one by one, so ours can join them
-            (modules / entry.name).mkdir()
+            (modules / entry.name).mkdir(exist_ok=True)
             for package in entry.iterdir():
-                (modules / entry.name / package.name).symlink_to(package)
-        else:
+                if not (modules / entry.name / package.name).exists():
+                    (modules / entry.name / package.name).symlink_to(package)
+        elif not (modules / entry.name).exists():
             (modules / entry.name).symlink_to(entry)
     if sdk is not None:
         target = modules.joinpath(*SDK_PACKAGE)
