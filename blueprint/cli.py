@@ -59,7 +59,17 @@ def _run_preview(args: argparse.Namespace) -> int:
                          policy_config_path=Path(args.policy_config) if args.policy_config else None,
                          unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict)
     print(FORMATS["json" if args.json else args.format](result))
+    for format_name, path in args.report:
+        Path(path).write_text(FORMATS[format_name](result) + "\n")
     return result.exit_code
+
+
+def _report(text: str) -> tuple[str, str]:
+    """--report FORMAT=FILE."""
+    format_name, _, path = text.partition("=")
+    if format_name not in FORMATS or not path:
+        raise argparse.ArgumentTypeError(f"{text!r} is not FORMAT=FILE with FORMAT one of {', '.join(FORMATS)}")
+    return format_name, path
 
 
 def add_preview_command(subparsers) -> None:
@@ -86,6 +96,9 @@ def add_preview_command(subparsers) -> None:
                         help="text (default); json: one object, violations with stable fields (see README); "
                              "sarif: SARIF 2.1.0 for GitHub code scanning; markdown: a pull-request comment")
     parser.add_argument("--json", action="store_true", help="the same as --format json")
+    parser.add_argument("--report", type=_report, action="append", default=[], metavar="FORMAT=FILE",
+                        help="also write this run's report in FORMAT to FILE (repeatable), e.g. "
+                             "--report sarif=prod.sarif --report markdown=prod.md: one preview, every report")
     parser.set_defaults(run=_run_preview)
 
 
@@ -278,6 +291,29 @@ def add_schema_command(subparsers) -> None:
     parser.set_defaults(run=_print_schema)
 
 
+def _list_stacks(args: argparse.Namespace) -> int:
+    import json
+
+    from integration_blueprint.preview.project import stack_names
+
+    stacks = stack_names(_program_dir(args))
+    print(json.dumps(stacks) if args.json else "\n".join(stacks))
+    return 0
+
+
+def add_stack_command(subparsers) -> None:
+    """`blueprint stack ls`: the project's stacks, for a CI job that previews each one."""
+    parser = subparsers.add_parser("stack", help="the project's stacks", description="The Pulumi project's stacks.")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    ls = actions.add_parser("ls", help="list the stacks (one Pulumi.<stack>.yaml each in the stackConfigDir)",
+                            description="List the project's stacks: one per Pulumi.<stack>.yaml in the folder its "
+                                        "Pulumi.yaml names as stackConfigDir (default: beside it), as a CI job "
+                                        "discovers what to preview.")
+    ls.add_argument("--program", help="the Pulumi project directory (default: the current directory)")
+    ls.add_argument("--json", action="store_true", help="a JSON array (for a GitHub Actions matrix)")
+    ls.set_defaults(run=_list_stacks)
+
+
 SDK_LANGUAGES = ("typescript",)
 
 
@@ -329,7 +365,7 @@ def add_docs_command(subparsers) -> None:
 
 
 COMMANDS: list[Callable] = [add_preview_command, add_drill_command, add_policy_command, add_redrive_command,
-                             add_schema_command, add_sdk_command, add_docs_command]
+                             add_stack_command, add_schema_command, add_sdk_command, add_docs_command]
 
 
 def build_parser() -> argparse.ArgumentParser:

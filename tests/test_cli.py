@@ -212,7 +212,7 @@ def test_the_ci_workflow_is_a_valid_github_actions_workflow():
 
 def test_the_ci_workflow_runs_the_real_and_the_offline_preview():
     jobs = _workflow()["jobs"]
-    assert set(jobs) == {"pulumi-preview", "offline-preview"}
+    assert set(jobs) == {"stacks", "pulumi-preview", "offline-preview"}
     real = {s.get("uses", "").split("@")[0]: s for s in jobs["pulumi-preview"]["steps"]}
     assert real["pulumi/actions"]["with"]["command"] == "preview"
     assert "policyPacks" in real["pulumi/actions"]["with"] and "policyPackConfigs" in real["pulumi/actions"]["with"]
@@ -223,7 +223,40 @@ def test_the_ci_workflow_runs_the_real_and_the_offline_preview():
     uses = [s.get("uses", "").split("@")[0] for s in offline["steps"]]
     assert "github/codeql-action/upload-sarif" in uses
     script = "\n".join(s.get("run", "") for s in offline["steps"])
-    assert "--format sarif" in script and "--format markdown" in script and "GITHUB_STEP_SUMMARY" in script
+    assert "--report sarif=" in script and "--report markdown=" in script and "GITHUB_STEP_SUMMARY" in script
+
+
+def test_the_ci_workflow_discovers_the_stacks_and_previews_each_once_uploading_sarif_whatever_the_verdict():
+    text = WORKFLOW.read_text()
+    jobs = _workflow()["jobs"]
+    assert "blueprint stack ls --json" in json.dumps(jobs["stacks"])
+    assert jobs["pulumi-preview"]["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.stacks) }}"
+    assert not re.search(r"\b(dev|staging|prod)\b", json.dumps(jobs))  # no stack is written in
+    offline = jobs["offline-preview"]
+    assert len(re.findall(r"blueprint preview", json.dumps(offline))) == 1  # one run per stack, every report
+    upload = next(s for s in offline["steps"] if s.get("uses", "").startswith("github/codeql-action/upload-sarif"))
+    assert upload["if"].startswith("always()")
+    # .venv as the README and Pulumi.yaml name it; the engine is ours, not the SDK's mocks
+    assert "python -m venv .venv" in text and " venv/" not in text and "mock" not in text.lower()
+
+
+def test_stack_ls_lists_the_stacks_of_the_projects_stack_config_folder(capsys):
+    assert main(["stack", "ls", "--json", "--program", str(REPO_ROOT)]) == 0
+    assert json.loads(capsys.readouterr().out) == ["dev", "prod", "staging"]
+
+
+def test_one_preview_writes_every_report_it_is_asked_for(tmp_path, capsys):
+    sarif, markdown = tmp_path / "dev.sarif", tmp_path / "dev.md"
+    code = main(["preview", "--program", str(REPO_ROOT), "--stack", "dev", "--format", "json",
+                 "--report", f"sarif={sarif}", "--report", f"markdown={markdown}"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == (1 if report["summary"]["mandatory"] else 0)
+    sarif_results = json.loads(sarif.read_text())["runs"][0]["results"]
+    assert len(sarif_results) == len(report["violations"])
+    assert "`dev`" in markdown.read_text() or "dev" in markdown.read_text().splitlines()[0]
+    with pytest.raises(SystemExit):
+        main(["preview", "--report", "pdf=x.pdf"])
+    assert "is not FORMAT=FILE" in capsys.readouterr().err
 
 
 def test_every_blueprint_command_in_the_workflow_parses():
