@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # turns that off: every test worker, CLI run and policy pack would otherwise recompile them.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: test test-package install preview local lint docs validators mermaid node-fixtures sdk
+.PHONY: test test-slow test-all test-package install preview local lint docs validators mermaid node-fixtures sdk
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -45,8 +45,19 @@ $(NODE_FIXTURES): tests/node/package-lock.json
 
 node-fixtures: $(NODE_FIXTURES)
 
+# The suite in two tiers: `make test` every behaviour short of a whole end-to-end run (<= 60 s on 2 cores),
+# `make test-slow` the end-to-end tier (program corpus, TypeScript programs, drills, the plugin), and
+# `make test-all` both in one run. CI runs `make test` and then `make test-slow`.
+PYTEST := $(PY) -m pytest -q -n auto --dist worksteal
+
 test: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES)
-	$(PY) -m pytest -q -n auto --dist worksteal -m "not wheel"
+	$(PYTEST) -m "not slow and not wheel"
+
+test-slow: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES)
+	$(PYTEST) -m "slow and not wheel"
+
+test-all: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES)
+	$(PYTEST) -m "not wheel"
 
 # The package as a team gets it: build the wheel, install it into a fresh virtualenv, run the
 # installed CLI and policy pack (a few minutes, mostly pip; CI runs it after the tests).

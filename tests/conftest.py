@@ -1,8 +1,11 @@
 """Shared test setup and helpers: fake AWS credentials (moto only; nothing leaves the machine), the
 repository's own stack files, and finding recorded resources by name."""
 
+import fcntl
 import gc
+import hashlib
 import json
+import pickle
 from pathlib import Path
 
 import pytest
@@ -85,6 +88,70 @@ def fake_aws_environment(monkeypatch):
     yield
 
 
+class Recordings:
+    """What a program declares, recorded once per (program, stack, mode, config) for the whole test
+    run and shared by the tests that only read it: recording is deterministic (test_recording.py
+    proves it), so a second recording of the same program proves nothing a first does not.
+
+    The first worker to ask records and pickles the result into the run's shared temp folder under a
+    lock; every other worker (pytest-xdist) loads it from there. Tests that change what they record
+    (their own config, a program they write) call record_program themselves."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self._mine: dict[str, object] = {}
+
+    def __call__(self, program: Path = None, stack: str = "dev", *, unknowns: bool = False,
+                 config: dict | None = None):
+        from integration_blueprint.preview.recording import record_program
+
+        program = Path(program or REPO).resolve()
+        key = hashlib.sha256(json.dumps([str(program), stack, unknowns, config], sort_keys=True).encode()).hexdigest()[:20]
+        if key not in self._mine:
+            path = self.folder / f"{key}.pickle"
+            with open(self.folder / f"{key}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if path.exists():
+                    recorded = pickle.loads(path.read_bytes())
+                else:
+                    recorded = record_program(program, stack=stack, unknowns=unknowns, config=config)
+                    path.write_bytes(pickle.dumps(recorded))
+            self._mine[key] = recorded
+        return self._mine[key]
+
+
+@pytest.fixture(scope="session")
+def recordings(tmp_path_factory, request) -> Recordings:
+    """recordings(program=REPO, stack="dev", unknowns=False, config=None) -> RecordedStack, each
+    recorded once per test run (see Recordings)."""
+    shared = tmp_path_factory.getbasetemp()
+    if hasattr(request.config, "workerinput"):  # pytest-xdist: one folder per worker under the run's
+        shared = shared.parent
+    folder = shared / "recordings"
+    folder.mkdir(exist_ok=True)
+    return Recordings(folder)
+
+
+@pytest.fixture
+def env():
+    """A Kinesis stream with its DLQs, tables and the stream consumers' handlers, in moto (stream_env.Env)."""
+    from moto import mock_aws
+
+    from tests.stream_env import Env
+
+    with mock_aws():
+        yield Env()
+
+
+@pytest.fixture
+def billing_env(monkeypatch):
+    """The FIFO billing pattern's tables, queues and consumer in moto (billing_env.billing_environment)."""
+    from tests.billing_env import billing_environment
+
+    with billing_environment(monkeypatch) as environment:
+        yield environment
+
+
 @pytest.fixture(scope="session")
 def policy_analyzer():
     """The real policy pack, started once per test session the way the Pulumi CLI starts it, and
@@ -93,6 +160,18 @@ def policy_analyzer():
 
     with PolicyAnalyzer() as analyzer:
         yield analyzer
+
+
+@pytest.fixture(scope="session")
+def preview(recordings, policy_analyzer):
+    """preview(program=REPO, stack="dev", unknowns=False, **run_preview options) -> PreviewResult: the
+    shared recording (`recordings`) through the session's policy pack."""
+    from integration_blueprint.preview.run import run_preview
+
+    def analysed(program: Path = None, stack: str = "dev", *, unknowns: bool = False, **options):
+        return run_preview(program or REPO, stack=stack, unknowns=unknowns, analyzer=policy_analyzer,
+                           recorded=recordings(program, stack, unknowns=unknowns), **options)
+    return analysed
 
 
 # The longest tests (whole drills, plugin processes) run first: with one worker per core, a drill

@@ -56,9 +56,9 @@ def moto_accepts(document: dict) -> None:
 # ---- the definition builder ----------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def stacks():
+def stacks(recordings):
     """Each stack of the blueprint program, recorded with its own stack file."""
-    return {stack: record_program(REPO, stack=stack) for stack in STACKS}
+    return {stack: recordings(REPO, stack) for stack in STACKS}
 
 
 def stack_section(stack: str) -> dict:

@@ -1,6 +1,7 @@
 """FifoBillingQueue under the Pulumi SDK's mocks: the infrastructure each stack deploys, and the
 configurations the component refuses."""
 
+import dataclasses
 import json
 
 import pytest
@@ -11,11 +12,12 @@ from tests.conftest import MOCK_ACCOUNT, REGION_CONFIG, REPO, assert_tls_only, o
 
 
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
-def test_each_stack_deploys_the_fifo_billing_pattern_as_configured(stack):
+def test_each_stack_deploys_the_fifo_billing_pattern_as_configured(stack, recordings):
     settings = stack_file(stack)["blueprint:fifoBilling"]
     platform = stack_file(stack)["blueprint:platform"]
-    recorded = record_program(REPO, stack=stack)
-    recorded.resources = [r for r in recorded.resources if r.name == "billing" or r.name.startswith("billing-")]
+    recorded = recordings(REPO, stack)
+    recorded = dataclasses.replace(recorded, resources=[r for r in recorded.resources
+                                                        if r.name == "billing" or r.name.startswith("billing-")])
     component = only(recorded, "blueprint:index:FifoBillingQueue", "billing")
 
     # Every child hangs under the component.
@@ -102,8 +104,8 @@ def test_each_stack_deploys_the_fifo_billing_pattern_as_configured(stack):
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
-def test_every_queue_refuses_requests_without_tls(stack):
-    recorded = record_program(REPO, stack=stack)
+def test_every_queue_refuses_requests_without_tls(stack, recordings):
+    recorded = recordings(REPO, stack)
     queues = [q for q in recorded.of_type("aws:sqs/queue:Queue") if q.name.startswith("billing-")]
     assert {q.name for q in queues} == {"billing-charges", "billing-dlq", "billing-schedule-dlq", "billing-dispatcher-failed"}
     for queue in queues:
@@ -182,10 +184,10 @@ def test_log_retention_must_be_one_cloudwatch_accepts():
         record_program(REPO, stack="dev", config=config)
 
 
-def test_the_scheduled_dispatcher_retries_boundedly_then_parks_the_run_in_a_paging_queue():
+def test_the_scheduled_dispatcher_retries_boundedly_then_parks_the_run_in_a_paging_queue(recordings):
     """Scheduler invokes the dispatcher asynchronously: Lambda's own retries and the on-failure
     destination decide what happens to a run that keeps failing, not the schedule's retry policy."""
-    recorded = record_program(REPO, stack="dev")
+    recorded = recordings(REPO, "dev")
     dispatcher = only(recorded, "aws:lambda/function:Function", "billing-dispatcher")
     config = only(recorded, "aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig", "billing-dispatcher-async")
     failed = only(recorded, "aws:sqs/queue:Queue", "billing-dispatcher-failed")

@@ -6,19 +6,12 @@ import copy
 import json
 
 import pytest
-from moto import mock_aws
 
 from integration_blueprint.aws_limits import SQS_MESSAGE_SIZE_DEFAULT_BYTES
 from integration_blueprint.handlers.runtime import app_dlq_stream
 from integration_blueprint.handlers.runtime.stream_records import INSERTED_REFERENCE_KIND, MALFORMED_RECORD_KIND
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
-from tests.test_stream_handlers import MAX_RECEIVES, Env, fail_once_at
-
-
-@pytest.fixture
-def env():
-    with mock_aws():
-        yield Env()
+from tests.stream_env import MAX_RECEIVES, fail_once_at
 
 
 def corrupt(record, change):

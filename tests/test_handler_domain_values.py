@@ -12,21 +12,15 @@ from integration_blueprint.handlers.runtime.amounts import MAX_AMOUNT_MINOR_UNIT
 from integration_blueprint.handlers.runtime.billing import Charge, InvalidCharge
 from integration_blueprint.handlers.runtime.idempotent_stream import RecordFailed
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
+from tests.billing_env import ledger_rows, sqs_record
 from tests.conftest import REGION
 from tests.invoice_fixtures import create_tables, customer_total, load_handler
-from tests.test_billing_handlers import aws, ledger_rows, sqs_record  # noqa: F401 - aws is a fixture
-from tests.test_stream_handlers import STREAM, Env
+from tests.stream_env import STREAM
 
 SECRET = "iban-DE00-do-not-log"
 # JSON texts Python's parser accepts: NaN, Infinity, an overflow to Infinity, a negative amount, and
 # an amount far above the bound.
 FORBIDDEN_AMOUNTS = ["NaN", "Infinity", "-Infinity", "1e400", "-5", str(10**40)]
-
-
-@pytest.fixture
-def env():
-    with mock_aws():
-        yield Env()
 
 
 def put_raw(env, amount_json):
@@ -87,7 +81,7 @@ def charge_text(amount_json):
 
 
 @pytest.mark.parametrize("amount", [*FORBIDDEN_AMOUNTS, "0", str(MAX_AMOUNT_MINOR_UNITS + 1)])
-def test_a_charge_with_a_forbidden_amount_is_refused_before_charging_and_never_logged(aws, caplog, amount):  # noqa: F811
+def test_a_charge_with_a_forbidden_amount_is_refused_before_charging_and_never_logged(billing_env, caplog, amount):
     with pytest.raises(InvalidCharge) as refused:
         Charge.from_message(charge_text(amount))
     assert SECRET not in str(refused.value)
@@ -96,7 +90,7 @@ def test_a_charge_with_a_forbidden_amount_is_refused_before_charging_and_never_l
     response = billing_consumer.lambda_handler(event, LocalLambdaContext("consumer"))
 
     assert response == {"batchItemFailures": [{"itemIdentifier": "m1"}]}
-    assert ledger_rows(aws.ddb) == []
+    assert ledger_rows(billing_env.ddb) == []
     assert all(SECRET not in str(vars(r)) for r in caplog.records)
 
 

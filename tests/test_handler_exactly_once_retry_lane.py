@@ -6,21 +6,13 @@ delivering a message twice, applies nothing twice."""
 import json
 
 import pytest
-from moto import mock_aws
 
 from integration_blueprint.handlers.runtime.stream_records import StreamRecord
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
-from tests.test_stream_handlers import Env
 
 
 class Died(BaseException):
     """The function instance died (timeout, out of memory): no `except Exception` catches it."""
-
-
-@pytest.fixture
-def env():
-    with mock_aws():
-        yield Env()
 
 
 def retry_lane_event(env, count):

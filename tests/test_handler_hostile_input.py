@@ -6,21 +6,14 @@ import base64
 import json
 
 import pytest
-from moto import mock_aws
 
 from integration_blueprint.handlers.runtime.redaction import LOG_VALUE_MAX_CHARS
 from integration_blueprint.handlers.runtime.stream_records import INSERTED_RECORD_KIND, StreamRecord
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
-from tests.test_stream_handlers import STREAM, Env
+from tests.stream_env import STREAM
 
 SECRET = "4111111111111111"  # a card number a team's process_record quotes in its error
 DEEP = ("[" * 1000 + "]" * 1000).encode()  # valid JSON, deeper than Python's parser goes
-
-
-@pytest.fixture
-def env():
-    with mock_aws():
-        yield Env()
 
 
 def put_raw(env, data: bytes, account="acct-1") -> str:

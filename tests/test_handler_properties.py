@@ -31,7 +31,7 @@ from integration_blueprint.handlers.runtime.stream_records import (
 )
 from integration_blueprint.handlers.runtime.stream_refetch import range_problem
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
-from tests.test_stream_handlers import STREAM, Env
+from tests.stream_env import STREAM, Env
 
 # Values a hostile producer writes: every JSON type, numbers beyond any range, digits of other
 # scripts, long and deep values. `json_values` can be written as JSON text (Python writes integers

@@ -16,7 +16,7 @@ from integration_blueprint.handlers.runtime.retry import TRANSIENT_ERROR_NAME, T
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
 from tests.conftest import REGION
 from tests.invoice_fixtures import LEDGER_TABLE, create_tables, customer_total, load_handler
-from tests.test_stream_handlers import Env, fail_once_at
+from tests.stream_env import fail_once_at
 
 ROW = {"invoice_id": "INV-1", "customer_id": "C-7", "region": "eu", "billing_date": "2026-11-01", "amount": "12.50"}
 
@@ -47,12 +47,6 @@ def no_backoff(monkeypatch):
     slept = []
     monkeypatch.setattr(retry, "time", types.SimpleNamespace(sleep=slept.append, monotonic=time.monotonic))
     return slept
-
-
-@pytest.fixture
-def env():
-    with mock_aws():
-        yield Env()
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from integration_blueprint.handlers.runtime import app_dlq_stream, idempotent_st
 from integration_blueprint.handlers.runtime.idempotent_stream import IdempotentStreamSettings
 from integration_blueprint.handlers.runtime.stream_records import INSERTED_REFERENCE_KIND
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
-from tests.test_stream_handlers import MAX_RECEIVES, Env, queue_depth
+from tests.stream_env import MAX_RECEIVES, Env, queue_depth
 
 OTHER = "payments"
 

@@ -24,6 +24,9 @@ from integration_blueprint.drill.runner import run_drill
 from integration_blueprint.preview.recording import ProgramError, RecordedStack, record_program
 from integration_blueprint.preview.run import run_preview
 
+# The end-to-end tier: `make test-slow` and `make test-all` run it, `make test` leaves it out.
+pytestmark = pytest.mark.slow
+
 NODE_DIR = Path(__file__).resolve().parent / "node"
 PROGRAMS = NODE_DIR / "programs"
 TSCONFIG = PROGRAMS / "handwritten-ts" / "tsconfig.json"

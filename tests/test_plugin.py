@@ -51,6 +51,9 @@ from integration_blueprint.preview.recording import (
 )
 from integration_blueprint.program import stack_config
 
+# The end-to-end tier: `make test-slow` and `make test-all` run it, `make test` leaves it out.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN_DIR = REPO / "plugin"
 PROJECT = "blueprint"

@@ -56,39 +56,39 @@ def test_the_pack_has_the_specified_rules_levels_and_threshold_settings(policy_a
                         "dynamodb-idempotency-table-ttl": {"environmentKeyPattern"}}
 
 
-def test_the_hand_written_program_trips_every_rule_exactly_once(policy_analyzer):
-    result = run_preview(EVERY_VIOLATION, stack="test", analyzer=policy_analyzer)
+def test_the_hand_written_program_trips_every_rule_exactly_once(preview):
+    result = preview(EVERY_VIOLATION, "test")
     tripped = sorted(v.policy for v in result.violations)
     assert tripped == sorted(ALL_RULES)
     assert result.exit_code == 1
 
 
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
-def test_the_blueprint_stacks_pass_the_mandatory_rules(policy_analyzer, stack):
-    result = run_preview(REPO_ROOT, stack=stack, analyzer=policy_analyzer)
+def test_the_blueprint_stacks_pass_the_mandatory_rules(preview, stack):
+    result = preview(REPO_ROOT, stack=stack)
     assert result.policy_config == REPO_ROOT / "stacks" / f"policy.{stack}.json"
     assert [v for v in result.violations if v.level == "mandatory"] == []
     assert result.exit_code == 0
 
 
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
-def test_the_blueprint_stacks_pass_in_a_first_preview_too(policy_analyzer, stack):
-    result = run_preview(REPO_ROOT, stack=stack, unknowns=True, analyzer=policy_analyzer)
+def test_the_blueprint_stacks_pass_in_a_first_preview_too(preview, stack):
+    result = preview(REPO_ROOT, stack=stack, unknowns=True)
     assert [v for v in result.violations if v.level == "mandatory"] == []
 
 
-def test_dev_policy_config_makes_a_missing_dlq_alarm_advisory_where_prod_makes_it_mandatory(policy_analyzer):
+def test_dev_policy_config_makes_a_missing_dlq_alarm_advisory_where_prod_makes_it_mandatory(preview):
     levels = {}
     for stack in ("dev", "prod"):
-        result = run_preview(EVERY_VIOLATION, stack="test", analyzer=policy_analyzer,
+        result = preview(EVERY_VIOLATION, stack="test",
                              policy_config_path=REPO_ROOT / "stacks" / f"policy.{stack}.json")
         levels[stack] = {v.level for v in result.violations if v.policy == "dlq-has-depth-alarm"}
     assert levels == {"dev": {"advisory"}, "prod": {"mandatory"}}
 
 
-def test_a_stack_without_its_own_policy_config_runs_with_the_pack_defaults(policy_analyzer):
+def test_a_stack_without_its_own_policy_config_runs_with_the_pack_defaults(preview):
     assert stack_policy_config(EVERY_VIOLATION, "test") is None
-    result = run_preview(EVERY_VIOLATION, stack="test", analyzer=policy_analyzer)
+    result = preview(EVERY_VIOLATION, "test")
     assert result.policy_config is None
     six_times = [v for v in result.violations if v.policy == "sqs-visibility-timeout-six-times-function-timeout"]
     assert [v.level for v in six_times] == ["advisory"]
@@ -117,8 +117,8 @@ def test_a_wrong_policy_config_is_refused_with_what_to_fix(policy_analyzer, docu
         policy_analyzer.configure(document)
 
 
-def test_text_output_shows_the_resource_tree_and_violations_by_level(policy_analyzer):
-    text = render_text(run_preview(EVERY_VIOLATION, stack="test", analyzer=policy_analyzer))
+def test_text_output_shows_the_resource_tree_and_violations_by_level(preview):
+    text = render_text(preview(EVERY_VIOLATION, "test"))
     assert "    + aws:sqs/queue:Queue  orders\n" in text
     mandatory, advisory = text.index("Mandatory policy violations (31):"), text.index("Advisory policy violations (3):")
     assert mandatory < advisory
@@ -244,10 +244,10 @@ def test_markdown_links_each_fix_to_its_docs(metadata_result):
 # ---- SARIF -------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def every_violation_sarif(policy_analyzer):
+def every_violation_sarif(preview):
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(REPO_ROOT)  # the checkout root, as in CI: paths in SARIF are relative to it
-        return to_sarif(run_preview(EVERY_VIOLATION, stack="test", analyzer=policy_analyzer))
+        return to_sarif(preview(EVERY_VIOLATION, "test"))
 
 
 def test_sarif_is_valid_against_the_published_sarif_2_1_0_schema(every_violation_sarif):
@@ -298,8 +298,8 @@ def test_sarif_locates_a_component_child_at_the_components_declaration():
 
 # ---- markdown ----------------------------------------------------------------------------------
 
-def test_markdown_has_a_verdict_a_table_and_a_diagram_of_the_checked_links(policy_analyzer):
-    markdown = render_markdown(run_preview(EVERY_VIOLATION, stack="test", analyzer=policy_analyzer))
+def test_markdown_has_a_verdict_a_table_and_a_diagram_of_the_checked_links(preview):
+    markdown = render_markdown(preview(EVERY_VIOLATION, "test"))
     lines = markdown.splitlines()
     assert lines[0] == ("### ❌ Policy preview of stack `test`: 31 mandatory and 3 advisory violations; "
                         "the stack may not be deployed")
@@ -310,8 +310,8 @@ def test_markdown_has_a_verdict_a_table_and_a_diagram_of_the_checked_links(polic
     assert '-- "⚠ event source mapping: orders-mapping" -->' in markdown  # no ReportBatchItemFailures
 
 
-def test_markdown_draws_one_diagram_per_component_with_source_function_and_dlq(policy_analyzer):
-    markdown = render_markdown(run_preview(REPO_ROOT, stack="dev", analyzer=policy_analyzer))
+def test_markdown_draws_one_diagram_per_component_with_source_function_and_dlq(preview):
+    markdown = render_markdown(preview(REPO_ROOT, stack="dev"))
     assert markdown.startswith("### ✅ Policy preview of stack `dev`: no mandatory violations")
     assert markdown.count("```mermaid") == 4
     orders = markdown[markdown.index("**`orders`**"):]

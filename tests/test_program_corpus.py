@@ -38,8 +38,8 @@ CANNOT_RUN = "can't run policy"
 REGION_VARIABLES = ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE")
 PREVIEW_TIMEOUT_SECONDS = 120
 
-# Part of the normal suite; `-m corpus` runs only these, `-m "not corpus"` leaves them out.
-pytestmark = pytest.mark.corpus
+# The end-to-end tier (`make test-slow`, `make test-all`); `-m corpus` runs only these.
+pytestmark = [pytest.mark.slow, pytest.mark.corpus]
 
 PROGRAMS = sorted(p.name for p in PROGRAMS_DIR.iterdir() if (p / "expected.json").exists())
 

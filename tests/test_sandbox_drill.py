@@ -27,6 +27,9 @@ from integration_blueprint.redrive.parked import list_parked
 from integration_blueprint.sandbox.emulator import NotEmulated, running_emulator
 from integration_blueprint.sandbox.realization import Sandbox
 
+# The end-to-end tier: `make test-slow` and `make test-all` run it, `make test` leaves it out.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -45,8 +45,8 @@ def deploy(component, args, config=REGION_CONFIG):
 
 
 @pytest.fixture(scope="module")
-def stacks():
-    return {stack: record_program(REPO, stack=stack) for stack in ("dev", "staging", "prod")}
+def stacks(recordings):
+    return {stack: recordings(REPO, stack) for stack in ("dev", "staging", "prod")}
 
 
 # --- what each stack deploys ------------------------------------------------------------------------

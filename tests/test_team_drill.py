@@ -17,6 +17,9 @@ from integration_blueprint.sandbox.emulator import running_emulator
 from integration_blueprint.sandbox.faults import FaultInjector
 from integration_blueprint.sandbox.interception import Call, FunctionRun, Invocation, Journal, install_request_hooks
 
+# The end-to-end tier: `make test-slow` and `make test-all` run it, `make test` leaves it out.
+pytestmark = pytest.mark.slow
+
 TEAM_PROGRAM = Path(__file__).parent / "fixtures" / "team_program"
 PATTERNS = {"fifo_billing:team-billing": "team-billing", "idempotent_stream": "orders",
             "distributed_map": "invoices", "non_idempotent_stream": "payments"}

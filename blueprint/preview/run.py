@@ -163,15 +163,18 @@ class PreviewResult:
 def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
                 policy_config_path: Optional[Path] = None, unknowns: bool = False,
                 pack_dir: Path = DEFAULT_PACK_DIR,
-                analyzer: Optional[PolicyAnalyzer] = None, strict: bool = False) -> PreviewResult:
+                analyzer: Optional[PolicyAnalyzer] = None, strict: bool = False,
+                recorded: Optional[RecordedStack] = None) -> PreviewResult:
     """Record `program_dir` for `stack` and analyse it. `policy_config_path` None: the stack's own
-    file if there is one. An already started `analyzer` is reused (and left running)."""
+    file if there is one. An already started `analyzer` is reused (and left running), and with it
+    a `recorded` run of the same program and stack is analysed instead of recording it again."""
     program_dir = Path(program_dir).resolve()
     if policy_config_path is None:
         policy_config_path = stack_policy_config(program_dir, stack)
     document = policy_config.load(policy_config_path) if policy_config_path else {}
     if analyzer is not None:
-        recorded = record_program(program_dir, stack=stack, unknowns=unknowns)
+        if recorded is None:
+            recorded = record_program(program_dir, stack=stack, unknowns=unknowns)
         result = _analyse(analyzer, recorded, document, policy_config_path)
         result.strict = strict
         return result
