@@ -245,6 +245,7 @@ def test_stack_ls_lists_the_stacks_of_the_projects_stack_config_folder(capsys):
     assert json.loads(capsys.readouterr().out) == ["dev", "prod", "staging"]
 
 
+@pytest.mark.slow  # a subprocess of its own (the plugin) or a whole preview
 def test_one_preview_writes_every_report_it_is_asked_for(tmp_path, capsys):
     sarif, markdown = tmp_path / "dev.sarif", tmp_path / "dev.md"
     code = main(["preview", "--program", str(REPO_ROOT), "--stack", "dev", "--format", "json",
@@ -268,6 +269,7 @@ def test_every_blueprint_command_in_the_workflow_parses():
         build_parser().parse_args([w.replace("$stack", "dev").replace("$STACK", "dev") for w in words])
 
 
+@pytest.mark.slow  # a subprocess of its own (the plugin) or a whole preview
 def test_schema_prints_the_package_schema_the_plugin_serves(capsys):
     assert main(["schema"]) == 0
     schema = json.loads(capsys.readouterr().out)
@@ -276,6 +278,7 @@ def test_schema_prints_the_package_schema_the_plugin_serves(capsys):
         "FifoBillingQueue", "IdempotentStreamConsumer", "NonIdempotentStreamConsumer", "DistributedMapBatch"}
 
 
+@pytest.mark.slow  # a subprocess of its own (the plugin) or a whole preview
 def test_sdk_writes_the_typescript_package_with_its_declarations(typescript_sdk):
     """(typescript_sdk is `blueprint sdk --language typescript --out <folder>`, conftest.py.)"""
     assert {path.name for path in typescript_sdk.iterdir()} == {"package.json", "index.js", "index.d.ts", "README.md"}
