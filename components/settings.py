@@ -62,6 +62,21 @@ def camel_case_names(text: str, names: Collection[str]) -> str:
                                else found.group(0), text)
 
 
+def _kind_of(value: Any) -> str:
+    """The kind of a value in words, as a team would name it in any language ('' for another kind)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "a map"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return ""
+
+
 def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
@@ -119,8 +134,17 @@ class Setting:
                 }.get(self.kind, "a pulumi.Archive of your code (e.g. pulumi.FileArchive('./build'))")
 
     def problem(self, value: Any, minimum: Optional[float] = None) -> Optional[str]:
-        """Why a known `value` is refused (what is allowed, and why), or None when it is allowed."""
-        return None if self._fits(value, minimum) else self.allowed(minimum) + (f" ({self.why})" if self.why else "")
+        """Why a known `value` is refused (the type it is when that is the mistake, what is allowed,
+        and why), or None when it is allowed."""
+        if self._fits(value, minimum):
+            return None
+        given = _kind_of(value)
+        wrong_type = f"{value!r} is {given}; " if given and given != _kind_of(self._example()) else ""
+        return wrong_type + self.allowed(minimum) + (f" ({self.why})" if self.why else "")
+
+    def _example(self) -> Any:
+        """A value of the row's kind (for comparing kinds)."""
+        return {int: 0, float: 0.0, bool: False, str: "", dict: {}, list: []}.get(self.kind)
 
     def parse(self, value: Any, minimum: Optional[float] = None) -> Any:
         """`value` as the component uses it (a whole float becomes an int, an int a float where a

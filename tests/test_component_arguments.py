@@ -121,9 +121,12 @@ def test_a_whole_float_is_a_whole_number_for_both_and_a_string_of_digits_for_nei
     row = table["batch_size"]
     assert table.value({"batch_size": 10.0}, "batch_size") == 10
     assert Section("fifoBilling", {"batchSize": 10.0}, source="x").setting(row, table, {}) == 10
-    with pytest.raises(ComponentArgumentError, match="batch_size='10' is not allowed: a whole number from 1 to 10"):
+    # The refusal names the type given: a team that wrote "10" sees that it wrote a string.
+    with pytest.raises(ComponentArgumentError, match="batch_size='10' is not allowed: '10' is a string; a whole "
+                                                     "number from 1 to 10"):
         table.value({"batch_size": "10"}, "batch_size")
-    with pytest.raises(StackConfigError, match=r"batchSize = '10' is not allowed: a whole number from 1 to 10 .*"
+    with pytest.raises(StackConfigError, match=r"batchSize = '10' is not allowed: '10' is a string; a whole number "
+                                               r"from 1 to 10 .*"
                                                r"Fix it in x\. The file holds the string '10': write the value "
                                                r"unquoted, or set it with `pulumi config set --path --type int`\."):
         Section("fifoBilling", {"batchSize": "10"}, source="x").setting(row, table, {})
@@ -150,10 +153,11 @@ def test_every_component_refuses_an_argument_it_does_not_know_and_a_value_of_the
         table.check({"protect_dat": True})
     assert refused.value.arg == "protect_dat"
     with pytest.raises(ComponentArgumentError, match=rf"{component.__name__}: protect_data='yes' is not allowed: "
-                                                     "true or false"):
+                                                     "'yes' is a string; true or false"):
         table.check({"protect_data": "yes"})
     with pytest.raises(ComponentArgumentError, match="alarm_actions='arn:aws:sns:eu-west-1:123456789012:x' is not "
-                                                     "allowed: a list of SNS topic ARNs"):
+                                                     "allowed: 'arn:aws:sns:eu-west-1:123456789012:x' is a string; a "
+                                                     "list of SNS topic ARNs"):
         table.check({"alarm_actions": "arn:aws:sns:eu-west-1:123456789012:x"})
 
 

@@ -21,6 +21,7 @@ from integration_blueprint import __version__
 from integration_blueprint.cli import main
 from integration_blueprint.drill.report import DrillOptions
 from integration_blueprint.drill.runner import run_drill
+from integration_blueprint.preview import node_host
 from integration_blueprint.preview.recording import ProgramError, RecordedStack, record_program
 from integration_blueprint.preview.run import run_preview
 
@@ -135,6 +136,41 @@ def test_a_refused_setting_reaches_the_typescript_program_as_the_components_mess
     assert message.endswith(f"(at {program}/index.ts:3)")
     assert main(["preview", "--program", str(program)]) == 2
     assert "is not allowed" in capsys.readouterr().err
+
+
+def test_every_refused_component_is_reported_once_at_its_line_from_the_first_run(tmp_path, typescript_sdk,
+                                                                                monkeypatch):
+    """The engine saw where each component was declared: no second run (at Node's full depth) is
+    needed to locate a refusal, and a wrong type names the type the program gave."""
+    index_ts = ('import * as blueprint from "@pulumi/blueprint";\n\n'
+                'new blueprint.FifoBillingQueue("payroll", {\n    maxReceiveCount: 2,\n});\n'
+                'new blueprint.IdempotentStreamConsumer("clicks", {\n    retentionHours: "48" as any,\n});\n')
+    program = ts_project(tmp_path / "app", index_ts, sdk=typescript_sdk)
+    runs = []
+    run_node_program = node_host.run_node_program
+    monkeypatch.setattr(node_host, "run_node_program", lambda *a, **k: runs.append(k) or run_node_program(*a, **k))
+
+    with pytest.raises(ProgramError) as raised:
+        record_program(program, stack="dev")
+
+    assert len(runs) == 1
+    first, second = str(raised.value).splitlines()
+    assert first.startswith("blueprint:index:FifoBillingQueue 'payroll' could not be constructed: FifoBillingQueue: "
+                            "maxReceiveCount=2 is not allowed: a whole number from 4 to 1000")
+    assert first.endswith(f"(at {program}/index.ts:3)") and first.count("index.ts") == 1
+    assert "retentionHours='48' is not allowed: '48' is a string; a whole number from 24 to 8760" in second
+    assert second.endswith(f"(at {program}/index.ts:6)") and second.count("index.ts") == 1
+
+
+@pytest.mark.parametrize("logged", [
+    "<ref *1> [Error: failed to register] {\n  promise: Promise { <rejected> [Circular *1] }\n}",
+    "Running program 'app' failed with an unhandled exception:\n<ref *1> Error: failed to register\n"
+    "    at f (/app/index.ts:4:9)\n    at node:internal/main/eval_string:51:3 {\n"
+    "  promise: Promise { <rejected> [Circular *1] }\n}",
+], ids=["without-stack", "with-stack"])
+def test_an_error_is_shown_without_nodes_rendering_of_the_error_object(logged):
+    [failure] = node_host._located(logged, Path("/app"), Path("/app"))
+    assert failure.message == "Error: failed to register"
 
 
 def test_an_error_in_the_programs_own_typescript_is_located_at_its_ts_file_and_line(tmp_path):

@@ -34,6 +34,9 @@ class ProgramFailure:
     raised: bool = False  # an exception the program raised (not an exit, a timeout or a log line)
     # A Node.js run that recorded no stack frames (node_host.NO_STACK_FRAMES): run it again to see them.
     without_stacks: bool = False
+    # Further errors of the same run, each with its own location (every TypeScript diagnostic, every
+    # refused component), shown after the first.
+    also: tuple[str, ...] = ()
 
 
 def run_python_program(engine: OfflineEngine, *, interpreter: list[str], program_dir: Path, main: Path,

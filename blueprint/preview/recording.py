@@ -175,7 +175,7 @@ def runtime_name(manifest: dict) -> str:
 def _program_error(failure: python_host.ProgramFailure, interpreter: Optional[Interpreter],
                    config: ProgramConfig) -> ProgramError:
     where = f" (at {failure.file}:{failure.line})" if failure.file else ""
-    message = f"{failure.message}{where}"
+    message = f"{failure.message}{where}" + "".join(f"\n{more}" for more in failure.also)
     if failure.module and interpreter is not None:
         message += "\n" + missing_module_hint(failure.module, interpreter)
     if config.environments and not failure.engine_fault:
