@@ -174,6 +174,23 @@ def preview(recordings, policy_analyzer):
     return analysed
 
 
+@pytest.fixture
+def cli_reuses_recordings(monkeypatch, recordings):
+    """`blueprint preview` as a user runs it (its own policy pack, resources streamed to it as they
+    register), over the shared recording of the program instead of a fresh one: for the tests of
+    what the command prints and exits with, not of the recording (test_recording.py and the corpus
+    record for real)."""
+    from integration_blueprint.preview import run
+
+    def shared(program_dir, *, stack, unknowns=False, on_resource=None):
+        recorded = recordings(program_dir, stack, unknowns=unknowns)
+        for resource in recorded.resources if on_resource else ():
+            on_resource(resource)
+        return recorded
+
+    monkeypatch.setattr(run, "record_program", shared)
+
+
 # The longest tests (whole drills, plugin processes) run first: with one worker per core, a drill
 # started last would leave the other cores idle while it finishes.
 LONGEST_FIRST = ("test_sandbox_drill.py", "test_plugin.py", "test_distributed_map.py")

@@ -12,7 +12,6 @@ the setting combinations the other tests use:
 import json
 import re
 import subprocess
-from functools import cache
 
 import parliament
 import pytest
@@ -65,15 +64,15 @@ FALSE_ALARMS = {
 }
 
 
-@cache
-def recorded(stack: str) -> RecordedStack:
-    return record_program(REPO, stack=stack)
+@pytest.fixture(scope="module")
+def stacks(recordings) -> dict[str, RecordedStack]:
+    return {stack: recordings(REPO, stack) for stack in STACKS}
 
 
-def definitions() -> dict[str, str]:
+def definitions(stacks) -> dict[str, str]:
     """Every definition: each stack's state machine, a component without results, and the builder's combinations."""
     found = {f"{stack} stack": sm.inputs["definition"] for stack in STACKS
-             for sm in recorded(stack).of_type("aws:sfn/stateMachine:StateMachine")}
+             for sm in stacks[stack].of_type("aws:sfn/stateMachine:StateMachine")}
     no_results = record_program(lambda: DistributedMapBatch("invoices", {"max_concurrency": 5, "write_results": False}),
                                 config=REGION_CONFIG)
     found["component without results"] = no_results.of_type("aws:sfn/stateMachine:StateMachine")[0].inputs["definition"]
@@ -110,8 +109,8 @@ def asl_validate(tmp_path, documents: dict[str, str]) -> dict[str, list[str]]:
     return errors
 
 
-def test_every_distributed_map_definition_is_valid_amazon_states_language(tmp_path):
-    documents = definitions()
+def test_every_distributed_map_definition_is_valid_amazon_states_language(tmp_path, stacks):
+    documents = definitions(stacks)
     assert len(documents) >= 3 + 1 + 2 * len(MAP_SETTINGS)
     errors = asl_validate(tmp_path, documents)
     unexplained = {name: [e for e in found if e not in ASL_FALSE_ALARMS] for name, found in errors.items()}
@@ -120,17 +119,17 @@ def test_every_distributed_map_definition_is_valid_amazon_states_language(tmp_pa
     assert flagged == {name for name in documents if "fractional percentage" in name}
 
 
-def test_the_validator_refuses_a_broken_definition(tmp_path):
-    definition = json.loads(next(iter(definitions().values())))
+def test_the_validator_refuses_a_broken_definition(tmp_path, stacks):
+    definition = json.loads(next(iter(definitions(stacks).values())))
     definition["States"]["RunFailed"]["Type"] = "Fale"
     errors = asl_validate(tmp_path, {"broken": json.dumps(definition)})
     assert any("/States/RunFailed/Type is invalid" in error for error in errors["broken"])
 
 
-def policies() -> list[tuple[str, str, str]]:
+def policies(stacks) -> list[tuple[str, str, str]]:
     """(where, input, document) for every policy document the blueprint's components create in each stack."""
     return [(f"{stack}: {resource.name}", key, resource.inputs[key]) for stack in STACKS
-            for resource in recorded(stack).resources for key in POLICY_INPUTS
+            for resource in stacks[stack].resources for key in POLICY_INPUTS
             if isinstance(resource.inputs.get(key), str) and '"Statement"' in resource.inputs[key]]
 
 
@@ -144,8 +143,8 @@ def findings(key: str, document: str) -> list[tuple[str, str, str]]:
     return found
 
 
-def test_every_iam_policy_the_components_create_passes_parliament():
-    documents = policies()
+def test_every_iam_policy_the_components_create_passes_parliament(stacks):
+    documents = policies(stacks)
     kinds = {key for _, key, _ in documents}
     assert kinds == set(POLICY_INPUTS) and len(documents) >= 3 * 20
     flagged = {where: found for where, key, document in documents if (found := findings(key, document))}

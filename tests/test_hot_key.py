@@ -50,6 +50,7 @@ def items(ledger):
     return [item for page in ledger.client.get_paginator("scan").paginate(TableName="ledger") for item in page["Items"]]
 
 
+@pytest.mark.slow  # 2,000 events through moto: the end-to-end tier
 def test_every_item_of_a_hot_account_stays_under_the_bound_and_each_event_applies_once(ledger):
     for i in range(EVENTS):
         ledger(event(i))

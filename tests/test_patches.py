@@ -17,6 +17,7 @@ from botocore.exceptions import ClientError
 from integration_blueprint import patches
 from integration_blueprint.patches import FIX, SPEED, PatchRefused
 from integration_blueprint.policies import sdk_patches
+from integration_blueprint.preview import aws_imports, program_speed
 from integration_blueprint.sandbox import emulator, shortcuts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,7 +72,7 @@ def test_every_patch_names_its_target_versions_kind_and_what_it_buys():
     assert plugin["target"] and plugin["package"] == "pulumi" and plugin["buys"] and plugin["verified_here"]
     assert plugin["kind"] == FIX and PLUGIN_PATCH in FIX_TESTS
 
-    assert set(patches.REGISTRY) - {PLUGIN_PATCH} == {*emulator.EMULATOR_PATCHES, *sdk_patches.NAMES}
+    assert set(patches.REGISTRY) - {PLUGIN_PATCH} == {*emulator.EMULATOR_PATCHES, *sdk_patches.NAMES, *PROGRAM_PATCHES}
     for name, entry in patches.REGISTRY.items():
         assert entry.target and entry.package and entry.buys, name
         assert entry.verified_here(), f"{name}: verified on {entry.package}{entry.verified}, not what is installed"
@@ -81,7 +82,24 @@ def test_every_patch_names_its_target_versions_kind_and_what_it_buys():
             test_file, test_name = FIX_TESTS[name].split("::")
             assert f"def {test_name}(" in (REPO / "tests" / test_file).read_text(), FIX_TESTS[name]
         else:
-            assert name in shortcuts.NAMES or name in sdk_patches.NAMES, name
+            assert name in shortcuts.NAMES or name in sdk_patches.NAMES or name in PROGRAM_PATCHES, name
+
+
+# The speed patches python_exec.py applies in a program's own process (preview/aws_imports.py,
+# preview/program_speed.py); their equivalence test is the one below.
+PROGRAM_PATCHES = (aws_imports.PATCH_NAME, program_speed.DEBUG_LOGS_PATCH)
+
+
+def test_a_program_records_the_same_without_the_speed_patches_of_its_process(monkeypatch, recordings):
+    from integration_blueprint.preview.recording import record_program
+
+    monkeypatch.setenv(patches.WITHOUT_VARIABLE, ",".join(PROGRAM_PATCHES))
+    without = record_program(REPO, stack="prod")
+
+    def fingerprint(recorded):  # the SDK sends dependencies in its sets' order, which differs per process
+        return [(r.urn, r.id, r.parent, sorted(r.dependencies), {k: sorted(v) for k, v in r.property_dependencies.items()},
+                 r.inputs, r.outputs, r.source_line) for r in recorded.resources]
+    assert fingerprint(without) == fingerprint(recordings(REPO, "prod"))
 
 
 @pytest.fixture
@@ -196,21 +214,24 @@ def test_sdk_and_state_machine_retry_waits_are_compressed():
 
 
 @pytest.mark.parametrize("unknowns", [False, True])
-def test_pack_verdicts_are_the_same_without_its_speed_patches(monkeypatch, capsys, unknowns):
+def test_pack_verdicts_are_the_same_without_its_speed_patches(monkeypatch, recordings, policy_analyzer, unknowns):
     """The pack's speed patches (policies/sdk_patches.py) change how much work AnalyzeStack and
     Analyze do, never a verdict: a program that breaks every rule gets the same report from the
     SDK's own servicer (what an unverified pulumi-policy runs)."""
-    from integration_blueprint.cli import main
+    from integration_blueprint.preview.analyzer import PolicyAnalyzer
+    from integration_blueprint.preview.run import run_preview
 
-    def preview() -> dict:
-        main(["preview", "--program", str(REPO / "tests" / "fixtures" / "every_violation"), "--stack", "ci",
-              "--format", "json", *(["--unknowns"] if unknowns else [])])
-        return json.loads(capsys.readouterr().out)
+    program = REPO / "tests" / "fixtures" / "every_violation"
+    recorded = recordings(program, "test", unknowns=unknowns)
 
-    with_patches = preview()
+    def preview(analyzer) -> dict:
+        return run_preview(program, stack="test", unknowns=unknowns, analyzer=analyzer, recorded=recorded).to_json()
+
+    with_patches = preview(policy_analyzer)
     speed = [name for name in sdk_patches.NAMES if patches.REGISTRY[name].kind == SPEED]
     monkeypatch.setenv(patches.WITHOUT_VARIABLE, ",".join(speed))
-    assert preview() == with_patches
+    with PolicyAnalyzer(project="every-violation", stack="test") as without_patches:
+        assert preview(without_patches) == with_patches
     assert with_patches["violations"]
 
 

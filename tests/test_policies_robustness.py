@@ -20,6 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pulumi_aws as aws
+import pytest
 from google.protobuf import json_format
 from pulumi_policy import (
     PolicyCustomTimeouts,
@@ -181,6 +182,7 @@ def walk() -> tuple[int, dict]:
     return count, CRASHES
 
 
+@pytest.mark.slow  # a sweep of over 2,000 cases through every rule: the end-to-end tier
 def test_every_rule_answers_whatever_any_property_holds():
     # In a process of its own: recording a program directory imports pulumi_aws's resource modules
     # directly (preview/provider_outputs.py), which leaves the lazily loaded service packages of this

@@ -19,6 +19,9 @@ from integration_blueprint.preview.render import render_text
 from integration_blueprint.preview.run import REPO_ROOT, run_preview, stack_policy_config
 from integration_blueprint.preview.sarif import to_sarif
 
+# The commands below print and exit from the shared recording of their program (conftest).
+pytestmark = pytest.mark.usefixtures("cli_reuses_recordings")
+
 FIXTURES = Path(__file__).parent / "fixtures"
 EVERY_VIOLATION = FIXTURES / "every_violation"
 METADATA_PACK = FIXTURES / "metadata_pack"  # one rule with remediation, url, severity and tags; one without

@@ -43,13 +43,15 @@ def test_urns_are_the_real_engines_the_stack_is_no_part_of_a_type_chain():
                                 "aws:sqs/queue:Queue::etl-jobs")
 
 
-def test_recording_the_blueprint_three_times_gives_the_same_urns_order_and_generated_names():
-    runs = [record_program(REPO, stack="dev") for _ in range(3)]
-    fingerprints = [[(r.urn, r.id, r.outputs.get("name"), r.outputs.get("arn")) for r in run.resources]
+def test_recording_the_blueprint_again_gives_the_same_urns_order_and_generated_names(recordings):
+    """What lets the tests share one recording per program and stack (conftest `recordings`): a
+    second run of the program, in a process of its own, records exactly what the first did."""
+    runs = [recordings(REPO, "dev"), record_program(REPO, stack="dev")]
+    fingerprints = [[(r.urn, r.id, r.outputs.get("name"), r.outputs.get("arn"), r.inputs) for r in run.resources]
                     for run in runs]
 
     assert len(fingerprints[0]) > 50
-    assert fingerprints[1] == fingerprints[0] and fingerprints[2] == fingerprints[0]
+    assert fingerprints[1] == fingerprints[0]
 
 
 def test_a_generated_physical_name_derives_from_its_own_resources_urn():

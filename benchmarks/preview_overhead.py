@@ -1,0 +1,90 @@
+"""What the offline preview costs beyond the Pulumi SDK itself: `blueprint preview --stack prod` of
+the repository's program (its own interpreter against the offline engine over gRPC, the policy pack
+in a third process) side by side with the same program run under the SDK's own `set_mocks` (one
+interpreter, no engine, no pack: the least any run of the program can cost), each as a whole
+process, best of REPEATS, and a 4,000-resource project folder recorded by the engine.
+
+CPU is the sum over every process of the run (the children are waited for, so their CPU is in
+RUSAGE_CHILDREN); wall is the clock, which on a shared machine also measures the other processes.
+
+Targets (issue 29): the preview <= 1.3x the set_mocks run's wall time and <= 2 s wall on a quiet
+machine; 4,000 resources from a project folder <= 20 s CPU. Last line:
+`preview_overhead preview_wall_s=W preview_cpu_s=C mocks_wall_s=M mocks_cpu_s=K ratio_wall=R program_4k_cpu_s=P`.
+
+Run: .venv/bin/python benchmarks/preview_overhead.py
+"""
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+REPEATS = 5
+PYTHON = sys.executable
+BLUEPRINT = str(Path(PYTHON).with_name("blueprint"))
+
+# The same program under the SDK's mocks: every resource answered with its inputs, the run waited for
+# until every registration is answered (wait_for_rpcs), the stack's config as the CLI would pass it.
+MOCKS_RUN = """
+import json, os, runpy, sys
+import pulumi
+from pulumi.runtime import mocks, set_all_config
+from pulumi.runtime.stack import wait_for_rpcs
+from pulumi.runtime.sync_await import _sync_await
+
+class Answer(pulumi.runtime.Mocks):
+    def new_resource(self, args):
+        return [args.name + "-id", args.inputs]
+    def call(self, args):
+        return {}
+
+pulumi.runtime.set_mocks(Answer(), project="blueprint", stack="prod", preview=True)
+set_all_config(json.loads(os.environ["BENCH_CONFIG"]))
+sys.path.insert(0, os.getcwd())
+runpy.run_path("__main__.py", run_name="__main__")
+_sync_await(wait_for_rpcs())
+"""
+
+
+def timed(argv: list[str], env: dict, cwd: Path) -> tuple[float, float]:
+    """(wall s, CPU s of the process and everything it waited for) of one run, which must succeed."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def best(argv: list[str], env: dict, cwd: Path) -> tuple[float, float]:
+    runs = [timed(argv, env, cwd) for _ in range(REPEATS)]
+    return min(w for w, _ in runs), min(c for _, c in runs)
+
+
+def main() -> None:
+    from integration_blueprint.preview.project import load_config
+
+    env = {**os.environ, "BENCH_CONFIG": json.dumps(load_config(REPO, "prod").values)}
+    preview_wall, preview_cpu = best([BLUEPRINT, "preview", "--stack", "prod", "--format", "json"], env, REPO)
+    mocks_wall, mocks_cpu = best([PYTHON, "-c", MOCKS_RUN], env, REPO)
+    print(f"blueprint preview --stack prod  wall {preview_wall:.2f} s  cpu {preview_cpu:.2f} s")
+    print(f"set_mocks run of the same program  wall {mocks_wall:.2f} s  cpu {mocks_cpu:.2f} s")
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from preview_scale import record_as_program_folder  # the same 4,000-resource folder preview_scale.py times
+
+    program_4k = record_as_program_folder(1000)
+    print(f"4,000 resources from a project folder  cpu {program_4k:.2f} s")
+    print(f"preview_overhead preview_wall_s={preview_wall:.2f} preview_cpu_s={preview_cpu:.2f} "
+          f"mocks_wall_s={mocks_wall:.2f} mocks_cpu_s={mocks_cpu:.2f} ratio_wall={preview_wall / mocks_wall:.2f} "
+          f"program_4k_cpu_s={program_4k:.2f}")
+
+
+if __name__ == "__main__":
+    main()
