@@ -267,12 +267,20 @@ class SettingsTable:
         return {arg: self.value(args, arg) if value is not None else None for arg, value in args.items()}
 
 
-def code_settings(code_arg: str, handler_arg: str, what: str) -> tuple[Setting, Setting]:
-    """The rows of a function whose code the team may bring: `code_arg` (an Archive) and `handler_arg`."""
+def code_settings(code_arg: str, handler_arg: str, what: str) -> tuple[Setting, ...]:
+    """The rows of a function whose code the team may bring: `code_arg` (an Archive), `handler_arg`,
+    and what the team's code needs from the function, named like `code_arg` (`consumer_code`:
+    `consumer_environment`, `consumer_policy_statements`; `code`: `environment`, `policy_statements`)."""
+    prefix = code_arg.removesuffix("code")
     return (Setting(code_arg, pulumi.Archive, None, in_stack=False,
                     why=f"your own {what} code; unset: this package's reference handler"),
             Setting(handler_arg, str, None, in_stack=False, describe="module.function in your code",
-                    why=f"the {what} handler in {code_arg} (module.function); required with {code_arg}"))
+                    why=f"the {what} handler in {code_arg} (module.function); required with {code_arg}"),
+            Setting(f"{prefix}environment", dict, None, in_stack=False,
+                    why=f"extra environment variables of the {what} function (your handler's own settings)"),
+            Setting(f"{prefix}policy_statements", list, None, items=dict, in_stack=False,
+                    why=f"extra permissions of the {what} function for your handler: named actions (no wildcards) "
+                        "on resources"))
 
 
 # --- rows several components share ------------------------------------------------------------
