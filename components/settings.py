@@ -249,21 +249,27 @@ class SettingsTable:
     def check(self, args: Any) -> dict[str, Any]:
         """The given arguments, each parsed by its row (a whole float becomes an int, ...); refuses an
         argument the component does not know (naming the nearest known one), a required one left
-        out and every value its row refuses."""
+        out and every value its row refuses, all of them at once (one line each)."""
         if args is None:
             args = {}
         if not isinstance(args, Mapping):
             raise ComponentArgumentError(f"{self.component}: args must be a dict of {self.component}Args, got {args!r}")
         known = [s.arg for s in self.arguments()]
+        refusals = []  # every one of the call, so a team fixes them in one go
         for arg in args:
             if arg not in known:
                 close = difflib.get_close_matches(str(arg), known, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise ComponentArgumentError(
+                refusals.append(ComponentArgumentError(
                     f"{self.component}: unknown argument {arg!r}{hint}; {self.component} takes "
-                    f"{', '.join(sorted(known))} (see `blueprint docs {self.component}`)", str(arg))
+                    f"{', '.join(sorted(known))} (see `blueprint docs {self.component}`)", str(arg)))
         for arg in known:
-            self.value(args, arg)
+            try:
+                self.value(args, arg)
+            except ComponentArgumentError as refused:
+                refusals.append(refused)
+        if refusals:
+            raise ComponentArgumentError.every(refusals)
         return {arg: self.value(args, arg) if value is not None else None for arg, value in args.items()}
 
 

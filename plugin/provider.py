@@ -17,7 +17,7 @@ import json
 import re
 
 import pulumi
-from pulumi.errors import InputPropertiesError, InputPropertyError
+from pulumi.errors import InputPropertiesError, InputPropertyError, InputPropertyErrorDetails
 from pulumi.provider.experimental.analyzer import PropertyType
 from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.server import ComponentInitError
@@ -45,12 +45,9 @@ class BlueprintProvider(ComponentProvider):
         component = resource_type.rsplit(":", 1)[-1]
         definition = self._component_defs.get(component)
         if definition is not None:
-            for key in inputs:
-                if key not in definition.inputs:
-                    close = difflib.get_close_matches(key, list(definition.inputs), n=1)
-                    hint = f" (did you mean {close[0]!r}?)" if close else ""
-                    raise InputPropertyError(key, f"{component}: unknown input {key!r}{hint}; {component} takes "
-                                                  f"{', '.join(sorted(definition.inputs))}")
+            unknown = [InputPropertyErrorDetails(property_path=key, reason=_unknown_input(component, key, definition))
+                       for key in inputs if key not in definition.inputs]
+            _refuse(unknown)
         try:
             return super().construct(name, resource_type, inputs, options)
         except ComponentInitError as failed:
@@ -58,13 +55,31 @@ class BlueprintProvider(ComponentProvider):
             if not isinstance(refusal, ComponentArgumentError) or definition is None:
                 raise
             to_schema = {python: schema for schema, python in definition.inputs_mapping.items()}
-            message = re.sub(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b",
-                             lambda found: to_schema.get(found.group(0), found.group(0)), str(refusal))
-            if refusal.arg in to_schema:
-                raise InputPropertyError(to_schema[refusal.arg], message) from None
+
+            def in_schema_names(text: str) -> str:
+                return re.sub(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b",
+                              lambda found: to_schema.get(found.group(0), found.group(0)), text)
+
+            if all(each.arg in to_schema for each in refusal.refusals):  # every refusal of the call, each named
+                _refuse([InputPropertyErrorDetails(property_path=to_schema[each.arg], reason=in_schema_names(str(each)))
+                         for each in refusal.refusals])
             # errors=[] and not None: pulumi 3.272's server reads the status's trailing metadata,
             # which it only sets when a list of property errors is given.
-            raise InputPropertiesError(message, errors=[]) from None
+            raise InputPropertiesError(in_schema_names(str(refusal)), errors=[]) from None
+
+
+def _unknown_input(component: str, key: str, definition) -> str:
+    close = difflib.get_close_matches(key, list(definition.inputs), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"{component}: unknown input {key!r}{hint}; {component} takes {', '.join(sorted(definition.inputs))}"
+
+
+def _refuse(errors: list[InputPropertyErrorDetails]) -> None:
+    """Pulumi's input-property error for each refused input, all in one answer (none: nothing)."""
+    if len(errors) == 1:
+        raise InputPropertyError(errors[0]["property_path"], errors[0]["reason"]) from None
+    if errors:
+        raise InputPropertiesError("\n".join(error["reason"] for error in errors), errors=errors) from None
 
 
 # Workaround for pulumi 3.272.0 (pulumi/provider/experimental/component.py,

@@ -169,3 +169,13 @@ def test_an_output_value_passes_to_be_checked_once_known():
 
 def test_the_stack_reader_asks_for_the_enabled_switch_from_its_own_row():
     assert stack_config.ENABLED.kind is bool and stack_config.ENABLED.default is False
+
+
+def test_every_refusal_of_a_call_is_reported_at_once_a_line_each():
+    _, table = BY_NAME["FifoBillingQueue"]
+    with pytest.raises(ComponentArgumentError) as refused:
+        table.check({"batch_size": 11, "max_receive_count": 2, "schedule_enable": False, "consumer_timeout_seconds": 60})
+    assert [r.arg for r in refused.value.refusals] == ["schedule_enable", "batch_size", "max_receive_count"]
+    lines = str(refused.value).splitlines()
+    assert len(lines) == 3 and all(line.startswith("FifoBillingQueue: ") for line in lines)
+    assert refused.value.arg == "schedule_enable"

@@ -133,7 +133,7 @@ def test_a_refused_setting_reaches_the_typescript_program_as_the_components_mess
     # Construct answers with the component's input-property error, named as the calling language
     # names the input (the schema's camelCase).
     assert "FifoBillingQueue: maxReceiveCount=2 is not allowed: a whole number from 4 to 1000" in message
-    assert message.endswith(f"(at {program}/index.ts:3)")
+    assert message.endswith(f"(at {program}/index.ts:4)")  # the line of the key refused
     assert main(["preview", "--program", str(program)]) == 2
     assert "is not allowed" in capsys.readouterr().err
 
@@ -157,9 +157,10 @@ def test_every_refused_component_is_reported_once_at_its_line_from_the_first_run
     first, second = str(raised.value).splitlines()
     assert first.startswith("blueprint:index:FifoBillingQueue 'payroll' could not be constructed: FifoBillingQueue: "
                             "maxReceiveCount=2 is not allowed: a whole number from 4 to 1000")
-    assert first.endswith(f"(at {program}/index.ts:3)") and first.count("index.ts") == 1
+    # each at the line of the key at fault, not of the `new`
+    assert first.endswith(f"(at {program}/index.ts:4)") and first.count("index.ts") == 1
     assert "retentionHours='48' is not allowed: '48' is a string; a whole number from 24 to 8760" in second
-    assert second.endswith(f"(at {program}/index.ts:6)") and second.count("index.ts") == 1
+    assert second.endswith(f"(at {program}/index.ts:7)") and second.count("index.ts") == 1
 
 
 @pytest.mark.parametrize("logged", [

@@ -363,12 +363,26 @@ def test_an_unsafe_setting_is_refused_as_an_input_property_error_named_as_the_sd
     assert "Traceback" not in refused.value.details() and "File " not in refused.value.details()
 
 
+def test_every_refused_input_of_a_call_is_one_property_error_each_in_one_answer(plugin):
+    with pytest.raises(grpc.RpcError) as refused:
+        plugin.construct(FifoBillingQueue, "billing", {"maxReceiveCount": 2, "batchSize": 11}, stack="dev", parent="",
+                         config=DEV_REGION)
+    errors = property_errors(refused.value)
+    assert set(errors) == {"maxReceiveCount", "batchSize"}
+    assert errors["batchSize"].startswith("FifoBillingQueue: batchSize=11 is not allowed: a whole number from 1 to 10")
+    with pytest.raises(grpc.RpcError) as unknown:
+        plugin.construct(FifoBillingQueue, "billing", {"scheduleEnable": False, "batchSiz": 5}, stack="dev", parent="",
+                         config=DEV_REGION)
+    assert set(property_errors(unknown.value)) == {"scheduleEnable", "batchSiz"}
+
+
 def test_a_setting_of_the_wrong_type_is_refused_with_the_expected_type(plugin):
     with pytest.raises(grpc.RpcError) as refused:
         plugin.construct(FifoBillingQueue, "billing", {"scheduleEnabled": "no"}, stack="dev", parent="",
                          config=DEV_REGION)
     assert property_errors(refused.value) == {"scheduleEnabled": (
-        "FifoBillingQueue: scheduleEnabled='no' is not allowed: true or false (false keeps the schedule but never "
+        "FifoBillingQueue: scheduleEnabled='no' is not allowed: 'no' is a string; true or false (false keeps the "
+        "schedule but never "
         "fires it (e.g. in dev))")}
 
 

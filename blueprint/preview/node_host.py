@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
 
+from integration_blueprint.preview.argument_lines import refusals_at_keys
 from integration_blueprint.preview.engine import OfflineEngine
 from integration_blueprint.preview.project import ProgramError
 from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS, ProgramFailure
@@ -265,7 +266,10 @@ def _located(message: str, program_dir: Path, cwd: Path) -> list[ProgramFailure]
     declared = _DECLARED.search(body)
     if declared and _REGISTRATION_REFUSED.match(body) and _is_program_file(declared["file"], program_dir):
         refusal = _without_stack(_DECLARED.sub("", _REGISTRATION_REFUSED.sub("", body, count=1), count=1))
-        return [ProgramFailure(refusal, file=declared["file"], line=int(declared["line"]))]
+        # `<type> '<name>' could not be constructed: ` and every refusal of the call, a line each
+        head, _, refusals = refusal.partition(": ")
+        return [ProgramFailure(f"{head}: {text}", file=declared["file"], line=at)
+                for text, at in refusals_at_keys(refusals, declared["file"], int(declared["line"]))]
     return [_at_innermost_frame(body, program_dir)]
 
 

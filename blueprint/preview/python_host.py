@@ -14,11 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from integration_blueprint.preview.argument_lines import refusals_at_keys
 from integration_blueprint.preview.engine import OfflineEngine
 
 EXEC_SCRIPT = Path(__file__).resolve().with_name("python_exec.py")
 PROGRAM_ERROR_TAG = "BLUEPRINT_PROGRAM_ERROR "
 NO_SDK_TAG = "BLUEPRINT_NO_PULUMI_SDK:"
+# A component's refusal of its arguments (integration_blueprint.components.validation), by the name
+# the program's process reports it under.
+REFUSAL = "ComponentArgumentError"
 # A preview that runs longer is stuck (an input() in the program, a deadlock): it is stopped.
 PROGRAM_TIMEOUT_SECONDS = 600
 
@@ -76,6 +80,11 @@ def _failure(engine: OfflineEngine, done: subprocess.CompletedProcess) -> Progra
     for message in engine.errors():
         if message.startswith(PROGRAM_ERROR_TAG):
             detail = json.loads(message[len(PROGRAM_ERROR_TAG):])
+            if detail["type"] == REFUSAL and detail["file"]:
+                # Every refusal of the call, each at the line of the key it names.
+                (first, line), *others = refusals_at_keys(detail["message"], detail["file"], detail["line"])
+                return ProgramFailure(f"{REFUSAL}: {first}", file=detail["file"], line=line, raised=True,
+                                      also=tuple(f"{REFUSAL}: {text} (at {detail['file']}:{at})" for text, at in others))
             return ProgramFailure(f"{detail['type']}: {detail['message']}", file=detail["file"],
                                   line=detail["line"], module=detail.get("module", ""), raised=True)
     if NO_SDK_TAG in done.stderr:
