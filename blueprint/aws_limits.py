@@ -137,6 +137,10 @@ SFN_LAMBDA_TRANSIENT_ERRORS = ("Lambda.ServiceException", "Lambda.AWSLambdaExcep
 # https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html (vended-logs prefix keeps the
 # CloudWatch Logs resource policy small)
 SFN_LOG_GROUP_PREFIX = "/aws/vendedlogs/states/"
+# https://docs.aws.amazon.com/step-functions/latest/dg/choosing-workflow-type.html: an Express workflow
+# (a Distributed Map's EXPRESS child included) runs at most five minutes.
+SFN_EXPRESS_MAX_DURATION_SECONDS = 300
+SFN_EXECUTION_TYPES = ("STANDARD", "EXPRESS")
 # https://docs.aws.amazon.com/step-functions/latest/apireference/API_CreateStateMachine.html
 SFN_STATE_MACHINE_NAME_MAX_LENGTH = 80
 
@@ -241,6 +245,15 @@ PRICE_KINESIS_PER_MILLION_PUT_PAYLOAD_UNITS_USD = 0.014
 KINESIS_PUT_PAYLOAD_UNIT_BYTES = 25_600
 # https://aws.amazon.com/step-functions/pricing/ (Standard workflows; every retry is a transition)
 PRICE_STEP_FUNCTIONS_PER_THOUSAND_TRANSITIONS_USD = 0.025
+# Same page, Distributed Map: each child workflow execution a Map Run starts is billed as one state
+# transition of the parent, whatever the child's type; a STANDARD child then bills its own
+# transitions, an EXPRESS child its request and duration.
+# Same page (Express workflows): per request, and per GB-second of duration, billed in 100 ms
+# increments with memory rounded up to 64 MB chunks (first 1,000 GB-hours tier).
+PRICE_STEP_FUNCTIONS_EXPRESS_PER_MILLION_REQUESTS_USD = 1.00
+PRICE_STEP_FUNCTIONS_EXPRESS_PER_GB_SECOND_USD = 0.00001667
+SFN_EXPRESS_BILLING_INCREMENT_MS = 100
+SFN_EXPRESS_MEMORY_CHUNK_MB = 64
 HOURS_PER_MONTH = 730  # AWS pricing pages' month
 # https://docs.aws.amazon.com/lambda/latest/api/API_CreateFunction.html (MemorySize default)
 LAMBDA_MEMORY_DEFAULT_MB = 128

@@ -3,20 +3,24 @@ registers its arguments and the function that runs it; adding a subcommand is ad
 function to COMMANDS.
 
 Exit codes: 0 success, 1 the check failed (e.g. mandatory policy violations), 2 the command could
-not run (bad program, config or policy pack, or a missing optional extra); the error is printed,
-with the fix, without a traceback.
+not run (bad program, config or policy pack, a missing optional extra, an unreadable AWS profile,
+a patch refused outside its verified versions, nothing to drill); the error is printed, with the
+fix, on one line without a traceback. Stopped by Ctrl-C: 130; by SIGTERM: 143 (128 + the signal),
+one line, no traceback, after the command cleaned up what it started.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import traceback
 from pathlib import Path
 from typing import Callable, Optional
 
 from integration_blueprint import __version__
+from integration_blueprint.patches import PatchRefused
 from integration_blueprint.plugin import SchemaError
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerError
 from integration_blueprint.preview.policy_config import PolicyConfigError
@@ -34,7 +38,17 @@ class MissingExtra(Exception):
 
 
 # Failures the user can fix; anything else is a bug and keeps its traceback.
-USER_ERRORS = (ProgramError, AnalyzerError, PolicyConfigError, SandboxError, MissingExtra, SchemaError)
+USER_ERRORS = (ProgramError, AnalyzerError, PolicyConfigError, SandboxError, MissingExtra, PatchRefused,
+               SchemaError)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the command is, so its cleanup (finally blocks, context managers) runs
+    as for Ctrl-C's KeyboardInterrupt. A BaseException: no `except Exception` may swallow it."""
+
+
+def _raise_terminated(signum: int, _frame) -> None:
+    raise Terminated()
 
 
 def _program_dir(args: argparse.Namespace, *, required: bool = True) -> Path:
@@ -53,13 +67,26 @@ def _program_dir(args: argparse.Namespace, *, required: bool = True) -> Path:
 
 
 def _run_preview(args: argparse.Namespace) -> int:
-    from integration_blueprint.preview.run import run_preview
+    """Every run leaves a report in the format asked for: one that could not judge the program (a
+    refused component argument, a program error, a bad policy config, a failure of the tool
+    itself) tells what failed, where and how to fix it, and exits 2. The error also goes to stderr
+    (the job log)."""
+    from integration_blueprint.preview.run import failed_preview, run_preview
 
-    result = run_preview(_program_dir(args), stack=args.stack,
-                         policy_config_path=Path(args.policy_config) if args.policy_config else None,
-                         unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict)
-    print(FORMATS["json" if args.json else args.format](result))
-    for format_name, path in args.report:
+    policy_config_path = Path(args.policy_config) if args.policy_config else None
+    output = "json" if args.json else args.format
+    try:
+        result = run_preview(_program_dir(args), stack=args.stack, policy_config_path=policy_config_path,
+                             unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict)
+    except Exception as exc:  # noqa: BLE001 - a bug of the tool is reported too, as a tool error
+        result = failed_preview(_program_dir(args, required=False), exc, stack=args.stack, unknowns=args.unknowns,
+                                policy_config_path=policy_config_path, strict=args.strict)
+        failure = result.failure
+        assert failure is not None
+        print(f"error: {result.shown(failure.message)}{_where(exc)}\n{failure.fix}", file=sys.stderr)
+    if result.failure is None or output != "text":
+        print(FORMATS[output](result))
+    for format_name, path in args.report:  # this run's report in more formats (a failed run's too)
         Path(path).write_text(FORMATS[format_name](result) + "\n")
     return result.exit_code
 
@@ -129,12 +156,16 @@ def _run_drill(args: argparse.Namespace) -> int:
                            poison=args.poison, transient=args.transient, crashes=args.crashes,
                            program_dir=_program_dir(args))
     bar = None if args.no_progress else ProgressBar()
+    # SIGTERM (a CI job cancelled, `kill`) unwinds like Ctrl-C: the pattern processes are stopped
+    # and the temp folders removed (main turns it into exit 143).
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         report = run_drill(options, progress=bar, workers=args.workers)
     except NothingToDrill as exc:  # not "the drill found data loss" (exit 1)
         print(f"error: {exc}", file=sys.stderr)
         return 2
     finally:
+        signal.signal(signal.SIGTERM, previous)
         if bar is not None:
             bar.close()
     print(dumps(report) if args.json else format_table(report))
@@ -384,6 +415,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     except USER_ERRORS as exc:
         print(f"error: {exc}{_where(exc)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"blueprint {args.command}: interrupted (Ctrl-C); nothing was judged", file=sys.stderr)
+        return 128 + signal.SIGINT
+    except Terminated:
+        print(f"blueprint {args.command}: terminated (SIGTERM); nothing was judged", file=sys.stderr)
+        return 128 + signal.SIGTERM
 
 
 def entry() -> None:

@@ -55,6 +55,14 @@ SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS = 30
 # https://docs.aws.amazon.com/step-functions/latest/dg/sfn-stuck-execution.html: a Task without
 # TimeoutSeconds can wait forever; the item task waits the function timeout plus this margin.
 SFN_TASK_TIMEOUT_MARGIN_SECONDS = 10
+# Invoices per Distributed Map child when the reference item handler runs (a team's own item handler
+# gets batches only when it asks, max_items_per_batch: its code must read {"Items": [...]}). Chosen
+# by measurement (benchmarks/map_cost.py, README "Cost per million records"): a Map Run bills a
+# transition per child started plus the child's own, so the Step Functions share falls as 1/N; at
+# 100 the default shape is under $3 per million with DynamoDB (3 writes per invoice) the largest
+# part, and a batch (100 rows, about 6 KB) stays far under ItemBatcher's 256 KiB and takes about
+# 2 s of a 30 s function timeout.
+MAP_ITEMS_PER_BATCH_DEFAULT = 100
 
 # --- Alarms ------------------------------------------------------------------------------------
 # A DLQ alarm fires on the first message: one poison message is already an incident.

@@ -1,4 +1,4 @@
-"""DistributedMapBatch: a nightly batch over an S3 CSV, one idempotent Lambda call per row.
+"""DistributedMapBatch: a nightly batch over an S3 CSV, rows batched per idempotent Lambda call.
 
     Scheduler (optional; retry policy, standard DLQ)
         -> Step Functions STANDARD state machine (definition: components/distributed_map_definition.py)
@@ -68,6 +68,7 @@ class DistributedMapBatchArgs(PlatformArgs, total=False):
     retry_jitter_strategy: pulumi.Input[str]
     csv_headers: pulumi.Input[Sequence[str]]
     max_items_per_batch: pulumi.Input[int]
+    child_execution_type: pulumi.Input[str]
     input_bucket_name: pulumi.Input[str]
     input_prefix: pulumi.Input[str]
     write_results: pulumi.Input[bool]
@@ -97,7 +98,7 @@ INPUT_BUCKET_NAME = PhysicalName("S3 bucket", "-input", aws_limits.S3_BUCKET_NAM
 
 
 def _map_settings(max_concurrency, tolerated_pct, tolerated_count, retry_values: dict,
-                  csv_headers, batch, item_timeout) -> MapSettings:
+                  csv_headers, batch, item_timeout, execution_type) -> MapSettings:
     return MapSettings(
         max_concurrency=max_concurrency,
         tolerated_failure_percentage=tolerated_pct,
@@ -105,6 +106,7 @@ def _map_settings(max_concurrency, tolerated_pct, tolerated_count, retry_values:
         retry=RetrySettings(**retry_values),
         csv_headers=csv_headers,
         max_items_per_batch=batch,
+        execution_type=execution_type,
         task_timeout_seconds=item_timeout + conventions.SFN_TASK_TIMEOUT_MARGIN_SECONDS,
     )
 
@@ -130,6 +132,7 @@ class DistributedMapValues:
     """RetrySettings' fields."""
     csv_headers: Optional[pulumi.Input[Sequence[str]]]
     batch: Optional[pulumi.Input[int]]
+    execution_type: pulumi.Input[str]
     item_timeout: pulumi.Input[int]
     input_prefix: pulumi.Input[str]
     result_prefix: pulumi.Input[str]
@@ -154,16 +157,21 @@ def validate(args: DistributedMapBatchArgs) -> DistributedMapValues:
             "jitter_strategy": SETTINGS.value(args, "retry_jitter_strategy"),
         },
         csv_headers=args.get("csv_headers"),
-        batch=args.get("max_items_per_batch"),
+        # The cheap shape by default for the reference handler; a team's handler is given batches
+        # only when it asks (its code must read {"Items": [...]}).
+        batch=args.get("max_items_per_batch",
+                       conventions.MAP_ITEMS_PER_BATCH_DEFAULT if args.get("item_code") is None else None),
+        execution_type=SETTINGS.value(args, "child_execution_type"),
         item_timeout=SETTINGS.value(args, "item_timeout_seconds"),
         input_prefix=SETTINGS.value(args, "input_prefix"),
         result_prefix=SETTINGS.value(args, "result_prefix"),
     )
     plain = [values.max_concurrency, values.tolerated_pct, values.tolerated_count,
-             *values.retry_values.values(), values.batch, values.item_timeout]
+             *values.retry_values.values(), values.batch, values.item_timeout, values.execution_type]
     if all(v is None or is_known(v) for v in plain) and not hasattr(values.csv_headers, "apply"):
+        # Raises now, before any resource.
         _map_settings(values.max_concurrency, values.tolerated_pct, values.tolerated_count, values.retry_values,
-                      values.csv_headers, values.batch, values.item_timeout)  # raises now, before any resource
+                      values.csv_headers, values.batch, values.item_timeout, values.execution_type)
     reserved = args.get("item_reserved_concurrency")
     if is_known(reserved) and is_known(values.max_concurrency) and values.max_concurrency > reserved:
         raise ComponentArgumentError(
@@ -318,11 +326,12 @@ class DistributedMapBatch(pulumi.ComponentResource):
             max_concurrency=values.max_concurrency, tolerated_pct=values.tolerated_pct,
             tolerated_count=values.tolerated_count, retry_values=values.retry_values,
             csv_headers=values.csv_headers, batch=values.batch, item_timeout=values.item_timeout,
-            result_prefix=values.result_prefix, write_results=write_results,
+            execution_type=values.execution_type, result_prefix=values.result_prefix, write_results=write_results,
         ).apply(lambda v: to_json(build_definition(
             function_arn=v["function_arn"], input_bucket=v["bucket"], ops_queue_url=v["queue_url"],
             settings=_map_settings(v["max_concurrency"], v["tolerated_pct"], v["tolerated_count"],
-                                   v["retry_values"], v["csv_headers"], v["batch"], v["item_timeout"]),
+                                   v["retry_values"], v["csv_headers"], v["batch"], v["item_timeout"],
+                                   v["execution_type"]),
             result_prefix=v["result_prefix"] if v["write_results"] else None)))
         machine = aws.sfn.StateMachine(
             f"{name}-machine",

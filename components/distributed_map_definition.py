@@ -6,7 +6,7 @@ Step Functions interpreter, and the component only has to `json.dumps` it inside
 
 Shape (states):
 
-    ProcessInvoices  Map, DISTRIBUTED, STANDARD children, reads the CSV named by the execution
+    ProcessInvoices  Map, DISTRIBUTED, STANDARD or EXPRESS children, reads the CSV named by the execution
                      input `{"inputKey": "<key>"}` from the input bucket, MaxConcurrency from
                      downstream capacity, ToleratedFailurePercentage/Count, optional ItemBatcher and
                      ResultWriter. Each child runs EnrichInvoice (lambda:invoke with bounded,
@@ -89,7 +89,14 @@ SETTINGS = SettingsTable(COMPONENT, [
                 "stampede the downstream"),
     Setting("csv_headers", list, None, describe="a list of column names",
             why="column names when the CSV has no header row; unset or empty: the first row holds them"),
-    Setting("max_items_per_batch", int, None, minimum=1, why="rows per child invocation; unset: one row per child"),
+    Setting("max_items_per_batch", int, None, minimum=1,
+            why=f"rows per child (ItemBatcher); unset: {conventions.MAP_ITEMS_PER_BATCH_DEFAULT} with the reference "
+                "item handler (a tenth of the one-row-per-child cost), one row per child with item_code (your "
+                "handler must read {\"Items\": [...]} to be given batches). A failed child counts all its rows "
+                "toward the tolerated failures"),
+    Setting("child_execution_type", str, "STANDARD", choices=aws_limits.SFN_EXECUTION_TYPES,
+            why="the Map's child executions: STANDARD (billed per transition) or EXPRESS (per request and "
+                "duration, at most 5 minutes each: refused where the item timeout and its retries cannot fit)"),
     Setting("input_bucket_name", str, None, pattern=aws_limits.S3_BUCKET_NAME_PATTERN, describe="an S3 bucket name",
             why="an existing input bucket; unset: the component creates one"),
     Setting("input_prefix", str, "incoming/", pattern=S3_PREFIX_PATTERN, describe=S3_PREFIX,
@@ -156,6 +163,7 @@ class MapSettings:
     retry: RetrySettings = field(default_factory=RetrySettings)
     csv_headers: Optional[Sequence[str]] = None  # None: the CSV's first row holds the headers
     max_items_per_batch: Optional[int] = None  # None: one row per child (no ItemBatcher)
+    execution_type: str = "STANDARD"  # the children's: STANDARD or EXPRESS
     task_timeout_seconds: int = aws_limits.LAMBDA_TIMEOUT_DEFAULT_SECONDS + conventions.SFN_TASK_TIMEOUT_MARGIN_SECONDS
 
     def __post_init__(self):
@@ -176,6 +184,22 @@ class MapSettings:
                     f"csv_headers={self.csv_headers!r} must be a non-empty list of column names, "
                     "or left out when the CSV's first row holds them", "csv_headers")
         SETTINGS["max_items_per_batch"].check(COMPONENT, self.max_items_per_batch)
+        SETTINGS["child_execution_type"].check(COMPONENT, self.execution_type)
+        if self.execution_type == "EXPRESS":
+            longest = self.longest_child_seconds()
+            require(COMPONENT, longest <= aws_limits.SFN_EXPRESS_MAX_DURATION_SECONDS,
+                    f"child_execution_type=EXPRESS: a child may run {longest:.0f} s (task timeout "
+                    f"{self.task_timeout_seconds} s x {1 + 2 * self.retry.max_attempts} attempts plus the retry waits), "
+                    f"over EXPRESS's {aws_limits.SFN_EXPRESS_MAX_DURATION_SECONDS} s limit; lower item_timeout_seconds "
+                    "or retry_max_attempts, or use STANDARD", "child_execution_type")
+
+    def longest_child_seconds(self) -> float:
+        """The longest a child can run: every attempt of both retriers (transient errors, and an
+        invoice still in progress elsewhere) at the task timeout, plus their longest waits."""
+        retry = self.retry
+        waits = sum(min(retry.interval_seconds * retry.backoff_rate ** k, retry.max_delay_seconds)
+                    for k in range(int(retry.max_attempts)))
+        return (1 + 2 * retry.max_attempts) * self.task_timeout_seconds + 2 * waits
         require_range(COMPONENT, "task_timeout_seconds", self.task_timeout_seconds, 1)
         if not isinstance(self.retry, RetrySettings):
             raise ComponentArgumentError(f"{COMPONENT}: retry must be RetrySettings, got {self.retry!r}")
@@ -226,7 +250,7 @@ def build_definition(*, function_arn: str, input_bucket: str, ops_queue_url: str
             "Parameters": {"Bucket": input_bucket, "Key.$": f"$.{INPUT_KEY_FIELD}"},
         },
         "ItemProcessor": {
-            "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+            "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": settings.execution_type},
             "StartAt": ITEM_STATE,
             "States": {ITEM_STATE: _item_task(function_arn, settings)},
         },

@@ -10,11 +10,13 @@ for the function's runtime, architecture and region, so the deployed function ca
 the handlers import (boto3 is in the runtime). Logs go to a log group the component owns, with a
 retention, instead of the never-expiring group Lambda would create.
 
-A function where a team's code runs also takes what that code needs: its own environment
-variables and IAM statements (`team_code`, from the `<prefix>environment` and
-`<prefix>policy_statements` arguments `settings.code_settings` declares next to `<prefix>code`).
+A team's own code (`code`) ships with the same handlers beside it (`with_handler_runtime`), so a
+handler built on the runtime imports it once deployed. A function where a team's code runs also
+takes what that code needs: its own environment variables and IAM statements (`team_code`, from the
+`<prefix>environment` and `<prefix>policy_statements` arguments `settings.code_settings` declares
+next to `<prefix>code`).
 
-Public: `packaged_function` (returns `PackagedFunction`), `RuntimeSettings`, `handlers_archive`,
+Public: `packaged_function` (returns `PackagedFunction`), `RuntimeSettings`, `handlers_archive`, `with_handler_runtime`,
 `powertools_layer_arn`, `stack_region`, `ARCHIVE_ROOT`, `PolicyStatementArgs`, `team_code` (returns
 `TeamCode`). IAM statements are in `iam`.
 """
@@ -35,7 +37,7 @@ from integration_blueprint.components.iam import Statement, service_role
 from integration_blueprint.components.validation import plain
 
 __all__ = ["ARCHIVE_ROOT", "PackagedFunction", "PolicyStatementArgs", "RuntimeSettings", "TeamCode", "handlers_archive",
-           "packaged_function", "powertools_layer_arn", "stack_region", "team_code"]
+           "packaged_function", "powertools_layer_arn", "stack_region", "team_code", "with_handler_runtime"]
 
 ARCHIVE_ROOT = namespace_package.__name__
 
@@ -68,6 +70,22 @@ def handlers_archive() -> pulumi.AssetArchive:
         path = _module_path(module)
         assets[f"{ARCHIVE_ROOT}/{path.name}"] = pulumi.FileAsset(str(path))
     return pulumi.AssetArchive(assets)
+
+
+def with_handler_runtime(code: pulumi.Archive) -> pulumi.Archive:
+    """A team's code with this package's handlers beside it (under `integration_blueprint/`), so a
+    handler built on the runtime (`make_handler` from `integration_blueprint.handlers.runtime`) finds
+    it once deployed, as in the drill. A folder or an AssetArchive is merged, the team's own files
+    winning; a zip or a remote archive ships as it is, and must hold what its handler imports."""
+    if isinstance(code, pulumi.AssetArchive):
+        own = dict(code.assets)
+    elif isinstance(code, pulumi.FileArchive) and Path(code.path).is_dir():
+        root = Path(code.path)
+        own = {p.relative_to(root).as_posix(): pulumi.FileAsset(str(p)) for p in sorted(root.rglob("*"))
+               if p.is_file() and "__pycache__" not in p.parts}
+    else:
+        return code
+    return pulumi.AssetArchive({**handlers_archive().assets, **own})
 
 
 def _module_path(module: ModuleType) -> Path:
@@ -117,7 +135,7 @@ def packaged_function(name: str, *, parent: pulumi.Resource, handler: pulumi.Inp
         runtime=settings.runtime,
         architectures=[settings.architecture],
         handler=handler,
-        code=code or handlers_archive(),
+        code=with_handler_runtime(code) if code is not None else handlers_archive(),
         timeout=timeout,
         memory_size=memory_size,
         layers=[powertools_layer_arn(stack_region(settings), settings)],

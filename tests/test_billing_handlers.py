@@ -2,6 +2,8 @@
 messages and transient errors, in order per tenant and month."""
 
 
+import json
+
 import boto3
 import pytest
 from botocore.awsrequest import AWSResponse
@@ -43,6 +45,27 @@ def test_duplicate_delivery_in_one_batch_charges_once(billing_env):
     assert response == {"batchItemFailures": []}
     assert balances(billing_env.ddb) == {"acme": 1200}
     assert [row["message_id"]["S"] for row in ledger_rows(billing_env.ddb)] == ["m1"]
+
+
+def test_a_charge_key_already_charged_with_another_amount_is_parked_naming_the_conflict_not_skipped(billing_env, caplog):
+    billing_env.sqs.send_message(QueueUrl=billing_env.queue_url, MessageBody=charge_body("acme", "alice", 1200),
+                         MessageGroupId="acme#2026-10", MessageDeduplicationId="first")
+    billing_env.sqs.send_message(QueueUrl=billing_env.queue_url, MessageBody=charge_body("acme", "alice", 1300),  # a producer bug
+                         MessageGroupId="acme#2026-10", MessageDeduplicationId="changed")
+    billing_env.sqs.send_message(QueueUrl=billing_env.queue_url,  # a true duplicate
+                                 MessageBody=charge_body("acme", "alice", 1200),
+                                 MessageGroupId="acme#2026-10", MessageDeduplicationId="again")
+
+    billing_env.consumer.drain()
+
+    assert balances(billing_env.ddb) == {"acme": 1200}  # charged once, with the first amount
+    parked = billing_env.sqs.receive_message(QueueUrl=billing_env.dlq_url, MaxNumberOfMessages=10)["Messages"]
+    # The conflict and what its group held behind it (FIFO order), for a person to decide.
+    assert [json.loads(m["Body"])["amount"] for m in parked] == [1300, 1200]
+    [reason] = {r.reason for r in caplog.records if r.getMessage() == "conflicting duplicate charge"}
+    assert reason == ("conflicting duplicate: idempotency key acme:alice:2026-10 was already applied with a different "
+                      "amount; neither applied nor skipped: parked for a person to decide")
+    assert "duplicate charge skipped" not in caplog.text
 
 
 def test_failed_record_holds_back_the_rest_of_its_group_while_other_groups_go_on(billing_env):

@@ -4,8 +4,10 @@ and the CI workflow a team copies (examples/ci/)."""
 
 import io
 import json
+import os
 import re
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -80,8 +82,7 @@ def test_drill_takes_the_program_from_the_nearest_project_at_or_above_the_curren
     (tmp_path / "Pulumi.yaml").write_text("name: app\nruntime: python\n")
     (tmp_path / "infra" / "queues").mkdir(parents=True)
     monkeypatch.chdir(tmp_path / "infra" / "queues")  # as `pulumi` finds the project from a subfolder
-    with pytest.raises(KeyboardInterrupt):
-        main(["drill", "--no-progress"])
+    assert main(["drill", "--no-progress"]) == 130  # interrupted: no traceback, the exit code of a Ctrl-C
     assert seen["program_dir"] == tmp_path.resolve()
 
 
@@ -304,3 +305,25 @@ def test_docs_prints_the_reference_page_a_team_has_without_the_repository(capsys
 
     assert main(["docs", "FifoQueue"]) == 2
     assert "the components are FifoBillingQueue, " in capsys.readouterr().err
+
+
+def test_the_ci_workflow_keeps_both_reports_of_a_run_that_could_not_judge_the_program(tmp_path):
+    """Issue 31: a refused argument (exit 2) used to leave a 0-byte SARIF file and a "see the job
+    log" line. The step's own script, run with a `blueprint` that fails as a refused run does (it
+    still writes the reports --report asks for)."""
+    step = next(s for s in _workflow()["jobs"]["offline-preview"]["steps"] if s.get("id") == "preview")
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    fake = tmp_path / ".venv" / "bin" / "blueprint"
+    fake.write_text('#!/bin/sh\nfor a in "$@"; do case "$a" in sarif=*|markdown=*) echo "report of: $*" > "${a#*=}";; '
+                    'esac; done\necho "error: refused" >&2\nexit 2\n')
+    fake.chmod(0o755)
+    env = {"PATH": os.environ["PATH"], "STACKS": "dev prod", "RUNNER_TEMP": str(tmp_path / "tmp"),
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "GITHUB_OUTPUT": str(tmp_path / "output")}
+    (tmp_path / "tmp").mkdir()
+    subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, env=env, check=True, timeout=60)
+    for stack in ("dev", "prod"):
+        sarif = tmp_path / "policy-preview" / f"{stack}.sarif"
+        assert sarif.read_text().startswith(f"report of: preview --stack {stack} --report sarif=")
+    summary = (tmp_path / "summary.md").read_text()
+    assert "report of: preview --stack prod --report sarif=" in summary
+    assert (tmp_path / "output").read_text() == "exit-code=2\n"

@@ -138,8 +138,9 @@ def test_cli_json_output_and_exit_1_on_mandatory_violations(capsys, flag):
     output = json.loads(capsys.readouterr().out)
     assert code == 1
     assert set(output) == {"stack", "program", "resources", "violations", "skippedChecks", "summary", "notExpanded",
-                           "secretPlaceholders", "unresolvedEnvironments", "notes"}
-    assert output["notExpanded"] == [] and output["secretPlaceholders"] == []
+                           "secretPlaceholders", "unresolvedEnvironments", "notes", "error", "inventedLookups",
+                           "programOutput"}
+    assert output["notExpanded"] == [] and output["secretPlaceholders"] == [] and output["error"] is None
     assert output["stack"] == "ci" and output["program"] == str(EVERY_VIOLATION)
     queue = next(r for r in output["resources"] if r["name"] == "orders")
     assert set(queue) == {"urn", "type", "name", "parent", "inputs"} and queue["type"] == "aws:sqs/queue:Queue"
@@ -241,7 +242,7 @@ def test_sarif_rules_carry_help_url_severity_and_tags(metadata_result):
 
 def test_markdown_links_each_fix_to_its_docs(metadata_result):
     markdown = render_markdown(metadata_result)
-    assert ": Set \\`name\\` on the queue. ([docs](https://docs.aws.amazon.com/" in markdown  # listed once per policy
+    assert ": Set \\`name\\` on the queue. ([docs](<https://docs.aws.amazon.com/" in markdown  # listed once per policy
 
 
 # ---- SARIF -------------------------------------------------------------------------------------
@@ -304,7 +305,7 @@ def test_sarif_locates_a_component_child_at_the_components_declaration():
 def test_markdown_has_a_verdict_a_table_and_a_diagram_of_the_checked_links(preview):
     markdown = render_markdown(preview(EVERY_VIOLATION, "test"))
     lines = markdown.splitlines()
-    assert lines[0] == ("### ❌ Policy preview of stack `test`: 31 mandatory and 3 advisory violations; "
+    assert lines[0] == ("### ❌ Policy preview of stack <code>test</code>: 31 mandatory and 3 advisory violations; "
                         "the stack may not be deployed")
     rows = [line for line in lines if line.startswith("| mandatory |") or line.startswith("| advisory |")]
     assert len(rows) == len(ALL_RULES) and all(line.count(" | ") == 3 for line in rows)
@@ -315,9 +316,9 @@ def test_markdown_has_a_verdict_a_table_and_a_diagram_of_the_checked_links(previ
 
 def test_markdown_draws_one_diagram_per_component_with_source_function_and_dlq(preview):
     markdown = render_markdown(preview(REPO_ROOT, stack="dev"))
-    assert markdown.startswith("### ✅ Policy preview of stack `dev`: no mandatory violations")
+    assert markdown.startswith("### ✅ Policy preview of stack <code>dev</code>: no mandatory violations")
     assert markdown.count("```mermaid") == 4
-    orders = markdown[markdown.index("**`orders`**"):]
+    orders = markdown[markdown.index("**<code>orders</code>**"):]
     orders = orders[:orders.index("```\n", orders.index("```mermaid") + 3)]
     nodes = dict(re.findall(r'(n\d+)\["([^<"]+)<br/>', orders))
     edges = {(nodes[a], label, nodes[b]) for a, label, b in re.findall(r'(n\d+) -- "([^"]+)" --> (n\d+)', orders)}
@@ -328,7 +329,7 @@ def test_markdown_draws_one_diagram_per_component_with_source_function_and_dlq(p
 
 @pytest.mark.parametrize("fmt, check", [
     ("sarif", lambda out: json.loads(out)["version"] == "2.1.0"),
-    ("markdown", lambda out: out.startswith("### ❌ Policy preview of stack `ci`")),
+    ("markdown", lambda out: out.startswith("### ❌ Policy preview of stack <code>ci</code>")),
 ])
 def test_cli_prints_the_chosen_format_and_keeps_the_exit_code(capsys, fmt, check):
     code = main(["preview", "--program", str(EVERY_VIOLATION), "--stack", "ci", "--format", fmt])

@@ -289,3 +289,50 @@ def test_a_violation_in_a_programs_own_module_is_located_there_by_the_real_engin
     assert location["artifactLocation"]["uri"] == "services/orders/infra/queues.py"
     assert location["region"]["startLine"] == 5
     assert run["automationDetails"]["id"] == "blueprint-preview/services/orders/test/"
+
+
+# ---- user-controlled names cannot restyle the comment or the diagrams (issue 31) --------------------
+
+HOSTILE = ("a`b|c [t](https://evil.example/x) ![i](https://evil.example/p.png) <!-- hidden\n"
+           "```\n### ✅ all good\n\"]; click n0 href \"https://evil.example\" %% x")
+
+
+def hostile_stack():
+    component = resource("team:index:Billing", HOSTILE, custom=False)
+    queue = resource(QUEUE, HOSTILE + " queue", parent=component.urn, outputs={"arn": "arn:aws:sqs:eu-west-1:1:q"})
+    dlq = resource(QUEUE, "dlq`|", parent=component.urn, outputs={"arn": "arn:aws:sqs:eu-west-1:1:dlq"})
+    queue.property_dependencies = {"redrivePolicy": [dlq.urn]}
+    return [component, queue, dlq]
+
+
+def test_hostile_names_render_on_github_as_text_without_links_images_comments_or_headings():
+    resources = hostile_stack()
+    preview = result(resources, [Violation("p", "mandatory", resources[1].urn, f"The rule's description.\n{HOSTILE}")],
+                     [rule("p")])
+    preview.recorded.stack = HOSTILE
+    page = github_html(render_markdown(preview))
+    assert not re.search(r'(href|src)="[^"]*evil', page) and "<img" not in page and "<!--" not in page
+    assert page.count("<h3>") == 1 and page.count("<table>") == 1
+    cells = rendered_cells(render_markdown(preview))
+    assert len(cells) == 8  # one header row and one row of four cells: nothing split the row
+    assert cells[6].startswith(HOSTILE.split("\n")[0])  # the resource cell: the name as written
+    assert len(diagrams(render_markdown(preview))) == 1  # no fence closed early
+
+
+def test_hostile_names_are_accepted_by_mermaids_parser_as_plain_labels(mermaid_parser):
+    resources = hostile_stack()
+    [diagram] = diagrams(render_markdown(result(resources, [], [])))
+    assert mermaid_errors(mermaid_parser, [diagram]) == [""]
+    nodes = re.findall(r'^    n\d+\["([^"]*)"\]', diagram, re.M)
+    assert len(nodes) == 2 and all(HOSTILE.split("`")[0] in n or n.startswith("dlq") for n in nodes)
+    # Every line is a node, a link or a style: the name added no statement (a click, a comment).
+    assert all(re.match(r'    (n\d+\[|n\d+ -- |classDef |linkStyle )', line) for line in diagram.splitlines()[1:])
+    assert "`" not in diagram and "%%" not in diagram
+
+
+def test_text_output_escapes_control_characters():
+    queue = resource(QUEUE, "jobs\x00\x1b[2J\nFAKE: 0 mandatory\u202e")
+    text = render_text(result([queue], [Violation("p", "mandatory", queue.urn, "found \x07 bell")], [rule("p")]))
+    assert "jobs\\x00\\x1b[2J\\nFAKE: 0 mandatory\\u202e" in text
+    assert not any(char in text for char in "\x00\x1b\x07\u202e")
+    assert "\nFAKE" not in text

@@ -22,6 +22,7 @@ from integration_blueprint.drill.patterns import (
 from integration_blueprint.drill.patterns.stream_ledger import hot_account_outcome
 from integration_blueprint.drill.report import DrillOptions, format_table
 from integration_blueprint.drill.runner import run_drill
+from integration_blueprint.preview.project import load_config
 from integration_blueprint.preview.recording import record_program
 from integration_blueprint.redrive.parked import list_parked
 from integration_blueprint.sandbox.emulator import NotEmulated, running_emulator
@@ -42,7 +43,9 @@ def each_stack_recorded_once(monkeypatch):
     every time: test_recording.py); each drill still realizes, drives and checks its own sandbox."""
     from integration_blueprint.drill import runner
 
-    def recorded_once(program_dir, stack):
+    def recorded_once(program_dir, stack, config=None):
+        if config is not None:  # a drill given its own config (DrillOptions.config)
+            return record_program(program_dir, stack=stack, config=config)
         key = (Path(program_dir).resolve(), stack)
         if key not in _RECORDINGS:
             _RECORDINGS[key] = record_program(program_dir, stack=stack)
@@ -364,3 +367,24 @@ def test_a_pattern_that_hangs_fails_at_its_deadline_naming_the_cause():
     assert not report.passed
     assert pattern.failure.startswith("non_idempotent_stream: still waiting for a record that never comes when its "
                                       "deadline of 1 s passed")
+
+
+def test_the_map_drill_runs_a_night_under_and_a_night_over_its_tolerated_failures_and_reports_both():
+    """Under the threshold the run succeeds with its failed items parked and redriven once; over it
+    (an outage of the invoice tables) the run fails, the ops queue gets the alert, and the runbook's
+    redrive completes it: every invoice once, only the poison left."""
+    config = dict(load_config(REPO, "dev").values)
+    section = json.loads(config["blueprint:distributedMap"])
+    config["blueprint:distributedMap"] = json.dumps({**section, "maxItemsPerBatch": 5})  # 10% of ~60 rows: one batch
+    report = run_drill(DrillOptions(records=60, seed=4, poison=0.05, config=config),
+                       drivers={DistributedMapDriver.name: DistributedMapDriver}, workers=1)
+    pattern = report.patterns[DistributedMapDriver.name]
+
+    assert pattern.passed, (pattern.notes, pattern.failure)
+    assert pattern.lost == 0 and pattern.duplicate_effects == 0 and pattern.unrecoverable == 3
+    assert pattern.injected["poison_under_threshold"] == 1 and pattern.injected["dynamodb_outage_runs"] == 1
+    under, over = (n for n in pattern.notes if n.startswith("night "))
+    assert "injected 1 poison rows" in under and "execution SUCCEEDED, 0 ops alert(s), 1 items parked, 1 redrive(s)" in under
+    assert "injected every DynamoDB call throttled" in over
+    assert "execution FAILED with InvoiceBatch.ToleratedFailuresExceeded, 1 ops alert(s) " \
+           "(States.ExceedToleratedFailureThreshold)" in over

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from integration_blueprint.handlers.runtime import idempotent_stream
+from integration_blueprint.redrive.parked import describe
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
 from tests.stream_env import MAX_RECEIVES, REGION, STREAM, fail_once_at, queue_depth
 
@@ -131,6 +132,27 @@ def test_the_business_key_makes_a_duplicate_event_from_the_producer_a_no_op_and_
     lines = [json.loads(line) for line in env.log.getvalue().splitlines()]
     assert [(line["message"], line["sequence_number"]) for line in lines if "processed" in line["message"]] == [
         ("stream record processed", first), ("stream record already processed; skipped", second)]
+
+
+def test_the_same_event_id_with_another_payload_is_parked_with_the_conflict_named_never_applied_nor_skipped(env):
+    first, conflicting, after = env.put({"eventId": "e-1", "amount": 5}, {"eventId": "e-1", "amount": 7},
+                                        {"eventId": "e-2", "amount": 1})
+    handler = env.idempotent_handler()
+    stream = env.stream_mapping(handler, batch_size=10)
+
+    stream.drain()
+    handler(env.kinesis_event(conflicting), None)  # delivered again
+
+    assert env.balance() == (6, 2)  # e-1 once with its first payload, e-2 after it: the batch went on
+    assert stream.stats.function_errors == 0  # refused at once, no bisect or retry spent on it
+    [parked] = env.messages(env.unrecoverable_url)  # once, however often it is delivered
+    body = json.loads(parked["Body"])
+    assert body["sequenceNumber"] == conflicting and json.loads(base64.b64decode(body["data"]))["amount"] == 7
+    assert body["error"]["type"] == "ConflictingDuplicate"
+    assert 'idempotency key business:"e-1" was already applied with a different payload' in body["error"]["message"]
+    assert describe(parked).reason.startswith("ConflictingDuplicate: conflicting duplicate")  # `blueprint redrive list`
+    assert "7" not in body["error"]["message"]  # the reason names the key, never the payload's values
+    assert env.messages(env.retry_url) == []
 
 
 def test_a_message_that_is_not_an_on_failure_record_is_failed_until_it_is_unrecoverable(env):

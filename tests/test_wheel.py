@@ -252,11 +252,19 @@ def test_the_installed_pack_starts_as_the_pulumi_cli_starts_it(venv):
 
 
 TYPED_TEAM_PROGRAM = '''
-from integration_blueprint.components import DistributedMapBatch, FifoBillingQueue, IdempotentStreamConsumer
+import pulumi_aws as aws
+
+from integration_blueprint.components import (DistributedMapBatch, FifoBillingQueue, IdempotentStreamConsumer,
+                                              PlatformArgs)
 
 FifoBillingQueue("payroll", {"schedule_enable": False, "batch_size": 10})
 DistributedMapBatch("invoices", {"tolerated_failure_percentage": 5})
 IdempotentStreamConsumer("orders", {"batch_size": "10"})
+
+# What a team does right: shared settings typed once and spread, a child resource extended.
+platform: PlatformArgs = {"alarm_actions": ["arn:aws:sns:eu-west-1:123456789012:oncall"], "log_retention_days": 30}
+billing = FifoBillingQueue("billing", {**platform, "batch_size": 5})
+role: aws.iam.Role = billing.consumer_role
 '''
 # Type-check the team's program against the installed package, not the libraries under it (pulumi-aws
 # alone takes minutes to analyse).
@@ -280,6 +288,8 @@ def test_the_installed_package_is_typed_so_mypy_finds_a_misspelled_key_and_a_wro
     assert 'Extra key "schedule_enable" for TypedDict "FifoBillingQueueArgs"' in checked.stdout
     assert 'Missing key "max_concurrency" for TypedDict "DistributedMapBatchArgs"' in checked.stdout
     assert 'Incompatible types (expression has type "str", TypedDict item "batch_size" has type' in checked.stdout
+    # exactly the three mistakes: the spread platform settings and the typed child type-check
+    assert checked.stdout.count("error:") == 3, checked.stdout
 
 
 COMPONENT_TYPES = {f"blueprint:index:{name}" for name in (

@@ -6,8 +6,10 @@ units; and from the report: Lambda invocations and the records delivered to func
 (duplicates and re-reads included). Modelled, because Lambda and producers make these calls
 outside the handlers: an SQS event source mapping's ReceiveMessage and DeleteMessageBatch per
 invocation, one PUT payload unit per record produced to a stream, the stream's shard-hours for a
-month that carries the million records, and a Step Functions Standard transition per state a
-record passes (plus one per retry). Prices: aws_limits (us-east-1, free tiers not deducted).
+month that carries the million records. Step Functions as the sandbox's Distributed Map executor
+counted it (transitions per child started and inside Standard children, Express requests and
+duration); another state machine as a transition per state a record passes (plus one per retry).
+Prices: aws_limits (us-east-1, free tiers not deducted).
 S3 and CloudWatch are left out: they are cents per million here.
 """
 
@@ -17,10 +19,11 @@ import json
 import math
 from collections import Counter
 from decimal import Decimal
-from typing import Any
+from typing import Any, Optional
 
 from integration_blueprint import aws_limits as aws
 from integration_blueprint.preview.recording import RecordedStack
+from integration_blueprint.sandbox.distributed_map import ExpressChild, StateMachineUsage
 
 RECORDS = 1_000_000
 # Billed Lambda duration per record delivered to a function: the reference handlers do one or
@@ -116,11 +119,16 @@ class UsageMeter:
 
 # ---- per million records -----------------------------------------------------------------------
 
-def usage_per_million(meter: UsageMeter, scope: RecordedStack, report: Any) -> dict:
+def usage_per_million(meter: UsageMeter, scope: RecordedStack, report: Any,
+                      state_machines: Optional[StateMachineUsage] = None) -> dict:
     """The pattern's AWS usage scaled to 1,000,000 records sent, and its cost in USD.
 
     `scope` is the pattern's part of the recording; its functions' largest configured memory is
-    billed for every record delivered."""
+    billed for every record delivered. `state_machines` is what the sandbox's Distributed Map
+    executor counted as it ran (sandbox/distributed_map.py): Standard transitions (every state
+    entered and retry, one per child execution a Map Run started, a Standard child's own), and
+    each Express child's request and duration; a state machine it did not run is modelled from its
+    definition (a transition per state per record)."""
     scale = RECORDS / max(report.sent, 1)
     memory_mb = max((r.inputs.get("memorySize") or aws.LAMBDA_MEMORY_DEFAULT_MB
                      for r in scope.of_type("aws:lambda/function:Function")), default=aws.LAMBDA_MEMORY_DEFAULT_MB)
@@ -136,6 +144,8 @@ def usage_per_million(meter: UsageMeter, scope: RecordedStack, report: Any) -> d
         "kinesis_put_payload_units": meter.kinesis_put_payload_units * scale,
         "kinesis_shard_hours": 0.0,
         "state_transitions": 0.0,
+        "express_requests": 0.0,
+        "express_gb_seconds": 0.0,
     }
     queues = {r.outputs.get("arn"): r for r in scope.of_type("aws:sqs/queue:Queue")}
     streams = scope.of_type("aws:kinesis/stream:Stream")
@@ -146,12 +156,26 @@ def usage_per_million(meter: UsageMeter, scope: RecordedStack, report: Any) -> d
     if streams:
         usage["kinesis_put_payload_units"] += RECORDS  # the producer's records, each under 25 KB
         usage["kinesis_shard_hours"] = sum(s.inputs.get("shardCount") or 1 for s in streams) * aws.HOURS_PER_MONTH
-    for machine in scope.of_type("aws:sfn/stateMachine:StateMachine"):
+    counted = state_machines is not None and state_machines.standard_transitions > 0
+    if counted:
+        usage["state_transitions"] = state_machines.standard_transitions * scale
+        usage["express_requests"] = len(state_machines.express_children) * scale
+        usage["express_gb_seconds"] = sum(express_gb_seconds(c) for c in state_machines.express_children) * scale
+    for machine in scope.of_type("aws:sfn/stateMachine:StateMachine") if not counted else []:
         top, per_item = _state_counts(machine.inputs.get("definition", "{}"))
         usage["state_transitions"] += top * scale + per_item * RECORDS + max(0.0, invocations - RECORDS)
     usage["lambda_memory_mb"] = memory_mb
     usage["cost_usd"] = cost_usd(usage)  # type: ignore[assignment]
     return usage
+
+
+def express_gb_seconds(child: ExpressChild) -> float:
+    """An Express child's billed duration: its Lambda work (LAMBDA_MS_PER_RECORD per record it
+    handed a function) and its retry waits, in 100 ms increments, at the smallest memory chunk
+    (64 MB: its payloads are a few KB)."""
+    milliseconds = child.records * LAMBDA_MS_PER_RECORD + child.waited_seconds * 1000
+    increments = max(1, math.ceil(milliseconds / aws.SFN_EXPRESS_BILLING_INCREMENT_MS))
+    return increments * aws.SFN_EXPRESS_BILLING_INCREMENT_MS / 1000 * aws.SFN_EXPRESS_MEMORY_CHUNK_MB / 1024
 
 
 def _state_counts(definition: str) -> tuple[int, int]:
@@ -174,7 +198,9 @@ def cost_usd(usage: dict) -> dict:
                 + usage["dynamodb_read_units"] / 1e6 * aws.PRICE_DYNAMODB_PER_MILLION_READ_UNITS_USD)
     kinesis = (usage["kinesis_shard_hours"] * aws.PRICE_KINESIS_PER_SHARD_HOUR_USD
                + usage["kinesis_put_payload_units"] / 1e6 * aws.PRICE_KINESIS_PER_MILLION_PUT_PAYLOAD_UNITS_USD)
-    step_functions = usage["state_transitions"] / 1000 * aws.PRICE_STEP_FUNCTIONS_PER_THOUSAND_TRANSITIONS_USD
+    step_functions = (usage["state_transitions"] / 1000 * aws.PRICE_STEP_FUNCTIONS_PER_THOUSAND_TRANSITIONS_USD
+                      + usage["express_requests"] / 1e6 * aws.PRICE_STEP_FUNCTIONS_EXPRESS_PER_MILLION_REQUESTS_USD
+                      + usage["express_gb_seconds"] * aws.PRICE_STEP_FUNCTIONS_EXPRESS_PER_GB_SECOND_USD)
     parts = {"lambda": lambda_, "sqs": sqs, "dynamodb": dynamodb, "kinesis": kinesis, "step_functions": step_functions}
     return {**{k: round(v, 4) for k, v in parts.items()}, "total": round(sum(parts.values()), 4)}
 

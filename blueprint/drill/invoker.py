@@ -84,9 +84,10 @@ class Invoker:
             again = [r for r in event["Records"] if rng.random() < self.duplicate_rate]
             duplicate = {**event, "Records": again} if again else None
             count = len(again)
-        else:  # a single item (Step Functions): the whole event is one delivery
+        else:  # a Step Functions child's item, or batch of items: the whole event is one delivery
             duplicate = event if rng.random() < self.duplicate_rate else None
-            count = 1
+            items = event.get("Items") if isinstance(event, dict) else None
+            count = len(items) if isinstance(items, list) else 1
         if duplicate is not None:
             with self._lock:
                 self.duplicates_delivered += count

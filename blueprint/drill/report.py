@@ -25,6 +25,8 @@ class DrillOptions:
     crashes: int = 3
     program_dir: Path = REPO
     deadline_seconds: float = 0.0  # per pattern; 0: from the record count (runner.pattern_deadline_seconds)
+    # The stack's config values, replacing its stack file's (as `record_program(config=...)`); None: the file's.
+    config: Optional[dict] = None
 
 
 @dataclass

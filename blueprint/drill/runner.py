@@ -17,23 +17,27 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import io
 import os
 import random
 import shutil
+import signal
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from integration_blueprint import patches
 from integration_blueprint.drill import cost
 from integration_blueprint.drill.patterns import DRIVERS
 from integration_blueprint.drill.patterns.base import DrillDeadline
 from integration_blueprint.drill.patterns.team_code import TEAM_DRIVERS
 from integration_blueprint.drill.report import DrillOptions, DrillReport, PatternReport
-from integration_blueprint.preview.recording import record_program
-from integration_blueprint.sandbox.emulator import running_emulator
+from integration_blueprint.patches import PatchRefused
+from integration_blueprint.preview.recording import ProgramError, record_program
+from integration_blueprint.sandbox.emulator import EMULATOR_PATCHES, running_emulator
 from integration_blueprint.sandbox.errors import SandboxError
 from integration_blueprint.sandbox.faults import FaultInjector
 from integration_blueprint.sandbox.interception import Interception
@@ -47,20 +51,50 @@ def run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], N
     from the seed and the pattern's name). With `workers` > 1 (the default: one per pattern) the
     patterns run in separate processes. Everything the handlers and the emulator print goes to
     `log_dir/<pattern>.log`, so stdout carries only the report; the report names the folder."""
+    require_runnable()
+    made_log_dir = log_dir is None
     if log_dir is None:  # a folder of its own: two drills with the same seed must not share their logs
         log_dir = Path(tempfile.mkdtemp(prefix=f"blueprint-drill-{options.stack}-{options.seed}-"))
     log_dir.mkdir(parents=True, exist_ok=True)
-    if workers is not None and workers <= 1:
-        return _run_drill(options, progress, drivers, log_dir, workers)
-    with _worker_processes_cleaned_up():
-        _worker_context()  # its fork server imports the workers' modules while the program records
-        return _run_drill(options, progress, drivers, log_dir, workers)
+    try:
+        if workers is not None and workers <= 1:
+            return _run_drill(options, progress, drivers, log_dir, workers)
+        with _worker_processes_cleaned_up():
+            _worker_context()  # its fork server imports the workers' modules while the program records
+            return _run_drill(options, progress, drivers, log_dir, workers)
+    except BaseException as exc:
+        # Stopped (Ctrl-C, SIGTERM) or unable to run: no report will name the logs folder, so none is
+        # left behind (a bug's traceback keeps it: its program.log may say more).
+        stopped = not isinstance(exc, Exception) or isinstance(exc, (NothingToDrill, SandboxError, PatchRefused, ProgramError))
+        if made_log_dir and stopped:
+            shutil.rmtree(log_dir, ignore_errors=True)
+        raise
+
+
+def require_runnable() -> None:
+    """What would stop every pattern, checked once before any starts, so the user reads one line
+    naming the fix (the CLI's exit 2) instead of a traceback from each pattern's process:
+    - a correctness fix of the emulator outside its verified versions (patches.PatchRefused);
+    - an unreadable AWS configuration: moto builds a boto3 Session when it is imported, which
+      fails on an AWS_PROFILE naming a profile that does not exist, although the drill never uses
+      an account."""
+    import botocore.session
+    from botocore.exceptions import BotoCoreError
+
+    patches.check(EMULATOR_PATCHES)
+    try:
+        botocore.session.Session().get_scoped_config()
+    except BotoCoreError as exc:  # ProfileNotFound, ConfigParseError: what a Session meets reading the config
+        profile = os.environ.get("AWS_PROFILE") or os.environ.get("AWS_DEFAULT_PROFILE")
+        named = f" (AWS_PROFILE={profile})" if profile else ""
+        raise SandboxError(f"the AWS configuration cannot be read{named}: {exc}. The drill uses no AWS account; "
+                           "unset AWS_PROFILE or fix the profile in ~/.aws/config") from None
 
 
 def _run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], None]], drivers: Optional[dict],
                log_dir: Path, workers: Optional[int]) -> DrillReport:
     with open(log_dir / "program.log", "w") as log, _output_to(log):
-        recorded = record_program(options.program_dir, stack=options.stack)
+        recorded = record_program(options.program_dir, stack=options.stack, config=options.config)
     chosen, not_drilled = choose_instances(recorded, drivers or DRIVERS)
     if not chosen:
         raise NothingToDrill(_nothing_to_drill(options, drivers or DRIVERS, not_drilled))
@@ -189,8 +223,25 @@ def _worker_context():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["__main__", *WORKER_PRELOAD])
-    forkserver.ensure_running()
+    # Started with Ctrl-C ignored, which it and the workers it forks inherit: Ctrl-C reaches every
+    # process of the terminal's group, and the drill's own process is the one that stops them
+    # (pool.terminate), instead of each printing a KeyboardInterrupt traceback from its imports.
+    with _interrupts_ignored():
+        forkserver.ensure_running()
     return context
+
+
+@contextlib.contextmanager
+def _interrupts_ignored():
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread, where Ctrl-C is not delivered anyway
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @contextlib.contextmanager
@@ -226,7 +277,11 @@ def _run_in_processes(options: DrillOptions, chosen: dict, log_dir: Path, worker
 
     context = _worker_context()
     updates = context.Queue()
-    pool = context.Pool(workers, initializer=_worker_started, initargs=(updates,), maxtasksperchild=1)
+    # The workers' temp folder (the sandbox unpacks archives there), removed here whatever ends them:
+    # pool.terminate kills a worker at once (SIGTERM), with no chance to clean up after itself.
+    scratch = tempfile.mkdtemp(prefix="blueprint-drill-work-")
+    pool = context.Pool(workers, initializer=_worker_started, initargs=(updates, scratch), maxtasksperchild=1)
+    pending: Any = {}
     try:
         pending = {name: pool.apply_async(_run_pattern, (options, name, driver_class, scope, log_dir / f"{name}.log",
                                                          _WorkerStep(name)))
@@ -252,6 +307,12 @@ def _run_in_processes(options: DrillOptions, chosen: dict, log_dir: Path, worker
     finally:
         pool.terminate()
         pool.join()
+        shutil.rmtree(scratch, ignore_errors=True)
+        # Their semaphores are released when they are collected; an interrupt's traceback would keep
+        # them (it holds this frame) until the command's os._exit, and the resource tracker would
+        # then warn about leaked semaphores.
+        pool = updates = pending = None
+        gc.collect()
 
 
 def _state_at_deadline(driver, options: DrillOptions, failure: str) -> PatternReport:
@@ -313,12 +374,15 @@ def _output_to(log):
 _UPDATES: Any = None
 
 
-def _worker_started(updates: Any) -> None:
-    """In each worker process: where progress goes, and exit when the drill that started it is gone."""
+def _worker_started(updates: Any, scratch: str) -> None:
+    """In each worker process: where progress goes, where temp files go, and exit when the drill
+    that started it is gone."""
     global _UPDATES
     _UPDATES = updates
     import multiprocessing
     import threading
+
+    os.environ["TMPDIR"] = tempfile.tempdir = scratch  # and the processes it starts
 
     drill = multiprocessing.parent_process()  # the drill's process (not the fork server)
 
@@ -374,10 +438,11 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
             except DrillDeadline as exc:
                 faults.enabled = faults.outage = False
                 report = _state_at_deadline(driver, options, str(exc))
+            report.notes.extend(driver.isolation_notes())
             report.injected = {**driver.injected(), "transient": faults.transient_injected, **report.injected}
             meter = cost.UsageMeter()  # what the handlers' AWS calls would bill
             driver.replay(meter)
-            report.usage_per_million = cost.usage_per_million(meter, recorded, report)
+            report.usage_per_million = cost.usage_per_million(meter, recorded, report, emulator.state_machine_usage)
             report.notes.append(cost.summary(report.usage_per_million))
             report.wall_time_s = round(time.monotonic() - started, 2)
             step(1.0)

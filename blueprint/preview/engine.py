@@ -44,7 +44,7 @@ from pulumi.runtime.proto import (
 )
 
 from integration_blueprint.plugin import PLUGIN_DIR
-from integration_blueprint.preview import provider_outputs, wire
+from integration_blueprint.preview import provider_outputs, redaction, wire
 
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
 DEFAULT_REGION = "us-east-1"
@@ -94,6 +94,8 @@ class RecordedResource:
     provider: str = ""
     source_file: str = ""  # the program's own file (absolute) and line that declared the resource
     source_line: int = 0
+    # Where the program's secrets sit in `inputs` (redaction.secret_paths): the reports show [secret] there.
+    secret_paths: list[tuple] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,10 @@ class OfflineEngine:
         self.not_expanded: list[NotExpanded] = []
         self.logs: list[LogEntry] = []
         self.failures: list[str] = []  # the engine's own failures, with their tracebacks
+        self.refusals: list[str] = []  # what a remote component's Construct refused
+        self.invented: list[str] = []  # lookups answered by invention (nothing is looked up offline)
+        self._constructed_secrets: list = []  # secrets a remote component was given (it may refuse them)
+        self.program_stdout = self.program_stderr = ""  # what the program printed (its host sets them)
         self.stack_outputs: dict = {}
         self.root_urn = ""
         self._lock = threading.Lock()
@@ -187,6 +193,15 @@ class OfflineEngine:
 
     def urn(self, parent: str, type_token: str, name: str) -> str:
         return make_urn(parent, type_token, name, stack=self.stack, project=self.project)
+
+    def secret_values(self) -> list:
+        """Every value the run knows to be secret so far: the secrets in the recorded inputs and
+        the config values of secret keys."""
+        with self._lock:
+            resources = list(self.resources)
+        found = [redaction.at(r.inputs, path) for r in resources for path in r.secret_paths]
+        found += self._constructed_secrets
+        return found + [self.config[key] for key in self.secret_keys if key in self.config]
 
     def errors(self) -> list[str]:
         return [entry.message for entry in self.logs if entry.severity == "error"]
@@ -251,7 +266,7 @@ class OfflineEngine:
             dependencies=list(request.dependencies),
             property_dependencies={key: list(value.urns) for key, value in request.propertyDependencies.items()},
             id=id_, outputs=wire.plain(outputs), provider=request.provider,
-            source_file=source_file, source_line=source_line)
+            source_file=source_file, source_line=source_line, secret_paths=redaction.secret_paths(analyzer_view))
         with self._lock:
             if urn in self._by_urn:
                 return  # a remote component's own registration, made again by its plugin
@@ -325,6 +340,8 @@ class OfflineEngine:
         return resource_pb2.RegisterResourceResponse(urn=urn)
 
     def _construct(self, request, inputs: dict) -> struct_pb2.Struct:
+        given = wire.downgrade(inputs)
+        self._constructed_secrets += [redaction.at(wire.plain(given), path) for path in redaction.secret_paths(given)]
         with self._lock:
             if self._plugin is None:
                 self._plugin = _Plugin(PLUGIN_DIR, self.address)
@@ -342,7 +359,9 @@ class OfflineEngine:
             response = self._plugin.provider.Construct(construct)
         except grpc.RpcError as exc:
             # A refused setting is the component's message to the program, as under `pulumi preview`.
-            raise _ProgramFacingError(_construct_error(exc, request.type, request.name)) from None
+            refusal = _construct_error(exc, request.type, request.name)
+            self.refusals.append(refusal)
+            raise _ProgramFacingError(refusal) from None
         return response.state
 
     # ---- data sources and reads ------------------------------------------------------------
@@ -354,6 +373,8 @@ class OfflineEngine:
         region = self._region(request.provider, request.tok)
         try:
             result = provider_outputs.invoke(request.tok, args, region=region, account=ACCOUNT)
+            if not provider_outputs.answered_from_facts(request.tok, args):
+                self._invented(f"{request.tok}({_arguments(args)})", request)
         except provider_outputs.UnknownInvoke:
             failure = provider_pb2.CheckFailure(
                 property="", reason=f"the data source {request.tok} is not declared by any provider SDK installed "
@@ -374,10 +395,26 @@ class OfflineEngine:
         state = provider_outputs.read_outputs(request.type, request.name, request.id, props,
                                               region=self._region(request.provider, request.type), account=ACCOUNT)
         self._read[urn] = {**state, "id": request.id}
+        self._invented(f"{request.type}.get({request.name!r}, {request.id!r})", request)
         return resource_pb2.ReadResourceResponse(urn=urn, properties=wire.to_struct(state))
+
+    def _invented(self, lookup: str, request) -> None:
+        """Note a lookup answered as if what it names existed, with the program's line that made it."""
+        file, line = self._source(request) if hasattr(request, "stackTrace") else ("", 0)
+        if self._is_program_file(file):
+            lookup += f" at {file}:{line}"
+        with self._lock:
+            if lookup not in self.invented:
+                self.invented.append(lookup)
 
     def log(self, request) -> None:
         self.logs.append(LogEntry(_SEVERITIES.get(request.severity, "info"), request.message, request.urn))
+
+
+def _arguments(args: dict) -> str:
+    """A lookup's arguments as the program wrote them, briefly: name=value for each one given."""
+    given = ", ".join(f"{key}={value!r}" for key, value in args.items() if value not in (None, "", [], {}))
+    return given if len(given) <= 120 else given[:117] + "..."
 
 
 def _construct_error(error: grpc.RpcError, type_token: str, name: str) -> str:

@@ -17,10 +17,11 @@ function outlasts the state machine's timeout).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Optional
 
-from integration_blueprint.preview import skipped_checks
+from integration_blueprint.preview import skipped_checks, wire
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
 from integration_blueprint.preview.run import Finding, PreviewResult
 
@@ -76,17 +77,6 @@ JUDGED_BY: dict[str, frozenset[str]] = {
 
 # ---- the links -----------------------------------------------------------------------------
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 class _Resolver:
     """Which resources a property refers to: through its property dependencies (known even when
     ARNs are not), else by matching the ARNs, names and URLs it holds (a hand-written program
@@ -109,7 +99,7 @@ class _Resolver:
 
     def named_in(self, value: Any) -> list[str]:
         """The resources whose ARN, name or URL `value` (a string, or anything holding strings) names."""
-        found = [self.by_reference[s] for s in _strings(value) if s in self.by_reference]
+        found = [self.by_reference[s] for s in wire.strings(value) if s in self.by_reference]
         return list(dict.fromkeys(found))
 
 
@@ -209,19 +199,47 @@ def component_of(recorded: RecordedStack, urn: str) -> str:
 # Characters GitHub Flavored Markdown gives a meaning inline (emphasis, code, links, HTML, entities,
 # strikethrough, table cells); a backslash makes each of them literal (CommonMark: any ASCII
 # punctuation may be escaped).
-_MARKDOWN_SPECIAL = "\\`*_[]<>|&~"
+_MARKDOWN_SPECIAL = "\\`*_[]<>|&~!#"
+# Where GFM's autolink extension would start a link (a scheme's colon, `www.`'s dot): escaped, the
+# text stays text (cmark-gfm links only an unbroken run of text).
+_AUTOLINK = re.compile(r"(?i)\b(?:https?:|ftp:|www\.)")
+_SAFE_URL = re.compile(r"https?://[A-Za-z0-9._~:/?#@!$&'*+,;=%-]+")
 
 
 def escape(text: str) -> str:
-    """Plain text as GitHub shows it: every character literal, lines joined with <br>."""
+    """Plain text as GitHub shows it: every character literal (no emphasis, link, image, HTML or
+    comment; a URL not made a link by GFM's autolinks), lines joined with <br>."""
     escaped = "".join(f"\\{c}" if c in _MARKDOWN_SPECIAL else c for c in text.replace("\r", ""))
+    escaped = _AUTOLINK.sub(lambda m: m.group(0)[:-1] + "\\" + m.group(0)[-1], escaped)
     return "<br>".join(line.strip() for line in escaped.strip().split("\n"))
 
 
+def code(text: str) -> str:
+    """User-controlled text (a name, a type, a stack) shown as inline code that nothing in it can
+    break out of: an HTML <code> element around the escaped text, since a Markdown code span ends
+    at a backtick and a table row at a newline or a `|`."""
+    return f"<code>{escape(text)}</code>"
+
+
+def _link(url: Optional[str], text: str) -> str:
+    """A link to a rule's documentation, only for a plain http(s) URL (one the pack could not have
+    written to break out of the link)."""
+    if url and _SAFE_URL.fullmatch(url):
+        return f"[{text}](<{url}>)"
+    return ""
+
+
+# Characters kept as they are in a Mermaid label; every other ASCII character (quotes, backticks,
+# which start a Markdown label in Mermaid and end the fence around the diagram, `#`, which starts an
+# entity code, HTML's `<>&`, controls) is written as Mermaid's entity code `#<decimal>;`.
+_LABEL_SAFE = re.compile(r"[A-Za-z0-9 _.,:/()'+=@-]")
+_LABEL_NAMED = {'"': "#quot;", "<": "#lt;", ">": "#gt;"}
+
+
 def _label(text: str) -> str:
-    """Text inside a quoted Mermaid label: quotes and angle brackets as entity codes (Mermaid
-    renders labels as HTML)."""
-    return text.replace("#", "#35;").replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
+    """Text inside a quoted Mermaid label, every character literal (Mermaid renders labels as HTML)."""
+    return "".join(c if ord(c) > 0x9f or _LABEL_SAFE.fullmatch(c) else _LABEL_NAMED.get(c, f"#{ord(c)};")
+                   for c in text)
 
 
 def _short_type(type_token: str) -> str:
@@ -271,10 +289,13 @@ def _diagram(recorded: RecordedStack, group: list[Link], violated: dict[str, set
 def _verdict(result: PreviewResult) -> str:
     stack = result.recorded.stack
     mandatory, advisory = skipped_checks.count(result, "mandatory"), skipped_checks.count(result, "advisory")
+    if result.exit_code == 2:  # --strict, and part of the stack went unchecked
+        return (f"### ⚠️ Policy preview of stack {code(stack)}: not fully checked (--strict; see how this preview "
+                f"ran), {mandatory} mandatory and {advisory} advisory violations")
     if mandatory:
-        return (f"### ❌ Policy preview of stack `{stack}`: {mandatory} mandatory and {advisory} advisory "
+        return (f"### ❌ Policy preview of stack {code(stack)}: {mandatory} mandatory and {advisory} advisory "
                 "violations; the stack may not be deployed")
-    return f"### ✅ Policy preview of stack `{stack}`: no mandatory violations ({advisory} advisory)"
+    return f"### ✅ Policy preview of stack {code(stack)}: no mandatory violations ({advisory} advisory)"
 
 
 def found(finding: Finding, description: str) -> str:
@@ -283,8 +304,8 @@ def found(finding: Finding, description: str) -> str:
 
 
 def _row(finding: Finding, description: str) -> str:
-    where = f"`{finding.name}`<br><sub>{escape(finding.type)}</sub>" if finding.urn else "(stack)"
-    return f"| {finding.level} | `{finding.policy}` | {where} | {escape(found(finding, description))} |"
+    where = f"{code(finding.name)}<br><sub>{escape(finding.type)}</sub>" if finding.urn else "(stack)"
+    return f"| {finding.level} | {code(finding.policy)} | {where} | {escape(found(finding, description))} |"
 
 
 def _fixes(findings: list[Finding]) -> list[str]:
@@ -292,8 +313,8 @@ def _fixes(findings: list[Finding]) -> list[str]:
     lines = []
     for policy in dict.fromkeys(f.policy for f in findings):
         finding = next(f for f in findings if f.policy == policy)
-        docs = f" ([docs]({finding.url}))" if finding.url else ""
-        lines.append(f"- `{policy}`: {escape(finding.remediation)}{docs}")
+        docs = _link(finding.url, "docs")
+        lines.append(f"- {code(policy)}: {escape(finding.remediation)}{f' ({docs})' if docs else ''}")
     return lines
 
 
@@ -301,23 +322,50 @@ def _skipped(skipped: list[Finding]) -> list[str]:
     lines = [f"<details><summary>{len(skipped)} checks could not run during preview (a value was unknown "
              "or outside this stack)</summary>", ""]
     for finding in skipped:
-        where = f" `{finding.name}`:" if finding.urn else ""
-        lines.append(f"- `{finding.policy}`{where} {escape(skipped_checks.reason(finding))}")
+        where = f" {code(finding.name)}:" if finding.urn else ""
+        lines.append(f"- {code(finding.policy)}{where} {escape(skipped_checks.reason(finding))}")
     return lines + ["", "</details>", ""]
 
 
+def _notes(result: PreviewResult) -> list[str]:
+    """"How this preview ran": what it could not do as the real engine would (lookups answered by
+    invention, components not expanded, managed policies not judged, ...)."""
+    notes = result.notes()
+    if not notes:
+        return []
+    return (["<details><summary>How this preview ran (offline)</summary>", ""]
+            + [f"- {escape(note)}" for note in notes] + ["", "</details>", ""])
+
+
+def _failure(result: PreviewResult) -> str:
+    """What failed, where and how to fix it, for a run that could not judge the program."""
+    failure, recorded = result.failure, result.recorded
+    assert failure is not None
+    lines = [f"### ⚠️ Policy preview of stack {code(recorded.stack)} could not run: {escape(failure.title)}", "",
+             f"Nothing of {code(recorded.project)} was judged (exit 2).", "",
+             f"**What failed:** {escape(result.shown(failure.message))}", ""]
+    if failure.where:
+        lines += [f"**Where:** {code(failure.where)}", ""]
+    lines += [f"**How to fix:** {escape(failure.fix)}", ""]
+    return "\n".join(lines)
+
+
 def render_markdown(result: PreviewResult) -> str:
+    if result.failure is not None:
+        return _failure(result)
     recorded, findings, skipped = result.recorded, skipped_checks.violations(result), skipped_checks.skipped(result)
     lines = [_verdict(result), "",
-             f"{len(recorded.resources)} resources of `{recorded.project}`; policy config: "
-             f"`{result.policy_config.name if result.policy_config else 'pack defaults'}`"
+             f"{len(recorded.resources)} resources of {code(recorded.project)}; policy config: "
+             f"{code(result.policy_config.name if result.policy_config else 'pack defaults')}"
              f"{'; outputs unknown, as in a first preview' if recorded.unknowns else ''}.", ""]
     if findings:
         lines += ["| level | policy | resource | finding |", "| --- | --- | --- | --- |"]
-        lines += [_row(f, result.rules[f.policy].description if f.policy in result.rules else "") for f in findings]
+        lines += [_row(f, result.shown(result.rules[f.policy].description) if f.policy in result.rules else "")
+                  for f in findings]
         lines += ["", "**How to fix**", "", *_fixes(findings), ""]
     if skipped:
         lines += _skipped(skipped)
+    lines += _notes(result)
     violated: dict[str, set[str]] = {}
     for finding in findings:
         if finding.urn:
@@ -332,6 +380,6 @@ def render_markdown(result: PreviewResult) -> str:
         if component == OUTSIDE:
             lines.append("**Resources outside components**")
         else:
-            lines.append(f"**`{by_urn[component].name}`** ({escape(by_urn[component].type)})")
+            lines.append(f"**{code(by_urn[component].name)}** ({escape(by_urn[component].type)})")
         lines += ["", *_diagram(recorded, groups[component], violated), ""]
     return "\n".join(lines).rstrip() + "\n"

@@ -214,6 +214,7 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
     except subprocess.TimeoutExpired:
         return ProgramFailure(f"the program did not finish within {PROGRAM_TIMEOUT_SECONDS} s "
                               "(does it wait for input or on a promise that never settles?)")
+    engine.program_stdout, engine.program_stderr = done.stdout or "", done.stderr or ""
     if done.returncode == 0 and not engine.failures:
         return None
     failure = program_failure(engine, done.returncode, done.stderr or done.stdout, program_dir=project_dir, cwd=pwd)

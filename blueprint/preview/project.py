@@ -25,7 +25,16 @@ import yaml
 
 
 class ProgramError(Exception):
-    """The program, its project file or its stack config could not be run."""
+    """The program, its project file or its stack config could not be run. `file` and `line`: where
+    in the program it failed, when known; `refused`: a component refused one of its arguments;
+    `engine_fault`: the offline engine itself failed; `secrets`: the values the run knew to be
+    secret when it failed (its report masks them)."""
+
+    def __init__(self, message: str = "", *, file: str = "", line: int = 0, refused: bool = False,
+                 engine_fault: bool = False, secrets: tuple = ()):
+        super().__init__(message)
+        self.file, self.line, self.refused, self.engine_fault = file, line, refused, engine_fault
+        self.secrets = secrets
 
 
 # The CLI looks for Pulumi.<ext> in this order, and a stack file takes its project file's extension

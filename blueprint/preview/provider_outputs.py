@@ -1527,6 +1527,27 @@ _INVOKES: dict[str, Callable[[dict, str, str], dict]] = {
 }
 
 
+# Data sources whose answer offline is what AWS would say: computed as the provider computes it, or
+# a fixed fact (regions, partitions, zones, ELB accounts; the caller is the preview's placeholder
+# account throughout). Every other lookup names something that may or may not exist in an account,
+# and is answered by invention, as if it existed.
+FACT_LOOKUPS = frozenset({
+    "aws:iam/getPolicyDocument:getPolicyDocument", "aws:index/getCallerIdentity:getCallerIdentity",
+    "aws:index/getRegion:getRegion", "aws:index/getPartition:getPartition",
+    "aws:index/getAvailabilityZones:getAvailabilityZones", "aws:index/getAvailabilityZone:getAvailabilityZone",
+    "aws:elb/getServiceAccount:getServiceAccount",
+})
+
+
+def answered_from_facts(token: str, args: dict) -> bool:
+    """Whether `invoke` answered the lookup from facts (FACT_LOOKUPS, an AWS managed policy the
+    catalogue holds) rather than by invention."""
+    if token == "aws:iam/getPolicy:getPolicy":
+        managed = managed_policy(str(args.get("arn") or args.get("name") or ""))
+        return managed is not None and managed.document is not None
+    return token in FACT_LOOKUPS
+
+
 def policy_document_result(args: dict) -> dict:
     """aws.iam.get_policy_document as the provider computes it (it is evaluated locally, never by
     AWS): the document as `json` (2-space indented) and `minifiedJson`. Lists of one collapse to a

@@ -67,6 +67,7 @@ def run_python_program(engine: OfflineEngine, *, interpreter: list[str], program
     except subprocess.TimeoutExpired:
         return ProgramFailure(f"the program did not finish within {PROGRAM_TIMEOUT_SECONDS} s "
                               "(does it wait for input or on a lock?)")
+    engine.program_stdout, engine.program_stderr = done.stdout or "", done.stderr or ""
     if done.returncode == 0 and not engine.failures:
         return None
     return _failure(engine, done)

@@ -50,6 +50,8 @@ __all__ = ["DEFAULT_REGION", "UNKNOWN", "NotExpanded", "ProgramError", "Recorded
 
 # The language runtimes (Pulumi.yaml `runtime:`) whose programs the offline preview starts.
 RUNTIMES = ("python", "nodejs")
+# The exception our components raise for an argument they refuse (components.validation).
+COMPONENT_REFUSAL = "ComponentArgumentError"
 # The wire value Pulumi uses for "not known until apply" (pulumi.runtime.rpc.UNKNOWN).
 UNKNOWN = wire.UNKNOWN
 
@@ -67,6 +69,10 @@ class RecordedStack:
     secrets: list[str] = field(default_factory=list)  # config keys whose `secure:` value is a placeholder
     environments: list[str] = field(default_factory=list)  # ESC imports of the stack, not resolved offline
     interpreter: str = ""  # the program's interpreter, and why it was chosen
+    language: str = "python"  # Pulumi.yaml's runtime: the language the report writes code in
+    invented: list[str] = field(default_factory=list)  # lookups answered by invention (engine.invented)
+    stdout: str = ""  # what the program printed
+    stderr: str = ""
 
     def of_type(self, type_token: str) -> list[RecordedResource]:
         return [r for r in self.resources if r.type == type_token]
@@ -173,7 +179,7 @@ def runtime_name(manifest: dict) -> str:
 
 
 def _program_error(failure: python_host.ProgramFailure, interpreter: Optional[Interpreter],
-                   config: ProgramConfig) -> ProgramError:
+                   config: ProgramConfig, engine: OfflineEngine) -> ProgramError:
     where = f" (at {failure.file}:{failure.line})" if failure.file else ""
     message = f"{failure.message}{where}" + "".join(f"\n{more}" for more in failure.also)
     if failure.module and interpreter is not None:
@@ -182,7 +188,9 @@ def _program_error(failure: python_host.ProgramFailure, interpreter: Optional[In
         message += (f"\nThe stack imports ESC environment {', '.join(config.environments)}, which an offline "
                     "preview cannot resolve: values it would set are unset (set them in the stack file to "
                     "preview offline)")
-    return ProgramError(message)
+    refused = bool(engine.refusals) or failure.message.startswith(f"{COMPONENT_REFUSAL}:")
+    return ProgramError(message, file=failure.file, line=failure.line, refused=refused,
+                        engine_fault=failure.engine_fault, secrets=tuple(engine.secret_values()))
 
 
 def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str = "dev",
@@ -247,13 +255,15 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
             again.close()
             failure = again_failure or failure
         if failure is not None:
-            raise _program_error(failure, interpreter, program_config)
+            raise _program_error(failure, interpreter, program_config, engine)
         return RecordedStack(project=project, stack=stack, program_dir=program_dir, config=program_config.values,
                              unknowns=unknowns, resources=list(engine.resources),
                              not_expanded=list(engine.not_expanded), stack_outputs=engine.stack_outputs,
                              secrets=list(program_config.secure_placeholders),
                              environments=list(program_config.environments),
-                             interpreter=f"{interpreter.argv[0]} ({interpreter.chosen_by})" if interpreter else "")
+                             interpreter=f"{interpreter.argv[0]} ({interpreter.chosen_by})" if interpreter else "",
+                             language=runtime, invented=list(engine.invented), stdout=engine.program_stdout,
+                             stderr=engine.program_stderr)
 
 
 def _record_callable(body: Callable[[], Any], *, stack: str, config: dict[str, str], project: str,
@@ -293,4 +303,4 @@ def _record_callable(body: Callable[[], Any], *, stack: str, config: dict[str, s
             raise ProgramError("the offline engine itself failed (a bug in blueprint):\n" + engine.failures[0])
         return RecordedStack(project=project, stack=stack, program_dir=None, config=config, unknowns=unknowns,
                              resources=list(engine.resources), not_expanded=list(engine.not_expanded),
-                             stack_outputs=engine.stack_outputs)
+                             stack_outputs=engine.stack_outputs, invented=list(engine.invented))

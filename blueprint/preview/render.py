@@ -2,11 +2,16 @@
 
 Every format reads the same `PreviewResult.findings()`: violations joined with their resource and
 their rule's metadata (remediation, url, severity, tags), sorted the same way.
+
+Text goes to a terminal or a CI log, so every line is written with its control characters escaped
+(`\x00`, `\x1b`, a newline inside a name as `\n`, bidirectional overrides as `\u202e`): a name
+or a message cannot clear the screen, colour the log or forge a line of the report.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from typing import Callable
 
@@ -15,8 +20,51 @@ from integration_blueprint.preview.markdown import render_markdown
 from integration_blueprint.preview.run import LEVELS, PreviewResult
 from integration_blueprint.preview.sarif import render_sarif
 
+# C0 and C1 controls (a tab kept), DEL, and the bidirectional controls that reorder what a line shows.
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r"}
+# Lines of the program's own output shown in text (JSON keeps all of it).
+PROGRAM_OUTPUT_LINES = 50
+
+
+def _escape(match: re.Match) -> str:
+    char = match.group(0)
+    return _NAMED.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
+
+
+def printable(line: str) -> str:
+    """One line of text output with every control character written as an escape."""
+    return _CONTROL.sub(_escape, line)
+
+
+def _program_output(result: PreviewResult) -> list[str]:
+    lines = []
+    for stream in ("stdout", "stderr"):
+        text = getattr(result.recorded, stream).rstrip("\n")
+        if not text:
+            continue
+        printed = result.shown(text).split("\n")
+        last = f", last {PROGRAM_OUTPUT_LINES} lines" if len(printed) > PROGRAM_OUTPUT_LINES else ""
+        lines += ["", f"Program output ({stream}{last}):"]
+        lines += [f"  | {line}" for line in printed[-PROGRAM_OUTPUT_LINES:]]
+    return lines
+
+
+def _failure_text(result: PreviewResult) -> str:
+    failure = result.failure
+    assert failure is not None
+    lines = [f"Preview of stack '{result.recorded.stack}' of {result.recorded.program_dir or result.recorded.project} "
+             f"could not run: {failure.title}.", ""]
+    lines += [f"  {line}" for line in result.shown(failure.message).split("\n")]
+    if failure.where:
+        lines += ["", f"Where: {failure.where}"]
+    lines += [f"Fix: {failure.fix}", "", "Nothing was judged: exit 2."]
+    return "\n".join(printable(line) for line in lines)
+
 
 def render_text(result: PreviewResult) -> str:
+    if result.failure is not None:
+        return _failure_text(result)
     recorded = result.recorded
     by_urn = recorded.by_urn()
     children = defaultdict(list)
@@ -43,10 +91,10 @@ def render_text(result: PreviewResult) -> str:
         for finding in found:
             where = f"{finding.name} ({finding.type})" if finding.urn else "(stack)"
             lines.append(f"  [{finding.policy}] {where}")
-            lines += [f"      {line}" for line in finding.message.splitlines() if line.strip()]
+            lines += [f"      {line}" for line in finding.message.split("\n") if line.strip()]
             rule = result.rules.get(finding.policy)
             if rule is not None and rule.remediation:  # else the description above says the fix
-                lines.append(f"      Fix: {rule.remediation}")
+                lines.append(f"      Fix: {finding.remediation}")
             if finding.url:
                 lines.append(f"      See: {finding.url}")
     skipped = skipped_checks.skipped(result)
@@ -58,11 +106,12 @@ def render_text(result: PreviewResult) -> str:
     notes = result.notes()
     if notes:
         lines += ["", "How this preview ran (offline):"] + [f"  - {note}" for note in notes]
+    lines += _program_output(result)
     lines += ["", f"{len(recorded.resources)} resources, {skipped_checks.count(result, 'mandatory')} mandatory and "
                   f"{skipped_checks.count(result, 'advisory')} advisory violations"
                   + (f", {len(skipped)} checks not run during preview" if skipped else "")
                   + (": the stack may not be deployed." if result.exit_code else ".")]
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
 
 
 def render_json(result: PreviewResult) -> str:

@@ -10,14 +10,25 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
-from integration_blueprint.preview import policy_config
-from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, Analysis, PolicyAnalyzer, Rule, Violation
+from integration_blueprint.preview import fix_language, lambda_archive, managed_policies, policy_config
+from integration_blueprint.preview.analyzer import (
+    DEFAULT_PACK_DIR,
+    Analysis,
+    AnalyzerError,
+    PolicyAnalyzer,
+    Rule,
+    Violation,
+)
+from integration_blueprint.preview.failure import RunFailure, from_exception
 from integration_blueprint.preview.project import load_config, load_project
-from integration_blueprint.preview.recording import RecordedResource, RecordedStack, record_program
+from integration_blueprint.preview.recording import RecordedResource, RecordedStack, record_program, runtime_name
+from integration_blueprint.preview.redaction import Redactor, at
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # How the policy SDK words a check it could not make during preview (a value unknown until apply):
@@ -66,12 +77,46 @@ class Finding:
                 "url": self.url, "severity": self.severity, "tags": list(self.tags)}
 
 
+def handler_notes(recorded: RecordedStack) -> list[str]:
+    """A Python function whose handler module or function is not in its archive, one line each."""
+    if recorded.program_dir is None:
+        return []
+    notes = []
+    for function in recorded.of_type("aws:lambda/function:Function"):
+        code, handler = function.inputs.get("code"), function.inputs.get("handler")
+        if not isinstance(code, dict) or not isinstance(handler, str) \
+                or not str(function.inputs.get("runtime") or "python").startswith("python"):
+            continue
+        problem = lambda_archive.handler_problem(code, Path(recorded.program_dir), handler)
+        if problem:
+            notes.append(f"function {function.name}: {problem}")
+    return notes
+
+
 def type_and_name(urn: str) -> tuple[str, str]:
     """A URN's resource type and name: urn:pulumi:<stack>::<project>::<parent types$>type::name."""
     parts = urn.split("::")
     if len(parts) < 4:
         return "", ""
     return parts[2].rsplit("$", 1)[-1], "::".join(parts[3:])
+
+
+def secret_values(recorded: RecordedStack) -> list:
+    """The values a recording holds as secret: each resource's secret inputs and the config values
+    of secret keys."""
+    secrets = [at(r.inputs, path) for r in recorded.resources for path in r.secret_paths]
+    return secrets + [recorded.config[key] for key in recorded.secrets if key in recorded.config]
+
+
+@contextmanager
+def _secrets_kept(recorded: RecordedStack):
+    """A policy pack that fails after the program ran may have printed a secret in its error: the
+    error carries the recording's secrets, so its report masks them."""
+    try:
+        yield
+    except AnalyzerError as exc:
+        exc.secrets = tuple(secret_values(recorded))
+        raise
 
 
 @dataclass
@@ -82,6 +127,16 @@ class PreviewResult:
     rules: dict[str, Rule] = field(default_factory=dict)
     levels: dict[str, str] = field(default_factory=dict)  # each policy's level after the policy config
     strict: bool = False  # a remote component that could not be expanded fails the preview
+    failure: Optional[RunFailure] = None  # why the run could not judge the program (then exit 2)
+
+    @cached_property
+    def redactor(self) -> Redactor:
+        """Masks every value the run knows to be secret: the secrets in each resource's inputs, the
+        config values of secret keys, and those a failed run's engine had seen."""
+        secrets = secret_values(self.recorded)
+        if self.failure is not None:
+            secrets += self.failure.secrets
+        return Redactor(secrets)
 
     def count(self, level: str) -> int:
         return sum(1 for v in self.violations if v.level == level)
@@ -98,27 +153,42 @@ class PreviewResult:
 
     @property
     def exit_code(self) -> int:
-        """2 when --strict and a remote component's contents went unchecked, else 1 on a
-        mandatory violation, else 0."""
-        if self.strict and self.recorded.not_expanded:
+        """2 when the run could not judge the program, or under --strict when a remote component's
+        contents went unchecked or a lookup was answered by invention; else 1 on a mandatory
+        violation, else 0."""
+        if self.failure is not None or (self.strict and (self.recorded.not_expanded or self.recorded.invented)):
             return 2
         return 1 if self.count("mandatory") else 0
 
     def notes(self) -> list[str]:
         """What the preview could not do as the real engine would, one line each."""
-        notes = []
-        if self.recorded.interpreter:
-            notes.append(f"program run by {self.recorded.interpreter}")
-        for environment in self.recorded.environments:
+        recorded, notes = self.recorded, []
+        if recorded.interpreter:
+            notes.append(f"program run by {recorded.interpreter}")
+        for environment in recorded.environments:
             notes.append(f"ESC environment {environment} imported by the stack was not resolved (offline): values it "
                          "would set are unset")
-        if self.recorded.secrets:
-            notes.append(f"secret config read as placeholders (not decrypted offline): {', '.join(self.recorded.secrets)}")
-        for component in self.recorded.not_expanded:
+        if recorded.secrets:
+            notes.append(f"secret config read as placeholders (not decrypted offline): {', '.join(recorded.secrets)}")
+        strict = " (--strict: this fails the preview)" if self.strict else ""
+        for component in recorded.not_expanded:
             notes.append(f"remote component {component.name} ({component.type}, package {component.package!r}) was "
                          f"not expanded: {component.reason}; its inputs were checked, the resources it would "
-                         "create were not" + (" (--strict: this fails the preview)" if self.strict else ""))
-        return notes
+                         f"create were not{strict}")
+        for lookup in recorded.invented:
+            notes.append(f"lookup {lookup} was answered by invention, as if what it names existed (nothing is looked "
+                         f"up offline): a program that branches on it took the branch it would take then{strict}")
+        for arn, holders in managed_policies.not_judged(recorded).items():
+            notes.append(f"AWS managed policy {arn} (attached by {', '.join(holders)}) is not in the pack's catalogue "
+                         f"of managed policies (snapshot {managed_policies.SNAPSHOT_DATE}): what it grants was not "
+                         "judged")
+        notes.extend(handler_notes(recorded))
+        return [self.shown(note) for note in notes]
+
+    def shown(self, text: str) -> str:
+        """A text as every report shows it: secrets masked, unknowns as [unknown], code in the
+        program's language."""
+        return fix_language.in_language(self.redactor.text(text), self.recorded.language)
 
     def findings(self) -> list[Finding]:
         """Every violation with its resource and rule, mandatory first, then by policy, URN and
@@ -131,19 +201,25 @@ class PreviewResult:
             rule = self.rules.get(violation.policy)
             found.append(Finding(
                 policy=violation.policy, level=violation.level, urn=violation.urn, type=kind, name=name,
-                message=violation.message,
-                remediation=(rule.remediation or rule.description) if rule else "",
+                message=self.shown(violation.message),
+                remediation=self.shown(rule.remediation or rule.description) if rule else "",
                 url=rule.url if rule else None, severity=rule.severity if rule else None,
                 tags=rule.tags if rule else ()))
         return sorted(found, key=lambda f: (LEVELS.index(f.level), f.policy, f.urn, f.message))
 
     def to_json(self) -> dict:
-        skipped = self.skipped_findings()
+        skipped, shown = self.skipped_findings(), self.redactor.value
+        failure = self.failure
         return {
             "stack": self.recorded.stack,
             "program": str(self.recorded.program_dir) if self.recorded.program_dir else None,
+            # Why the run could not judge the program (null when it could): then the lists are empty.
+            "error": None if failure is None else {
+                "kind": failure.kind, "title": failure.title, "message": self.shown(failure.message),
+                "file": failure.file or None, "line": failure.line or None, "fix": failure.fix},
             "resources": [{"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent,
-                           "inputs": r.inputs} for r in sorted(self.recorded.resources, key=lambda r: r.urn)],
+                           "inputs": shown(r.inputs, r.secret_paths)}
+                          for r in sorted(self.recorded.resources, key=lambda r: r.urn)],
             "violations": [f.to_json() for f in self.violation_findings()],
             # Checks a rule could not make during preview (a value unknown until apply): not violations.
             "skippedChecks": [{"policy": f.policy, "urn": f.urn, "type": f.type, "name": f.name,
@@ -152,7 +228,10 @@ class PreviewResult:
                             for c in self.recorded.not_expanded],
             "secretPlaceholders": list(self.recorded.secrets),
             "unresolvedEnvironments": list(self.recorded.environments),
+            "inventedLookups": [self.shown(lookup) for lookup in self.recorded.invented],
             "notes": self.notes(),
+            # What the program itself printed (its console output), secrets masked.
+            "programOutput": {"stdout": self.shown(self.recorded.stdout), "stderr": self.shown(self.recorded.stderr)},
             "summary": {"resources": len(self.recorded.resources),
                         "mandatory": self.count_violations("mandatory"),
                         "advisory": self.count_violations("advisory"), "skippedChecks": len(skipped),
@@ -175,7 +254,8 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
     if analyzer is not None:
         if recorded is None:
             recorded = record_program(program_dir, stack=stack, unknowns=unknowns)
-        result = _analyse(analyzer, recorded, document, policy_config_path)
+        with _secrets_kept(recorded):
+            result = _analyse(analyzer, recorded, document, policy_config_path)
         result.strict = strict
         return result
     # The pack starts (a Python process importing pulumi and the rules) while the program runs, on
@@ -192,7 +272,7 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
             if starting.exception() is None:
                 starting.result().close()
             raise
-        with starting.result() as started:
+        with _secrets_kept(recorded), starting.result() as started:
             result = _result(started, recorded, streamed.finish(recorded), policy_config_path, streamed.resolved)
             result.strict = strict
             return result
@@ -252,3 +332,24 @@ def _result(analyzer: PolicyAnalyzer, recorded: RecordedStack, violations: list[
             path: Optional[Path], resolved: dict) -> PreviewResult:
     return PreviewResult(recorded, violations, path, rules=analyzer.rules,
                          levels={name: entry.enforcement_level for name, entry in resolved.items()})
+
+
+def failed_preview(program_dir: Path, exc: BaseException, *, stack: str, unknowns: bool = False,
+                   policy_config_path: Optional[Path] = None, strict: bool = False) -> PreviewResult:
+    """The report of a run that could not judge the program: no resources, no violations, the
+    failure (what, where, how to fix); every format shows it and the run exits 2."""
+    program_dir = Path(program_dir).resolve()
+    try:
+        project = load_project(program_dir)["name"]
+    except Exception:  # noqa: BLE001 - no readable project file: the failure says so
+        project = program_dir.name
+    recorded = RecordedStack(project=project, stack=stack, program_dir=program_dir, config={}, unknowns=unknowns,
+                             resources=[], language=_language(program_dir))
+    return PreviewResult(recorded, [], policy_config_path, strict=strict, failure=from_exception(exc))
+
+
+def _language(program_dir: Path) -> str:
+    try:
+        return runtime_name(load_project(program_dir))
+    except Exception:  # noqa: BLE001 - no readable project file
+        return "python"

@@ -96,11 +96,12 @@ def category(result: PreviewResult) -> str:
 
 def _rule_descriptor(result: PreviewResult, name: str) -> dict:
     rule = result.rules[name]
-    help_text = rule.remediation or rule.description
+    description = result.shown(rule.description)
+    help_text = result.shown(rule.remediation or rule.description)
     descriptor: dict = {
         "id": rule.name,
-        "shortDescription": {"text": rule.description.split(". ")[0].rstrip(".") + "."},
-        "fullDescription": {"text": rule.description},
+        "shortDescription": {"text": description.split(". ")[0].rstrip(".") + "."},
+        "fullDescription": {"text": description},
         "help": {"text": help_text,
                  "markdown": help_text + (f"\n\n[{rule.url}]({rule.url})" if rule.url else "")},
         "defaultConfiguration": {"level": _RESULT_LEVELS[result.levels.get(name, rule.level)]},
@@ -184,10 +185,35 @@ def _notification(finding: Finding, rule_index: int) -> dict:
             "associatedRule": {"id": finding.policy, "index": rule_index}}
 
 
+def _failure_notification(result: PreviewResult) -> dict:
+    """Why the run could not judge the program, at the program's file:line when it is known."""
+    failure = result.failure
+    assert failure is not None
+    notification: dict = {"level": "error", "message": {
+        "text": f"{failure.title}: {result.shown(failure.message)}\nHow to fix: {failure.fix}"},
+        "descriptor": {"id": f"blueprint-preview/{failure.kind}"}}
+    if failure.file:
+        notification["locations"] = [{"physicalLocation": {"artifactLocation": _artifact(Path(failure.file)),
+                                                           "region": {"startLine": max(failure.line, 1)}}}]
+    return notification
+
+
+def _invocation(result: PreviewResult, index: dict[str, int]) -> dict:
+    """The run: whether it could judge the program (a failed run is `executionSuccessful: false`,
+    which code scanning records as an unsuccessful analysis without closing the category's
+    alerts), the checks that could not run during preview and how the preview ran, as tool
+    execution notifications."""
+    notifications = [_notification(f, index[f.policy]) for f in skipped_checks.skipped(result) if f.policy in index]
+    notifications += [{"level": "note", "message": {"text": note}} for note in result.notes()]
+    if result.failure is not None:
+        notifications.insert(0, _failure_notification(result))
+    return {"executionSuccessful": result.failure is None, "toolExecutionNotifications": notifications}
+
+
 def to_sarif(result: PreviewResult) -> dict:
     names = sorted(result.rules)
     index = {name: i for i, name in enumerate(names)}
-    locate = _Locator(result)
+    locate = _Locator(result) if result.failure is None else None  # a failed run may have no project file
     return {
         "$schema": SARIF_SCHEMA_URI,
         "version": SARIF_VERSION,
@@ -195,9 +221,8 @@ def to_sarif(result: PreviewResult) -> dict:
             "tool": {"driver": {"name": TOOL_NAME, "informationUri": TOOL_URI, "version": __version__,
                                 "rules": [_rule_descriptor(result, name) for name in names]}},
             "automationDetails": {"id": category(result)},
-            "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": [
-                _notification(f, index[f.policy]) for f in skipped_checks.skipped(result) if f.policy in index]}],
-            "results": [_result(f, index[f.policy], *locate(f)) for f in skipped_checks.violations(result)],
+            "invocations": [_invocation(result, index)],
+            "results": [_result(f, index[f.policy], *locate(f)) for f in skipped_checks.violations(result)] if locate else [],
         }],
     }
 

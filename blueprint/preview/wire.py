@@ -21,7 +21,7 @@ sandbox reads.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 from google.protobuf import json_format, struct_pb2
 
@@ -121,6 +121,23 @@ def resource_urns(value: Any) -> set[str]:
         for item in value:
             found |= resource_urns(item)
     return found
+
+
+def leaves(value: Any) -> Iterator[Any]:
+    """Every scalar a value holds (strings, numbers, booleans, None), at any depth."""
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from leaves(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from leaves(item)
+    else:
+        yield value
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string a value holds, at any depth."""
+    return (leaf for leaf in leaves(value) if isinstance(leaf, str))
 
 
 def plain(value: Any) -> Any:

@@ -1,12 +1,13 @@
 """A Distributed Map run's failed items, re-run as a new execution over just those items.
 
-The failed items come from the run's failure record: on AWS the ResultWriter's manifest lists the
-FAILED_*.json files, each an array of child results whose `Input` is the item as the Map read it
-(`failed_items_from_manifest`). The items are written as a CSV with the original file's header next
-to it, under `redrive/`, and a new execution of the same state machine runs it. Items that did
-succeed are never in it; an item re-run twice is still written once (the item handler is idempotent
-on the invoice id). Without a ResultWriter, `input_key_of` gives the failed execution's whole file,
-which is safe to re-run for the same reason (within the idempotency expiry).
+The failed items come from the run's failure record: the ResultWriter's manifest lists the
+FAILED_*.json and PENDING_*.json files, each an array of child results whose `Input` is the item (or
+batch of items) as the Map read it (`failed_items_from_manifest`). The items are written as a CSV
+with the original file's header next to it, under `redrive/`, and a new execution of the same state
+machine runs it. Items that did succeed are never in it; an item re-run twice is still written once
+(the item handler is idempotent on the invoice id). Without a ResultWriter, `input_key_of` gives
+the failed execution's whole file, which is safe to re-run for the same reason (within the
+idempotency expiry).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import io
 import json
 from dataclasses import dataclass
 from typing import Optional
+
+from integration_blueprint.handlers.runtime.map_batch import failed_indexes
 
 
 @dataclass
@@ -31,14 +34,29 @@ class MapRerun:
 
 
 def failed_items_from_manifest(s3, bucket: str, manifest_key: str) -> list[dict]:
-    """The inputs of the failed items a ResultWriter manifest lists (FAILED result files)."""
+    """The items a ResultWriter manifest lists as not done: every item of its FAILED result files
+    (a child's `Input` is one item, or with an ItemBatcher {"Items": [...]}: of a batch whose Cause
+    names its failed items (handlers/runtime/map_batch.py), just those) and of its PENDING ones
+    (children a failed Map Run never started)."""
     manifest = json.loads(s3.get_object(Bucket=bucket, Key=manifest_key)["Body"].read())
     items = []
-    for entry in manifest.get("ResultFiles", {}).get("FAILED", []):
-        for child in json.loads(s3.get_object(Bucket=bucket, Key=entry["Key"])["Body"].read()):
-            item = child.get("Input")
-            items.append(json.loads(item) if isinstance(item, str) else item)
+    for status in ("FAILED", "PENDING"):
+        for entry in manifest.get("ResultFiles", {}).get(status, []):
+            for child in json.loads(s3.get_object(Bucket=bucket, Key=entry["Key"])["Body"].read()):
+                items.extend(_child_items(child))
     return items
+
+
+def _child_items(child: dict) -> list[dict]:
+    item = child.get("Input")
+    item = json.loads(item) if isinstance(item, str) else item
+    if not (isinstance(item, dict) and isinstance(item.get("Items"), list)):
+        return [item]
+    batch = item["Items"]
+    indexes = failed_indexes(child.get("Cause") or "")
+    if indexes is None:
+        return batch
+    return [batch[i] for i in indexes if 0 <= i < len(batch)]
 
 
 def input_key_of(sfn, execution_arn: str, field_name: str = "inputKey") -> str:

@@ -1,4 +1,5 @@
-"""The local sandbox: a recorded stack realized in an AWS emulator, its handlers run in-process.
+"""The local sandbox: a recorded stack realized in an AWS emulator; the blueprint's handlers run
+in-process, a team's in execution environments of their own.
 
     errors          SandboxError, FunctionCrashed (importable without boto3)
     emulator        moto answering every AWS call of the process, and clients for it
@@ -10,6 +11,9 @@
                     of every invocation and its successful AWS calls
     faults          throttles, outages and crashes injected into functions' calls (an interceptor)
     async_invoke    Lambda's asynchronous invocation (retries, event age, on-failure record)
+    execution_environment  a team's function in a process of its own, as Lambda runs it (its archive,
+                    layers, environment, /tmp, timeout and memory; its AWS calls made here through a
+                    pipe); lambda_bootstrap: the first code of that process (standard library only)
     shortcuts       speed changes to moto and botocore, moto_fixes: fixes to moto (both registered in
                     integration_blueprint.patches with the versions they were verified on)
 

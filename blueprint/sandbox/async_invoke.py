@@ -25,7 +25,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Optional
 
 from integration_blueprint import aws_limits
-from integration_blueprint.sandbox.errors import FunctionCrashed
+from integration_blueprint.sandbox.errors import FunctionCrashed, error_type
 
 # What Lambda reports for an invocation whose instance died (timeout, out of memory).
 _CRASH_MESSAGE = "RequestId: {request_id} Error: Runtime exited before completing request ({detail})"
@@ -84,7 +84,7 @@ class AsyncInvocation:
                 error = {"errorMessage": _CRASH_MESSAGE.format(request_id=request_id, detail=exc)}
                 continue
             except Exception as exc:  # noqa: BLE001 - Lambda retries any function error
-                error = {"errorMessage": str(exc), "errorType": type(exc).__name__}
+                error = {"errorMessage": str(exc), "errorType": error_type(exc)}
                 continue
             result = AsyncResult(request_id, True, attempts, response=response)
             self.results.append(result)

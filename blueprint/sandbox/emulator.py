@@ -27,7 +27,7 @@ from botocore.config import Config
 
 from integration_blueprint import patches
 from integration_blueprint.patches import BOTOCORE_VERIFIED, FIX, MOTO_VERIFIED, Patcher, patch
-from integration_blueprint.sandbox import interception, moto_fixes, shortcuts
+from integration_blueprint.sandbox import distributed_map, interception, moto_fixes, shortcuts
 from integration_blueprint.sandbox.interception import ANSWERED
 
 FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "sandbox", "AWS_SECRET_ACCESS_KEY": "sandbox"}
@@ -40,6 +40,9 @@ class Emulator:
     # What answers lambda:Invoke from moto's Step Functions interpreter (moto's own Lambda would
     # start Docker): (function name, payload) -> Lambda's Invoke response. The sandbox sets it.
     invoke_function: Optional[Callable[[str, Any], dict]] = None
+    # What the state machines run by the sandbox's Distributed Map executor billed (transitions,
+    # child executions, EXPRESS children): the drill's cost meter reads it.
+    state_machine_usage: distributed_map.StateMachineUsage = field(default_factory=distributed_map.StateMachineUsage)
     # Called, last first, when the block ends: what a sandbox set up for it (its interceptor, the
     # folders of the team's code and their place on sys.path).
     on_stop: list = field(default_factory=list, repr=False)
@@ -233,4 +236,4 @@ def _state_machine_lambda_tasks_run_in_process(patcher: Patcher) -> None:
 # Every patch the emulator applies for its block (patches.REGISTRY has each one's target and versions).
 EMULATOR_PATCHES = ("answered_requests_are_not_dispatched", "nothing_leaves_the_process", "compress_sdk_retry_waits",
                     "compress_state_machine_retry_waits", "state_machine_lambda_tasks_run_in_process",
-                    *interception.NAMES, *moto_fixes.NAMES, *shortcuts.NAMES)
+                    *interception.NAMES, *moto_fixes.NAMES, *distributed_map.NAMES, *shortcuts.NAMES)

@@ -29,6 +29,7 @@ import boto3
 from botocore.awsrequest import AWSResponse
 
 from integration_blueprint.patches import BOTOCORE_VERIFIED, FIX, Patcher, patch
+from integration_blueprint.sandbox.errors import error_type
 
 # Set on a botocore request a before-send hook has answered (an interceptor's response): moto must
 # not also carry it out, since botocore runs every before-send handler (the emulator's fix
@@ -127,7 +128,7 @@ class FunctionRun:
     def __exit__(self, kind: Any, error: Any, _traceback: Any) -> None:
         _RUNNING.invocation = self.outer
         if error is not None:
-            self.invocation.error = f"{type(error).__name__}: {str(error)[:200]}"
+            self.invocation.error = f"{error_type(error)}: {str(error)[:200]}"
 
 
 # The interceptor of the sandbox whose emulator is running (None between them).

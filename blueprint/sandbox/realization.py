@@ -11,8 +11,10 @@ table (keys, TTL), stream, bucket and state machine (moto's Step Functions inter
 from the recorded inputs; handlers run unmodified, their AWS calls answered by the in-process
 emulator, with the environment variables the component set (recorded queue URLs mapped to the emulator's).
 
-What is local: functions are an in-process registry (each function loads its own copy of its
-handler module, as a separate Lambda container would), event source mappings are the pollers in
+What is local: functions are a registry: the blueprint's own handlers load in this process (each
+function its own copy of its handler module, as a separate Lambda container would); a team's code
+runs in execution environments of its own (execution_environment.py: a process per environment that
+sees only its archive, layers, environment and /tmp); event source mappings are the pollers in
 blueprint/sqs_esm.py and blueprint/kinesis_esm.py, and schedules fire on demand.
 
 Time is compressed (see COMPRESSION): nothing here waits out a visibility timeout or a delay.
@@ -23,12 +25,9 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
-import re
 import shutil
-import sys
 import tempfile
 import threading
-import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ from botocore.exceptions import ClientError
 
 from integration_blueprint import aws_limits
 from integration_blueprint.handlers.runtime import retry
+from integration_blueprint.preview import lambda_archive
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
 from integration_blueprint.sandbox.async_invoke import AsyncInvocation, AsyncInvokeSettings
 from integration_blueprint.sandbox.emulator import (
@@ -45,7 +45,20 @@ from integration_blueprint.sandbox.emulator import (
     Emulator,
     environment_variables,
 )
-from integration_blueprint.sandbox.errors import FunctionCrashed, SandboxError
+from integration_blueprint.sandbox.errors import FunctionCrashed, SandboxError, error_type
+from integration_blueprint.sandbox.execution_environment import (
+    POWERTOOLS_LAYER_NAME,
+    POWERTOOLS_PACKAGES,
+    RUNTIME_PACKAGES,
+    TIMEOUT_FLOOR_SECONDS,
+    TIMEOUT_SCALE,
+    Environments,
+    FunctionCalls,
+    FunctionSpec,
+    Incident,
+    enforced_timeout,
+    lay_out,
+)
 from integration_blueprint.sandbox.interception import FunctionRun, Interception, Journal, install_request_hooks
 from integration_blueprint.sandbox.kinesis_esm import KinesisEventSourceMapping, KinesisMappingSettings
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
@@ -69,6 +82,9 @@ COMPRESSION = {
     "function_timeout": f"handlers see {TIME_SCALE:g} of their function timeout as remaining time, so an "
                         "idempotency INPROGRESS record left by a crashed invocation expires in well under a "
                         "second instead of after the full timeout",
+    "function_timeout_enforced": f"a team's function still running after {TIMEOUT_SCALE:g} of its timeout in real time "
+                                 f"(at least {TIMEOUT_FLOOR_SECONDS:g} s; a 60 s function: "
+                                 f"{enforced_timeout(60):g} s) is ended and counted as a timeout",
 }
 
 # Queue attributes moto accepts on CreateQueue, by the recorded (camelCase) input name.
@@ -96,6 +112,10 @@ class LocalFunction:
     # blueprint's handlers, imported from this package.
     code_root: Optional[Path] = None
     journal: Optional[Journal] = None  # the sandbox's, where each invocation is recorded
+    # Where a team's code runs: execution environments of its own, processes that see only what its
+    # deployment would (sandbox/execution_environment.py). None: the blueprint's own handlers, in-process.
+    environments: Optional[Environments] = field(default=None, repr=False)
+    memory_mb: int = aws_limits.LAMBDA_MEMORY_DEFAULT_MB
     _callable: Optional[Callable] = field(default=None, repr=False)
     # Concurrent first invocations (a Map's parallel items) wait for one load instead of each
     # loading its own copy of the module.
@@ -113,29 +133,16 @@ class LocalFunction:
 
     def _import(self) -> Callable:
         module_name, _, attribute = self.handler.rpartition(".")
-        origin = _module_file(self.code_root, module_name) if self.code_root is not None else None
-        if origin is None:
-            found = importlib.util.find_spec(module_name) if module_name else None
-            origin = found.origin if found is not None else None
-        if origin is None:
-            where = f"in its code ({self.code_root}) or " if self.code_root is not None else ""
-            raise SandboxError(f"function {self.name}: handler module {module_name!r} is not importable {where}"
-                               "on this Python's path; check the function's handler (module.function) and code")
-        spec = importlib.util.spec_from_file_location(f"{module_name}[{self.name}]", origin)
+        found = importlib.util.find_spec(module_name) if module_name else None
+        if found is None or found.origin is None:
+            raise SandboxError(f"function {self.name}: handler module {module_name!r} is not importable on this "
+                               "Python's path; check the function's handler (module.function)")
+        spec = importlib.util.spec_from_file_location(f"{module_name}[{self.name}]", found.origin)
         if spec is None or spec.loader is None:
             raise SandboxError(f"function {self.name}: handler module {module_name!r} cannot be loaded")
         module = importlib.util.module_from_spec(spec)
-        imported_before = set(sys.modules)
         with function_environment(self.environment):
             spec.loader.exec_module(module)
-        if self.code_root is not None:
-            # The modules of its own code it imported are its own too (as in its own container): the
-            # next function, or this one after a cold start, imports them afresh, with clients made
-            # under the current sandbox's hooks.
-            root = str(self.code_root)
-            for name in set(sys.modules) - imported_before:
-                if str(getattr(sys.modules[name], "__file__", None) or "").startswith(root):
-                    del sys.modules[name]
         return getattr(module, attribute)
 
     def context(self) -> LocalLambdaContext:
@@ -146,8 +153,12 @@ class LocalFunction:
     def reset(self) -> None:
         """Forget the loaded module: the next invocation starts a new container (cold start)."""
         self._callable = None
+        if self.environments is not None:
+            self.environments.reset()
 
     def __call__(self, event: dict, context: Any = None) -> Any:
+        if self.environments is not None:
+            return self._run_isolated(event, context or self.context())
         handler = self.load()
         self.invocations += 1
         context = context or self.context()
@@ -162,6 +173,17 @@ class LocalFunction:
             if begin is not None:
                 begin()
             return handler(event, context)
+
+    def _run_isolated(self, event: Any, context: Any) -> Any:
+        """The team's code, in an execution environment of its own; its AWS calls are made here, on
+        this thread, so the journal and the faults see them (execution_environment.py)."""
+        assert self.environments is not None
+        self.invocations += 1
+        with FunctionRun(self.name, event, self.journal):
+            begin = getattr(context, "begin", None)
+            if begin is not None:
+                begin()
+            return self.environments.invoke(event, context)
 
 
 _ENVIRONMENT_LOCK = threading.RLock()
@@ -190,18 +212,6 @@ class LocalSchedule:
     input: str
 
 
-# Fields of Amazon States Language that moto's interpreter does not parse (a definition with one is
-# refused at CreateStateMachine), as its error names them: `at "ItemBatcher", mismatched input`.
-_ASL_NOT_INTERPRETED = {"ItemBatcher", "MaxItemsPerBatch", "MaxInputBytesPerBatch", "BatchInput"}
-_ASL_FIELD = re.compile(r'at "(\w+)", mismatched input')
-
-
-def _module_file(root: Path, module_name: str) -> Optional[str]:
-    base = root.joinpath(*module_name.split("."))
-    for candidate in (base.with_name(base.name + ".py"), base / "__init__.py"):
-        if candidate.is_file():
-            return str(candidate)
-    return None
 
 
 class Sandbox:
@@ -226,6 +236,13 @@ class Sandbox:
         self._url_map: dict[str, str] = {}  # recorded queue URL -> emulator URL
         self._dead_letter_targets: dict[str, str] = {}  # queue ARN -> its redrive target's ARN
         self.async_settings: dict[str, AsyncInvokeSettings] = {}  # function ARN -> its async invoke config
+        # Where the team's code is laid out and runs (its archives, layers, the runtime, each
+        # environment's /tmp): the only folder the sandbox writes, removed with the emulator.
+        self.staging = Path(tempfile.mkdtemp(prefix="blueprint-sandbox-"))
+        emulator.on_stop.append(lambda: shutil.rmtree(self.staging, ignore_errors=True))
+        self.incidents: list[Incident] = []  # what the team's code was refused or ended for
+        self.layer_notes: list[str] = []  # declared layers the sandbox could not put on the path
+        self._function_calls = FunctionCalls(self.region)
 
     # ---- realizing -----------------------------------------------------------------------------
 
@@ -350,42 +367,64 @@ class Sandbox:
     def _register_function(self, resource: RecordedResource) -> None:
         variables = (resource.inputs.get("environment") or {}).get("variables") or {}
         environment = {k: self.map_value(str(v)) for k, v in variables.items()}
+        declared = dict(environment)
         environment.update(self.emulator.environment())
         environment.setdefault("AWS_LAMBDA_FUNCTION_NAME", resource.outputs["name"])
         handler = resource.inputs["handler"]
         function = LocalFunction(name=resource.outputs["name"], arn=resource.outputs["arn"],
                                  handler=handler, environment=environment,
                                  timeout=resource.inputs.get("timeout") or aws_limits.LAMBDA_TIMEOUT_DEFAULT_SECONDS,
-                                 region=self.region,
-                                 code_root=self._code_root(resource) if is_team_code(handler) else None,
-                                 journal=self.journal)
+                                 memory_mb=resource.inputs.get("memorySize") or aws_limits.LAMBDA_MEMORY_DEFAULT_MB,
+                                 region=self.region, journal=self.journal)
+        if is_team_code(handler):
+            function.code_root = self._code_root(resource)
+            function.environments = self._environments(resource, function, declared)
         self.functions[function.arn] = function
         self.functions[function.name] = function
-        if function.code_root is not None and str(function.code_root) not in sys.path:
-            # What the handler imports from its own code (its other modules), as on Lambda.
-            root = str(function.code_root)
-            sys.path.insert(0, root)
-            self.emulator.on_stop.append(lambda: sys.path.remove(root) if root in sys.path else None)
 
-    def _code_root(self, resource: RecordedResource) -> Optional[Path]:
-        """A team's function code as Lambda would unpack it: a FileArchive folder as it is, a zip
-        or an AssetArchive (files and folders under their names) unpacked into a folder of the
-        sandbox's, which goes with the emulator. Relative paths are the program's, as Pulumi reads them."""
+    def _environments(self, resource: RecordedResource, function: LocalFunction, declared: dict) -> Environments:
+        """The execution environments of a function running the team's code."""
+        assert function.code_root is not None
+        layers = []
+        for arn in resource.inputs.get("layers") or []:
+            if POWERTOOLS_LAYER_NAME in str(arn):
+                layers.append(lay_out(self.staging / "layers" / "powertools", POWERTOOLS_PACKAGES))
+            else:
+                self.layer_notes.append(f"function {function.name}: layer {arn} is not available to the sandbox and "
+                                        "is not on its import path (an import from it fails as a missing module)")
+        code = resource.inputs.get("code")
+        spec = FunctionSpec(name=function.name, arn=function.arn, handler=function.handler,
+                            code_root=function.code_root, archive=_describe_archive(code), layers=layers,
+                            environment=declared, timeout=function.timeout, memory_mb=function.memory_mb,
+                            staging=self.staging, time_scale=TIME_SCALE)
+        environments = Environments(spec, self.region, lay_out(self.staging / "runtime", RUNTIME_PACKAGES),
+                                    answer=self._function_calls.answer, on_incident=self.incidents.append)
+        self.emulator.on_stop.append(environments.close)
+        return environments
+
+    def _code_root(self, resource: RecordedResource) -> Path:
+        """A team's function code as Lambda would unpack it, in a folder of the sandbox's staging
+        folder (a FileArchive folder copied as it is; a zip or an AssetArchive unpacked); the program's
+        own folder is never written. Relative paths are the program's, as Pulumi reads them."""
         code = resource.inputs.get("code")
         if not isinstance(code, dict) or self.recorded.program_dir is None:
-            return None
+            raise SandboxError(f"function {resource.name}: its code is not recorded as an archive the sandbox can "
+                               "read; the sandbox runs code it can read from the program's folder")
         program_dir = Path(self.recorded.program_dir)
-        if code.get("archive") == "FileArchive" and isinstance(code.get("path"), str):
-            path = program_dir / code["path"]
-            if path.is_dir():
-                return path
-        root = Path(tempfile.mkdtemp(prefix=f"sandbox-code-{resource.name}-"))
-        self.emulator.on_stop.append(lambda: shutil.rmtree(root, ignore_errors=True))
-        if not _unpack(code, program_dir, root):
-            raise SandboxError(f"function {resource.name}: its code ({code.get('archive') or code.get('asset')}) "
-                               "is not a folder, zip or AssetArchive of files on this machine; the sandbox runs "
-                               "code it can read from the program's folder")
-        return root
+        root = self.staging / "code" / resource.name
+        root.mkdir(parents=True)
+        try:
+            if code.get("archive") == "FileArchive" and isinstance(code.get("path"), str) \
+                    and (program_dir / code["path"]).is_dir():
+                lambda_archive.copy_folder(program_dir / code["path"], root)
+                return root
+            if lambda_archive.unpack(code, program_dir, root):
+                return root
+        except lambda_archive.ArchiveError as exc:
+            raise SandboxError(f"function {resource.name}: {exc}") from None
+        raise SandboxError(f"function {resource.name}: its code ({code.get('archive') or code.get('asset')}) "
+                           "is not a folder, zip or AssetArchive of files on this machine; the sandbox runs "
+                           "code it can read from the program's folder")
 
     def _set_async_settings(self, resource: RecordedResource) -> None:
         inputs = resource.inputs
@@ -429,8 +468,9 @@ class Sandbox:
         raise SandboxError(f"no function {name_or_arn} in the stack")
 
     def _create_state_machine(self, resource: RecordedResource) -> None:
-        """moto's interpreter runs the executions; its Lambda tasks call the in-process registry
-        (emulator.py, state_machine_lambda_tasks_run_in_process -> _invoke_for_state_machine)."""
+        """moto's interpreter runs the executions, the sandbox's own executor those with a Distributed
+        Map (sandbox/distributed_map.py); the Lambda tasks of both call the in-process registry through
+        the emulator's invoke_function (-> _invoke_for_state_machine -> invoke)."""
         iam = self.emulator.client("iam", self.session)
         role = iam.create_role(RoleName=f"sandbox-{resource.name}"[:64], AssumeRolePolicyDocument="{}")["Role"]["Arn"]
         definition = self.map_value(resource.inputs["definition"])
@@ -440,10 +480,11 @@ class Sandbox:
             arn = sfn.create_state_machine(name=resource.outputs["name"], definition=definition, roleArn=role,
                                            type=resource.inputs.get("type", "STANDARD"))["stateMachineArn"]
         except ClientError as exc:
-            unsupported = sorted(set(_ASL_FIELD.findall(str(exc))) & _ASL_NOT_INTERPRETED) or ["a field of its definition"]
-            raise SandboxError(f"state machine {resource.name}: the emulator's Step Functions interpreter (moto) does "
-                               f"not run {', '.join(unsupported)}, so the sandbox cannot run this definition; the "
-                               "preview checks it, a real account runs it") from None
+            # A Distributed Map's definition is run by the sandbox's executor (sandbox/distributed_map.py),
+            # which names what it does not run; any other by moto's interpreter.
+            raise SandboxError(f"state machine {resource.name}: the emulator cannot run this definition "
+                               f"({exc.response['Error'].get('Message', exc)}); the preview checks it, a real "
+                               "account runs it") from None
         self.state_machines[arn] = resource.outputs["name"]
 
     def _invoke_for_state_machine(self, function_name: str, payload: Any) -> dict:
@@ -460,7 +501,7 @@ class Sandbox:
         except FunctionCrashed as exc:
             body, error = json.dumps({"errorType": "Lambda.Unknown", "errorMessage": str(exc)}), "Unhandled"
         except Exception as exc:  # noqa: BLE001 - Lambda reports every exception to the caller
-            body, error = json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc)}), "Unhandled"
+            body, error = json.dumps({"errorType": error_type(exc), "errorMessage": str(exc)}), "Unhandled"
         response = {"StatusCode": 200, "ExecutedVersion": "$LATEST", "Payload": io.BytesIO(body.encode())}
         if error:
             response["FunctionError"] = error
@@ -542,27 +583,17 @@ def is_team_code(handler: str) -> bool:
     return not handler.startswith("integration_blueprint.")
 
 
-def _unpack(code: dict, program_dir: Path, into: Path) -> bool:
-    """Lay out an archive (as recorded, wire.plain) under `into`; False if nothing could be read."""
-    kind, path = code.get("archive") or code.get("asset"), code.get("path")
-    if kind == "AssetArchive":
-        members = code.get("assets") or {}
-        return all(_unpack(member, program_dir, into / name) for name, member in members.items()) and bool(members)
-    if not isinstance(path, str):
-        return False
-    source = program_dir / path
-    if kind == "FileAsset" and source.is_file():
-        into.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, into)
-        return True
-    if kind == "FileArchive" and source.is_dir():
-        shutil.copytree(source, into, dirs_exist_ok=True)
-        return True
-    if kind == "FileArchive" and zipfile.is_zipfile(source):
-        with zipfile.ZipFile(source) as archive:
-            archive.extractall(into)
-        return True
-    return False
+def _describe_archive(code: Any) -> str:
+    """An archive as a person reads it in a message: `FileArchive ./build`, `AssetArchive (3 entries)`."""
+    if not isinstance(code, dict):
+        return "its code"
+    kind = code.get("archive") or code.get("asset") or "archive"
+    if isinstance(code.get("path"), str):
+        return f"{kind} {code['path']}"
+    names = sorted(code.get("assets") or {})
+    own = [name for name in names if not name.startswith("integration_blueprint/")]
+    shown = ", ".join(own[:3]) + (f" and {len(own) - 3} more" if len(own) > 3 else "")
+    return f"{kind} of {shown or 'nothing'}" + (" (+ the blueprint's handler runtime)" if len(own) < len(names) else "")
 
 
 def _logical(physical_name: str) -> str:

@@ -10,6 +10,11 @@ and a COMPLETED update around the work (3 writes per new charge, see
 benchmarks/idempotency_cost.py), and its INPROGRESS record can outlive a crashed invocation,
 blocking the redelivery until it expires.
 
+The same key with another amount (or employee, month, currency) is a conflicting duplicate
+(runtime/conflicts.py): the ledger row the conditional write found (ReturnValuesOnConditionCheckFailure)
+is compared with the charge, since there is no Powertools record whose payload validation could;
+the message fails with the reason logged, and SQS's redrive parks it in the DLQ.
+
 Batch handling is Powertools' SqsFifoPartialProcessor with skip_group_on_error: a failed record
 fails the rest of its message group in this batch (so nothing in that group runs ahead of it),
 while other groups go on.
@@ -34,6 +39,7 @@ from integration_blueprint.handlers.runtime.billing import (
     InvalidCharge,
     UnknownTenant,
 )
+from integration_blueprint.handlers.runtime.conflicts import ConflictingDuplicate
 from integration_blueprint.handlers.runtime.retry import call_with_retries, time_budget
 
 logger = Logger(service=config.service_name("billing-consumer"))
@@ -82,12 +88,18 @@ class Ledger:
                     "ttl": {"N": str(now + self.ttl_seconds)},
                 },
                 ConditionExpression="attribute_not_exists(sk)",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
             ), on_retry=lambda exc, attempt: logger.warning(
                 "transient error, retrying", extra={"attempt": attempt, "error": type(exc).__name__}))
         except ClientError as exc:
-            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return False
-            raise
+            if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            # The key was charged: a duplicate, unless the row charged says otherwise (the same key
+            # with another amount is a conflicting duplicate: neither charged nor skipped).
+            conflicting = charge.conflict_with(exc.response.get("Item") or {})
+            if conflicting is not None:
+                raise conflicting from None
+            return False
         return True
 
 
@@ -119,6 +131,10 @@ def apply_charge(record: SQSRecord) -> None:
         charged = ledger().charge(charge, record.message_id)
     except UnknownTenant as exc:
         logger.error("charge for unknown tenant", extra={**context, "reason": str(exc)})
+        raise
+    except ConflictingDuplicate as exc:
+        # Semantic: fails at once (no in-handler retry), SQS's redrive parks it in the DLQ.
+        logger.error("conflicting duplicate charge", extra={**context, "reason": str(exc)})
         raise
     except Exception as exc:
         logger.error("charge failed", extra={**context, "error": type(exc).__name__})

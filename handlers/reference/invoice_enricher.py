@@ -4,7 +4,9 @@ invoice ledger, once per invoice however often Step Functions delivers the row.
 Input: one CSV row as the Map's ItemReader produces it (every value a string), e.g.
     {"invoice_id": "INV-1", "customer_id": "C-7", "region": "eu", "billing_date": "2026-11-01",
      "amount": "12.50"}
-or, with an ItemBatcher, {"Items": [row, ...], "BatchInput": {...}}.
+or, with an ItemBatcher, {"Items": [row, ...], "BatchInput": {...}}: each row is processed on its own
+(handlers/runtime/map_batch.py): rows that fail are reported by their index in the batch, the others
+are recorded once and not run again.
 
 Idempotency: Powertools' idempotency utility on DynamoDB, keyed on the immutable business key
 `invoice_id|region|billing_date` (never on a timestamp or the execution id, which differ between a
@@ -48,6 +50,7 @@ from integration_blueprint.conventions import INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT
 from integration_blueprint.handlers.runtime import config
 from integration_blueprint.handlers.runtime.amounts import AmountError, check_amount
 from integration_blueprint.handlers.runtime.idempotency_store import RetryingDynamoDBPersistenceLayer
+from integration_blueprint.handlers.runtime.map_batch import process_batch
 from integration_blueprint.handlers.runtime.redaction import PayloadFreeError, bounded
 from integration_blueprint.handlers.runtime.retry import (
     call_with_retries,
@@ -211,6 +214,7 @@ def lambda_handler(event, context):
         runtime().idempotency_config.register_lambda_context(context)
     with time_budget(context):  # retries end in time to fail the item with a retryable error name
         if isinstance(event, dict) and "Items" in event:
-            # ItemBatcher: one invalid row fails the whole batch (all its rows count as failed).
-            return {"results": [process_row(row) for row in event["Items"]]}
+            # ItemBatcher: every row is tried; one that fails neither fails nor repeats the others
+            # (handlers/runtime/map_batch.py says how the failed rows are reported).
+            return {"results": process_batch(event["Items"], process_row)}
         return process_row(event)

@@ -8,9 +8,11 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass
+from typing import Optional
 
 from integration_blueprint.aws_limits import SQS_DEDUPLICATION_ID_MAX_LENGTH, SQS_MESSAGE_GROUP_ID_MAX_LENGTH
 from integration_blueprint.handlers.runtime.amounts import MAX_AMOUNT_MINOR_UNITS
+from integration_blueprint.handlers.runtime.conflicts import ConflictingDuplicate, conflict
 from integration_blueprint.handlers.runtime.redaction import PayloadFreeError
 
 MONTH_PATTERN = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
@@ -56,6 +58,14 @@ class Charge:
     @property
     def deduplication_id(self) -> str:
         return _sqs_id(self.idempotency_key, SQS_DEDUPLICATION_ID_MAX_LENGTH)
+
+    def conflict_with(self, charged: dict) -> Optional[ConflictingDuplicate]:
+        """The conflict between this charge and the ledger row its key already has (a DynamoDB item:
+        employee, month, amount, currency), or None when the row is this charge (a duplicate)."""
+        differs = [name for name, mine in (("employee", self.employee), ("month", self.month),
+                                           ("amount", str(self.amount)), ("currency", self.currency))
+                   if name in charged and next(iter(charged[name].values()), None) != mine]
+        return conflict(self.idempotency_key, " and ".join(differs)) if differs else None
 
     def to_message(self) -> str:
         return json.dumps({**asdict(self), "idempotency_key": self.idempotency_key}, sort_keys=True)

@@ -29,6 +29,10 @@ The idempotency key is a business key taken from the decoded JSON payload by a J
 nothing. The fallback only protects replays of the same stream record; a producer that sends the
 same business event twice needs the business key.
 
+A record whose key was applied with a different payload (Powertools' payload validation over the
+payload's fingerprint) is a conflicting duplicate (conflicts.py): neither applied nor skipped, it is
+parked in the Unrecoverable-DLQ at once, in full, with the reason, and the batch goes on.
+
 Environment (set by the component): IDEMPOTENCY_TABLE_NAME, UNRECOVERABLE_DLQ_URL, SOURCE_STREAM_ARN,
 and optionally IDEMPOTENCY_KEY_JMESPATH, IDEMPOTENCY_EXPIRY_SECONDS.
 """
@@ -45,12 +49,19 @@ import jmespath
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
+from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyValidationError
 
 from integration_blueprint.aws_limits import (
     KINESIS_GET_RECORDS_LIMIT_MAX,
     POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS,
 )
 from integration_blueprint.handlers.runtime import config
+from integration_blueprint.handlers.runtime.conflicts import (
+    PAYLOAD_FINGERPRINT_FIELD,
+    ConflictingDuplicate,
+    conflict,
+    fingerprint,
+)
 from integration_blueprint.handlers.runtime.idempotency_store import RetryingDynamoDBPersistenceLayer
 from integration_blueprint.handlers.runtime.redaction import PayloadFreeError, bounded, describe_error
 from integration_blueprint.handlers.runtime.retry import call_with_retries, error_code, time_budget
@@ -69,6 +80,7 @@ ProcessRecord = Callable[[StreamRecord], Any]
 # renamed handler still recognises what it already did.
 IDEMPOTENCY_KEY_PREFIX = "stream-record"
 PARKED_KEY_PREFIX = "stream-range-parked"
+CONFLICT_KEY_PREFIX = "stream-conflict-parked"
 UNREPLAYABLE_KIND = "blueprint.unreplayable-stream-range/v1"
 SET_BY = "IdempotentStreamConsumer"
 
@@ -154,7 +166,10 @@ class IdempotentStreamRuntime:
         self.sqs = sqs or boto3.client("sqs")
         # use_local_cache: a bisected or retried batch usually lands on the same warm container,
         # which then skips records it completed without a DynamoDB round trip each.
+        # payload_validation_jmespath: the same key with another payload raises IdempotencyValidationError
+        # (a conflicting duplicate) instead of returning the stored result; parking claims carry none.
         self.config = IdempotencyConfig(event_key_jmespath="key", raise_on_no_idempotency_key=True,
+                                        payload_validation_jmespath=PAYLOAD_FINGERPRINT_FIELD,
                                         expires_after_seconds=settings.expiry_seconds, use_local_cache=True)
         self.own_stream = OwnStream(settings.stream_arn)
         persistence = RetryingDynamoDBPersistenceLayer(table_name=settings.idempotency_table,
@@ -191,10 +206,17 @@ class IdempotentStreamRuntime:
             self.logger.info("processing stream record", extra={**record.log_fields(), "idempotency_key": bounded(key)})
             # A transient error from process_record released its idempotency record (Powertools
             # deletes it, with retries), so running it again here is safe and costs no redelivery.
-            call_with_retries(lambda: self._process_once(claim={"key": key}, record=record),
-                              on_retry=lambda exc, attempt: self.logger.warning(
-                                  "transient error, retrying the record",
-                                  extra={**record.log_fields(), "attempt": attempt, "error": error_code(exc)}))
+            claim = {"key": key, PAYLOAD_FINGERPRINT_FIELD: fingerprint(record.data)}
+            try:
+                call_with_retries(lambda: self._process_once(claim=claim, record=record),
+                                  on_retry=lambda exc, attempt: self.logger.warning(
+                                      "transient error, retrying the record",
+                                      extra={**record.log_fields(), "attempt": attempt, "error": error_code(exc)}))
+            except IdempotencyValidationError:
+                raise conflict(key, "payload") from None
+        except ConflictingDuplicate as exc:
+            self._park_conflict(record, key, exc)
+            return
         except Exception as exc:
             # Neither the log line nor the raised error repeats the exception's message: a team's
             # process_record may put a payload value in it (redaction.py).
@@ -267,6 +289,14 @@ class IdempotentStreamRuntime:
         body = parked_message(reason, missing, info, original)
         key = f"{info.get('streamArn')}:{info.get('shardId')}:{info.get('startSequenceNumber')}:{info.get('endSequenceNumber')}"
         self._park_once(claim={"key": key}, body=body)
+
+    def _park_conflict(self, record: StreamRecord, key: Optional[str], exc: ConflictingDuplicate) -> None:
+        """Park a conflicting duplicate, in full, with the reason (once per stream record); the
+        record is then handled: retrying it cannot change the answer."""
+        self.logger.error("conflicting duplicate; parking it in the Unrecoverable-DLQ",
+                          extra={**record.log_fields(), "idempotency_key": bounded(key), "reason": str(exc)})
+        body = record.to_inserted_message(exc)
+        self._park_once(claim={"key": f"{CONFLICT_KEY_PREFIX}:{record.effect_key}"}, body=body)
 
     def _park_refused(self, message_id: str, info: Any, original: Optional[dict], reason: str) -> None:
         """Park a Retry-DLQ message that must not be read, once, with the reason; it leaves the queue."""

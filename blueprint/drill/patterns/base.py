@@ -10,6 +10,7 @@ from typing import Any, Callable, Optional
 from integration_blueprint.drill.invoker import Invoker, plan_crashes
 from integration_blueprint.drill.report import DrillOptions, PatternReport
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
+from integration_blueprint.sandbox.execution_environment import guards
 from integration_blueprint.sandbox.faults import FaultInjector
 from integration_blueprint.sandbox.realization import LocalFunction, Sandbox
 
@@ -17,6 +18,13 @@ Step = Callable[[float], None]
 
 
 ALL_FAULTS = ("duplicates", "poison", "transient", "crashes")
+
+# How the report names what a team's function was refused or ended for (execution_environment.Incident).
+INCIDENT_WORDS = {"timeout": "ended at its timeout", "out-of-memory": "ended out of memory (Runtime.OutOfMemory)",
+                  "connection": "connection refused (only the emulator, through the SDK, is reachable)",
+                  "write": "write outside /tmp refused", "read": "read of the user's home refused",
+                  "exit": "exited mid-invocation", "protocol": "environment broke down",
+                  "guard": "a guard not in force in its environment"}
 
 
 class DrillDeadline(RuntimeError):
@@ -97,6 +105,35 @@ class PatternDriver:
         if self.faulted_lane:
             notes.append(f"duplicates and crashes injected into {self.faulted_lane} deliveries only: "
                          f"{self.faulted_lane_reason}")
+        return notes
+
+    def isolation_notes(self) -> list[str]:
+        """How the team's code ran: its execution environments, what it was refused or ended for (by
+        function, with the records of those invocations), the guards this machine could not enforce,
+        the layers the sandbox could not provide."""
+        isolated = [f for f in {f.arn: f for f in self.sandbox.functions.values()}.values() if f.environments]
+        if not isolated:
+            return []
+        notes = [f"the team's code ran as Lambda runs it: {sum(f.environments.started for f in isolated)} execution "
+                 f"environment(s) of its own (one process each; {', '.join(sorted(f.name for f in isolated))})"]
+        identify = getattr(self, "_identify", None)
+        grouped: dict = {}
+        for incident in self.sandbox.incidents:
+            grouped.setdefault((incident.function, incident.kind), []).append(incident)
+        for (function, kind), incidents in sorted(grouped.items()):
+            records: set = set()
+            for incident in incidents:
+                try:
+                    records |= set(identify(incident.event)) if identify else set()
+                except Exception:  # noqa: BLE001 - naming the records is a courtesy
+                    pass
+            named = f"; records {sorted(records)[:3]}" if records else ""
+            notes.append(f"{function}: {INCIDENT_WORDS.get(kind, kind)} {len(incidents)}x, e.g. {incidents[0].detail}"
+                         f"{named}")
+        missing = {name: how for name, how in guards().items() if how.startswith("NOT IN FORCE")}
+        if missing:
+            notes.append("guards not in force on this machine: " + "; ".join(f"{name}: {how}" for name, how in missing.items()))
+        notes.extend(self.sandbox.layer_notes)
         return notes
 
     def replay(self, auditor: Callable[[str, dict, Any], None], since: int = 0) -> None:

@@ -1,31 +1,45 @@
-"""The Distributed Map batch's drill driver."""
+"""The Distributed Map batch's drill driver: two nights, one under the run's tolerated failures and one
+over them, each followed by the runbook's redrive."""
 
 from __future__ import annotations
 
 import json
 import time
 from collections import Counter
+from typing import Any, Optional
 
 from integration_blueprint.drill.patterns.base import PatternDriver, Step
 from integration_blueprint.drill.report import PatternReport
 from integration_blueprint.handlers.runtime import config as handler_config
-from integration_blueprint.redrive.map_items import rerun_items
+from integration_blueprint.redrive.map_items import failed_items_from_manifest, rerun_items
+from integration_blueprint.sandbox.distributed_map import allowed_failures
 from integration_blueprint.sandbox.realization import LocalFunction
 
 # How often a running execution is looked at. Each look is a DescribeExecution the emulator answers
-# on the same core as the execution's own work (at 0.02 s they were a quarter of the pattern's
-# requests); an execution's end is noticed within this.
-POLL_SECONDS = 0.25
+# on the same core as the execution's own work; an execution's end is noticed within this.
+POLL_SECONDS = 0.05
+# The share of the invoices in the first night (under the threshold); the rest are the second's.
+UNDER_SHARE = 0.9
+# The runbook's redrive is repeated while it still gets items done (a redrive that itself crosses
+# the threshold leaves the children it never started pending), at most this many times.
+MAX_REDRIVES = 6
 
 
 class DistributedMapDriver(PatternDriver):
-    """A CSV of N invoices, one customer each, so every customer's ledger must hold exactly one
-    invoice, written exactly once (audited at the botocore layer). Duplicates: a fraction of the rows
-    appear twice in the file, and item deliveries are
-    repeated. Poison: rows with an amount that is not a number. Failed items are read from the
-    Map's ResultWriter output; a run over the tolerated threshold reaches the ops queue.
-    Recovery: the failed items are re-run as a new execution over just those rows, as
-    `blueprint redrive map` does."""
+    """N invoices, one customer each, so every customer's ledger must hold exactly one invoice,
+    written exactly once (audited at the botocore layer), over two nights:
+
+    - under the threshold: the first file, with the fault mix (rows twice in the file, repeated
+      deliveries, transient faults, crashes) and as many poison rows as the run tolerates (each in a
+      batch of its own: a failed child counts every item of its batch). The run must succeed; its
+      failed items (the ResultWriter's FAILED results) are redriven once.
+    - over the threshold: the second file, with the rest of the poison, run while the invoice tables
+      are down (an outage: every DynamoDB call throttled). The run must fail with
+      States.ExceedToleratedFailureThreshold and send the ops queue its alert; after the outage, the
+      runbook's redrive (`blueprint redrive map`: failed and never-started items, from the manifest)
+      completes it.
+
+    Poison (an amount that is not a number) is all that may stay failed."""
 
     name = "distributed_map"
     component = "DistributedMapBatch"
@@ -38,48 +52,79 @@ class DistributedMapDriver(PatternDriver):
         self.drive_items(function)
 
     def drive_items(self, function: LocalFunction) -> None:
-        """Find the state machine that runs `function` per item, wrap it in the drill's invoker,
-        and put the CSV of invoices where the Map reads it."""
+        """Find the state machine that runs `function` per item (or batch), wrap it in the drill's
+        invoker, and put the two nights' CSVs where the Map reads them."""
         self.function = function
         self.machine_arn, definition = next(
             (arn, json.loads(self._definition(arn))) for arn in self.sandbox.state_machines
             if function.arn in self._definition(arn))
-        self.map_state = next(state for state in definition["States"].values()
-                              if state.get("Type") == "Map")
+        self.map_state = next(state for state in definition["States"].values() if state.get("Type") == "Map")
         self.bucket = self.map_state["ItemReader"]["Parameters"]["Bucket"]
+        writer = self.map_state.get("ResultWriter")
+        self.result_bucket = writer["Parameters"]["Bucket"] if writer else None
+        self.result_prefix = writer["Parameters"].get("Prefix", "") if writer else None
         self.ops_queue_url = self.sandbox.map_value(
             next(state["Parameters"]["QueueUrl"] for state in definition["States"].values()
                  if state.get("Resource") == "arn:aws:states:::sqs:sendMessage"))
+        self.batch = int((self.map_state.get("ItemBatcher") or {}).get("MaxItemsPerBatch") or 1)
         self.invoker_ = self.invoker(function, 1)
-        self.invoker_.item_key = lambda event: event.get("invoice_id") if isinstance(event, dict) else None
-        # Children run in parallel threads: crashes are planned per item, not per invocation number.
+        # Children run in parallel threads: crashes are planned per delivery of an item (or batch).
+        self.invoker_.item_key = _delivery_key
         self.invoker_.crash_plan = set()
         self.sandbox.interception.wrap(self.function.name, self.invoker_)
 
-        poison = set(self.rng.sample(range(self.options.records), self.poison_count))
-        self.expected: dict[str, int] = {}
-        self.poison_ids = set()
         self.header = ["invoice_id", "customer_id", "region", "billing_date", "amount"]
         self.rows: dict[str, dict] = {}
-        rows = [",".join(self.header)]
-        for i in range(self.options.records):
-            invoice = f"INV-{i:06d}"
-            if i in poison:
-                line = f"{invoice},C-{i:06d},eu,2026-11-01,not-a-number"
-                self.poison_ids.add(invoice)
+        self.expected: dict[str, int] = {}
+        invoices = [f"INV-{i:06d}" for i in range(self.options.records)]
+        split = max(1, round(len(invoices) * UNDER_SHARE)) if len(invoices) > 1 else len(invoices)
+        under, over = invoices[:split], invoices[split:]
+        under_lines = self._lines(under)  # invoice per line, some twice (a re-sent file)
+        over_lines = self._lines(over)
+        self.poison_ids, self.poison_under = self._place_poison(under_lines, over_lines)
+        for i, invoice in enumerate(invoices):
+            customer = f"C-{i:06d}"
+            if invoice in self.poison_ids:
+                amount = "not-a-number"
             else:
                 cents = 100 + self.rng.randrange(100_000)
-                line = f"{invoice},C-{i:06d},eu,2026-11-01,{cents // 100}.{cents % 100:02d}"
-                self.expected[f"C-{i:06d}"] = cents
-            rows.append(line)
-            self.rows[invoice] = dict(zip(self.header, line.split(",")))
-            if self.rng.random() < self.options.duplicates:
-                rows.append(line)  # the same invoice twice in the file
+                amount = f"{cents // 100}.{cents % 100:02d}"
+                self.expected[customer] = cents
+            self.rows[invoice] = dict(zip(self.header, [invoice, customer, "eu", "2026-11-01", amount]))
         if "crashes" not in self.not_covered:
-            valid = sorted(set(self.rows) - self.poison_ids)
-            self.invoker_.crash_items = set(self.rng.sample(valid, min(self.options.crashes, len(valid))))
-        self.key = "incoming/drill.csv"
-        self.client("s3").put_object(Bucket=self.bucket, Key=self.key, Body="\n".join(rows).encode())
+            keys = sorted({_batch_key(under_lines[i:i + self.batch]) for i in range(0, len(under_lines), self.batch)}
+                          - {_batch_key([p]) for p in self.poison_ids})
+            self.invoker_.crash_items = set(self.rng.sample(keys, min(self.options.crashes, len(keys))))
+        self.nights = [("under", "incoming/drill-under.csv", under_lines), ("over", "incoming/drill-over.csv", over_lines)]
+        s3 = self.client("s3")
+        for _, key, lines in self.nights:
+            if lines:
+                body = "\n".join([",".join(self.header)] + [",".join(self.rows[i][h] for h in self.header) for i in lines])
+                s3.put_object(Bucket=self.bucket, Key=key, Body=body.encode())
+        self.runs: dict[str, dict] = {}
+        self.status = self.rerun_status = "not run"
+
+    def _lines(self, invoices: list[str]) -> list[str]:
+        lines = []
+        for invoice in invoices:
+            lines.append(invoice)
+            if self.rng.random() < self.options.duplicates:
+                lines.append(invoice)  # the same invoice twice in the file
+        return lines
+
+    def _place_poison(self, under_lines: list[str], over_lines: list[str]) -> tuple[set, int]:
+        """The poison invoices: in the first night as many as its threshold tolerates, each alone in
+        its batch and in the file once; the rest in the second night."""
+        once = [i for i, count in Counter(under_lines).items() if count == 1]
+        by_batch: dict[int, list[str]] = {}
+        for position, invoice in enumerate(under_lines):
+            if invoice in once:
+                by_batch.setdefault(position // self.batch, []).append(invoice)
+        fits = min(allowed_failures(self.map_state, len(under_lines)) // self.batch, self.poison_count, len(by_batch))
+        chosen = {self.rng.choice(by_batch[b]) for b in sorted(self.rng.sample(sorted(by_batch), fits))}
+        rest = sorted(set(over_lines))
+        chosen |= set(self.rng.sample(rest, min(self.poison_count - len(chosen), len(rest))))
+        return chosen, fits
 
     def _audit(self, operation: str, params: dict, _response: dict) -> None:
         if operation == "PutItem" and params.get("TableName") == self.ledger:
@@ -88,43 +133,101 @@ class DistributedMapDriver(PatternDriver):
     def _definition(self, arn: str) -> str:
         return self.client("stepfunctions").describe_state_machine(stateMachineArn=arn)["definition"]
 
-    def drive(self, step: Step) -> None:
-        sfn = self.client("stepfunctions")
-        self.execution = sfn.start_execution(stateMachineArn=self.machine_arn, name="drill",
-                                             input=json.dumps({"inputKey": self.key}))["executionArn"]
-        self.status = self._wait(self.execution, step, 0.0, 0.9)
+    # ---- the nights ----------------------------------------------------------------------------
 
-    def _wait(self, execution: str, step: Step, start: float, end: float) -> str:
+    def drive(self, step: Step) -> None:
+        for index, (night, key, lines) in enumerate(self.nights):
+            if not lines:
+                continue
+            outage = night == "over"
+            self.faults.outage, self.faults.outage_service = outage, "dynamodb" if outage else None
+            try:
+                self.runs[night] = self._run(f"drill-{night}", key, step, index / 2 * 0.9, (index + 1) / 2 * 0.9)
+            finally:
+                self.faults.outage = False
+            alerts = [json.loads(m["Body"]) for m in self.drain_queue_messages(self.ops_queue_url)]
+            self.runs[night]["ops_alerts"] = len(alerts)
+            self.runs[night]["alerted_errors"] = sorted({str(a.get("error")) for a in alerts if isinstance(a, dict)})
+        self.status = ", ".join(f"{night} {run['status']}" for night, run in self.runs.items())
+
+    def _run(self, name: str, key: str, step: Step, start: float, end: float) -> dict:
+        """Start an execution over `key`, wait for it, and read what it left undone from its manifest."""
+        before = self._manifests()
+        execution = self.client("stepfunctions").start_execution(
+            stateMachineArn=self.machine_arn, name=name, input=json.dumps({"inputKey": key}))["executionArn"]
+        description = self._wait(execution, step, start, end)
+        manifests = sorted(self._manifests() - before)
+        return {"execution": execution, "status": description["status"], "error": description.get("error"),
+                "undone": self._undone(manifests, key), "manifests": manifests}
+
+    def _file_invoices(self, key: str) -> list[str]:
+        body = self.client("s3").get_object(Bucket=self.bucket, Key=key)["Body"].read().decode()
+        return [line.split(",", 1)[0] for line in body.splitlines()[1:] if line]
+
+    def _manifests(self) -> set:
+        if self.result_prefix is None:
+            return set()
+        pages = self.client("s3").get_paginator("list_objects_v2").paginate(Bucket=self.result_bucket,
+                                                                          Prefix=self.result_prefix)
+        return {o["Key"] for page in pages for o in page.get("Contents", []) if o["Key"].endswith("/manifest.json")}
+
+    def _wait(self, execution: str, step: Step, start: float, end: float) -> dict:
         """Poll an execution until it ends (or the pattern's deadline passes: then stop it)."""
         sfn = self.client("stepfunctions")
         while True:
             description = sfn.describe_execution(executionArn=execution)
             if description["status"] != "RUNNING":
-                return description["status"]
+                return description
             try:
                 self.check_deadline(f"waiting for execution {execution.rsplit(':', 1)[-1]} "
                                     f"({self.invoker_.invocations} item invocations so far)")
             except Exception:
                 sfn.stop_execution(executionArn=execution, error="Drill.Deadline")
                 raise
-            step(start + (end - start) * min(self.invoker_.invocations / max(self.options.records, 1), 1.0))
+            step(start + (end - start) * min(self.invoker_.invocations * self.batch / max(self.options.records, 1), 1.0))
             time.sleep(POLL_SECONDS)
 
+    # ---- the runbook ---------------------------------------------------------------------------
+
     def recover(self, step: Step) -> None:
-        failed = sorted(self._failed_items())
-        self.parked_before = len(failed)
-        self.ops_before = self.drain_queue_messages(self.ops_queue_url)
-        rerun = rerun_items(self.client("s3"), self.client("stepfunctions"), state_machine_arn=self.machine_arn,
-                            bucket=self.bucket, header=self.header, items=[self.rows[i] for i in failed],
-                            name="drill-redrive")
-        self.redriven = rerun.items
-        self.rerun_status = self._wait(rerun.execution_arn, step, 0.9, 0.99) if rerun.execution_arn else "none needed"
+        """`blueprint redrive map` for each night: its failed and never-started items as a new
+        execution, repeated while a redrive still gets items done."""
+        self.parked_before = sum(len(run["undone"]) for run in self.runs.values())
+        self.redriven = 0
+        statuses = []
+        for night, run in self.runs.items():
+            undone, rounds = run["undone"], 0
+            while undone and rounds < MAX_REDRIVES:
+                rounds += 1
+                if rounds == 1:
+                    self.redriven += len(undone)
+                before = self._manifests()
+                rerun = rerun_items(self.client("s3"), self.client("stepfunctions"), state_machine_arn=self.machine_arn,
+                                    bucket=self.bucket, header=self.header, items=undone,
+                                    name=f"drill-{night}-redrive-{rounds}")
+                status = self._wait(rerun.execution_arn, step, 0.9, 0.99)["status"]
+                self.drain_queue_messages(self.ops_queue_url)  # a redrive over the threshold alerts again
+                left = self._undone(sorted(self._manifests() - before), rerun.input_key)
+                statuses.append(f"{night} redrive {rounds}: {len(undone)} items, {status}")
+                progress, undone = len(left) < len(undone), left
+                if not progress:
+                    break
+            run["still_undone"], run["redrives"] = undone, rounds
+        self.rerun_status = "; ".join(statuses) or "none needed"
+
+    def _undone(self, manifests: list[str], key: str) -> list[dict]:
+        """The items a run left undone: from its ResultWriter manifest, or (without one) its whole file."""
+        if self.result_prefix is None:
+            return [self.rows[i] for i in dict.fromkeys(self._file_invoices(key))]
+        return [item for manifest in manifests
+                for item in failed_items_from_manifest(self.client("s3"), self.result_bucket, manifest)]
 
     def _failed_items(self) -> set:
-        """Invoice ids of the items that failed for good. On AWS these are the ResultWriter's
-        FAILED_*.json files; moto's ResultWriter writes only the manifest, so they are the items
-        whose last delivery to the function failed (Step Functions retried it until then)."""
-        return {key for key, outcome in self.invoker_.outcomes.items() if outcome == "failed"}
+        """Invoice ids still not done after the runbook's redrives."""
+        return {str(item.get("invoice_id")) for run in self.runs.values() for item in run.get("still_undone", [])
+                if isinstance(item, dict)}
+
+    # ---- the check -----------------------------------------------------------------------------
 
     def verify(self) -> PatternReport:
         self.replay(self._audit)
@@ -140,23 +243,70 @@ class DistributedMapDriver(PatternDriver):
         # every ledger write that went through, per customer (one invoice per customer here).
         duplicates = sum(count - 1 for count in self.writes.values() if count > 1)
         failed = self._failed_items()
-        ops_messages = self.ops_before + self.drain_queue_messages(self.ops_queue_url)
         processed_ids = {f"INV-{customer[2:]}" for customer in processed}
         unrecoverable = failed - processed_ids
+        children = self.sandbox.emulator.state_machine_usage.children_started
         report = PatternReport(
             sent=self.options.records, processed_once=len(processed), duplicate_effects=duplicates,
-            unrecoverable=len(unrecoverable), expected_unrecoverable=self.poison_count,
+            unrecoverable=len(unrecoverable), expected_unrecoverable=len(self.poison_ids),
             parked_before_redrive=self.parked_before, redriven=self.redriven,
             invocations=self.invoker_.invocations,
-            retries=max(0, self.invoker_.invocations - self.invoker_.duplicates_delivered - self.options.records))
+            retries=max(0, self.invoker_.invocations - self.invoker_.duplicates_delivered - children))
         report.lost = report.sent - report.processed_once - report.unrecoverable
-        if ops_messages:
-            report.notes.append(f"the run exceeded its tolerated failures: {len(ops_messages)} ops message(s)")
+        report.injected = {"poison_under_threshold": self.poison_under, "dynamodb_outage_runs": int("over" in self.runs)}
+        report.notes.extend(self._night_notes())
         wrong = unrecoverable - self.poison_ids
         if wrong:
             report.notes.append(f"{len(wrong)} valid invoices failed, e.g. {sorted(wrong)[:3]}")
-        report.notes.append(f"execution {self.status}; re-run of the failed items: {self.rerun_status}")
+        report.notes.append(f"re-run of the failed items: {self.rerun_status}")
+        report.failure = report.failure or self._scenario_failure()
         return report
 
+    def _night_notes(self) -> list[str]:
+        batch = f"{self.batch} per child" if self.batch > 1 else "one per child"
+        notes = []
+        for night, run in self.runs.items():
+            what = (f"{self.poison_under} poison rows, each alone in its batch" if night == "under"
+                    else "every DynamoDB call throttled (an outage) during the run, and the rest of the poison")
+            notes.append(f"night {night} the threshold ({_threshold(self.map_state)}, items {batch}): injected {what}; "
+                         f"execution {run['status']}{' with ' + run['error'] if run.get('error') else ''}, "
+                         f"{run['ops_alerts']} ops alert(s){_errors(run['alerted_errors'])}, "
+                         f"{len(run['undone'])} items parked, "
+                         f"{run.get('redrives', 0)} redrive(s), {len(run.get('still_undone', []))} still failed")
+        return notes
 
-# Longest-running first: with fewer worker processes than patterns, the short ones fill the gaps.
+    def _scenario_failure(self) -> str:
+        """The failure path's own contract: under the threshold the run succeeds quietly, over it the
+        run fails and alerts (unless the Map tolerates every failure)."""
+        under, over = self.runs.get("under"), self.runs.get("over")
+        if under and (under["status"] != "SUCCEEDED" or under["ops_alerts"]):
+            return f"the run under its tolerated failures ended {under['status']} with {under['ops_alerts']} ops alert(s)"
+        if over and allowed_failures(self.map_state, 1_000_000) < 1_000_000 and (
+                over["status"] != "FAILED" or over["ops_alerts"] != 1):
+            return (f"the run over its tolerated failures ended {over['status']} with {over['ops_alerts']} ops alert(s); "
+                    "it must fail with States.ExceedToleratedFailureThreshold and alert the ops queue once")
+        return ""
+
+
+def _errors(names: list[str]) -> str:
+    return f" ({', '.join(names)})" if names else ""
+
+
+def _delivery_key(event: Any) -> Optional[str]:
+    """Which item (or batch: its first item) a delivery carries, for per-delivery faults."""
+    if isinstance(event, dict) and isinstance(event.get("Items"), list):
+        return _batch_key([row.get("invoice_id") for row in event["Items"] if isinstance(row, dict)])
+    return _batch_key([event.get("invoice_id")]) if isinstance(event, dict) else None
+
+
+def _batch_key(invoices: list) -> str:
+    return f"batch:{invoices[0]}" if invoices else "batch:"
+
+
+def _threshold(map_state: dict) -> str:
+    parts = []
+    if map_state.get("ToleratedFailurePercentage") is not None:
+        parts.append(f"{map_state['ToleratedFailurePercentage']:g}%")
+    if map_state.get("ToleratedFailureCount") is not None:
+        parts.append(f"{map_state['ToleratedFailureCount']} items")
+    return " or ".join(parts) or "no failure tolerated"

@@ -57,14 +57,14 @@ class TeamCodeDriver(PatternDriver):
 
     @classmethod
     def cannot_run(cls, recorded: RecordedStack) -> Optional[str]:
-        """Why the sandbox cannot run the team's code of this instance (it runs Python handlers
-        in-process), or None."""
+        """Why the sandbox cannot run the team's code of this instance (it runs Python handlers,
+        each in a Python execution environment of its own), or None."""
         others = sorted({f"{r.name} ({r.inputs.get('runtime')})" for r in recorded.of_type(FUNCTION)
                          if is_team_code(str(r.inputs.get("handler", "")))
                          and not str(r.inputs.get("runtime") or "python").startswith("python")})
         if others:
             return (f"its function {', '.join(others)} runs code the sandbox cannot: it runs Python handlers "
-                    "in-process (a Node.js, Java or container handler needs a real account or LocalStack)")
+                    "(a Node.js, Java or container handler needs a real account or LocalStack)")
         return None
 
     @classmethod

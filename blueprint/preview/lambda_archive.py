@@ -1,0 +1,147 @@
+"""A Lambda function's code as the program recorded it (a FileArchive folder or zip, an AssetArchive
+of files and archives, in wire.plain form): its entries as Lambda lays them out under /var/task,
+whether its handler is among them (a note of the preview), and the layout itself (the sandbox
+unpacks it to run the function).
+
+An entry whose name would land outside the function's folder (`../../x.py`, an absolute path) is
+refused with ArchiveError naming it: nothing is ever written outside the folder it is unpacked to.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+import shutil
+import zipfile
+from pathlib import Path
+from typing import Callable, Optional
+
+Reader = Callable[[], bytes]
+
+
+class ArchiveError(ValueError):
+    """The archive holds an entry Lambda's folder cannot hold."""
+
+
+def _entry_name(prefix: str, name: str) -> str:
+    """`name` under `prefix`, as a relative path inside the function's folder; refused if it is not."""
+    if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
+        raise ArchiveError(f"archive entry {name!r} is an absolute path; an entry must name a place inside the "
+                           "function's folder (e.g. 'app.py' or 'lib/util.py')")
+    joined = posixpath.normpath(posixpath.join(prefix, name.replace("\\", "/"))) if name not in ("", ".") else prefix
+    if joined == ".." or joined.startswith("../"):
+        raise ArchiveError(f"archive entry {name!r} would land outside the function's folder ({joined!r}); an entry "
+                           "must name a place inside it (e.g. 'app.py' or 'lib/util.py')")
+    return "" if joined == "." else joined
+
+
+def members(code: dict, program_dir: Path, prefix: str = "") -> Optional[dict[str, Reader]]:
+    """Every file of the archive by its path in the function's folder, with how to read it; None
+    when the archive cannot be read from this machine (a remote archive, a missing file)."""
+    kind, path = code.get("archive") or code.get("asset"), code.get("path")
+    if kind == "AssetArchive":
+        found: dict[str, Reader] = {}
+        for name, member in (code.get("assets") or {}).items():
+            inner = members(member, program_dir, _entry_name(prefix, str(name))) if isinstance(member, dict) else None
+            if inner is None:
+                return None
+            found.update(inner)
+        return found or None
+    if not isinstance(path, str):
+        return None
+    source = program_dir / path
+    if kind == "FileAsset" and source.is_file():
+        if not prefix:
+            raise ArchiveError(f"a file asset ({path}) needs a name in its AssetArchive")
+        return {prefix: source.read_bytes}
+    if kind == "FileArchive" and source.is_dir():
+        return {_entry_name(prefix, p.relative_to(source).as_posix()): p.read_bytes
+                for p in sorted(source.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+    if kind == "FileArchive" and zipfile.is_zipfile(source):
+        with zipfile.ZipFile(source) as archive:
+            names = [info.filename for info in archive.infolist() if not info.is_dir()]
+
+        def read(name: str) -> Reader:
+            def reader() -> bytes:
+                with zipfile.ZipFile(source) as archive:
+                    return archive.read(name)
+            return reader
+        return {_entry_name(prefix, name): read(name) for name in names}
+    return None
+
+
+def unpack(code: dict, program_dir: Path, into: Path) -> bool:
+    """Lay the archive out under `into`; False if it cannot be read from this machine."""
+    found = members(code, program_dir)
+    if found is None:
+        return False
+    root = into.resolve()
+    for name, read in found.items():
+        target = (root / name).resolve()
+        if not target.is_relative_to(root):  # a name that passed the check but a link inside leads out
+            raise ArchiveError(f"archive entry {name!r} would land outside the function's folder ({target})")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(read())
+    return True
+
+
+def copy_folder(source: Path, into: Path) -> None:
+    """A FileArchive folder, as it is (the sandbox runs a copy: the program's folder is never written)."""
+    shutil.copytree(source, into, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+
+
+def handler_problem(code: dict, program_dir: Path, handler: str) -> Optional[str]:
+    """Why `handler` (module.function) would not be found in this archive on Lambda, or None (also
+    when the archive or the module cannot be read here: nothing to say)."""
+    try:
+        found = members(code, program_dir)
+    except ArchiveError as exc:
+        return str(exc)
+    module, _, function = handler.rpartition(".")
+    if found is None or not module or not function:
+        return None
+    base = module.replace(".", "/")
+    source = found.get(f"{base}.py") or found.get(f"{base}/__init__.py")
+    if source is None:
+        return (f"handler {handler!r}: module {module!r} is not in the function's archive ({base}.py); Lambda would "
+                "fail every invocation with Runtime.ImportModuleError")
+    try:
+        tree = ast.parse(source())
+    except (SyntaxError, ValueError):
+        return f"handler {handler!r}: module {module!r} is not valid Python (Runtime.UserCodeSyntaxError on Lambda)"
+    if not _defines(tree, function):
+        return (f"handler {handler!r}: module {module!r} defines no {function!r} at its top level; Lambda would fail "
+                "every invocation with Runtime.HandlerNotFound")
+    if PACKAGE in _imported(tree) and f"{PACKAGE}/__init__.py" not in found:
+        return (f"handler {handler!r}: module {module!r} imports {PACKAGE}, which the function's archive does not hold "
+                "(a zip or remote archive ships as it is; give a folder or an AssetArchive and the component adds the "
+                "handler runtime); Lambda would fail every invocation with Runtime.ImportModuleError")
+    return None
+
+
+PACKAGE = "integration_blueprint"  # this package: no Lambda runtime or layer provides it
+
+
+def _imported(tree: ast.Module) -> set[str]:
+    """The top-level package names a module imports."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def _defines(tree: ast.Module, name: str) -> bool:
+    """Whether a module binds `name` at its top level (a def, an assignment, an import, or anything
+    it cannot tell: a star import, a module __getattr__)."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in (name, "__getattr__"):
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any(alias.name == "*" or (alias.asname or alias.name).split(".")[0] == name for alias in node.names):
+                return True
+        if isinstance(node, (ast.Name,)) and isinstance(node.ctx, ast.Store) and node.id == name:
+            return True
+    return False

@@ -1,0 +1,402 @@
+"""A function's Lambda execution environment, on the worker's side: the first code that runs in the
+process the sandbox starts for a function (sandbox/execution_environment.py), before any of the
+function's own. Standard library only, until the function's paths are set.
+
+    python -I -S -B lambda_bootstrap.py <fd from the sandbox> <fd to the sandbox>
+
+It reads its settings from the sandbox (the import path: the function's archive, its layers, the
+Python runtime's boto3; its /tmp; its memory size; the handler), then:
+- confines itself where the platform lets it (a mount namespace: every mount read-only but its own
+  /tmp; the network and PID namespaces were entered by `unshare` before it started), and installs an
+  audit hook that refuses, and reports to the sandbox, a connection (every one: the emulator is
+  reached through the sandbox's pipe, not a socket) and a write outside its /tmp;
+- limits its address space (RLIMIT_AS) to what it started with plus the function's memory size;
+- imports the handler as Lambda's runtime does (Runtime.ImportModuleError naming the module, or
+  Runtime.HandlerNotFound), with every botocore request answered by the sandbox: the request's
+  API parameters go to the sandbox, which makes the call against the emulator (journaling it and
+  injecting its faults there, where this process cannot reach) and sends back the parsed response;
+- then runs invocations, one at a time, until the sandbox closes the pipe.
+
+Messages are length-prefixed JSON both ways; bytes, datetimes and streams are tagged (see _encode).
+"""
+
+import base64
+import datetime
+import importlib
+import io
+import json
+import os
+import struct
+import sys
+import threading
+import time
+import traceback
+
+
+class Channel:
+    """The pipe pair to the sandbox. One message at a time each way (calls from several threads of
+    the function take turns)."""
+
+    def __init__(self, read_fd, write_fd):
+        self.read_fd, self.write_fd = read_fd, write_fd
+        self.lock = threading.Lock()
+
+    def send(self, message):
+        data = json.dumps(message, default=_encode).encode()
+        payload = struct.pack(">I", len(data)) + data
+        while payload:
+            written = os.write(self.write_fd, payload)
+            payload = payload[written:]
+
+    def receive(self):
+        header = self._read(4)
+        if header is None:
+            return None
+        return json.loads(self._read(struct.unpack(">I", header)[0]), object_hook=_decode)
+
+    def _read(self, size):
+        chunks, left = [], size
+        while left:
+            chunk = os.read(self.read_fd, min(left, 1 << 20))
+            if not chunk:
+                return None if left == size and not chunks else os._exit(3)
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def request(self, message):
+        """Send and wait for the sandbox's reply (a call made by any thread of the function)."""
+        with self.lock:
+            self.send(message)
+            return self.receive()
+
+
+def _encode(value):
+    if isinstance(value, (bytes, bytearray)):
+        return {"__bytes__": base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, datetime.datetime):
+        return {"__datetime__": value.isoformat()}
+    if hasattr(value, "read"):  # a file or stream the function passed as a body
+        return {"__bytes__": base64.b64encode(value.read()).decode()}
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)  # a Decimal or an object the SDK would have serialized as text
+
+
+def _decode(value):
+    if "__bytes__" in value and len(value) == 1:
+        return base64.b64decode(value["__bytes__"])
+    if "__stream__" in value and len(value) == 1:
+        data = base64.b64decode(value["__stream__"])
+        from botocore.response import StreamingBody
+        return StreamingBody(io.BytesIO(data), len(data))
+    if "__datetime__" in value and len(value) == 1:
+        return datetime.datetime.fromisoformat(value["__datetime__"])
+    return value
+
+
+# --- guards ------------------------------------------------------------------------------------------
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+_PATH_EVENTS = {"os.remove", "os.rename", "os.replace", "os.mkdir", "os.rmdir", "os.symlink", "os.link",
+                "os.chmod", "os.chown", "os.truncate", "os.utime", "shutil.rmtree", "shutil.move"}
+_NETWORK_EVENTS = {"socket.connect", "socket.sendto", "socket.sendmsg", "socket.getaddrinfo",
+                   "socket.gethostbyname", "socket.gethostbyaddr"}
+
+
+def install_guards(channel, writable, unreadable, readable):
+    """An audit hook (it cannot be removed) refusing connections and writes outside `writable`,
+    reads under `unreadable` (the user's home) but outside `readable` (the function's paths) and
+    reads of another process's /proc entries (its environment);
+    each refusal is reported to the sandbox before the function sees PermissionError."""
+    writable = [os.path.realpath(p) for p in writable]
+    unreadable = [os.path.realpath(p) for p in unreadable]
+    readable = [os.path.realpath(p) for p in readable]
+    local = threading.local()
+    own_pid = str(os.getpid())
+
+    def under(path, roots):
+        return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+
+    def refuse(kind, detail):
+        local.busy = True
+        try:
+            channel.send({"guard": {"kind": kind, "detail": detail}})
+        finally:
+            local.busy = False
+        raise PermissionError(f"refused by the sandbox ({kind}): {detail}; a Lambda function reaches AWS through the "
+                              "SDK and writes only under /tmp")
+
+    def resolve(path):
+        if isinstance(path, int):
+            return None
+        if isinstance(path, bytes):
+            path = path.decode(errors="replace")
+        return os.path.realpath(os.path.join(os.getcwd(), os.fspath(path)))
+
+    def hook(event, args):
+        if getattr(local, "busy", False):
+            return
+        if event in _NETWORK_EVENTS:
+            target = args[1] if len(args) > 1 else args[0] if args else ""
+            refuse("connection", f"{event} {target!r}")
+        elif event == "open":
+            path, mode, flags = (list(args) + [None, None, None])[:3]
+            resolved = resolve(path)
+            if resolved is None or resolved.startswith("/dev/"):
+                return
+            writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or bool((flags or 0) & _WRITE_FLAGS)
+            if writes and not under(resolved, writable):
+                refuse("write", f"open {resolved!r} for writing")
+            if not writes and under(resolved, unreadable) and not under(resolved, readable):
+                refuse("read", f"open {resolved!r} (the user's home)")
+            if not writes and resolved.startswith("/proc/") and resolved.split("/")[2].isdigit() \
+                    and resolved.split("/")[2] != own_pid:
+                refuse("read", f"open {resolved!r} (another process)")
+        elif event in _PATH_EVENTS:
+            for path in args[:2]:
+                resolved = resolve(path) if isinstance(path, (str, bytes, os.PathLike)) else None
+                if resolved is not None and not under(resolved, writable):
+                    refuse("write", f"{event} {resolved!r}")
+
+    sys.addaudithook(hook)
+
+
+def confine_mounts(own_tmp, staging, home, keep):
+    """In the mount namespace `unshare` made: the user's home hidden (but what the interpreter and
+    the SDK need from it), the function's folder becomes /tmp (the sandbox's staging folder stays
+    reachable at its own path, read-only) and every other mount read-only.
+    Returns None, or why the file system could not be confined."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    ms_rdonly, ms_remount, ms_bind, ms_rec = 1, 32, 4096, 16384
+
+    ms_move = 8192
+
+    def mount(source, target, flags, kind=None):
+        if libc.mount(source.encode() if source else None, target.encode(), kind, flags, None) != 0:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()), target)
+
+    def hide(home, keep):
+        """An empty folder over the user's home, with only `keep` (the interpreter's and the SDK's own
+        files, when they live there) put back, read-only like the rest."""
+        kept = sorted({p for p in map(os.path.realpath, keep) if p.startswith(home.rstrip("/") + "/") and os.path.exists(p)})
+        kept = [p for p in kept if not any(p.startswith(other + "/") for other in kept if other != p)]
+        held = []
+        for number, path in enumerate(kept):  # held where the empty folder will not cover them
+            place = os.path.join(own_tmp, f".sandbox-hold-{number}")
+            os.mkdir(place) if os.path.isdir(path) else open(place, "w").close()
+            mount(path, place, ms_bind | ms_rec)
+            held.append((place, path))
+        mount("tmpfs", home, 0, b"tmpfs")
+        for place, path in held:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.mkdir(path) if os.path.isdir(place) else open(path, "w").close()
+            mount(place, path, ms_move)
+            os.rmdir(place) if os.path.isdir(place) else os.remove(place)
+
+    try:
+        if home and home != "/" and not staging.startswith(home.rstrip("/") + "/"):
+            hide(home, keep)
+        if staging.startswith("/tmp/"):
+            inside = os.path.join(own_tmp, os.path.relpath(staging, "/tmp"))
+            os.makedirs(inside, exist_ok=True)
+            mount(staging, inside, ms_bind | ms_rec)
+        mount(own_tmp, "/tmp", ms_bind | ms_rec)
+        with open("/proc/self/mountinfo") as mounts:
+            points = [line.split()[4] for line in mounts]
+        for point in points:
+            if point == "/tmp" or point.startswith(("/proc", "/sys", "/dev")):
+                continue
+            try:
+                mount(None, point, ms_remount | ms_bind | ms_rdonly)
+            except OSError:
+                if point == "/":
+                    raise
+        os.chmod("/tmp", 0o1777)
+    except OSError as exc:
+        return f"mount namespace present but not usable: {exc}"
+    return None
+
+
+def limit_memory(memory_mb):
+    """The address space this process has now (the interpreter) plus the function's memory size."""
+    import resource
+
+    with open("/proc/self/statm") as statm:
+        pages = int(statm.read().split()[0])
+    limit = pages * os.sysconf("SC_PAGE_SIZE") + memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+# --- AWS calls through the sandbox ----------------------------------------------------------------
+
+def answer_calls_through(channel):
+    """Every botocore client made from now on sends its calls' API parameters to the sandbox and
+    gets its parsed response back, through the SDK's own before-call event (as a stubbed client
+    does); the SDK still validates and serializes them and raises its modeled errors."""
+    try:
+        from botocore import handlers
+        from botocore.awsrequest import AWSResponse
+    except ImportError:
+        return  # no SDK on the path: nothing to answer
+
+    def remember_params(params, context=None, **_):
+        if context is not None:
+            context["sandbox_params"] = params
+
+    def call(model, params, context=None, **_):
+        config = (context or {}).get("client_config")
+        message = {"call": {"service": model.service_model.service_name, "operation": model.name,
+                            "params": (context or {}).get("sandbox_params") or {},
+                            "region": (context or {}).get("client_region"),
+                            "retries": getattr(config, "retries", None)}}
+        reply = channel.request(message)
+        if reply is None:
+            os._exit(3)  # the sandbox is gone
+        if "failure" in reply:
+            raise RuntimeError(reply["failure"])
+        status = reply["status"]
+        return AWSResponse(params.get("url", ""), status, {}, None), reply["parsed"]
+
+    handlers.BUILTIN_HANDLERS.extend([
+        ("before-parameter-build", remember_params),
+        ("before-call", call),
+    ])
+
+
+# --- the runtime ------------------------------------------------------------------------------------
+
+class Context:
+    """The Lambda context object, as the Python runtime passes it."""
+
+    def __init__(self, settings, request):
+        self.function_name = settings["function_name"]
+        self.function_version = "$LATEST"
+        self.invoked_function_arn = settings["function_arn"]
+        self.memory_limit_in_mb = settings["memory_mb"]
+        self.aws_request_id = request["request_id"]
+        self.log_group_name = f"/aws/lambda/{self.function_name}"
+        self.log_stream_name = "sandbox"
+        self.identity = self.client_context = None
+        self._deadline = time.monotonic() + request["budget_seconds"]
+
+    def get_remaining_time_in_millis(self):
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+def load_handler(handler, archive):
+    module_name, _, attribute = handler.rpartition(".")
+    try:
+        module = importlib.import_module(module_name)
+    except SyntaxError as exc:
+        raise LambdaError("Runtime.UserCodeSyntaxError", f"Syntax error in module '{module_name}': {exc}") from None
+    except ModuleNotFoundError as exc:
+        raise LambdaError("Runtime.ImportModuleError",
+                          f"Unable to import module '{module_name}': No module named '{exc.name}' (not in the "
+                          f"function's archive {archive} nor its layers)") from None
+    except Exception as exc:  # noqa: BLE001 - Lambda reports any failure at import the same way
+        raise LambdaError("Runtime.ImportModuleError", f"Unable to import module '{module_name}': {exc}") from None
+    function = getattr(module, attribute, None)
+    if not callable(function):
+        raise LambdaError("Runtime.HandlerNotFound", f"Handler '{attribute}' missing on module '{module_name}'")
+    return function
+
+
+class LambdaError(Exception):
+    def __init__(self, error_type, message):
+        super().__init__(message)
+        self.error_type = error_type
+
+
+def error_payload(exc):
+    return {"errorType": getattr(exc, "error_type", type(exc).__name__), "errorMessage": str(exc)[:1000],
+            "stackTrace": traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:]}
+
+
+def compressed(settings):
+    """The package's handler runtime, where the function ships it, is told how the sandbox
+    compresses time through its declared interface (handlers/runtime/retry.compressed_time)."""
+    retry = sys.modules.get("integration_blueprint.handlers.runtime.retry")
+    if retry is None:
+        import contextlib
+        return contextlib.nullcontext()
+    return retry.compressed_time(settings["time_scale"])
+
+
+def watch_sandbox(read_fd):
+    """Exit when the sandbox's end of the pipe is gone (the drill was killed)."""
+    import select
+
+    poller = select.poll()
+    poller.register(read_fd, select.POLLHUP | select.POLLERR)
+    while True:
+        for _, event in poller.poll(1000):
+            if event & (select.POLLHUP | select.POLLERR):
+                os._exit(3)
+        time.sleep(0.5)
+
+
+def main():
+    channel = Channel(int(sys.argv[1]), int(sys.argv[2]))
+    settings = channel.receive()
+    threading.stack_size(256 * 1024)
+    threading.Thread(target=watch_sandbox, args=(channel.read_fd,), daemon=True).start()
+    threading.stack_size(0)
+    confined = None
+    standard_library = [p for p in sys.path if p]
+    if settings.get("mount_namespace"):
+        home = settings["unreadable"][0] if settings["unreadable"] else ""
+        confined = confine_mounts(settings["tmp"], settings["staging"], home,
+                                  settings["paths"] + settings["readable"] + standard_library + [sys.executable])
+    own_tmp = "/tmp" if settings.get("mount_namespace") and confined is None else settings["tmp"]
+    os.environ["TMPDIR"] = own_tmp
+    sys.path[:0] = settings["paths"]
+    install_guards(channel, writable=[own_tmp], unreadable=settings["unreadable"],
+                   readable=settings["paths"] + settings["readable"] + standard_library + [settings["staging"]])
+    limit_memory(settings["memory_mb"])
+    answer_calls_through(channel)
+    try:
+        handler = load_handler(settings["handler"], settings["archive"])
+    except LambdaError as exc:
+        channel.send({"init_error": error_payload(exc), "confined": confined})
+        handler = None
+    else:
+        channel.send({"ready": True, "confined": confined})
+    while True:
+        message = channel.receive()
+        if message is None:
+            return
+        request = message["invoke"]
+        if handler is None:  # Lambda tries the init again on each invocation
+            try:
+                handler = load_handler(settings["handler"], settings["archive"])
+            except LambdaError as exc:
+                channel.send({"error": error_payload(exc)})
+                continue
+        try:
+            with compressed(settings):
+                result = handler(request["event"], Context(settings, request))
+        except MemoryError as exc:
+            channel.send({"error": {"errorType": "Runtime.OutOfMemory", "errorMessage": f"MemoryError: {exc}"},
+                          "fatal": True})
+            os._exit(4)
+        except (SystemExit, KeyboardInterrupt) as exc:
+            channel.send({"error": {"errorType": "Runtime.ExitError",
+                                    "errorMessage": f"Runtime exited with error: {exc!r}"}, "fatal": True})
+            os._exit(5)
+        except BaseException as exc:  # noqa: BLE001 - the function's error is the invocation's result
+            channel.send({"error": error_payload(exc)})
+        else:
+            try:
+                payload = json.loads(json.dumps(result))
+            except (TypeError, ValueError) as exc:
+                channel.send({"error": {"errorType": "Runtime.MarshalError",
+                                        "errorMessage": f"Unable to marshal response: {exc}"}})
+            else:
+                channel.send({"result": payload})
+
+if __name__ == "__main__":
+    main()

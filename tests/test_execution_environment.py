@@ -1,0 +1,356 @@
+"""A team's function runs as its Lambda execution environment would: a process of its own that sees
+only its archive, its layers and the runtime's SDK, its own environment and /tmp, within its timeout
+and memory size; what it does to AWS is made (and journaled) in the sandbox's process."""
+
+import copy
+import os
+import shutil
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from integration_blueprint.preview import lambda_archive
+from integration_blueprint.sandbox.emulator import running_emulator
+from integration_blueprint.sandbox.errors import FunctionCrashed, FunctionError
+from integration_blueprint.sandbox.execution_environment import (
+    POWERTOOLS_PACKAGES,
+    RUNTIME_PACKAGES,
+    Environments,
+    FunctionCalls,
+    FunctionSpec,
+    FunctionTimedOut,
+    guards,
+    lay_out,
+)
+from integration_blueprint.sandbox.interception import FunctionRun, Journal, install_request_hooks
+
+
+def environments(staging: Path, code: str, *, timeout: int = 3, memory_mb: int = 256, answer=None,
+                 environment: dict | None = None) -> tuple[Environments, list]:
+    """A function whose archive holds app.py = `code`, handler app.handler."""
+    root = staging / "code"
+    root.mkdir(parents=True)
+    (root / "app.py").write_text(textwrap.dedent(code))
+    incidents: list = []
+    spec = FunctionSpec(name="team-fn", arn="arn:aws:lambda:eu-west-1:123456789012:function:team-fn",
+                        handler="app.handler", code_root=root, archive="FileArchive ./app",
+                        layers=[lay_out(staging / "powertools", POWERTOOLS_PACKAGES)],
+                        environment=environment or {"TABLE": "ledger"}, timeout=timeout, memory_mb=memory_mb,
+                        staging=staging, time_scale=0.002)
+    return Environments(spec, "eu-west-1", lay_out(staging / "runtime", RUNTIME_PACKAGES),
+                        answer=answer or FunctionCalls("eu-west-1").answer, on_incident=incidents.append), incidents
+
+
+@pytest.fixture
+def staging(tmp_path_factory):
+    folder = Path(__import__("tempfile").mkdtemp(prefix="blueprint-sandbox-test-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_function_sees_its_own_environment_and_tmp_and_nothing_of_the_users(staging, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_secret")
+    monkeypatch.setenv("AWS_PROFILE", "prod-admin")
+    functions, incidents = environments(staging, """
+        import os, sys
+
+        def handler(event, context):
+            with open("/tmp/mine.txt", "w") as f:
+                f.write("scratch")
+            refused = []
+            for path in (os.path.expanduser("~root/.aws/credentials"), "/etc/blueprint-escape.txt"):
+                try:
+                    open(path, "w").write("x")
+                except OSError as exc:
+                    refused.append(type(exc).__name__)
+            try:
+                import integration_blueprint
+                shipped = True
+            except ImportError:
+                shipped = False
+            return {"env": dict(os.environ), "refused": refused, "shipped": shipped,
+                    "tmp": os.listdir("/tmp" if os.environ["TMPDIR"] == "/tmp" else os.environ["TMPDIR"]),
+                    "remaining_ms": context.get_remaining_time_in_millis(), "powertools": "aws_lambda_powertools" in
+                    {p.split("/")[-1] for p in os.listdir(sys.path[1])}}
+    """)
+    try:
+        result = functions.invoke({}, None)
+    finally:
+        functions.close()
+
+    env = result["env"]
+    assert "GITHUB_TOKEN" not in env and "AWS_PROFILE" not in env
+    assert env["TABLE"] == "ledger" and env["AWS_LAMBDA_FUNCTION_NAME"] == "team-fn"
+    assert env["AWS_ACCESS_KEY_ID"] == "sandbox" and env["_HANDLER"] == "app.handler"
+    assert "mine.txt" in result["tmp"] and result["powertools"]
+    assert result["shipped"] is False  # the package is not in its archive: not importable
+    assert result["refused"] == ["PermissionError", "PermissionError"]
+    assert {i.kind for i in incidents} == {"write"}
+    assert result["remaining_ms"] <= 6  # 3 s, compressed by the sandbox (TIME_SCALE)
+    assert not (Path("/etc/blueprint-escape.txt")).exists()
+
+
+def test_an_import_its_archive_does_not_hold_fails_as_lambda_fails_naming_module_and_archive(staging):
+    functions, _ = environments(staging, """
+        from integration_blueprint.handlers.runtime.idempotent_stream import make_handler
+        handler = make_handler(process_record=print)
+    """)
+    with pytest.raises(FunctionError) as failed:
+        functions.invoke({}, None)
+    functions.close()
+
+    assert failed.value.error_type == "Runtime.ImportModuleError"
+    assert "Unable to import module 'app': No module named 'integration_blueprint'" in str(failed.value)
+    assert "FileArchive ./app" in str(failed.value)
+
+
+def test_a_connection_is_refused_and_reported(staging):
+    functions, incidents = environments(staging, """
+        import socket
+
+        def handler(event, context):
+            socket.create_connection(("127.0.0.1", 9), timeout=1)
+    """)
+    with pytest.raises(FunctionError, match="refused by the sandbox"):
+        functions.invoke({"record": "r1"}, None)
+    functions.close()
+
+    assert [(i.kind, i.event) for i in incidents][:1] == [("connection", {"record": "r1"})]
+
+
+@pytest.mark.slow
+def test_a_handler_that_never_returns_is_ended_with_what_it_started_and_the_next_invocation_starts_fresh(staging):
+    marker = staging / "child-alive"
+    functions, incidents = environments(staging, f"""
+        import subprocess, time
+
+        def handler(event, context):
+            if event.get("hang"):
+                subprocess.Popen(["sh", "-c", "sleep 3; touch {marker}"], start_new_session=True)
+                while True:
+                    time.sleep(0.05)
+            return "served"
+    """, timeout=1)
+    started = time.monotonic()
+    with pytest.raises(FunctionTimedOut, match="Task timed out after 1 seconds"):
+        functions.invoke({"hang": True}, None)
+    ended = time.monotonic() - started
+
+    assert ended < 4  # the enforced timeout (its 2 s floor), not forever
+    assert functions.invoke({}, None) == "served" and functions.started == 2  # a fresh environment
+    functions.close()
+    assert incidents[0].kind == "timeout" and incidents[0].event == {"hang": True}
+    if not guards()["processes"].startswith("NOT IN FORCE"):
+        time.sleep(2.5)
+        assert not marker.exists()  # the process it started ended with it
+
+
+def test_memory_past_the_functions_size_ends_the_invocation(staging):
+    functions, incidents = environments(staging, """
+        def handler(event, context):
+            hog = bytearray(2 * 1024 * 1024 * 1024)
+            return len(hog)
+    """, memory_mb=256)
+    with pytest.raises(FunctionCrashed, match="Runtime.OutOfMemory"):
+        functions.invoke({}, None)
+    functions.close()
+    assert [i.kind for i in incidents] == ["out-of-memory"]
+
+
+@pytest.mark.slow
+def test_its_aws_calls_are_made_journaled_and_answered_in_the_sandboxs_process(staging):
+    with running_emulator("eu-west-1") as emulator:
+        ddb = emulator.client("dynamodb")
+        ddb.create_table(TableName="ledger", BillingMode="PAY_PER_REQUEST",
+                         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                         AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}])
+        install_request_hooks(None, emulator.on_stop)
+        functions, _ = environments(staging, """
+            import boto3
+            from botocore.exceptions import ClientError
+
+            ddb = boto3.client("dynamodb")
+
+            def handler(event, context):
+                ddb.put_item(TableName="ledger", Item={"pk": {"S": event["id"]}},
+                             ConditionExpression="attribute_not_exists(pk)")
+                try:
+                    ddb.put_item(TableName="ledger", Item={"pk": {"S": event["id"]}},
+                                 ConditionExpression="attribute_not_exists(pk)")
+                except ClientError as error:
+                    return error.response["Error"]["Code"]
+        """)
+        journal = Journal()
+        with FunctionRun("team-fn", {"id": "r1"}, journal):
+            answer = functions.invoke({"id": "r1"}, None)
+        functions.close()
+        stored = ddb.get_item(TableName="ledger", Key={"pk": {"S": "r1"}})["Item"]
+
+    assert answer == "ConditionalCheckFailedException" and stored == {"pk": {"S": "r1"}}
+    [invocation] = journal.invocations
+    assert [(c.operation, c.params["Item"]) for c in invocation.calls] == [("PutItem", {"pk": {"S": "r1"}})]
+
+
+@pytest.mark.parametrize("entry", ["../../escape.py", "/tmp/escape.py", "lib/../../escape.py"])
+def test_an_archive_entry_outside_the_functions_folder_is_refused_naming_it(tmp_path, entry):
+    (tmp_path / "app.py").write_text("def handler(e, c): return 1\n")
+    code = {"archive": "AssetArchive", "assets": {"app.py": {"asset": "FileAsset", "path": "app.py"},
+                                                   entry: {"asset": "FileAsset", "path": "app.py"}}}
+    into = tmp_path / "deep" / "er" / "fn"
+    into.mkdir(parents=True)
+
+    with pytest.raises(lambda_archive.ArchiveError, match=f"archive entry {entry!r}"):
+        lambda_archive.unpack(code, tmp_path, into)
+    assert not (tmp_path / "deep" / "escape.py").exists() and not Path("/tmp/escape.py").exists()
+    assert lambda_archive.handler_problem(code, tmp_path, "app.handler").startswith(f"archive entry {entry!r}")
+
+
+def test_the_preview_names_a_handler_whose_module_or_function_is_not_in_its_archive(tmp_path):
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "orders.py").write_text("def handler(event, context):\n    return 1\n")
+    code = {"archive": "FileArchive", "path": "./app"}
+
+    assert lambda_archive.handler_problem(code, tmp_path, "orders.handler") is None
+    assert "module 'auth' is not in the function's archive" in lambda_archive.handler_problem(code, tmp_path, "auth.handler")
+    assert "Runtime.HandlerNotFound" in lambda_archive.handler_problem(code, tmp_path, "orders.main")
+    (tmp_path / "app" / "runtime_user.py").write_text(
+        "from integration_blueprint.handlers.runtime.billing import Charge\n\ndef handler(e, c):\n    return 1\n")
+    assert "imports integration_blueprint, which the function's archive does not hold" in \
+        lambda_archive.handler_problem(code, tmp_path, "runtime_user.handler")
+
+
+def test_every_guard_says_how_it_is_enforced_here():
+    described = guards()
+    assert set(described) == {"network", "processes", "writes", "home", "memory", "timeout"}
+    assert all(how for how in described.values())
+    assert all(how.startswith("NOT IN FORCE") == ("NOT IN FORCE" in how) for how in described.values())
+
+
+FORGING_CONSUMER = '''
+"""Adds on every delivery (a duplicate effect per redelivery) and, at its first invocation, rewrites
+the drill's verdict: in the drill's process this passed with "every record processed exactly once"."""
+import json
+import os
+
+import boto3
+
+ddb = boto3.client("dynamodb")
+forged = []
+
+
+def forge():
+    from integration_blueprint.drill import effects
+
+    effects._duplicated = lambda deliveries: None  # "no record's effect landed twice"
+
+
+def handler(event, context):
+    if not forged:
+        forged.append(True)
+        try:
+            forge()
+        except ImportError:
+            pass  # the package is not in this function's archive
+    for record in event["Records"]:
+        charge = json.loads(record["body"])
+        ddb.update_item(TableName=os.environ["LEDGER_TABLE_NAME"],
+                        Key={"pk": {"S": charge["tenant"]}, "sk": {"S": "balance"}},
+                        UpdateExpression="ADD balance :amount",
+                        ExpressionAttributeValues={":amount": {"N": str(charge["amount"])}})
+    return {"batchItemFailures": []}
+'''
+
+FORGING_PROGRAM = '''
+import pulumi
+from integration_blueprint.components import FifoBillingQueue
+
+FifoBillingQueue("team-billing", {
+    "consumer_timeout_seconds": 60, "batch_size": 10, "schedule_expression": "cron(0 3 1 * ? *)",
+    "consumer_code": pulumi.FileArchive("./code"), "consumer_handler": "charges.handler",
+})
+'''
+
+
+@pytest.mark.slow
+def test_a_handler_that_rewrites_the_drills_verdict_still_fails_the_drill(tmp_path):
+    from integration_blueprint.drill.patterns import DRIVERS
+    from integration_blueprint.drill.report import DrillOptions
+    from integration_blueprint.drill.runner import run_drill
+
+    (tmp_path / "Pulumi.yaml").write_text("name: forging\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  aws:region: eu-west-1\n")
+    (tmp_path / "__main__.py").write_text(FORGING_PROGRAM)
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "charges.py").write_text(FORGING_CONSUMER)
+
+    report = run_drill(DrillOptions(program_dir=tmp_path, records=20, seed=3, duplicates=0.3, crashes=1,
+                                    transient=0.0), drivers={"fifo_billing": DRIVERS["fifo_billing"]}, workers=1)
+
+    billing = report.patterns["fifo_billing"]
+    assert not report.passed and billing.duplicate_effects > 0, billing.notes
+    assert any("execution environment(s) of its own" in note for note in billing.notes)
+    assert not list((tmp_path / "code").glob("__pycache__"))  # nothing written into the program's folder
+
+
+def test_the_drills_own_environment_is_out_of_reach_through_proc(staging, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_secret")
+    functions, incidents = environments(staging, f"""
+        def handler(event, context):
+            try:
+                return open("/proc/{os.getpid()}/environ", "rb").read().decode(errors="replace")
+            except OSError as exc:
+                return type(exc).__name__
+    """)
+    answer = functions.invoke({}, None)
+    functions.close()
+    assert "ghp_secret" not in answer
+
+
+TEAM_PROGRAM = Path(__file__).parent / "fixtures" / "team_program"
+
+
+def test_a_team_folder_ships_with_the_handler_runtime_beside_it_and_its_handler_is_found(recordings):
+    from integration_blueprint.preview.run import handler_notes
+
+    recorded = copy.deepcopy(recordings(TEAM_PROGRAM, stack="fixed"))  # shared: changed below
+    consumer = recorded.named("orders-consumer")
+    members = lambda_archive.members(consumer.inputs["code"], TEAM_PROGRAM)
+
+    assert "orders.py" in members and "once.py" in members  # the team's own files, at the root
+    assert "integration_blueprint/handlers/runtime/idempotent_stream.py" in members  # what orders.py imports
+    assert handler_notes(recorded) == []
+    consumer.inputs["handler"] = "auth.handler"
+    assert handler_notes(recorded) == [
+        "function orders-consumer: handler 'auth.handler': module 'auth' is not in the function's archive (auth.py); "
+        "Lambda would fail every invocation with Runtime.ImportModuleError"]
+
+
+def test_where_namespaces_are_not_permitted_the_guards_say_so_and_the_audit_hook_still_refuses(staging, monkeypatch):
+    from integration_blueprint.sandbox import execution_environment
+
+    monkeypatch.setattr(execution_environment, "_namespaces", lambda: "unshare not permitted here: (test)")
+    functions, incidents = environments(staging, """
+        import os, socket
+
+        def handler(event, context):
+            refused = []
+            for attempt in (lambda: open("/etc/blueprint-escape.txt", "w"),
+                            lambda: socket.create_connection(("127.0.0.1", 9), timeout=1)):
+                try:
+                    attempt()
+                except PermissionError:
+                    refused.append(True)
+            with open(os.path.join(os.environ["TMPDIR"], "scratch"), "w") as f:
+                f.write("mine")
+            return {"refused": len(refused), "tmp": os.environ["TMPDIR"]}
+    """)
+    result = functions.invoke({}, None)
+    functions.close()
+
+    assert result["refused"] == 2 and result["tmp"].startswith(str(staging))
+    assert [i.kind for i in incidents] == ["write", "connection"]
+    described = guards()
+    assert all(described[name].startswith("NOT IN FORCE") for name in ("network", "processes", "writes", "home"))
+    assert "unshare not permitted here" in described["network"]
