@@ -24,6 +24,7 @@ from integration_blueprint.patches import PatchRefused
 from integration_blueprint.plugin import SchemaError
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerError
 from integration_blueprint.preview.policy_config import PolicyConfigError
+from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS
 from integration_blueprint.preview.recording import ProgramError
 from integration_blueprint.preview.render import FORMATS
 from integration_blueprint.sandbox.errors import SandboxError
@@ -51,6 +52,10 @@ def _raise_terminated(signum: int, _frame) -> None:
     raise Terminated()
 
 
+# A shell's exit status for a process ended by a signal: 128 + the signal's number.
+EXIT_INTERRUPTED, EXIT_TERMINATED = 128 + signal.SIGINT, 128 + signal.SIGTERM
+
+
 def _program_dir(args: argparse.Namespace, *, required: bool = True) -> Path:
     """--program, else the nearest project at or above the current directory, as `pulumi` finds it
     (with `required=False`, the current directory when there is none)."""
@@ -75,15 +80,21 @@ def _run_preview(args: argparse.Namespace) -> int:
 
     policy_config_path = Path(args.policy_config) if args.policy_config else None
     output = "json" if args.json else args.format
+    # SIGTERM unwinds like Ctrl-C: the program's, the pack's and the plugin's process groups are
+    # ended on the way out (main turns it into exit 143).
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         result = run_preview(_program_dir(args), stack=args.stack, policy_config_path=policy_config_path,
-                             unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict)
+                             unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict,
+                             timeout=args.timeout)
     except Exception as exc:  # noqa: BLE001 - a bug of the tool is reported too, as a tool error
         result = failed_preview(_program_dir(args, required=False), exc, stack=args.stack, unknowns=args.unknowns,
                                 policy_config_path=policy_config_path, strict=args.strict)
         failure = result.failure
         assert failure is not None
         print(f"error: {result.shown(failure.message)}{_where(exc)}\n{failure.fix}", file=sys.stderr)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if result.failure is None or output != "text":
         print(FORMATS[output](result))
     for format_name, path in args.report:  # this run's report in more formats (a failed run's too)
@@ -123,10 +134,23 @@ def add_preview_command(subparsers) -> None:
                         help="text (default); json: one object, violations with stable fields (see README); "
                              "sarif: SARIF 2.1.0 for GitHub code scanning; markdown: a pull-request comment")
     parser.add_argument("--json", action="store_true", help="the same as --format json")
+    parser.add_argument("--timeout", type=_seconds, default=PROGRAM_TIMEOUT_SECONDS,
+                        help="stop the program (and everything it started) after this many seconds and exit 2 "
+                             f"(default: {PROGRAM_TIMEOUT_SECONDS})")
     parser.add_argument("--report", type=_report, action="append", default=[], metavar="FORMAT=FILE",
                         help="also write this run's report in FORMAT to FILE (repeatable), e.g. "
                              "--report sarif=prod.sarif --report markdown=prod.md: one preview, every report")
     parser.set_defaults(run=_run_preview)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
 
 
 def _fraction(text: str) -> float:
@@ -417,10 +441,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 2
     except KeyboardInterrupt:
         print(f"blueprint {args.command}: interrupted (Ctrl-C); nothing was judged", file=sys.stderr)
-        return 128 + signal.SIGINT
+        return EXIT_INTERRUPTED
     except Terminated:
         print(f"blueprint {args.command}: terminated (SIGTERM); nothing was judged", file=sys.stderr)
-        return 128 + signal.SIGTERM
+        return EXIT_TERMINATED
 
 
 def entry() -> None:

@@ -338,3 +338,18 @@ def test_the_drill_runs_the_components_of_a_typescript_program_as_the_plugin_bui
         "non_idempotent_stream": "payments"}
     for name, pattern in report.patterns.items():
         assert pattern.passed, (name, pattern.notes, pattern.failure)
+
+
+def test_a_typescript_comment_suppresses_the_violation_of_the_resource_it_declares(tmp_path, policy_analyzer):
+    program = ts_project(tmp_path / "app", '''import * as aws from "@pulumi/aws";
+
+// blueprint: ignore[dlq-has-depth-alarm] the team's pager watches this DLQ (OPS-12)
+const dlq = new aws.sqs.Queue("dlq", {messageRetentionSeconds: 1209600});
+new aws.sqs.Queue("orders", {redrivePolicy: dlq.arn.apply(arn => JSON.stringify(
+    {deadLetterTargetArn: arn, maxReceiveCount: 1}))});  // blueprint: ignore[sqs-dlq-max-receive-count] never here
+''')
+    result = run_preview(program, analyzer=policy_analyzer)
+    assert [(f.policy, f.name, f.suppression.line) for f in result.suppressed_findings()] == [
+        ("dlq-has-depth-alarm", "dlq", 3)]
+    # The comment on a continuation line is not on the declaring line: the violation counts.
+    assert ("sqs-dlq-max-receive-count", "orders") in {(f.policy, f.name) for f in result.violation_findings()}

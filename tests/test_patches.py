@@ -17,30 +17,29 @@ from botocore.exceptions import ClientError
 from integration_blueprint import patches
 from integration_blueprint.patches import FIX, SPEED, PatchRefused
 from integration_blueprint.policies import sdk_patches
-from integration_blueprint.preview import aws_imports, program_speed
+from integration_blueprint.preview import aws_imports, pack_host, program_speed
 from integration_blueprint.sandbox import emulator, shortcuts
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-PLUGIN_PATCH = "plugin_integer_inputs_stay_whole"
+PLUGIN_PATCHES = ("plugin_integer_inputs_stay_whole", "plugin_engine_calls_carry_run_token")
 
 
-def plugin_patch_entry() -> dict:
-    """The plugin's registered patch, as the plugin's own process sees it (its program registers it
-    when imported; a separate interpreter, since it loads the Pulumi provider SDK's protos)."""
+def plugin_patch_entries() -> dict:
+    """The plugin's registered patches, as the plugin's own process sees them (its program registers
+    them when imported; a separate interpreter, since it loads the Pulumi provider SDK's protos)."""
     program = f"""
 import importlib.util, json
 spec = importlib.util.spec_from_file_location("blueprint_plugin_main", {str(REPO / "plugin" / "__main__.py")!r})
 spec.loader.exec_module(importlib.util.module_from_spec(spec))
 from integration_blueprint.patches import REGISTRY
-entry = REGISTRY[{PLUGIN_PATCH!r}]
-print(json.dumps({{"target": entry.target, "package": entry.package, "buys": entry.buys, "kind": entry.kind,
-                  "verified_here": entry.verified_here()}}))
+print(json.dumps({{name: {{"target": entry.target, "package": entry.package, "buys": entry.buys, "kind": entry.kind,
+                          "verified_here": entry.verified_here()}} for name, entry in REGISTRY.items()}}))
 """
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return {name: entry for name, entry in json.loads(done.stdout).items() if name in PLUGIN_PATCHES}
 
 
 # Where each correctness fix is shown to fix what it says (a speed patch's equivalence test is
@@ -66,15 +65,22 @@ FIX_TESTS = {
         "test_past_its_tolerated_failures_the_map_stops_fails_alerts_and_leaves_the_rest_pending",
     "pack_names_its_version": "test_wheel.py::test_the_running_pack_reports_the_package_version",
     "plugin_integer_inputs_stay_whole": "test_plugin.py::test_whole_numbers_stay_whole_through_the_wire",
+    "plugin_engine_calls_carry_run_token":
+        "test_plugin.py::test_each_stack_constructs_through_the_plugin_exactly_as_in_python",
+    "policy_pack_private_channel": "test_preview_channels.py::"
+        "test_a_process_beside_a_running_preview_can_neither_disable_a_policy_nor_register_a_resource",
 }
 
 
 def test_every_patch_names_its_target_versions_kind_and_what_it_buys():
-    plugin = plugin_patch_entry()
-    assert plugin["target"] and plugin["package"] == "pulumi" and plugin["buys"] and plugin["verified_here"]
-    assert plugin["kind"] == FIX and PLUGIN_PATCH in FIX_TESTS
+    plugin = plugin_patch_entries()
+    assert set(plugin) == set(PLUGIN_PATCHES)
+    for name, entry in plugin.items():
+        assert entry["target"] and entry["package"] == "pulumi" and entry["buys"] and entry["verified_here"]
+        assert entry["kind"] == FIX and name in FIX_TESTS
 
-    assert set(patches.REGISTRY) - {PLUGIN_PATCH} == {*emulator.EMULATOR_PATCHES, *sdk_patches.NAMES, *PROGRAM_PATCHES}
+    assert set(patches.REGISTRY) - set(PLUGIN_PATCHES) == {*emulator.EMULATOR_PATCHES, *sdk_patches.NAMES,
+                                                           *PROGRAM_PATCHES, pack_host.PATCH_NAME}
     for name, entry in patches.REGISTRY.items():
         assert entry.target and entry.package and entry.buys, name
         assert entry.verified_here(), f"{name}: verified on {entry.package}{entry.verified}, not what is installed"

@@ -1,5 +1,6 @@
 """The multi-language component package (plugin/), without the Pulumi CLI: the plugin is started as
-the engine starts it (`python <plugin folder> <engine address>`, it prints its port), asked for its
+the offline engine starts it (`python <plugin folder> <engine address>`, it prints its port, on the
+run's private channel), asked for its
 schema over gRPC, and asked to Construct each component with the camelCase inputs a generated SDK
 sends. What it registers with the resource monitor must be exactly what the Python class registers
 when a Python program uses it.
@@ -12,10 +13,6 @@ import functools
 import inspect
 import json
 import re
-import select
-import subprocess
-import sys
-import tempfile
 import typing
 from pathlib import Path
 
@@ -27,7 +24,6 @@ from google.rpc import status_pb2
 from pulumi.runtime.proto import (
     errors_pb2,
     provider_pb2,
-    provider_pb2_grpc,
 )
 
 from integration_blueprint import __version__
@@ -42,7 +38,7 @@ from integration_blueprint.components import (
 )
 from integration_blueprint.components.reference import describe_setting
 from integration_blueprint.components.settings import camel_case_names
-from integration_blueprint.preview.engine import OfflineEngine
+from integration_blueprint.preview.engine import ComponentPlugin, OfflineEngine
 from integration_blueprint.preview.recording import (
     DEFAULT_REGION,
     RecordedResource,
@@ -57,7 +53,6 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN_DIR = REPO / "plugin"
 PROJECT = "blueprint"
-START_TIMEOUT_SECONDS = 60
 # The blueprint program's resource name and stack-config reader for each component.
 COMPONENTS = {
     FifoBillingQueue: ("billing", stack_config.fifo_billing_args),
@@ -80,7 +75,7 @@ def type_token(component: type) -> str:
 
 class Engine:
     """The engine address the plugin is started with (it logs there); each Construct gets an
-    offline engine of its own for the stack it names."""
+    offline engine of its own for the stack it names, answering the same run's token."""
 
     def __init__(self):
         self.log_engine = OfflineEngine(project=PROJECT, stack="plugin", config={})
@@ -88,29 +83,22 @@ class Engine:
 
 
 class Plugin:
-    """The plugin folder run as the engine runs a Python plugin."""
+    """The plugin folder run as the offline engine runs it (as the Pulumi engine runs a Python
+    plugin, on the run's private channel)."""
 
     def __init__(self, engine: Engine):
         self.engine = engine
-        self.stderr = tempfile.TemporaryFile()
-        self.process = subprocess.Popen([sys.executable, str(PLUGIN_DIR), engine.address],
-                                        stdout=subprocess.PIPE, stderr=self.stderr)
-        assert self.process.stdout is not None
-        ready, _, _ = select.select([self.process.stdout], [], [], START_TIMEOUT_SECONDS)
-        line = self.process.stdout.readline() if ready else b""
-        assert line.strip().isdigit(), f"the plugin printed {line!r}, not its port:\n{self.stderr_text()}"
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{int(line)}")
-        self.provider = provider_pb2_grpc.ResourceProviderStub(self.channel)
+        self.started = ComponentPlugin(PLUGIN_DIR, engine.log_engine)
+        self.provider = self.started.provider
 
     def stderr_text(self) -> str:
-        self.stderr.seek(0)
-        return self.stderr.read().decode(errors="replace")
+        return self.started.stderr_text()
 
     def construct(self, component: type, name: str, inputs: dict, *, stack: str, parent: str,
                   config: dict[str, str], input_dependencies: typing.Optional[dict[str, list[str]]] = None,
                   ) -> list[RecordedResource]:
         """Construct `component` with wire `inputs`; every resource it registered, in order."""
-        with OfflineEngine(project=PROJECT, stack=stack, config=config,
+        with OfflineEngine(project=PROJECT, stack=stack, config=config, token=self.engine.log_engine.token,
                            region=config.get("aws:region", DEFAULT_REGION)) as engine:
             request = provider_pb2.ConstructRequest(
                 project=PROJECT, stack=stack, organization="organization", config=config, dryRun=True,
@@ -122,10 +110,7 @@ class Plugin:
             return list(engine.resources)
 
     def close(self) -> None:
-        self.channel.close()
-        self.process.terminate()
-        self.process.wait(timeout=10)
-        self.stderr.close()
+        self.started.close()
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,10 @@ The CLI runs a Python pack as `python -u -m pulumi.policy <engine-address> <pack
 `PolicyPack(...)` starts a gRPC Analyzer server on a free loopback port and prints the port as the
 first line of stdout. The CLI then calls GetAnalyzerInfo, Configure (the resolved policy config),
 Analyze once per resource with its inputs, and AnalyzeStack once with every resource's outputs,
-parent, dependencies and property dependencies. This module does the same.
+parent, dependencies and property dependencies. This module does the same, the pack started
+through pack_host.py, which puts its server on the run's private channel (a Unix socket in a 0700
+folder, this process's token on every call), so no other process can reconfigure or ask the pack;
+the pack leads its own process group, ended with it.
 
 One started pack serves many analyses (Configure may be called again between them), which keeps
 the tests and the benchmark from paying the start-up cost each time.
@@ -16,6 +19,7 @@ import functools
 import importlib
 import os
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,7 +33,7 @@ import grpc
 from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from integration_blueprint.preview import policy_config
+from integration_blueprint.preview import policy_config, private_channel, process_tree
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
 
 # The pack installed with this package (a folder of the namespace: integration_blueprint.policies).
@@ -104,15 +108,23 @@ class PolicyAnalyzer:
             raise AnalyzerError(f"{self.pack_dir} is not a policy pack (no PulumiPolicy.yaml); "
                                 "point --policy-pack at the directory that holds it")
         self._stderr = tempfile.TemporaryFile()
-        env = dict(os.environ, PULUMI_PROJECT=project, PULUMI_STACK=stack, PULUMI_DRY_RUN="true")
-        self._process = subprocess.Popen(
-            [sys.executable, "-u", "-m", "pulumi.policy", NO_ENGINE, str(self.pack_dir)],
-            cwd=self.pack_dir, stdout=subprocess.PIPE, stderr=self._stderr, env=env)
+        self._folder = tempfile.mkdtemp(prefix="blueprint-pack-")
+        address, token = private_channel.socket_address(self._folder, "analyzer"), private_channel.new_token()
+        handed = private_channel.hand_over({"address": address, "token": token})
+        env = dict(os.environ, PULUMI_PROJECT=project, PULUMI_STACK=stack, PULUMI_DRY_RUN="true",
+                   **{private_channel.FD_VARIABLE: str(handed)})
         try:
-            port = self._read_port()
-            self._channel = grpc.insecure_channel(
-                f"127.0.0.1:{port}", options=[("grpc.max_receive_message_length", _MAX_MESSAGE),
-                                              ("grpc.max_send_message_length", _MAX_MESSAGE)])
+            self._process = subprocess.Popen(
+                [sys.executable, "-u", "-m", "integration_blueprint.preview.pack_host", NO_ENGINE, str(self.pack_dir)],
+                cwd=self.pack_dir, stdout=subprocess.PIPE, stderr=self._stderr, env=env, pass_fds=[handed],
+                start_new_session=True)
+        finally:
+            os.close(handed)
+        try:
+            self._read_port()
+            self._channel = private_channel.with_token(grpc.insecure_channel(
+                address, options=[("grpc.max_receive_message_length", _MAX_MESSAGE),
+                                  ("grpc.max_send_message_length", _MAX_MESSAGE)]), token)
             self._stub = analyzer_pb2_grpc.AnalyzerStub(self._channel)
             # The first call waits for the connection itself: grpc.channel_ready_future would leave
             # a connectivity watcher on the channel that makes close() wait out its 0.2 s poll.
@@ -132,8 +144,7 @@ class PolicyAnalyzer:
         try:
             port = int(line.strip())
         except ValueError:
-            self._process.kill()
-            self._process.wait()
+            process_tree.end(self._process, grace=0)
             raise AnalyzerError(f"the policy pack in {self.pack_dir} did not start "
                                 f"(it printed {line[:200]!r}):\n{self._stderr_tail()}") from None
         # Keep reading stdout so a rule that prints cannot fill the pipe and stall the server.
@@ -154,14 +165,10 @@ class PolicyAnalyzer:
     def close(self) -> None:
         if getattr(self, "_channel", None) is not None:
             self._channel.close()
-        if self._process.poll() is None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
+        if getattr(self, "_process", None) is not None:
+            process_tree.end(self._process)
         self._stderr.close()
+        shutil.rmtree(self._folder, ignore_errors=True)
 
     def __enter__(self) -> "PolicyAnalyzer":
         return self

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,7 +45,7 @@ from pulumi.runtime.proto import (
 )
 
 from integration_blueprint.plugin import PLUGIN_DIR
-from integration_blueprint.preview import provider_outputs, redaction, wire
+from integration_blueprint.preview import private_channel, process_tree, provider_outputs, redaction, wire
 
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
 DEFAULT_REGION = "us-east-1"
@@ -136,13 +137,14 @@ _SEVERITIES = {engine_pb2.DEBUG: "debug", engine_pb2.INFO: "info", engine_pb2.WA
 
 class OfflineEngine:
     """One program run's engine: serve it, let the program run against `address`, read what it
-    registered. `on_resource` is called with each recorded resource as it registers."""
+    registered. `on_resource` is called with each recorded resource as it registers. Only callers
+    with `token` are answered (a new one by default; engines serving one plugin share it)."""
 
     def __init__(self, *, project: str, stack: str, config: dict[str, str], secret_keys: Sequence[str] = (),
                  region: Optional[str] = DEFAULT_REGION, unknowns: bool = False, program_dir: Optional[Path] = None,
                  region_fix: str = "set aws:region in the stack's config or AWS_REGION",
                  organization: str = "organization",
-                 on_resource: Optional[Callable[[RecordedResource], None]] = None):
+                 on_resource: Optional[Callable[[RecordedResource], None]] = None, token: Optional[str] = None):
         self.project, self.stack, self.organization = project, stack, organization
         self.config, self.secret_keys = dict(config), list(secret_keys)
         self.region, self.region_fix, self.unknowns = region, region_fix, unknowns
@@ -163,20 +165,27 @@ class OfflineEngine:
         self._read: dict[str, dict] = {}  # URN -> state of resources read with `.get()`
         self._provider_regions: dict[str, str] = {}  # provider URN -> its region
         self._remote_sources: dict[str, tuple[str, int]] = {}  # remote component URN -> the program's line
-        self._plugin: Optional[_Plugin] = None
+        self._plugin: Optional[ComponentPlugin] = None
+        # The run's private folder (0700) holds the engine's socket, the plugin's and the program's
+        # captured output; only callers with `token` are answered (private_channel).
+        self.folder = tempfile.mkdtemp(prefix="blueprint-run-")
+        self.token = token or private_channel.new_token()
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=SERVER_THREADS),
+                                   interceptors=[private_channel.TokenCheck(self.token)],
                                    options=[("grpc.max_receive_message_length", _MAX_MESSAGE),
                                             ("grpc.max_send_message_length", _MAX_MESSAGE), *_PATIENT_PINGS])
         self._monitor_service, self._engine_service = _Monitor(self), _Engine(self)
         resource_pb2_grpc.add_ResourceMonitorServicer_to_server(self._monitor_service, self._server)
         engine_pb2_grpc.add_EngineServicer_to_server(self._engine_service, self._server)
-        self.address = f"127.0.0.1:{self._server.add_insecure_port('127.0.0.1:0')}"
+        self.address = private_channel.socket_address(self.folder, "engine")
+        self._server.add_insecure_port(self.address)
         self._server.start()
 
     def close(self) -> None:
         if self._plugin is not None:
             self._plugin.close()
         self._server.stop(None)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     def __enter__(self) -> "OfflineEngine":
         return self
@@ -344,7 +353,7 @@ class OfflineEngine:
         self._constructed_secrets += [redaction.at(wire.plain(given), path) for path in redaction.secret_paths(given)]
         with self._lock:
             if self._plugin is None:
-                self._plugin = _Plugin(PLUGIN_DIR, self.address)
+                self._plugin = ComponentPlugin(PLUGIN_DIR, self)
         construct = provider_pb2.ConstructRequest(
             project=self.project, stack=self.stack, organization=self.organization, config=self.config,
             configSecretKeys=self.secret_keys, dryRun=True, parallel=16, monitorEndpoint=self.address,
@@ -458,15 +467,29 @@ def _answer(method):
     def answered(self, request, context):
         try:
             return method(self, request, context)
+        except RecursionError:
+            # Python's own limit (sys.getrecursionlimit), reached by a value nested hundreds deep.
+            return _answer_program(self, request, context, _ProgramFacingError(_too_deep(request)))
         except _ProgramFacingError as exc:
-            where = self.engine._source(request) if hasattr(request, "stackTrace") else ("", 0)
-            declared = f" (declared at {where[0]}:{where[1]})" if self.engine._is_program_file(where[0]) else ""
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{exc}{declared}")
+            return _answer_program(self, request, context, exc)
         except Exception as exc:  # noqa: BLE001 - reported as the engine's own failure
             self.engine.failures.append(f"{method.__name__}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
             context.abort(grpc.StatusCode.INTERNAL, f"offline engine failure in {method.__name__}: {exc}")
     answered.__name__ = method.__name__
     return answered
+
+
+def _answer_program(service, request, context, exc: "_ProgramFacingError"):
+    where = service.engine._source(request) if hasattr(request, "stackTrace") else ("", 0)
+    declared = f" (declared at {where[0]}:{where[1]})" if service.engine._is_program_file(where[0]) else ""
+    context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{exc}{declared}")
+
+
+def _too_deep(request) -> str:
+    what = " ".join(part for part in (getattr(request, "type", "") or getattr(request, "tok", ""),
+                                      repr(getattr(request, "name", "")) if getattr(request, "name", "") else "") if part)
+    return (f"{what or 'a value'}: its inputs are nested too deeply for the offline engine to read (past Python's "
+            f"recursion limit, {sys.getrecursionlimit()} frames); flatten the value, or pass it as a JSON string")
 
 
 class _Monitor(resource_pb2_grpc.ResourceMonitorServicer):
@@ -592,14 +615,23 @@ class _InProcessStub:
         return call
 
 
-class _Plugin:
-    """A component package's plugin run as the engine runs a Python plugin: `python <folder>
-    <engine address>`, which serves the ResourceProvider interface and prints its port."""
+class ComponentPlugin:
+    """A component package's plugin run as the engine runs a Python plugin, `python <folder>
+    <engine address>`, which serves the ResourceProvider interface and prints its port; here on the
+    run's private channel (private_channel): its socket in the engine's folder, its own token and
+    the engine's handed over on a pipe. Its own process group, ended with the engine."""
 
-    def __init__(self, folder: Path, engine_address: str):
+    def __init__(self, folder: Path, engine: OfflineEngine):
         self.stderr = tempfile.TemporaryFile()
-        self.process = subprocess.Popen([sys.executable, str(folder), engine_address],
-                                        stdout=subprocess.PIPE, stderr=self.stderr)
+        token, address = private_channel.new_token(), private_channel.socket_address(engine.folder, "plugin")
+        handed = private_channel.hand_over({"address": address, "token": token, "engine_address": engine.address,
+                                            "engine_token": engine.token})
+        try:
+            self.process = subprocess.Popen([sys.executable, str(folder), engine.address], stdout=subprocess.PIPE,
+                                            stderr=self.stderr, pass_fds=[handed], start_new_session=True,
+                                            env={**os.environ, private_channel.FD_VARIABLE: str(handed)})
+        finally:
+            os.close(handed)
         assert self.process.stdout is not None
         ready, _, _ = select.select([self.process.stdout], [], [], PLUGIN_START_SECONDS)
         line = self.process.stdout.readline() if ready else b""
@@ -607,7 +639,7 @@ class _Plugin:
             self.close()
             raise EngineFailure(f"the component plugin in {folder} did not start: {self.stderr_text()[-2000:]}")
         threading.Thread(target=self.process.stdout.read, daemon=True).start()
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{int(line)}")
+        self.channel = private_channel.with_token(grpc.insecure_channel(address), token)
         self.provider = provider_pb2_grpc.ResourceProviderStub(self.channel)
 
     def stderr_text(self) -> str:
@@ -617,10 +649,5 @@ class _Plugin:
     def close(self) -> None:
         if getattr(self, "channel", None) is not None:
             self.channel.close()
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+        process_tree.end(self.process)
         self.stderr.close()

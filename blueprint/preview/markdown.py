@@ -327,6 +327,21 @@ def _skipped(skipped: list[Finding]) -> list[str]:
     return lines + ["", "</details>", ""]
 
 
+def _suppressed(result: PreviewResult) -> list[str]:
+    """Every suppression with its reason, so a reviewer sees what was accepted and why."""
+    if not result.suppressions:
+        return []
+    covered = {f.suppression: f for f in result.suppressed_findings()}
+    lines = [f"**Accepted with a reason** ({len(result.suppressed_findings())} suppressed, not counted)", "",
+             "| policy | resource | reason | where |", "| --- | --- | --- | --- |"]
+    for entry in result.suppressions:
+        finding = covered.get(entry)
+        resource = finding.name if finding else entry.resource.rsplit("::", 1)[-1]
+        lines.append(f"| `{entry.policy}` | {escape(resource)} | {escape(entry.reason)} | "
+                     f"{escape(entry.describe(result.today))}{'' if finding else ' (suppresses nothing)'} |")
+    return lines + [""]
+
+
 def _notes(result: PreviewResult) -> list[str]:
     """"How this preview ran": what it could not do as the real engine would (lookups answered by
     invention, components not expanded, managed policies not judged, ...)."""
@@ -365,6 +380,7 @@ def render_markdown(result: PreviewResult) -> str:
         lines += ["", "**How to fix**", "", *_fixes(findings), ""]
     if skipped:
         lines += _skipped(skipped)
+    lines += _suppressed(result)
     lines += _notes(result)
     violated: dict[str, set[str]] = {}
     for finding in findings:

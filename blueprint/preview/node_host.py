@@ -54,9 +54,11 @@ from typing import Mapping, Optional
 from integration_blueprint.preview.argument_lines import refusals_at_keys
 from integration_blueprint.preview.engine import OfflineEngine
 from integration_blueprint.preview.project import ProgramError
-from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS, ProgramFailure
+from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS, ProgramFailure, run_program, timeout_message
 
 RUN_ENTRY = "@pulumi/pulumi/cmd/run"
+# Preloaded into the program: its calls to the engine carry the run's token (private_channel.py).
+TOKEN_PRELOAD = Path(__file__).resolve().with_name("node_token.js")
 # V8 records no frames in an Error's stack: a first run's, for speed (see above).
 NO_STACK_FRAMES = "--stack-trace-limit=0"
 # Where `pulumi package add` generates a package's local SDK, in the project folder.
@@ -185,7 +187,7 @@ def compile_cache_folder(environ: Mapping[str, str]) -> Optional[Path]:
 
 def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict, config: dict[str, str],
                      secret_keys: list[str], environ: Optional[Mapping[str, str]] = None,
-                     full_stacks: bool = False) -> Optional[ProgramFailure]:
+                     full_stacks: bool = False, timeout: float = PROGRAM_TIMEOUT_SECONDS) -> Optional[ProgramFailure]:
     """Run the program to its end against `engine`; None when it succeeded. A ProgramError when
     it cannot start (no node, dependencies not installed). Errors carry no stack frames unless
     `full_stacks` (see the module's docstring)."""
@@ -196,11 +198,12 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
     run_entry = locate_run_entry(node, pwd, env)
     own_limit = "--stack-trace-limit" in f"{options.nodeargs} {env.get('NODE_OPTIONS', '')}"
     quick = [] if full_stacks or own_limit else [NO_STACK_FRAMES]
-    argv = [node, *quick, *shlex.split(options.nodeargs), run_entry,
+    argv = [node, "--require", str(TOKEN_PRELOAD), *quick, *shlex.split(options.nodeargs), run_entry,
             "--monitor", engine.address, "--engine", engine.address, "--organization", engine.organization,
             "--project", engine.project, "--root-directory", str(project_dir), "--stack", engine.stack,
             "--pwd", str(pwd), "--dry-run", "--parallel", "16", entry_point]
-    env.update(PULUMI_CONFIG=json.dumps(host_config(config)), PULUMI_CONFIG_SECRET_KEYS=json.dumps(secret_keys))
+    env.update(PULUMI_CONFIG=json.dumps(host_config(config)), PULUMI_CONFIG_SECRET_KEYS=json.dumps(secret_keys),
+               BLUEPRINT_PULUMI_SDK=str(Path(run_entry).parents[2]))
     compile_cache = compile_cache_folder(env)
     if compile_cache is not None:
         env.setdefault("NODE_COMPILE_CACHE", str(compile_cache))
@@ -208,13 +211,10 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
         env["PULUMI_NODEJS_TYPESCRIPT"] = "true"
     if options.tsconfig:
         env["PULUMI_NODEJS_TSCONFIG_PATH"] = options.tsconfig
-    try:
-        done = subprocess.run(argv, cwd=pwd, env=env, capture_output=True, text=True,
-                              timeout=PROGRAM_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return ProgramFailure(f"the program did not finish within {PROGRAM_TIMEOUT_SECONDS} s "
-                              "(does it wait for input or on a promise that never settles?)")
-    engine.program_stdout, engine.program_stderr = done.stdout or "", done.stderr or ""
+    done = run_program(engine, argv, cwd=pwd, env=env, timeout=timeout)
+    if done.timed_out:
+        return ProgramFailure(timeout_message(engine, timeout, done.pending))
+    engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
     if done.returncode == 0 and not engine.failures:
         return None
     failure = program_failure(engine, done.returncode, done.stderr or done.stdout, program_dir=project_dir, cwd=pwd)

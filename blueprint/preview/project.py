@@ -12,6 +12,8 @@ placeholder marked secret, and ESC `environment:` imports are listed as not reso
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import math
 import os
@@ -208,10 +210,19 @@ def load_project(program_dir: Path) -> dict:
     path = _project_file(program_dir)
     if path is None:
         raise ProgramError(f"{program_dir} has no Pulumi.yaml; point --program at a Pulumi project")
-    project = _read_yaml(path, str(path)) or {}
+    stat = path.stat()
+    project = copy.deepcopy(_parsed_project(str(path), stat.st_mtime_ns, stat.st_size)) or {}
     if not isinstance(project, dict) or not project.get("name"):
         raise ProgramError(f"{path} has no 'name'")
     return project
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed_project(path: str, mtime_ns: int, size: int) -> Any:
+    """Pulumi.yaml parsed once per content: a preview reads the project in several places (the
+    interpreter, the stack file, the pack, the reports), each asking for it afresh; an edit gives a
+    new modification time and size, so a changed file is parsed again."""
+    return _read_yaml(Path(path), path)
 
 
 def _stack_config_dir(program_dir: Path, project: dict) -> Path:

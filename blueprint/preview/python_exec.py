@@ -3,7 +3,8 @@ language host's `pulumi-language-python-exec`, with the same command line and en
 (PULUMI_CONFIG, PULUMI_CONFIG_SECRET_KEYS), run by the program's own interpreter.
 
 This file is executed as a script by that interpreter, which may be any virtualenv with the
-Pulumi SDK: it imports nothing but the standard library and `pulumi`. On failure it logs the
+Pulumi SDK: it imports nothing but the standard library, `pulumi` (and its grpc) and its sibling
+private_channel.py, which gives it the engine's token: every call to the engine carries it. On failure it logs the
 error to the engine, as the language host does, and adds where in the program's own code it was
 raised (the innermost frame in the program's folder, also inside an `apply` callback), so the
 report points where the user can act.
@@ -19,8 +20,11 @@ import json
 import logging
 import os
 import runpy
+import signal
 import sys
 import traceback
+
+import private_channel  # this script's folder is first on sys.path
 
 # The exit code that tells the engine an error was already shown to the user.
 SHOWN_TO_USER = 32
@@ -110,6 +114,39 @@ def _speed_patches():
     return patches.applied([aws_imports.PATCH_NAME, program_speed.DEBUG_LOGS_PATCH])
 
 
+def _engine_stubs(monitor, engine):
+    """The monitor and engine stubs, each call carrying the run's token handed over by the preview
+    (None, None when started without one: the SDK then dials the addresses as given)."""
+    run = private_channel.handed_over()
+    if run is None:
+        return monitor, engine
+    import grpc
+    from pulumi.runtime import settings
+    from pulumi.runtime.proto import engine_pb2_grpc, resource_pb2_grpc
+
+    options = getattr(settings, "_GRPC_CHANNEL_OPTIONS", None)
+
+    def channel(address):
+        return private_channel.with_token(grpc.insecure_channel(address, options=options), run["engine_token"])
+    return resource_pb2_grpc.ResourceMonitorStub(channel(monitor)), engine_pb2_grpc.EngineStub(channel(engine))
+
+
+def _report_pending_on_sigterm():
+    """When the preview stops the program (its --timeout), print every resource the program
+    declared, so the preview can name those that never registered (an input that never resolved)."""
+    import gc
+
+    import pulumi
+
+    def report(signum, frame):
+        declared = [[getattr(r, "_type", ""), getattr(r, "_name", "")] for r in gc.get_objects()
+                    if isinstance(r, pulumi.Resource)]
+        sys.stderr.write("BLUEPRINT_PENDING " + json.dumps(declared) + "\n")
+        sys.stderr.flush()
+        os._exit(SHOWN_TO_USER)
+    signal.signal(signal.SIGTERM, report)
+
+
 def main():
     parser = argparse.ArgumentParser(description="Execute a Pulumi Python program")
     for option in ("project", "root_directory", "stack", "parallel", "dry_run", "pwd", "monitor", "engine",
@@ -131,8 +168,10 @@ def main():
     else:  # an older SDK in the program's virtualenv
         for key, value in pulumi.runtime.get_config_env().items():
             pulumi.runtime.set_config(key, value)
+    monitor, engine = _engine_stubs(args.monitor, args.engine)
+    _report_pending_on_sigterm()
     pulumi.runtime.configure(pulumi.runtime.Settings(
-        monitor=args.monitor, engine=args.engine, project=args.project, stack=args.stack,
+        monitor=monitor, engine=engine, project=args.project, stack=args.stack,
         parallel=int(args.parallel or 16), dry_run=args.dry_run == "true", organization=args.organization,
         root_directory=args.root_directory))
     sys.argv = [args.PROGRAM] + args.ARGS

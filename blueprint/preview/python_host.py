@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from integration_blueprint.preview import private_channel, process_tree
 from integration_blueprint.preview.argument_lines import refusals_at_keys
-from integration_blueprint.preview.engine import OfflineEngine
+from integration_blueprint.preview.engine import ROOT_STACK_TYPE, OfflineEngine
 
 EXEC_SCRIPT = Path(__file__).resolve().with_name("python_exec.py")
 PROGRAM_ERROR_TAG = "BLUEPRINT_PROGRAM_ERROR "
@@ -23,7 +24,10 @@ NO_SDK_TAG = "BLUEPRINT_NO_PULUMI_SDK:"
 # A component's refusal of its arguments (integration_blueprint.components.validation), by the name
 # the program's process reports it under.
 REFUSAL = "ComponentArgumentError"
-# A preview that runs longer is stuck (an input() in the program, a deadlock): it is stopped.
+# What the program's exec script prints when it is stopped: the resources it declared (python_exec.py).
+PENDING_TAG = "BLUEPRINT_PENDING "
+# A preview that runs longer is stuck (an input() in the program, a deadlock, an output that never
+# resolves): it is stopped (`blueprint preview --timeout`).
 PROGRAM_TIMEOUT_SECONDS = 600
 
 
@@ -45,7 +49,8 @@ class ProgramFailure:
 
 def run_python_program(engine: OfflineEngine, *, interpreter: list[str], program_dir: Path, main: Path,
                        config: dict[str, str], secret_keys: list[str],
-                       environ: Optional[dict[str, str]] = None, locate_raise: bool = False) -> Optional[ProgramFailure]:
+                       environ: Optional[dict[str, str]] = None, locate_raise: bool = False,
+                       timeout: float = PROGRAM_TIMEOUT_SECONDS) -> Optional[ProgramFailure]:
     """Run the program to its end against `engine`; None when it succeeded. `locate_raise`: trace
     the program's own frames to find where an error whose traceback was lost was raised."""
     argv = [*interpreter, "-u", str(EXEC_SCRIPT),
@@ -60,20 +65,74 @@ def run_python_program(engine: OfflineEngine, *, interpreter: list[str], program
     if locate_raise:
         env["BLUEPRINT_LOCATE_RAISE"] = "1"
     try:
-        done = subprocess.run(argv, cwd=program_dir, env=env, capture_output=True, text=True,
-                              timeout=PROGRAM_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
+        done = run_program(engine, argv, cwd=program_dir, env=env, timeout=timeout)
     except FileNotFoundError:
         return ProgramFailure(f"the program's interpreter {interpreter[0]} does not exist")
-    except subprocess.TimeoutExpired:
-        return ProgramFailure(f"the program did not finish within {PROGRAM_TIMEOUT_SECONDS} s "
-                              "(does it wait for input or on a lock?)")
-    engine.program_stdout, engine.program_stderr = done.stdout or "", done.stderr or ""
+    engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
+    if done.timed_out:
+        return ProgramFailure(timeout_message(engine, timeout, done.pending))
     if done.returncode == 0 and not engine.failures:
         return None
     return _failure(engine, done)
 
 
-def _failure(engine: OfflineEngine, done: subprocess.CompletedProcess) -> ProgramFailure:
+@dataclass(frozen=True)
+class ProgramRun:
+    """How a program's process ended, and what it printed."""
+    returncode: int
+    stdout: str
+    stderr: str  # without the lines the exec script tags for the preview
+    timed_out: bool = False
+    pending: tuple = ()  # (type, name) of each resource a stopped program had declared
+
+
+def _pending(stderr: str) -> tuple:
+    for line in stderr.splitlines():
+        if line.startswith(PENDING_TAG):
+            return tuple(tuple(entry) for entry in json.loads(line[len(PENDING_TAG):]))
+    return ()
+
+
+def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[str, str],
+                timeout: float) -> ProgramRun:
+    """Run a program's process against `engine` until it exits (or `timeout`), then end its process
+    group (anything it left running). The engine's token is handed over on a pipe
+    (private_channel); its output goes to files in the run's private folder, so a daemon that
+    keeps them open does not hold the preview."""
+    handed = private_channel.hand_over({"engine_token": engine.token})
+    env = {**env, private_channel.FD_VARIABLE: str(handed)}
+    folder = Path(engine.folder)
+    with open(folder / "program.out", "w+b") as out, open(folder / "program.err", "w+b") as err:
+        try:
+            process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                       pass_fds=[handed], start_new_session=True)
+        finally:
+            os.close(handed)
+        try:
+            exited = process_tree.wait(process, timeout)
+        finally:
+            process_tree.end(process)  # SIGTERM first: a stopped Python program reports what it awaited
+        out.seek(0)
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
+        return ProgramRun(process.returncode if exited else -1, out.read().decode(errors="replace"),
+                          "".join(line for line in stderr.splitlines(keepends=True) if not line.startswith(PENDING_TAG)),
+                          timed_out=not exited, pending=_pending(stderr))
+
+
+def timeout_message(engine: OfflineEngine, timeout: float, pending: tuple) -> str:
+    """What a stopped program was waiting for: the resources it declared but never registered (an
+    input that never resolved), as the program reported them when it was stopped."""
+    registered = {(r.type, r.name) for r in engine.resources} | {(ROOT_STACK_TYPE, f"{engine.project}-{engine.stack}")}
+    waiting = [f"{name} ({type_})" for type_, name in pending if (type_, name) not in registered]
+    what = (f"; still waiting to register {', '.join(waiting[:10])}{' and more' if len(waiting) > 10 else ''}: "
+            "an input of theirs never resolved (an Output built on a future nothing completes?)") if waiting else \
+        " (does it wait for input, on a lock, or on an output that never resolves?)"
+    return (f"the program did not finish within {timeout:g} s (blueprint preview --timeout) and was stopped, with "
+            f"{len(engine.resources)} resources registered{what}")
+
+
+def _failure(engine: OfflineEngine, done: ProgramRun) -> ProgramFailure:
     if engine.failures:
         return ProgramFailure("the offline engine itself failed (this is a bug in blueprint, not in your "
                               "program; please report it with this message):\n" + engine.failures[0],

@@ -196,9 +196,11 @@ def _program_error(failure: python_host.ProgramFailure, interpreter: Optional[In
 def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str = "dev",
                    config: Optional[dict[str, str]] = None, project: Optional[str] = None,
                    unknowns: bool = False,
-                   on_resource: Optional[Callable[[RecordedResource], None]] = None) -> RecordedStack:
+                   on_resource: Optional[Callable[[RecordedResource], None]] = None,
+                   timeout: float = python_host.PROGRAM_TIMEOUT_SECONDS) -> RecordedStack:
     """Run `program` (a Pulumi project directory, or a callable that declares resources) and
-    return every resource it registered (each also handed to `on_resource` as it registers).
+    return every resource it registered (each also handed to `on_resource` as it registers). A
+    program's process that has not ended after `timeout` seconds is stopped (a ProgramError).
 
     For a directory, the project name and stack config come from its Pulumi.yaml and stack file
     unless `config` is given."""
@@ -227,15 +229,20 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
                                secret_keys=program_config.secret_keys, region=region, region_fix=region_fix,
                                unknowns=unknowns, program_dir=program_dir,
                                on_resource=None if locate else on_resource)
-        if interpreter is not None and main is not None:
-            failure = python_host.run_python_program(
-                engine, interpreter=interpreter.argv, program_dir=program_dir, main=main,
-                config=program_config.values, secret_keys=program_config.secret_keys,
-                environ=interpreter.environ(), locate_raise=locate)
-        else:
-            failure = node_host.run_node_program(engine, project_dir=program_dir, project=manifest,
-                                                 config=program_config.values,
-                                                 secret_keys=program_config.secret_keys, full_stacks=locate)
+        try:
+            if interpreter is not None and main is not None:
+                failure = python_host.run_python_program(
+                    engine, interpreter=interpreter.argv, program_dir=program_dir, main=main,
+                    config=program_config.values, secret_keys=program_config.secret_keys,
+                    environ=interpreter.environ(), locate_raise=locate, timeout=timeout)
+            else:
+                failure = node_host.run_node_program(engine, project_dir=program_dir, project=manifest,
+                                                     config=program_config.values,
+                                                     secret_keys=program_config.secret_keys, full_stacks=locate,
+                                                     timeout=timeout)
+        except BaseException:  # an interrupted run (Ctrl-C, SIGTERM) ends the plugin and the engine too
+            engine.close()
+            raise
         return engine, failure
 
     engine, failure = run()

@@ -97,6 +97,7 @@ def render_text(result: PreviewResult) -> str:
                 lines.append(f"      Fix: {finding.remediation}")
             if finding.url:
                 lines.append(f"      See: {finding.url}")
+    lines += _suppressed_lines(result)
     skipped = skipped_checks.skipped(result)
     if skipped:
         lines += ["", f"Not checked during preview ({len(skipped)}): a value was unknown or outside this stack"]
@@ -110,8 +111,27 @@ def render_text(result: PreviewResult) -> str:
     lines += ["", f"{len(recorded.resources)} resources, {skipped_checks.count(result, 'mandatory')} mandatory and "
                   f"{skipped_checks.count(result, 'advisory')} advisory violations"
                   + (f", {len(skipped)} checks not run during preview" if skipped else "")
+                  + (f", {len(result.suppressed_findings())} suppressed" if result.suppressed_findings() else "")
                   + (": the stack may not be deployed." if result.exit_code else ".")]
     return "\n".join(printable(line) for line in lines)
+
+
+def _suppressed_lines(result: PreviewResult) -> list[str]:
+    """The violations accepted with a reason, and the suppressions that no longer suppress anything."""
+    lines = []
+    suppressed = result.suppressed_findings()
+    if suppressed:
+        lines += ["", f"Suppressed with a reason ({len(suppressed)}): not counted"]
+        for finding in suppressed:
+            accepted = finding.suppression
+            assert accepted is not None
+            lines += [f"  [{finding.policy}] {finding.name} ({finding.type}, {finding.level}): {accepted.reason}",
+                      f"      {accepted.describe(result.today)}"]
+    idle = [entry for entry in result.suppressions if entry.expired(result.today)]
+    if idle:
+        lines += ["", f"Expired suppressions ({len(idle)}): they suppress nothing any more"]
+        lines += [f"  [{entry.policy}] {entry.resource}: {entry.reason} ({entry.describe(result.today)})" for entry in idle]
+    return lines
 
 
 def render_json(result: PreviewResult) -> str:

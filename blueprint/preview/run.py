@@ -8,6 +8,7 @@ over its gRPC Analyzer interface (integration_blueprint.preview.analyzer).
 
 from __future__ import annotations
 
+import datetime
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -16,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
-from integration_blueprint.preview import fix_language, lambda_archive, managed_policies, policy_config
+from integration_blueprint.preview import fix_language, lambda_archive, managed_policies, policy_config, suppressions
 from integration_blueprint.preview.analyzer import (
     DEFAULT_PACK_DIR,
     Analysis,
@@ -27,7 +28,14 @@ from integration_blueprint.preview.analyzer import (
 )
 from integration_blueprint.preview.failure import RunFailure, from_exception
 from integration_blueprint.preview.project import load_config, load_project
-from integration_blueprint.preview.recording import RecordedResource, RecordedStack, record_program, runtime_name
+from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS
+from integration_blueprint.preview.recording import (
+    RecordedResource,
+    RecordedStack,
+    record_program,
+    runtime_name,
+    stack_config_path,
+)
 from integration_blueprint.preview.redaction import Redactor, at
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -60,6 +68,7 @@ class Finding:
     url: Optional[str]
     severity: Optional[str]
     tags: tuple[str, ...]
+    suppression: Optional[suppressions.Suppression] = None  # the accepted risk that covers it
 
     @property
     def skipped(self) -> bool:
@@ -127,6 +136,8 @@ class PreviewResult:
     rules: dict[str, Rule] = field(default_factory=dict)
     levels: dict[str, str] = field(default_factory=dict)  # each policy's level after the policy config
     strict: bool = False  # a remote component that could not be expanded fails the preview
+    suppressions: list[suppressions.Suppression] = field(default_factory=list)
+    today: datetime.date = field(default_factory=lambda: datetime.datetime.now(datetime.timezone.utc).date())
     failure: Optional[RunFailure] = None  # why the run could not judge the program (then exit 2)
 
     @cached_property
@@ -142,7 +153,19 @@ class PreviewResult:
         return sum(1 for v in self.violations if v.level == level)
 
     def violation_findings(self) -> list[Finding]:
-        return [f for f in self.findings() if not f.skipped]
+        """The violations that count: not a check skipped during preview, not suppressed."""
+        return [f for f in self.findings() if not f.skipped and f.suppression is None]
+
+    def suppressed_findings(self) -> list[Finding]:
+        """Violations accepted with a reason (in the program's code or the stack's config)."""
+        return [f for f in self.findings() if not f.skipped and f.suppression is not None]
+
+    def suppressions_json(self) -> list[dict]:
+        """Every suppression of the run, with its reason, whether it expired and what it covered."""
+        covered: dict[suppressions.Suppression, list[str]] = {}
+        for finding in self.suppressed_findings():
+            covered.setdefault(finding.suppression, []).append(finding.urn)  # type: ignore[arg-type]
+        return [{**s.to_json(self.today), "suppressed": covered.get(s, [])} for s in self.suppressions]
 
     def skipped_findings(self) -> list[Finding]:
         return [f for f in self.findings() if f.skipped]
@@ -158,7 +181,7 @@ class PreviewResult:
         violation, else 0."""
         if self.failure is not None or (self.strict and (self.recorded.not_expanded or self.recorded.invented)):
             return 2
-        return 1 if self.count("mandatory") else 0
+        return 1 if self.count_violations("mandatory") else 0
 
     def notes(self) -> list[str]:
         """What the preview could not do as the real engine would, one line each."""
@@ -199,12 +222,14 @@ class PreviewResult:
             resource = by_urn.get(violation.urn)
             kind, name = (resource.type, resource.name) if resource else type_and_name(violation.urn)
             rule = self.rules.get(violation.policy)
+            accepted = next((s for s in self.suppressions if not s.expired(self.today)
+                             and s.covers(violation.policy, violation.urn, name)), None)
             found.append(Finding(
                 policy=violation.policy, level=violation.level, urn=violation.urn, type=kind, name=name,
                 message=self.shown(violation.message),
                 remediation=self.shown(rule.remediation or rule.description) if rule else "",
                 url=rule.url if rule else None, severity=rule.severity if rule else None,
-                tags=rule.tags if rule else ()))
+                tags=rule.tags if rule else (), suppression=accepted))
         return sorted(found, key=lambda f: (LEVELS.index(f.level), f.policy, f.urn, f.message))
 
     def to_json(self) -> dict:
@@ -221,6 +246,10 @@ class PreviewResult:
                            "inputs": shown(r.inputs, r.secret_paths)}
                           for r in sorted(self.recorded.resources, key=lambda r: r.urn)],
             "violations": [f.to_json() for f in self.violation_findings()],
+            # Violations accepted with a reason; every suppression (expired ones too, which suppress nothing).
+            "suppressed": [{**f.to_json(), "suppression": f.suppression.to_json(self.today)}  # type: ignore[union-attr]
+                           for f in self.suppressed_findings()],
+            "suppressions": self.suppressions_json(),
             # Checks a rule could not make during preview (a value unknown until apply): not violations.
             "skippedChecks": [{"policy": f.policy, "urn": f.urn, "type": f.type, "name": f.name,
                                "reason": f.skip_reason} for f in skipped],
@@ -235,6 +264,7 @@ class PreviewResult:
             "summary": {"resources": len(self.recorded.resources),
                         "mandatory": self.count_violations("mandatory"),
                         "advisory": self.count_violations("advisory"), "skippedChecks": len(skipped),
+                        "suppressed": len(self.suppressed_findings()),
                         "policyConfig": str(self.policy_config) if self.policy_config else None},
         }
 
@@ -243,17 +273,19 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
                 policy_config_path: Optional[Path] = None, unknowns: bool = False,
                 pack_dir: Path = DEFAULT_PACK_DIR,
                 analyzer: Optional[PolicyAnalyzer] = None, strict: bool = False,
-                recorded: Optional[RecordedStack] = None) -> PreviewResult:
+                recorded: Optional[RecordedStack] = None,
+                timeout: float = PROGRAM_TIMEOUT_SECONDS) -> PreviewResult:
     """Record `program_dir` for `stack` and analyse it. `policy_config_path` None: the stack's own
     file if there is one. An already started `analyzer` is reused (and left running), and with it
-    a `recorded` run of the same program and stack is analysed instead of recording it again."""
+    a `recorded` run of the same program and stack is analysed instead of recording it again. A
+    program still running after `timeout` seconds is stopped (a ProgramError)."""
     program_dir = Path(program_dir).resolve()
     if policy_config_path is None:
         policy_config_path = stack_policy_config(program_dir, stack)
     document = policy_config.load(policy_config_path) if policy_config_path else {}
     if analyzer is not None:
         if recorded is None:
-            recorded = record_program(program_dir, stack=stack, unknowns=unknowns)
+            recorded = record_program(program_dir, stack=stack, unknowns=unknowns, timeout=timeout)
         with _secrets_kept(recorded):
             result = _analyse(analyzer, recorded, document, policy_config_path)
         result.strict = strict
@@ -267,7 +299,8 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
     with ThreadPoolExecutor(1) as pool:
         starting = pool.submit(streamed.start)
         try:
-            recorded = record_program(program_dir, stack=stack, unknowns=unknowns, on_resource=streamed.add)
+            recorded = record_program(program_dir, stack=stack, unknowns=unknowns, on_resource=streamed.add,
+                                      timeout=timeout)
         except BaseException:
             if starting.exception() is None:
                 starting.result().close()
@@ -330,8 +363,11 @@ def _configure(analyzer: PolicyAnalyzer, document: dict, path: Optional[Path]) -
 
 def _result(analyzer: PolicyAnalyzer, recorded: RecordedStack, violations: list[Violation],
             path: Optional[Path], resolved: dict) -> PreviewResult:
-    return PreviewResult(recorded, violations, path, rules=analyzer.rules,
-                         levels={name: entry.enforcement_level for name, entry in resolved.items()})
+    rules = analyzer.rules
+    stack_file = stack_config_path(recorded.program_dir, recorded.stack) if recorded.program_dir else None
+    return PreviewResult(recorded, violations, path, rules=rules,
+                         levels={name: entry.enforcement_level for name, entry in resolved.items()},
+                         suppressions=suppressions.collect(recorded, rules, stack_file))
 
 
 def failed_preview(program_dir: Path, exc: BaseException, *, stack: str, unknowns: bool = False,

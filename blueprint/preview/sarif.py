@@ -179,6 +179,18 @@ def _result(finding: Finding, rule_index: int, artifact: dict, line: int) -> dic
     }
 
 
+def _suppressed(sarif_result: dict, finding: Finding) -> dict:
+    """A violation accepted with a reason: a result with its suppression (kind inSource for a
+    comment in the program, external for the stack's config), which code scanning shows as dismissed."""
+    accepted = finding.suppression
+    assert accepted is not None
+    suppression: dict = {"kind": accepted.kind, "status": "accepted", "justification": accepted.reason}
+    if accepted.line:
+        suppression["location"] = {"physicalLocation": {"artifactLocation": _artifact(Path(accepted.file)),
+                                                        "region": {"startLine": accepted.line}}}
+    return {**sarif_result, "suppressions": [suppression]}
+
+
 def _notification(finding: Finding, rule_index: int) -> dict:
     where = f"{finding.name} ({finding.type}): " if finding.urn else ""
     return {"level": "note", "message": {"text": f"{finding.policy}: {where}{skipped_checks.reason(finding)}"},
@@ -222,7 +234,9 @@ def to_sarif(result: PreviewResult) -> dict:
                                 "rules": [_rule_descriptor(result, name) for name in names]}},
             "automationDetails": {"id": category(result)},
             "invocations": [_invocation(result, index)],
-            "results": [_result(f, index[f.policy], *locate(f)) for f in skipped_checks.violations(result)] if locate else [],
+            "results": [_result(f, index[f.policy], *locate(f)) for f in skipped_checks.violations(result)]
+            + [_suppressed(_result(f, index[f.policy], *locate(f)), f) for f in result.suppressed_findings()]
+            if locate else [],
         }],
     }
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from google.protobuf import json_format, struct_pb2
+from google.protobuf import struct_pb2
 
 # The SDK's wire constants (pulumi.runtime.rpc; the same values in every SDK language).
 SIG = "4dabf18193072939515e22adb298388d"
@@ -36,7 +36,30 @@ UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 
 
 def from_struct(struct: struct_pb2.Struct) -> dict:
-    return json_format.MessageToDict(struct)
+    """The Struct's JSON form (as json_format.MessageToDict gives it), one frame per level of
+    nesting, so inputs nested as deep as an SDK sends them are read (MessageToDict spends six)."""
+    return _from_fields(struct.fields)
+
+
+def _from_fields(fields) -> dict:
+    converted = {}
+    for key, value in fields.items():
+        converted[key] = _from_value(value)
+    return converted
+
+
+def _from_value(value: struct_pb2.Value) -> Any:
+    kind = value.WhichOneof("kind")
+    if kind == "struct_value":
+        return _from_fields(value.struct_value.fields)
+    if kind == "list_value":
+        items = []
+        for item in value.list_value.values:
+            items.append(_from_value(item))
+        return items
+    if kind == "null_value" or kind is None:
+        return None
+    return getattr(value, kind)
 
 
 def to_struct(values: dict) -> struct_pb2.Struct:

@@ -1,0 +1,70 @@
+"""The preview's child processes (the program, the policy pack, the component plugin) each lead a
+process group of their own, and each is ended with everything it started.
+
+A child starts in a new session (`start_new_session=True`), so whatever it starts (a daemon a
+program spawned, a worker) shares its group, and a terminal's Ctrl-C reaches the preview alone,
+which then ends each group itself. Waiting for a child does not reap it (a pidfd, or waitid with
+WNOWAIT): while it is an unreaped zombie its group id cannot be given to another process, so the
+group signal that follows reaches only what the child left behind. A process that made a session of
+its own (a double-forked daemon calling setsid) leaves the group and is out of reach, as it is from
+a terminal's job control.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+from typing import Optional
+
+# How long a group has to end on SIGTERM before it is killed.
+TERM_GRACE_SECONDS = 5
+
+
+def wait(process: subprocess.Popen, timeout: Optional[float]) -> bool:
+    """Whether `process` exited within `timeout` seconds (None: however long it takes), without
+    reaping it: `end` then signals its group safely. Output it left open (a daemon holding its
+    stdout) does not hold this up."""
+    try:
+        handle = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):  # not Linux >= 5.3: wait with WNOWAIT, polling
+        return _poll(process, timeout)
+    try:
+        ready, _, _ = select.select([handle], [], [], timeout)
+        return bool(ready)
+    finally:
+        os.close(handle)
+
+
+def _poll(process: subprocess.Popen, timeout: Optional[float]) -> bool:
+    import time
+
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        try:
+            if os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+        except ChildProcessError:  # already reaped
+            return True
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+
+
+def end(process: subprocess.Popen, grace: float = TERM_GRACE_SECONDS) -> None:
+    """End `process` and its group: SIGTERM, `grace` seconds to finish, then SIGKILL for what is
+    left (a daemon that ignores SIGTERM, or one the process left running when it exited); then
+    reap it."""
+    if process.returncode is None:  # not reaped: its group id is still its own
+        _signal_group(process, signal.SIGTERM)
+        wait(process, grace)
+        _signal_group(process, signal.SIGKILL)
+    process.wait()
+
+
+def _signal_group(process: subprocess.Popen, signum: int) -> None:
+    try:
+        os.killpg(process.pid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,0 +1,187 @@
+"""Accepted findings, each with its reason: where the code is, and per stack.
+
+In the program's own code, a comment on the line that declares a resource, or alone on the line
+above it, in the program's language:
+
+    queue = aws.sqs.Queue("audit", ...)  # blueprint: ignore[sqs-queue-encrypted-at-rest] holds no customer data
+    // blueprint: ignore[iam-no-wildcard-actions, dlq-has-depth-alarm] the vendor's role, reviewed in SEC-142
+    const role = new aws.iam.Role("vendor", {...});
+
+The declaring line is the one the engine records for the resource (the program's innermost frame
+that registered it, the line SARIF points at); a component's children are declared where the
+component is, so one comment there covers what it creates.
+
+Per stack, in the stack file as the config key `blueprint:suppressions` (Pulumi keeps any
+namespaced key, and `pulumi config` rewrites the file without losing it):
+
+    config:
+      blueprint:suppressions:
+        - resource: audit            # a resource's name or its URN
+          policy: sqs-queue-encrypted-at-rest
+          reason: holds no customer data (SEC-141)
+          expires: 2027-03-31        # optional: from the day after, the finding counts again
+
+A suppression needs a reason and a policy the pack has: without them the preview refuses to run
+(exit 2), since a misspelt name would suppress nothing and a silent one would explain nothing. An
+expired one no longer suppresses. Every suppression is reported with its reason (and whether it
+applied), in every format; a suppressed mandatory violation does not fail the run.
+"""
+
+from __future__ import annotations
+
+import datetime
+import difflib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional
+
+from integration_blueprint.preview.policy_config import PolicyConfigError
+
+CONFIG_KEY = "blueprint:suppressions"
+IN_SOURCE, EXTERNAL = "inSource", "external"  # SARIF's suppression kinds
+# The comment that opens a line comment in each language a program is written in, by file suffix.
+_COMMENT = {".py": "#", ".ts": "//", ".tsx": "//", ".mts": "//", ".cts": "//", ".js": "//", ".jsx": "//",
+            ".mjs": "//", ".cjs": "//"}
+_MARKER = r"blueprint:\s*ignore\[(?P<policies>[^\]]*)\](?P<reason>.*)$"
+_FIELDS = ("resource", "policy", "reason", "expires")
+
+
+class SuppressionError(PolicyConfigError):
+    """A suppression the preview cannot honour as written (no reason, an unknown policy)."""
+
+
+@dataclass(frozen=True)
+class Suppression:
+    policy: str
+    reason: str
+    kind: str  # IN_SOURCE or EXTERNAL
+    resource: str  # the URN it covers (in source), or the name or URN the stack file gives
+    file: str  # where it is written: the program's file, or the stack file
+    line: int = 0  # the comment's line (in source)
+    expires: Optional[datetime.date] = None
+
+    def expired(self, today: datetime.date) -> bool:
+        return self.expires is not None and today > self.expires
+
+    def covers(self, policy: str, urn: str, name: str) -> bool:
+        return policy == self.policy and self.resource in (urn, name) and bool(urn)
+
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+    def describe(self, today: datetime.date) -> str:
+        """Where it is written and until when: "comment at app.py:12", "stack file Pulumi.dev.yaml, until ..."."""
+        where = f"comment at {self.where()}" if self.kind == IN_SOURCE else f"{CONFIG_KEY} in {self.file}"
+        if self.expires is None:
+            return where
+        return f"{where}, {'expired' if self.expired(today) else 'until'} {self.expires.isoformat()}"
+
+    def to_json(self, today: datetime.date) -> dict:
+        return {"policy": self.policy, "resource": self.resource, "reason": self.reason, "kind": self.kind,
+                "where": self.where(), "expires": self.expires.isoformat() if self.expires else None,
+                "expired": self.expired(today)}
+
+
+def collect(recorded, policies: Iterable[str], stack_file: Optional[Path]) -> list[Suppression]:
+    """Every suppression of the run: the comments on the declaring lines of the recorded resources,
+    then the stack file's. Refused (SuppressionError) when one has no reason or names no policy of
+    the pack."""
+    known = set(policies)
+    found = _in_source(recorded.resources, known)
+    found += _from_stack(recorded.config.get(CONFIG_KEY), known, str(stack_file or "the stack's config"))
+    return found
+
+
+def _in_source(resources, known: set[str]) -> list[Suppression]:
+    by_urn = {resource.urn: resource for resource in resources}
+    lines_of: dict[str, list[str]] = {}
+    found: list[Suppression] = []
+    for resource in resources:
+        declared = resource
+        while declared is not None and not (declared.source_file and declared.source_line > 0):
+            declared = by_urn.get(declared.parent)  # a child is declared where its component is
+        if declared is None:
+            continue
+        path, line = declared.source_file, declared.source_line
+        comment = _COMMENT.get(Path(path).suffix)
+        if comment is None:
+            continue
+        if path not in lines_of:
+            try:
+                lines_of[path] = Path(path).read_text(errors="replace").splitlines()
+            except OSError:
+                lines_of[path] = []
+        lines = lines_of[path]
+        marker = re.compile(re.escape(comment) + r"\s*" + _MARKER)
+        for number in (line, line - 1):
+            if not 0 < number <= len(lines):
+                continue
+            text = lines[number - 1]
+            if number == line - 1 and not text.lstrip().startswith(comment):
+                continue  # the line above counts only when it is a comment of its own
+            match = marker.search(text)
+            if match is None:
+                continue
+            where = f"{path}:{number}"
+            reason = match["reason"].strip()
+            for policy in _policies(match["policies"], known, where):
+                if not reason:
+                    raise SuppressionError(f"{where}: `blueprint: ignore[{policy}]` gives no reason; write why the "
+                                           f"finding is accepted after it: `{comment} blueprint: ignore[{policy}] "
+                                           "<reason>`")
+                found.append(Suppression(policy, reason, IN_SOURCE, resource.urn, path, number))
+    return found
+
+
+def _policies(written: str, known: set[str], where: str) -> list[str]:
+    names = [name.strip() for name in written.split(",") if name.strip()]
+    if not names:
+        raise SuppressionError(f"{where}: `blueprint: ignore[]` names no policy; put the policy's name in the brackets "
+                               "(`blueprint policy ls` lists them)")
+    for name in names:
+        if name not in known:
+            guess = difflib.get_close_matches(name, sorted(known), n=1)
+            hint = f"did you mean {guess[0]!r}? " if guess else ""
+            raise SuppressionError(f"{where}: the pack has no policy {name!r} to suppress; {hint}"
+                                   "`blueprint policy ls` lists them")
+    return names
+
+
+def _from_stack(value: Optional[str], known: set[str], source: str) -> list[Suppression]:
+    if value is None:
+        return []
+    try:
+        entries = json.loads(value)
+    except json.JSONDecodeError:
+        entries = None
+    if not isinstance(entries, list):
+        raise SuppressionError(f"{source}: {CONFIG_KEY} must be a list of entries with resource, policy, reason "
+                               "and an optional expires date")
+    found = []
+    for index, entry in enumerate(entries):
+        where = f"{source}: {CONFIG_KEY}[{index}]"
+        if not isinstance(entry, dict):
+            raise SuppressionError(f"{where} must be a mapping with resource, policy, reason (and expires)")
+        unknown = sorted(set(entry) - set(_FIELDS))
+        if unknown:
+            raise SuppressionError(f"{where}: unknown field {', '.join(unknown)}; the fields are {', '.join(_FIELDS)}")
+        resource, reason = entry.get("resource"), entry.get("reason")
+        if not isinstance(resource, str) or not resource.strip():
+            raise SuppressionError(f"{where}: `resource` must name the resource (its name or URN)")
+        if not isinstance(reason, str) or not reason.strip():
+            raise SuppressionError(f"{where}: a suppression needs a `reason`: why the finding is accepted")
+        expires = _date(entry.get("expires"), where)
+        found += [Suppression(policy, reason.strip(), EXTERNAL, resource.strip(), source, expires=expires)
+                  for policy in _policies(str(entry.get("policy") or ""), known, where)]
+    return found
+
+
+def _date(value, where: str) -> Optional[datetime.date]:
+    if value is None:
+        return None
+    try:
+        return datetime.date.fromisoformat(str(value))
+    except ValueError:
+        raise SuppressionError(f"{where}: expires {value!r} is not a date (YYYY-MM-DD)") from None

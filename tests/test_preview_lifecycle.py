@@ -1,0 +1,133 @@
+"""How a preview ends: when the program exits (whatever it left running), after --timeout, or on
+SIGINT/SIGTERM, always with every process it started ended, and never with a traceback; inputs
+nested as deep as the SDK sends them are read, deeper ones refused with what to do.
+"""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from integration_blueprint.cli import EXIT_INTERRUPTED, EXIT_TERMINATED
+from integration_blueprint.preview.recording import ProgramError, record_program
+
+BLUEPRINT = Path(sys.executable).with_name("blueprint")
+
+
+def write_program(folder: Path, body: str) -> Path:
+    folder.mkdir()
+    (folder / "Pulumi.yaml").write_text("name: lifecycle\nruntime: python\n")
+    (folder / "Pulumi.dev.yaml").write_text("config:\n  aws:region: us-east-1\n")
+    (folder / "__main__.py").write_text(body)
+    return folder
+
+
+def alive(pid: int, settle: float = 5) -> bool:
+    """Whether `pid` still runs `settle` seconds on (a signal is delivered asynchronously; a
+    zombie waiting for its new parent to reap it does not run)."""
+    deadline = time.monotonic() + settle
+    while True:
+        try:
+            running = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except (FileNotFoundError, ProcessLookupError):
+            running = False
+        if not running or time.monotonic() > deadline:
+            return running
+        time.sleep(0.05)
+
+
+# A program that starts a process holding its stdout and stderr open, and says which.
+DAEMON = '''
+import os, pathlib, subprocess
+import pulumi_aws as aws
+daemon = subprocess.Popen(["sleep", "300"])
+pathlib.Path("daemon.pid").write_text(str(daemon.pid))
+aws.sqs.Queue("orders")
+'''
+
+# A program one of whose resources waits on an output nothing ever resolves.
+NEVER_RESOLVES = '''
+import asyncio, os, pathlib
+import pulumi, pulumi_aws as aws
+pathlib.Path("program.pid").write_text(str(os.getpid()))
+aws.sqs.Queue("first")
+aws.sqs.Queue("orders", name=pulumi.Output.from_input(asyncio.get_event_loop().create_future()))
+'''
+
+
+def test_the_program_s_exit_ends_the_wait_and_what_it_left_running_is_ended(tmp_path):
+    program = write_program(tmp_path / "program", DAEMON)
+    started = time.monotonic()
+    recorded = record_program(program, timeout=60)
+    assert time.monotonic() - started < 30  # not the daemon's 300 s, nor the timeout
+    assert [r.name for r in recorded.resources if r.custom] == ["orders"]
+    assert not alive(int((program / "daemon.pid").read_text()))
+
+
+def test_a_program_waiting_on_an_output_that_never_resolves_is_stopped_at_the_timeout_naming_it(tmp_path):
+    program = write_program(tmp_path / "program", NEVER_RESOLVES)
+    started = time.monotonic()
+    with pytest.raises(ProgramError) as stopped:
+        record_program(program, timeout=2)
+    assert time.monotonic() - started < 20
+    message = str(stopped.value)
+    assert "did not finish within 2 s" in message and "--timeout" in message
+    assert "orders (aws:sqs/queue:Queue)" in message and "first" not in message
+    assert not alive(int((program / "program.pid").read_text()))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, EXIT_INTERRUPTED), (signal.SIGTERM, EXIT_TERMINATED)])
+def test_a_stopped_preview_ends_its_program_and_pack_and_exits_without_a_traceback(tmp_path, signum, code):
+    program = write_program(tmp_path / "program", NEVER_RESOLVES)
+    preview = subprocess.Popen([str(BLUEPRINT), "preview", "--program", str(program)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    pid_file = program / "program.pid"
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # the pack has started beside it
+    children = [int(pid) for task in Path(f"/proc/{preview.pid}/task").iterdir()
+                for pid in (task / "children").read_text().split()]
+    preview.send_signal(signum)
+    _, err = preview.communicate(timeout=30)
+    assert preview.returncode == code
+    assert "Traceback" not in err and "nothing was judged" in err
+    assert len(children) >= 2  # the program and the pack
+    assert not any(alive(child) for child in children)
+
+
+@pytest.mark.parametrize("depth", [200])
+def test_inputs_nested_as_deep_as_the_sdk_sends_them_are_read(tmp_path, depth):
+    program = write_program(tmp_path / "program", f'''
+import pulumi_aws as aws
+deep = "leaf"
+for _ in range({depth}):
+    deep = {{"k": deep}}
+aws.iam.Policy("nested", policy=deep)
+''')
+    policy = record_program(program, timeout=60).named("nested").inputs["policy"]
+    policy = json.loads(policy) if isinstance(policy, str) else policy  # the provider's Check encodes a document
+    for _ in range(depth):
+        policy = policy["k"]
+    assert policy == "leaf"
+
+
+def test_inputs_nested_deeper_than_python_can_read_are_refused_naming_the_resource_not_as_our_bug(tmp_path):
+    program = write_program(tmp_path / "program", '''
+import pulumi_aws as aws
+deep = "leaf"
+for _ in range(400):
+    deep = {"k": deep}
+aws.iam.Policy("nested", policy=deep)
+''')
+    with pytest.raises(ProgramError) as refused:
+        record_program(program, timeout=60)
+    message = str(refused.value)
+    assert "aws:iam/policy:Policy 'nested'" in message and "nested too deeply" in message
+    assert "__main__.py:6" in message
+    assert "bug in blueprint" not in message
