@@ -26,7 +26,7 @@ from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerErr
 from integration_blueprint.preview.policy_config import PolicyConfigError
 from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS
 from integration_blueprint.preview.recording import ProgramError
-from integration_blueprint.preview.render import FORMATS
+from integration_blueprint.preview.render import FORMATS, printable, program_output_lines
 from integration_blueprint.sandbox.errors import SandboxError
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
@@ -83,6 +83,7 @@ def _run_preview(args: argparse.Namespace) -> int:
     # SIGTERM unwinds like Ctrl-C: the program's, the pack's and the plugin's process groups are
     # ended on the way out (main turns it into exit 143).
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    said_on_stderr = False  # a failed run's text report is its error, already printed
     try:
         result = run_preview(_program_dir(args), stack=args.stack, policy_config_path=policy_config_path,
                              unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict,
@@ -92,10 +93,14 @@ def _run_preview(args: argparse.Namespace) -> int:
                                 policy_config_path=policy_config_path, strict=args.strict)
         failure = result.failure
         assert failure is not None
-        print(f"error: {result.shown(failure.message)}{_where(exc)}\n{failure.fix}", file=sys.stderr)
+        said = f"error: {result.masked(failure.message)}{_where(exc)}\n{failure.fix}".split("\n")
+        if output == "text":  # the text report is the error, with what the program printed before it
+            said += program_output_lines(result)
+        print("\n".join(printable(line) for line in said), file=sys.stderr)
+        said_on_stderr = output == "text"
     finally:
         signal.signal(signal.SIGTERM, previous)
-    if result.failure is None or output != "text":
+    if not said_on_stderr:
         print(FORMATS[output](result))
     for format_name, path in args.report:  # this run's report in more formats (a failed run's too)
         Path(path).write_text(FORMATS[format_name](result) + "\n")
@@ -169,6 +174,7 @@ def _count(text: str) -> int:
 
 def _run_drill(args: argparse.Namespace) -> int:
     _require_local_extra()
+    from integration_blueprint.drill import samples
     from integration_blueprint.drill.progress import ProgressBar
     from integration_blueprint.drill.report import DrillOptions, dumps, format_table
     from integration_blueprint.drill.runner import NothingToDrill, run_drill
@@ -176,9 +182,11 @@ def _run_drill(args: argparse.Namespace) -> int:
     if args.records < 1:
         print("error: --records must be at least 1", file=sys.stderr)
         return 2
+    sample_files = dict(samples.parse_option(text) for text in args.sample_records or [])
     options = DrillOptions(stack=args.stack, records=args.records, seed=args.seed, duplicates=args.duplicates,
                            poison=args.poison, transient=args.transient, crashes=args.crashes,
-                           program_dir=_program_dir(args))
+                           conflicts=args.conflicts, program_dir=_program_dir(args),
+                           samples={name: samples.load(path) for name, path in sample_files.items()})
     bar = None if args.no_progress else ProgressBar()
     # SIGTERM (a CI job cancelled, `kill`) unwinds like Ctrl-C: the pattern processes are stopped
     # and the temp folders removed (main turns it into exit 143).
@@ -211,9 +219,10 @@ def add_drill_command(subparsers) -> None:
         "drill", help="run every pattern end to end in the local sandbox under injected faults",
         description="Realize the stack in an embedded AWS emulator (moto, in-process), run the real "
                     "handlers behind local event source mappings, drive N records through each pattern "
-                    "with duplicates, poison records, transient faults, crashes and a hot key (30% of a "
-                    "pattern's records on one account or tenant), and check the final state. Exit 0 only "
-                    "if nothing was lost, nothing was done twice, exactly the poison records were parked "
+                    "with duplicates, poison records, transient faults, crashes, conflicting duplicates and a hot "
+                    "key (30% of a pattern's records on one account or tenant), and check the final state. Exit 0 "
+                    "only if nothing was lost, nothing was done twice, exactly the poison records and the "
+                    "conflicting duplicates were parked "
                     "and the hot key's state stayed within its per-key bound. Every instance of the "
                     "blueprint's components in the program is drilled; one running the team's own code "
                     "(consumer_code, code, item_code) runs that code and is judged by its effects: the "
@@ -229,8 +238,16 @@ def add_drill_command(subparsers) -> None:
                         help="fraction of records the handlers reject (default: 0.01)")
     parser.add_argument("--transient", type=_fraction, default=0.02,
                         help="fraction of handler AWS calls that fail with throttling/5xx (default: 0.02)")
+    parser.add_argument("--conflicts", type=_fraction, default=0.01,
+                        help="fraction of records sent again later with the same id and another payload, which the "
+                             "handler must park, neither applied nor skipped (default: 0.01)")
     parser.add_argument("--crashes", type=_count, default=3,
                         help="invocations per pattern that crash after a side effect (default: 3)")
+    parser.add_argument("--sample-records", action="append", metavar="COMPONENT=FILE",
+                        help="the team's own records for a component running its code (its name in the program): "
+                             "a JSON Lines file, one payload per line as the lane hands it to the code (a stream "
+                             "record's data, a FIFO message body, a Map item's row); each sent once, with the "
+                             "faults; repeat per component. Shapes and attribution: docs/drill.md")
     parser.add_argument("--workers", type=int, default=None,
                         help="patterns run in parallel processes (default: one per pattern; 1 runs them in this process)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")

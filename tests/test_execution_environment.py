@@ -167,13 +167,21 @@ def test_its_aws_calls_are_made_journaled_and_answered_in_the_sandboxs_process(s
                          KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
                          AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}])
         install_request_hooks(None, emulator.on_stop)
-        functions, _ = environments(staging, """
+        functions, incidents = environments(staging, """
+            import socket
+
             import boto3
             from botocore.exceptions import ClientError
 
             ddb = boto3.client("dynamodb")
+            TABLES = ddb.list_tables()["TableNames"]  # a call at init, as some handlers make
+            try:
+                socket.create_connection(("127.0.0.1", 9), timeout=1)
+            except OSError:
+                pass
 
             def handler(event, context):
+                assert TABLES == ["ledger"]
                 ddb.put_item(TableName="ledger", Item={"pk": {"S": event["id"]}},
                              ConditionExpression="attribute_not_exists(pk)")
                 try:
@@ -190,7 +198,9 @@ def test_its_aws_calls_are_made_journaled_and_answered_in_the_sandboxs_process(s
 
     assert answer == "ConditionalCheckFailedException" and stored == {"pk": {"S": "r1"}}
     [invocation] = journal.invocations
-    assert [(c.operation, c.params["Item"]) for c in invocation.calls] == [("PutItem", {"pk": {"S": "r1"}})]
+    assert [c.operation for c in invocation.calls] == ["ListTables", "PutItem"]  # the init's call is the first invocation's
+    assert invocation.calls[1].params["Item"] == {"pk": {"S": "r1"}}
+    assert [i.kind for i in incidents] == ["connection"]
 
 
 @pytest.mark.parametrize("entry", ["../../escape.py", "/tmp/escape.py", "lib/../../escape.py"])
@@ -354,3 +364,24 @@ def test_where_namespaces_are_not_permitted_the_guards_say_so_and_the_audit_hook
     described = guards()
     assert all(described[name].startswith("NOT IN FORCE") for name in ("network", "processes", "writes", "home"))
     assert "unshare not permitted here" in described["network"]
+
+
+@pytest.mark.slow
+def test_a_timeout_is_the_functions_own_failure_not_a_crash_the_drill_injected(staging):
+    import random
+
+    from integration_blueprint.drill.invoker import Invoker
+    from integration_blueprint.sandbox.faults import FaultInjector
+
+    functions, incidents = environments(staging, """
+        import time
+
+        def handler(event, context):
+            time.sleep(60)
+    """, timeout=1)
+    invoker = Invoker(function=functions.invoke, faults=FaultInjector(), rng=random.Random(1), duplicate_rate=0.0)
+
+    with pytest.raises(FunctionTimedOut):
+        invoker({"Records": []})
+    functions.close()
+    assert invoker.crashes == 0 and [i.kind for i in incidents] == ["timeout"]

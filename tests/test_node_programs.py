@@ -353,3 +353,18 @@ new aws.sqs.Queue("orders", {redrivePolicy: dlq.arn.apply(arn => JSON.stringify(
         ("dlq-has-depth-alarm", "dlq", 3)]
     # The comment on a continuation line is not on the declaring line: the violation counts.
     assert ("sqs-dlq-max-receive-count", "orders") in {(f.policy, f.name) for f in result.violation_findings()}
+
+
+def test_a_typescript_program_waiting_on_a_promise_that_never_settles_is_stopped_naming_the_resource(tmp_path):
+    # A timer keeps Node's event loop alive (without one, Node exits and the SDK reports the leak).
+    program = ts_project(tmp_path / "app", '''import * as aws from "@pulumi/aws";
+
+setInterval(() => {}, 1000);
+new aws.sqs.Queue("first");
+new aws.sqs.Queue("orders", {name: new Promise<string>(() => {})});
+''')
+    with pytest.raises(ProgramError) as stopped:
+        record_program(program, timeout=20)
+    message = str(stopped.value)
+    assert "did not finish within 20 s" in message
+    assert "orders (aws:sqs/queue:Queue)" in message and "first" not in message

@@ -121,7 +121,7 @@ def test_the_schedule_starts_the_dispatcher_asynchronously_and_a_run_that_keeps_
 
 def test_every_pattern_loses_nothing_and_does_nothing_twice_under_the_default_fault_mix():
     # 20 records per pattern (make local and benchmarks/drill_speed.py drill 1,500).
-    options = DrillOptions(records=20, seed=12, poison=0.1, duplicates=0.3, crashes=2)
+    options = DrillOptions(records=20, seed=12, poison=0.1, duplicates=0.3, crashes=2, conflicts=0.1)
     report = run_drill(options)
 
     assert set(report.patterns) == set(DRIVERS)
@@ -131,6 +131,8 @@ def test_every_pattern_loses_nothing_and_does_nothing_twice_under_the_default_fa
         assert pattern.processed_once + pattern.unrecoverable == 20
         assert pattern.parked_before_redrive >= pattern.unrecoverable and pattern.redriven >= 2
         assert pattern.injected["poison"] == 2
+        # Each changed record re-sent under its id was parked (the non-idempotent pattern keeps no id).
+        assert pattern.conflicts_sent == pattern.conflicts_parked == (0 if name == "non_idempotent_stream" else 2)
     # Faults really happened where each pattern's contract says they are survivable.
     for name in DRIVERS:  # the non-idempotent pattern: in its Retry-DLQ lane only
         assert report.patterns[name].injected["duplicates"] > 0, name
@@ -174,6 +176,23 @@ class BrokenIdempotentStreamDriver(FixtureHandler, IdempotentStreamDriver):
     """The idempotent stream pattern with a handler that skips its idempotency check."""
 
     fixture = "tests.fixtures.broken_stream_handler.lambda_handler"
+
+
+class ConflictBlindStreamDriver(FixtureHandler, IdempotentStreamDriver):
+    """The idempotent stream pattern with a handler that takes a changed event for a duplicate."""
+
+    fixture = "tests.fixtures.conflict_blind_stream_handler.lambda_handler"
+
+
+def test_a_handler_that_skips_a_changed_event_under_a_known_id_fails_the_drill_though_nothing_is_lost():
+    options = DrillOptions(records=60, seed=4, poison=0.0, duplicates=0.1, crashes=1, conflicts=0.05)
+
+    report = run_drill(options, drivers={"idempotent_stream": ConflictBlindStreamDriver}, workers=1)
+
+    blind = report.patterns["idempotent_stream"]
+    assert (blind.lost, blind.duplicate_effects, blind.processed_once) == (0, 0, 60)
+    assert (blind.conflicts_sent, blind.conflicts_parked) == (3, 0) and not blind.passed
+    assert "a conflicting duplicate applied or skipped" in format_table(report)
 
 
 class UnguardedRetryLaneDriver(FixtureHandler, NonIdempotentStreamDriver):

@@ -145,3 +145,20 @@ def test_a_typescript_program_s_comment_uses_its_own_comment_syntax(tmp_path):
     found = suppressions.collect(Recorded, {"dlq-has-depth-alarm"}, None)
     assert [(s.resource.rsplit("::", 1)[-1], s.reason, s.line) for s in found] == [
         ("dlq", "watched by the platform team", 2)]
+
+
+def test_a_reason_full_of_markdown_characters_reads_on_github_as_written(tmp_path, policy_analyzer):
+    import html
+
+    import cmarkgfm
+
+    nasty = "ok | `tick` [link](https://example.com) ![t](https://example.com/t.png) <!-- *x* _y_"
+    program = write_program(tmp_path / "program", PROGRAM.replace("the team's pager watches this DLQ through "
+                                                                  "Datadog (OPS-12)", nasty))
+    rendered = cmarkgfm.github_flavored_markdown_to_html(render_markdown(run_preview(program, analyzer=policy_analyzer)),
+                                                         options=cmarkgfm.cmark.Options.CMARK_OPT_UNSAFE)
+    table = rendered[rendered.index("Accepted with a reason"):]
+    row = next(line for line in table.split("<tr>") if "dlq-has-depth-alarm" in line)
+    assert row.count("<td>") == 4  # the reason's `|` split nothing
+    assert "<a " not in table.split("</table>")[0] and "<img" not in table.split("</table>")[0]
+    assert nasty in html.unescape(row.replace("<code>", "`").replace("</code>", "`"))

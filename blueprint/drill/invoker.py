@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from integration_blueprint.sandbox.errors import FunctionCrashed
+from integration_blueprint.sandbox.errors import InjectedCrash
 from integration_blueprint.sandbox.faults import FaultInjector
 
 
@@ -119,7 +119,7 @@ class Invoker:
                 self.crash_items.discard(due)
         try:
             return self.faults.run(self.function, event, context, key=identity, crash_after=crash_after)
-        except FunctionCrashed:
+        except InjectedCrash:  # the drill's (a timeout or running out of memory is the function's own)
             with self._lock:
                 self.crashes += 1
             due = None

@@ -23,10 +23,13 @@ class DrillOptions:
     poison: float = 0.01
     transient: float = 0.02
     crashes: int = 3
+    conflicts: float = 0.01  # fraction of records sent again later with the same id and another payload
     program_dir: Path = REPO
     deadline_seconds: float = 0.0  # per pattern; 0: from the record count (runner.pattern_deadline_seconds)
     # The stack's config values, replacing its stack file's (as `record_program(config=...)`); None: the file's.
     config: Optional[dict] = None
+    # A team's own records by component instance name (--sample-records, drill/samples.py).
+    samples: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -37,6 +40,10 @@ class PatternReport:
     unrecoverable: int = 0  # still parked at the end, after the recovery phase redrove everything
     expected_unrecoverable: int = 0  # the poison
     lost: int = 0
+    # Conflicting duplicates (the same id, another payload) the drill sent, and how many the handler
+    # parked (neither applied nor skipped); handlers/runtime/conflicts.py.
+    conflicts_sent: int = 0
+    conflicts_parked: int = 0
     parked_before_redrive: int = 0  # parked when the fault window closed (poison and healthy)
     redriven: int = 0  # parked records the recovery phase sent back for processing
     invocations: int = 0
@@ -54,7 +61,7 @@ class PatternReport:
     @property
     def passed(self) -> bool:
         return (not self.failure and self.lost == 0 and self.duplicate_effects == 0
-                and self.unrecoverable == self.expected_unrecoverable
+                and self.unrecoverable == self.expected_unrecoverable and self.conflicts_parked == self.conflicts_sent
                 and (self.hot_key is None or self.hot_key.within_bound))
 
 
@@ -79,7 +86,8 @@ class DrillReport:
 
 
 COLUMNS = ("sent", "processed_once", "duplicate_effects", "parked_before_redrive", "redriven", "unrecoverable",
-           "expected_unrecoverable", "lost", "invocations", "retries", "wall_time_s")
+           "expected_unrecoverable", "conflicts_sent", "conflicts_parked", "lost", "invocations", "retries",
+           "wall_time_s")
 
 
 def format_table(report: DrillReport) -> str:
@@ -110,10 +118,10 @@ def format_table(report: DrillReport) -> str:
     if report.log_dir:
         out.append(f"handler logs: {report.log_dir}/<pattern>.log")
     out.append("result: " + ("after the redrive every record was processed exactly once and only the poison "
-                             "is still parked" if report.passed
+                             "is still parked, with every conflicting duplicate" if report.passed
                              else "FAILED: lost records, duplicate effects, records still parked after the redrive, "
-                                  "a hot key's state over its bound, a pattern that did not finish, or a component "
-                                  "not drilled"))
+                                  "a conflicting duplicate applied or skipped, a hot key's state over its bound, "
+                                  "a pattern that did not finish, or a component not drilled"))
     return "\n".join(out)
 
 

@@ -98,6 +98,7 @@ def _run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], 
     chosen, not_drilled = choose_instances(recorded, drivers or DRIVERS)
     if not chosen:
         raise NothingToDrill(_nothing_to_drill(options, drivers or DRIVERS, not_drilled))
+    _check_samples(options, chosen)
     # By default every pattern gets its own process, even past the number of cores: a pattern's
     # process also waits (its start, polls, crash wait-outs) and the patterns differ in length, so
     # one per core left a core idle part of the time (1,500 records on 2 cores: 57.4 -> 53.7 s wall).
@@ -119,6 +120,18 @@ def _run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], 
             reports[name] = report
     return DrillReport(stack=options.stack, seed=options.seed, compression=COMPRESSION, patterns=reports,
                        log_dir=str(log_dir), not_drilled=not_drilled)
+
+
+def _check_samples(options: DrillOptions, chosen: dict) -> None:
+    """Every component given sample records (--sample-records) is drilled on the team's own code."""
+    team_code = sorted(driver_class.instances(scope)[0].name for driver_class, scope in chosen.values()
+                       if driver_class in TEAM_DRIVERS.values())
+    unknown = sorted(set(options.samples) - set(team_code))
+    if unknown:
+        raise SandboxError(f"--sample-records names {', '.join(unknown)}: no component of that name runs the team's "
+                           f"own code in {options.program_dir} (stack {options.stack}); those that do: "
+                           f"{', '.join(team_code) or 'none'} (the blueprint's reference handlers take the drill's "
+                           "own records)")
 
 
 class NothingToDrill(Exception):
@@ -440,6 +453,7 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
                 report = _state_at_deadline(driver, options, str(exc))
             report.notes.extend(driver.isolation_notes())
             report.injected = {**driver.injected(), "transient": faults.transient_injected, **report.injected}
+            report.conflicts_sent, report.conflicts_parked = driver.conflicts_sent, driver.conflicts_parked
             meter = cost.UsageMeter()  # what the handlers' AWS calls would bill
             driver.replay(meter)
             report.usage_per_million = cost.usage_per_million(meter, recorded, report, emulator.state_machine_usage)

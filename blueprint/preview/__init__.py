@@ -12,6 +12,10 @@
     policy_config  read and check a policy pack config file (--policy-pack-config)
     analyzer       start the real policy pack and put a recording through its gRPC Analyzer
     run            `run_preview` (recording -> analyzer) and the JSON rendering
+    redaction      what the reports may show of a value: secrets as [secret], unknowns as [unknown]
+    failure        a run that could not judge the program, as every report tells it (exit 2)
+    fix_language   the pack's Python fix snippets written in the program's language
+    managed_policies  the AWS managed policies a stack attaches that the pack cannot judge
     skipped_checks, render, markdown, sarif   the reports
     aws_imports    pulumi_aws's service packages load only the modules a program uses
 

@@ -54,6 +54,10 @@ _MAX_MESSAGE = 400 * 1024 * 1024  # the pack's own limit (pulumi_policy._MAX_RPC
 class AnalyzerError(Exception):
     """The policy pack could not be started or failed while analysing."""
 
+    # The run's secret values, set by the preview when the pack failed after the program ran: its
+    # error may quote one, and the report masks them (run.py _secrets_kept).
+    secrets: tuple[str, ...] = ()
+
 
 # The pack's PolicySeverity (proto) as the SDK's Severity names; UNSPECIFIED is left out.
 _SEVERITY_NAMES = {

@@ -204,13 +204,11 @@ class OfflineEngine:
         return make_urn(parent, type_token, name, stack=self.stack, project=self.project)
 
     def secret_values(self) -> list:
-        """Every value the run knows to be secret so far: the secrets in the recorded inputs and
-        the config values of secret keys."""
+        """Every value the run knows to be secret so far: the secrets in the recorded inputs, those
+        given to a remote component and the config values of secret keys."""
         with self._lock:
             resources = list(self.resources)
-        found = [redaction.at(r.inputs, path) for r in resources for path in r.secret_paths]
-        found += self._constructed_secrets
-        return found + [self.config[key] for key in self.secret_keys if key in self.config]
+        return redaction.secret_values(resources, self.config, self.secret_keys) + self._constructed_secrets
 
     def errors(self) -> list[str]:
         return [entry.message for entry in self.logs if entry.severity == "error"]

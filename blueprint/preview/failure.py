@@ -65,5 +65,5 @@ def from_exception(exc: BaseException) -> RunFailure:
     if isinstance(exc, PolicyConfigError):
         return RunFailure("policy-config", str(exc))
     if isinstance(exc, AnalyzerError):
-        return RunFailure("policy-pack", str(exc), secrets=tuple(getattr(exc, "secrets", ())))
+        return RunFailure("policy-pack", str(exc), secrets=exc.secrets)
     return RunFailure("tool", "".join(traceback.format_exception(exc)).strip())

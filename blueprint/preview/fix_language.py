@@ -7,6 +7,7 @@ JavaScript program's report shows them as that program would write them.
     f"/aws/lambda/{function.name}"          -> `/aws/lambda/${function.name}`
     ttl={'attribute_name': 'expiration', 'enabled': True}
  -> ttl: { attributeName: "expiration", enabled: true }
+    json.dumps({'deadLetterTargetArn': <queue ARN>}) -> JSON.stringify({ deadLetterTargetArn: <queue ARN> })
 
 Each snippet is read with Python's own parser (a `<placeholder>` stands for a value to fill in) and
 written out again; a snippet that does not parse is left as written, with `aws.<module>_.` (the
@@ -24,7 +25,9 @@ from typing import Callable
 
 PYTHON, NODEJS = "python", "nodejs"
 _PLACEHOLDER = re.compile(r"<[^<>\n]{1,60}>")
-_CALL = re.compile(r"\baws\.[a-z0-9]+_?\.[A-Z]\w*\(")
+_CALL = re.compile(r"\b(?:aws\.[a-z0-9]+_?\.[A-Z]\w*|json\.dumps)\(")
+# Python functions a snippet calls, as TypeScript spells them.
+_FUNCTIONS = {"json.dumps": "JSON.stringify"}
 _KEYWORD = re.compile(r"(?<![\w.?&=:/-])([a-z][A-Za-z0-9]*(?:_[a-z0-9]+)*)=(?=[{\['\"]|f[\"']|True\b|False\b|None\b)")
 _F_STRING = re.compile(r"(?<![\w])f(\"[^\"\n]*\"|'[^'\n]*')")
 _KEYWORD_MODULE = re.compile(r"\baws\.([a-z0-9]+)_\.")
@@ -38,10 +41,12 @@ def in_language(text: str, language: str) -> str:
     """`text` with its Python snippets written in `language` (Pulumi.yaml's runtime)."""
     if language != NODEJS or not text:
         return text
-    text = _replace_spans(text, _CALL, _call_span, lambda call: f"new {call}")
+    text = _replace_spans(text, _CALL, _call_span, lambda call: call if call.startswith("JSON.") else f"new {call}")
     text = _replace_spans(text, _KEYWORD, _expression_after_equals, str)
     text = _F_STRING.sub(lambda m: _snippet(m.group(0)) or m.group(0), text)
     text = _KEYWORD_MODULE.sub(r"aws.\1.", text)
+    for python, typescript in _FUNCTIONS.items():
+        text = re.sub(rf"\b{re.escape(python)}\b", typescript, text)
     return _outside_quotes(text, lambda part: _SNAKE_WORD.sub(_property, part))
 
 
@@ -203,6 +208,7 @@ class _Writer:
 
     def _call(self, node: ast.Call) -> str:
         function = self.write(node.func)
+        function = _FUNCTIONS.get(function, function)
         arguments = [self.write(argument) for argument in node.args]
         options = [f"{camel(k.arg)}: {self.write(k.value)}" for k in node.keywords if k.arg]
         if function.startswith("aws."):  # a resource: new aws.x.Y("name", { args })

@@ -124,7 +124,7 @@ PACKAGE = "integration_blueprint"  # this package: no Lambda runtime or layer pr
 
 def _imported(tree: ast.Module) -> set[str]:
     """The top-level package names a module imports."""
-    names = set()
+    names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(alias.name.split(".")[0] for alias in node.names)

@@ -358,7 +358,7 @@ def _failure(result: PreviewResult) -> str:
     assert failure is not None
     lines = [f"### ⚠️ Policy preview of stack {code(recorded.stack)} could not run: {escape(failure.title)}", "",
              f"Nothing of {code(recorded.project)} was judged (exit 2).", "",
-             f"**What failed:** {escape(result.shown(failure.message))}", ""]
+             f"**What failed:** {escape(result.masked(failure.message))}", ""]
     if failure.where:
         lines += [f"**Where:** {code(failure.where)}", ""]
     lines += [f"**How to fix:** {escape(failure.fix)}", ""]

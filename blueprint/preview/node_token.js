@@ -24,3 +24,19 @@ const withToken = (options, nextCall) => new grpc.InterceptingCall(nextCall(opti
 // grpcClientOptions since @pulumi/pulumi 3.2xx; older SDKs give their clients grpcChannelOptions.
 const options = settings.grpcClientOptions || settings.grpcChannelOptions;
 options.interceptors = [...(options.interceptors || []), withToken];
+
+// Stopped by the preview (its --timeout): say which resources the program declared but never
+// registered (their registration promise, labelled `resource:<name>[<type>]` by the SDK, still
+// pending: an input that never resolved), as python_exec.py does for Python programs.
+process.on("SIGTERM", () => {
+    const state = require(path.join(sdk, "runtime", "state.js"));
+    const pending = [];
+    for (const promise of state.getStore().leakCandidates || []) {
+        const found = /^resource:(.*)\[([^\]]*)\]$/.exec(promise._debugCtx || "");
+        if (found) {
+            pending.push([found[2], found[1]]);
+        }
+    }
+    process.stderr.write(`BLUEPRINT_PENDING ${JSON.stringify(pending)}\n`);
+    process.exit(32);
+});

@@ -24,8 +24,6 @@ import signal
 import sys
 import traceback
 
-import private_channel  # this script's folder is first on sys.path
-
 # The exit code that tells the engine an error was already shown to the user.
 SHOWN_TO_USER = 32
 
@@ -116,7 +114,9 @@ def _speed_patches():
 
 def _engine_stubs(monitor, engine):
     """The monitor and engine stubs, each call carrying the run's token handed over by the preview
-    (None, None when started without one: the SDK then dials the addresses as given)."""
+    (the addresses themselves when started without one: the SDK then dials them as given)."""
+    import private_channel  # this script's folder is first on sys.path; it imports grpc, which the SDK brings
+
     run = private_channel.handed_over()
     if run is None:
         return monitor, engine

@@ -126,7 +126,7 @@ def timeout_message(engine: OfflineEngine, timeout: float, pending: tuple) -> st
     registered = {(r.type, r.name) for r in engine.resources} | {(ROOT_STACK_TYPE, f"{engine.project}-{engine.stack}")}
     waiting = [f"{name} ({type_})" for type_, name in pending if (type_, name) not in registered]
     what = (f"; still waiting to register {', '.join(waiting[:10])}{' and more' if len(waiting) > 10 else ''}: "
-            "an input of theirs never resolved (an Output built on a future nothing completes?)") if waiting else \
+            "an input of theirs never resolved (an Output or a promise that nothing completes?)") if waiting else \
         " (does it wait for input, on a lock, or on an output that never resolves?)"
     return (f"the program did not finish within {timeout:g} s (blueprint preview --timeout) and was stopped, with "
             f"{len(engine.resources)} resources registered{what}")

@@ -190,7 +190,8 @@ def _program_error(failure: python_host.ProgramFailure, interpreter: Optional[In
                     "preview offline)")
     refused = bool(engine.refusals) or failure.message.startswith(f"{COMPONENT_REFUSAL}:")
     return ProgramError(message, file=failure.file, line=failure.line, refused=refused,
-                        engine_fault=failure.engine_fault, secrets=tuple(engine.secret_values()))
+                        engine_fault=failure.engine_fault, secrets=tuple(engine.secret_values()),
+                        stdout=engine.program_stdout, stderr=engine.program_stderr)
 
 
 def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str = "dev",

@@ -51,6 +51,13 @@ def secret_paths(value: Any, path: Path = ()) -> list[Path]:
     return []
 
 
+def secret_values(resources: Iterable[Any], config: dict[str, str], secret_keys: Iterable[str]) -> list:
+    """The values a run holds as secret: each recorded resource's secret inputs (by its
+    `secret_paths`) and the config values of secret keys."""
+    found = [at(r.inputs, path) for r in resources for path in r.secret_paths]
+    return found + [config[key] for key in secret_keys if key in config]
+
+
 def at(value: Any, path: Path) -> Any:
     for step in path:
         value = value[step]
@@ -67,21 +74,45 @@ def _words(value: Any) -> Iterable[str]:
 
 
 class Redactor:
-    """Masks the given secret values (plain values, at any depth) in every text and value shown."""
+    """Masks the given secret values (plain values, at any depth) in every text and value shown.
+
+    A stack may hold a secret per resource (thousands): long secrets are found by their first
+    SUBSTRING_LENGTH characters in one pass over the text, not by a regex alternation of every
+    secret, which costs a pass per secret."""
 
     def __init__(self, secrets: Iterable[Any] = ()):
         words = {leaf for secret in secrets for leaf in _words(secret)
                  if leaf.strip() and leaf not in (SECRET, UNKNOWN, wire.UNKNOWN)}
         self.words = frozenset(words)
-        patterns = [re.escape(word) if len(word) >= SUBSTRING_LENGTH else f"(?<!{_WORD}){re.escape(word)}(?!{_WORD})"
-                    for word in sorted(words, key=len, reverse=True)]
-        self._pattern = re.compile("|".join(patterns)) if patterns else None
+        self._long: dict[str, list[str]] = {}  # first characters -> the secrets that start so, longest first
+        short = []
+        for word in sorted(words, key=len, reverse=True):
+            if len(word) >= SUBSTRING_LENGTH:
+                self._long.setdefault(word[:SUBSTRING_LENGTH], []).append(word)
+            else:
+                short.append(word)
+        self._short = re.compile("|".join(f"(?<!{_WORD}){re.escape(word)}(?!{_WORD})" for word in short)) \
+            if short else None
 
     def text(self, text: str) -> str:
         """`text` with every secret as [secret] and the unknown sentinel as [unknown]."""
-        if self._pattern is not None:
-            text = self._pattern.sub(SECRET, text)
+        if self._long:
+            text = self._without_long(text)
+        if self._short is not None:
+            text = self._short.sub(SECRET, text)
         return text.replace(wire.UNKNOWN, UNKNOWN)
+
+    def _without_long(self, text: str) -> str:
+        out, start, index = [], 0, 0
+        while index <= len(text) - SUBSTRING_LENGTH:
+            for word in self._long.get(text[index:index + SUBSTRING_LENGTH], ()):
+                if text.startswith(word, index):
+                    out += [text[start:index], SECRET]
+                    index = start = index + len(word)
+                    break
+            else:
+                index += 1
+        return "".join(out) + text[start:]
 
     def value(self, value: Any, secret_at: Sequence[Path] = ()) -> Any:
         """A plain value as a report shows it: the values at `secret_at` as [secret], unknowns as

@@ -37,13 +37,14 @@ def printable(line: str) -> str:
     return _CONTROL.sub(_escape, line)
 
 
-def _program_output(result: PreviewResult) -> list[str]:
+def program_output_lines(result: PreviewResult) -> list[str]:
+    """What the program printed, each stream's last PROGRAM_OUTPUT_LINES lines, secrets masked."""
     lines = []
     for stream in ("stdout", "stderr"):
         text = getattr(result.recorded, stream).rstrip("\n")
         if not text:
             continue
-        printed = result.shown(text).split("\n")
+        printed = result.masked(text).split("\n")
         last = f", last {PROGRAM_OUTPUT_LINES} lines" if len(printed) > PROGRAM_OUTPUT_LINES else ""
         lines += ["", f"Program output ({stream}{last}):"]
         lines += [f"  | {line}" for line in printed[-PROGRAM_OUTPUT_LINES:]]
@@ -55,10 +56,10 @@ def _failure_text(result: PreviewResult) -> str:
     assert failure is not None
     lines = [f"Preview of stack '{result.recorded.stack}' of {result.recorded.program_dir or result.recorded.project} "
              f"could not run: {failure.title}.", ""]
-    lines += [f"  {line}" for line in result.shown(failure.message).split("\n")]
+    lines += [f"  {line}" for line in result.masked(failure.message).split("\n")]
     if failure.where:
         lines += ["", f"Where: {failure.where}"]
-    lines += [f"Fix: {failure.fix}", "", "Nothing was judged: exit 2."]
+    lines += [f"Fix: {failure.fix}", *program_output_lines(result), "", "Nothing was judged: exit 2."]
     return "\n".join(printable(line) for line in lines)
 
 
@@ -107,7 +108,7 @@ def render_text(result: PreviewResult) -> str:
     notes = result.notes()
     if notes:
         lines += ["", "How this preview ran (offline):"] + [f"  - {note}" for note in notes]
-    lines += _program_output(result)
+    lines += program_output_lines(result)
     lines += ["", f"{len(recorded.resources)} resources, {skipped_checks.count(result, 'mandatory')} mandatory and "
                   f"{skipped_checks.count(result, 'advisory')} advisory violations"
                   + (f", {len(skipped)} checks not run during preview" if skipped else "")

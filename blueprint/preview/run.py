@@ -17,7 +17,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import Optional
 
-from integration_blueprint.preview import fix_language, lambda_archive, managed_policies, policy_config, suppressions
+from integration_blueprint.preview import (
+    fix_language,
+    lambda_archive,
+    managed_policies,
+    policy_config,
+    redaction,
+    suppressions,
+)
 from integration_blueprint.preview.analyzer import (
     DEFAULT_PACK_DIR,
     Analysis,
@@ -36,7 +43,7 @@ from integration_blueprint.preview.recording import (
     runtime_name,
     stack_config_path,
 )
-from integration_blueprint.preview.redaction import Redactor, at
+from integration_blueprint.preview.redaction import Redactor
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # How the policy SDK words a check it could not make during preview (a value unknown until apply):
@@ -113,8 +120,7 @@ def type_and_name(urn: str) -> tuple[str, str]:
 def secret_values(recorded: RecordedStack) -> list:
     """The values a recording holds as secret: each resource's secret inputs and the config values
     of secret keys."""
-    secrets = [at(r.inputs, path) for r in recorded.resources for path in r.secret_paths]
-    return secrets + [recorded.config[key] for key in recorded.secrets if key in recorded.config]
+    return redaction.secret_values(recorded.resources, recorded.config, recorded.secrets)
 
 
 @contextmanager
@@ -199,23 +205,34 @@ class PreviewResult:
                          f"not expanded: {component.reason}; its inputs were checked, the resources it would "
                          f"create were not{strict}")
         for lookup in recorded.invented:
-            notes.append(f"lookup {lookup} was answered by invention, as if what it names existed (nothing is looked "
-                         f"up offline): a program that branches on it took the branch it would take then{strict}")
+            notes.append(f"lookup {lookup} was answered by invention, as if what it names existed, with made-up "
+                         f"values (nothing is looked up offline): a program that branches on the answer took its "
+                         f"'it exists' branch{strict}")
         for arn, holders in managed_policies.not_judged(recorded).items():
             notes.append(f"AWS managed policy {arn} (attached by {', '.join(holders)}) is not in the pack's catalogue "
                          f"of managed policies (snapshot {managed_policies.SNAPSHOT_DATE}): what it grants was not "
                          "judged")
         notes.extend(handler_notes(recorded))
-        return [self.shown(note) for note in notes]
+        return [self.masked(note) for note in notes]
+
+    def masked(self, text: str) -> str:
+        """A text as every report shows it: secrets masked, unknowns as [unknown]."""
+        return self.redactor.text(text)
 
     def shown(self, text: str) -> str:
-        """A text as every report shows it: secrets masked, unknowns as [unknown], code in the
-        program's language."""
-        return fix_language.in_language(self.redactor.text(text), self.recorded.language)
+        """A text of the policy pack (a message, a fix) as every report shows it: masked, and its
+        code snippets in the program's language."""
+        return fix_language.in_language(self.masked(text), self.recorded.language)
 
     def findings(self) -> list[Finding]:
         """Every violation with its resource and rule, mandatory first, then by policy, URN and
         message, so that two runs of the same program compare line by line."""
+        return list(self._findings)
+
+    @cached_property
+    def _findings(self) -> tuple[Finding, ...]:
+        """findings(), made once: every report asks for them several times, and each message is
+        masked and written in the program's language."""
         by_urn = self.recorded.by_urn()
         found = []
         for violation in self.violations:
@@ -230,7 +247,7 @@ class PreviewResult:
                 remediation=self.shown(rule.remediation or rule.description) if rule else "",
                 url=rule.url if rule else None, severity=rule.severity if rule else None,
                 tags=rule.tags if rule else (), suppression=accepted))
-        return sorted(found, key=lambda f: (LEVELS.index(f.level), f.policy, f.urn, f.message))
+        return tuple(sorted(found, key=lambda f: (LEVELS.index(f.level), f.policy, f.urn, f.message)))
 
     def to_json(self) -> dict:
         skipped, shown = self.skipped_findings(), self.redactor.value
@@ -240,7 +257,7 @@ class PreviewResult:
             "program": str(self.recorded.program_dir) if self.recorded.program_dir else None,
             # Why the run could not judge the program (null when it could): then the lists are empty.
             "error": None if failure is None else {
-                "kind": failure.kind, "title": failure.title, "message": self.shown(failure.message),
+                "kind": failure.kind, "title": failure.title, "message": self.masked(failure.message),
                 "file": failure.file or None, "line": failure.line or None, "fix": failure.fix},
             "resources": [{"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent,
                            "inputs": shown(r.inputs, r.secret_paths)}
@@ -257,10 +274,11 @@ class PreviewResult:
                             for c in self.recorded.not_expanded],
             "secretPlaceholders": list(self.recorded.secrets),
             "unresolvedEnvironments": list(self.recorded.environments),
-            "inventedLookups": [self.shown(lookup) for lookup in self.recorded.invented],
+            "inventedLookups": [self.masked(lookup) for lookup in self.recorded.invented],
             "notes": self.notes(),
             # What the program itself printed (its console output), secrets masked.
-            "programOutput": {"stdout": self.shown(self.recorded.stdout), "stderr": self.shown(self.recorded.stderr)},
+            "programOutput": {"stdout": self.masked(self.recorded.stdout),
+                              "stderr": self.masked(self.recorded.stderr)},
             "summary": {"resources": len(self.recorded.resources),
                         "mandatory": self.count_violations("mandatory"),
                         "advisory": self.count_violations("advisory"), "skippedChecks": len(skipped),
@@ -373,14 +391,16 @@ def _result(analyzer: PolicyAnalyzer, recorded: RecordedStack, violations: list[
 def failed_preview(program_dir: Path, exc: BaseException, *, stack: str, unknowns: bool = False,
                    policy_config_path: Optional[Path] = None, strict: bool = False) -> PreviewResult:
     """The report of a run that could not judge the program: no resources, no violations, the
-    failure (what, where, how to fix); every format shows it and the run exits 2."""
+    failure (what, where, how to fix) and what the program printed; every format shows it and the
+    run exits 2."""
     program_dir = Path(program_dir).resolve()
     try:
         project = load_project(program_dir)["name"]
     except Exception:  # noqa: BLE001 - no readable project file: the failure says so
         project = program_dir.name
     recorded = RecordedStack(project=project, stack=stack, program_dir=program_dir, config={}, unknowns=unknowns,
-                             resources=[], language=_language(program_dir))
+                             resources=[], language=_language(program_dir),
+                             stdout=getattr(exc, "stdout", ""), stderr=getattr(exc, "stderr", ""))
     return PreviewResult(recorded, [], policy_config_path, strict=strict, failure=from_exception(exc))
 
 

@@ -202,7 +202,7 @@ def _failure_notification(result: PreviewResult) -> dict:
     failure = result.failure
     assert failure is not None
     notification: dict = {"level": "error", "message": {
-        "text": f"{failure.title}: {result.shown(failure.message)}\nHow to fix: {failure.fix}"},
+        "text": f"{failure.title}: {result.masked(failure.message)}\nHow to fix: {failure.fix}"},
         "descriptor": {"id": f"blueprint-preview/{failure.kind}"}}
     if failure.file:
         notification["locations"] = [{"physicalLocation": {"artifactLocation": _artifact(Path(failure.file)),

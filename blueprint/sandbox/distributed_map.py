@@ -71,8 +71,9 @@ import threading
 import time
 import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from integration_blueprint import aws_limits
 from integration_blueprint.patches import FIX, MOTO_VERIFIED, Patcher, patch
@@ -305,14 +306,29 @@ class _Child:
     stopped: str = ""
 
 
+# The emulator whose block this process is in (emulator.running_emulator serves it): executions
+# started meanwhile run for it. Handed in rather than imported, so this module does not import the
+# emulator that imports it.
+_SERVED: list = []
+
+
+@contextmanager
+def serving(emulator: Any) -> Iterator[None]:
+    """State machines with a Distributed Map started within the block run for `emulator` (its
+    clients, its usage meter, its time scale)."""
+    _SERVED.append(emulator)
+    try:
+        yield
+    finally:
+        _SERVED.remove(emulator)
+
+
 class Run:
     """One execution of a state machine with a Distributed Map, in the thread moto's Execution.start
     would have started its worker in."""
 
     def __init__(self, *, definition: dict, execution_arn: str, machine_arn: str, name: str, execution_input: Any,
                  region: str, account: str, emulator: Any):
-        from integration_blueprint.sandbox.emulator import TIME_SCALE
-
         self.definition = definition
         self.execution_arn = execution_arn
         self.machine_arn = machine_arn
@@ -322,7 +338,7 @@ class Run:
         self.account = account
         self.emulator = emulator
         self.usage: StateMachineUsage = emulator.state_machine_usage
-        self.time_scale = TIME_SCALE
+        self.time_scale = emulator.time_scale
         self.stopped = threading.Event()
         self.context = {"Execution": {"Id": execution_arn, "Name": name, "Input": execution_input,
                                       "StartTime": _now()},
@@ -705,9 +721,7 @@ def distributed_maps_run_by_the_sandbox(patcher: Patcher) -> None:
 
     def start_execution(self):
         parsed = _parsed(self.state_machine.definition)
-        from integration_blueprint.sandbox import emulator as emulator_module
-
-        emulator = emulator_module._RUNNING
+        emulator = _SERVED[-1] if _SERVED else None
         if parsed is None or not distributed_maps(parsed) or emulator is None:
             return start(self)
         run = Run(definition=parsed, execution_arn=self.exec_arn, machine_arn=self.state_machine.arn,

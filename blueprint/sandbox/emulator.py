@@ -43,6 +43,7 @@ class Emulator:
     # What the state machines run by the sandbox's Distributed Map executor billed (transitions,
     # child executions, EXPRESS children): the drill's cost meter reads it.
     state_machine_usage: distributed_map.StateMachineUsage = field(default_factory=distributed_map.StateMachineUsage)
+    time_scale: float = field(default_factory=lambda: TIME_SCALE)  # waits and timeouts last this share of AWS's
     # Called, last first, when the block ends: what a sandbox set up for it (its interceptor, the
     # folders of the team's code and their place on sys.path).
     on_stop: list = field(default_factory=list, repr=False)
@@ -186,7 +187,7 @@ def running_emulator(region: str) -> Iterator[Emulator]:
     previous_threshold = gc.get_threshold()
     # mock_aws starts from empty backends and stops with them discarded; the patches are undone.
     with patches.applied(EMULATOR_PATCHES), _without_endpoint_overrides(), \
-            mock_aws(), environment_variables(emulator.environment()):
+            mock_aws(), environment_variables(emulator.environment()), distributed_map.serving(emulator):
         gc.set_threshold(EMULATOR_GC_THRESHOLD, *previous_threshold[1:])
         try:
             yield emulator

@@ -10,6 +10,10 @@ class FunctionCrashed(Exception):
     (a timeout or an out-of-memory kill): no response, no partial-batch report."""
 
 
+class InjectedCrash(FunctionCrashed):
+    """The crash a caller injected (sandbox/faults.py), told apart from the function's own end."""
+
+
 class FunctionError(Exception):
     """The function's handler raised (in its own process): Lambda's errorType and errorMessage, as
     Lambda reports an unhandled error to the caller (Step Functions' Retry and Catch match the type)."""

@@ -219,8 +219,12 @@ class _Ended(Exception):
 class ExecutionEnvironment:
     """One function process: started, initialized, then invoked one event at a time."""
 
-    def __init__(self, spec: FunctionSpec, region: str, runtime_dir: Path, on_incident: Callable[[Incident], None]):
+    def __init__(self, spec: FunctionSpec, region: str, runtime_dir: Path, answer: Callable[[dict], dict],
+                 on_incident: Callable[[Incident], None], event: Any = None):
+        """Start the process and run its init (the handler's import), whose AWS calls `answer` makes;
+        `event` is the invocation that asked for this environment (named in an incident at init)."""
         self.spec = spec
+        self.answer = answer
         self.on_incident = on_incident
         self.folder = Path(spec.staging) / f"env-{spec.name}-{uuid.uuid4().hex[:8]}"
         self.tmp = self.folder / "tmp"
@@ -228,7 +232,7 @@ class ExecutionEnvironment:
         to_child, self._to_child = os.pipe()
         self._from_child, from_child = os.pipe()
         namespaces = _namespaces() is None
-        command = [*(UNSHARE if namespaces else ()), sys.executable, "-I", "-S", "-B", str(BOOTSTRAP),
+        command = [*(UNSHARE if namespaces else ()), sys.executable, "-I", "-S", "-B", "-u", str(BOOTSTRAP),
                    str(to_child), str(from_child)]
         environment = {**spec.environment, **reserved_variables(spec, region, runtime_dir),
                        "HOME": str(self.tmp), "TMPDIR": str(self.tmp)}
@@ -250,7 +254,9 @@ class ExecutionEnvironment:
             "function_name": spec.name, "function_arn": spec.arn, "time_scale": spec.time_scale})
         self.init_error: Optional[dict] = None
         try:
-            message = self._receive(time.monotonic() + INIT_SECONDS, "its init (importing the handler)")
+            message, _ = self._next(time.monotonic() + INIT_SECONDS, "its init (importing the handler)", event)
+            if "ready" not in message and "init_error" not in message:
+                raise _Ended("it sent something that is not the sandbox's protocol")
         except BaseException:
             self.end()
             raise
@@ -258,6 +264,8 @@ class ExecutionEnvironment:
             self.init_error = message["init_error"]
         if message.get("confined"):  # why its mounts could not be made read-only
             on_incident(Incident(spec.name, "guard", f"writes NOT IN FORCE at the OS level: {message['confined']}"))
+        if message.get("unlimited"):  # why its memory size could not be set as a limit
+            on_incident(Incident(spec.name, "guard", str(message["unlimited"])[:300]))
 
     def _relay_output(self) -> None:
         """What the function prints goes to the sandbox's output (the drill's pattern log)."""
@@ -318,31 +326,17 @@ class ExecutionEnvironment:
 
     # ---- invoking --------------------------------------------------------------------------------
 
-    def invoke(self, event: Any, request_id: str, budget_seconds: float,
-               answer: Callable[[dict], dict]) -> Any:
-        """Run one invocation; `answer(call)` makes each AWS call it sends. Returns its result or
-        raises FunctionError (its exception), FunctionCrashed (it ended) or what `answer` raised."""
-        limit = enforced_timeout(self.spec.timeout)
-        deadline = time.monotonic() + limit
-        doing = f"invocation {request_id}"
+    def _next(self, deadline: float, doing: str, event: Any) -> tuple[dict, float]:
+        """The function's next message that is neither an AWS call nor a refusal (those are served
+        here: each call made by `answer`, each refusal kept as an incident), and the deadline moved
+        on by the time the emulator spent answering: its time is not the function's (it answers far
+        slower than AWS would)."""
         while True:
-            try:
-                if doing:
-                    self._send({"invoke": {"event": event, "request_id": request_id,
-                                           "budget_seconds": budget_seconds}}, deadline)
-                    doing = ""
-                message = self._receive(deadline, f"invocation {request_id}")
-            except TimeoutError:
-                self.end()  # the process group: whatever it started ends with it
-                self.on_incident(Incident(self.spec.name, "timeout", f"still running after {limit:g} s of real time "
-                                          f"(its timeout {self.spec.timeout} s, scaled by {TIMEOUT_SCALE:g})", event))
-                raise FunctionTimedOut(f"Task timed out after {self.spec.timeout} seconds "
-                                       f"(ended after {limit:g} s of compressed time)") from None
+            message = self._receive(deadline, doing)
             if "call" in message:
-                # The emulator's time is not the function's: it answers far slower than AWS would.
                 asked = time.monotonic()
                 try:
-                    reply = answer(message["call"])
+                    reply = self.answer(message["call"])
                 except BaseException:
                     self.end()  # a crash injected after the call: the environment dies with it
                     raise
@@ -352,24 +346,41 @@ class ExecutionEnvironment:
                 except TimeoutError:
                     raise _Ended("it stopped reading from the sandbox") from None
             elif "guard" in message:
-                guard = message["guard"]
+                guard = message["guard"] if isinstance(message["guard"], dict) else {}
                 self.on_incident(Incident(self.spec.name, str(guard.get("kind")), str(guard.get("detail"))[:300], event))
-            elif "result" in message:
-                return message["result"]
-            elif "error" in message:
-                error = message["error"] if isinstance(message["error"], dict) else {}
-                error_type, text = str(error.get("errorType", "Error")), str(error.get("errorMessage", ""))
-                if message.get("fatal"):
-                    self.end()
-                    if error_type == "Runtime.OutOfMemory":
-                        self.on_incident(Incident(self.spec.name, "out-of-memory",
-                                                  f"needed more than its {self.spec.memory_mb} MB", event))
-                        raise FunctionOutOfMemory(f"Runtime.OutOfMemory: {text}")
-                    self.on_incident(Incident(self.spec.name, "exit", text[:300], event))
-                    raise FunctionCrashed(f"{error_type}: {text}")
-                raise FunctionError(error_type, text)
             else:
-                raise _Ended("it sent something that is not the sandbox's protocol")
+                return message, deadline
+
+    def invoke(self, event: Any, request_id: str, budget_seconds: float) -> Any:
+        """Run one invocation. Returns its result or raises FunctionError (its exception),
+        FunctionCrashed (it ended) or what answering one of its calls raised (an injected crash)."""
+        limit = enforced_timeout(self.spec.timeout)
+        deadline = time.monotonic() + limit
+        try:
+            self._send({"invoke": {"event": event, "request_id": request_id, "budget_seconds": budget_seconds}},
+                       deadline)
+            message, deadline = self._next(deadline, f"invocation {request_id}", event)
+        except TimeoutError:
+            self.end()  # the process group: whatever it started ends with it
+            self.on_incident(Incident(self.spec.name, "timeout", f"still running after {limit:g} s of real time "
+                                      f"(its timeout {self.spec.timeout} s, scaled by {TIMEOUT_SCALE:g})", event))
+            raise FunctionTimedOut(f"Task timed out after {self.spec.timeout} seconds "
+                                   f"(ended after {limit:g} s of real time: the sandbox compresses time)") from None
+        if "result" in message:
+            return message["result"]
+        if "error" not in message:
+            raise _Ended("it sent something that is not the sandbox's protocol")
+        error = message["error"] if isinstance(message["error"], dict) else {}
+        error_type, text = str(error.get("errorType", "Error")), str(error.get("errorMessage", ""))
+        if not message.get("fatal"):
+            raise FunctionError(error_type, text)
+        self.end()  # its process ended with the error (out of memory, an exit)
+        if error_type == "Runtime.OutOfMemory":
+            self.on_incident(Incident(self.spec.name, "out-of-memory", f"needed more than its {self.spec.memory_mb} MB",
+                                      event))
+            raise FunctionOutOfMemory(f"Runtime.OutOfMemory: {text}")
+        self.on_incident(Incident(self.spec.name, "exit", text[:300], event))
+        raise FunctionCrashed(f"{error_type}: {text}")
 
     def end(self) -> None:
         """Kill the environment's process and everything it started."""
@@ -436,7 +447,7 @@ class FunctionCalls:
         try:
             if not isinstance(call, dict) or not isinstance(call.get("params"), dict):
                 raise ValueError("a call without parameters")
-            region = call.get("region") if isinstance(call.get("region"), str) else self.region
+            region = call["region"] if isinstance(call.get("region"), str) else self.region
             client = self._client(str(call.get("service")), region, call.get("retries"))
             operation = str(call.get("operation"))
             if operation not in client.meta.service_model.operation_names:
@@ -488,7 +499,7 @@ class Environments:
         budget = remaining() / 1000 if remaining is not None else self.spec.timeout * self.spec.time_scale
         request_id = str(getattr(context, "aws_request_id", "") or uuid.uuid4())
         try:
-            result = environment.invoke(event, request_id, budget, self.answer)
+            result = environment.invoke(event, request_id, budget)
         except FunctionError:
             self._release(environment)
             raise
@@ -504,7 +515,8 @@ class Environments:
 
     def _start(self, event: Any) -> ExecutionEnvironment:
         try:
-            environment = ExecutionEnvironment(self.spec, self.region, self.runtime_dir, self.on_incident)
+            environment = ExecutionEnvironment(self.spec, self.region, self.runtime_dir, self.answer, self.on_incident,
+                                               event)
         except TimeoutError:
             self.on_incident(Incident(self.spec.name, "timeout", f"its init did not finish within {INIT_SECONDS:g} s",
                                       event))

@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 from botocore.awsrequest import AWSResponse
 
-from integration_blueprint.sandbox.errors import FunctionCrashed
+from integration_blueprint.sandbox.errors import InjectedCrash
 
 TRANSIENT_FAULTS = (
     (400, "ThrottlingException", "Rate exceeded (injected)"),
@@ -94,7 +94,7 @@ class FaultInjector:
         """One invocation of `function` under the faults: drawn from the generator of `key`, and with
         a crash armed after `crash_after` successful calls if given. A crashed invocation ends when
         its (compressed) time is up, its instance gone (the next invocation is a cold start), and
-        raises FunctionCrashed; one that left an idempotency claim open also waits its time out."""
+        raises InjectedCrash (a FunctionCrashed); one that left an idempotency claim open also waits its time out."""
         try:
             with self.invocation(key):
                 if crash_after is not None:
@@ -109,7 +109,7 @@ class FaultInjector:
             reset = getattr(function, "reset", None)
             if reset is not None:
                 reset()  # the instance died: the next invocation is a cold start with empty caches
-            raise FunctionCrashed(str(crash)) from None
+            raise InjectedCrash(str(crash)) from None
 
     def open_claims(self) -> set:
         """Idempotency records this invocation (thread) left INPROGRESS."""

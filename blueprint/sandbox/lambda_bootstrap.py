@@ -39,14 +39,16 @@ class Channel:
 
     def __init__(self, read_fd, write_fd):
         self.read_fd, self.write_fd = read_fd, write_fd
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # a call and its reply
+        self.sending = threading.Lock()  # one message at a time (a refusal may come from any thread)
 
     def send(self, message):
         data = json.dumps(message, default=_encode).encode()
         payload = struct.pack(">I", len(data)) + data
-        while payload:
-            written = os.write(self.write_fd, payload)
-            payload = payload[written:]
+        with self.sending:
+            while payload:
+                written = os.write(self.write_fd, payload)
+                payload = payload[written:]
 
     def receive(self):
         header = self._read(4)
@@ -55,11 +57,14 @@ class Channel:
         return json.loads(self._read(struct.unpack(">I", header)[0]), object_hook=_decode)
 
     def _read(self, size):
-        chunks, left = [], size
+        chunks: list = []
+        left = size
         while left:
             chunk = os.read(self.read_fd, min(left, 1 << 20))
-            if not chunk:
-                return None if left == size and not chunks else os._exit(3)
+            if not chunk:  # the sandbox closed the pipe: between messages, the end; inside one, gone
+                if left == size:
+                    return None
+                os._exit(3)
             chunks.append(chunk)
             left -= len(chunk)
         return b"".join(chunks)
@@ -221,14 +226,19 @@ def confine_mounts(own_tmp, staging, home, keep):
 
 
 def limit_memory(memory_mb):
-    """The address space this process has now (the interpreter) plus the function's memory size."""
-    import resource
+    """The address space this process has now (the interpreter) plus the function's memory size.
+    Returns None, or why the limit could not be set (no /proc, no RLIMIT_AS on this platform)."""
+    try:
+        import resource
 
-    with open("/proc/self/statm") as statm:
-        pages = int(statm.read().split()[0])
-    limit = pages * os.sysconf("SC_PAGE_SIZE") + memory_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        with open("/proc/self/statm") as statm:
+            pages = int(statm.read().split()[0])
+        limit = pages * os.sysconf("SC_PAGE_SIZE") + memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, OSError, ValueError, AttributeError) as exc:
+        return f"memory NOT IN FORCE: {exc}"
+    return None
 
 
 # --- AWS calls through the sandbox ----------------------------------------------------------------
@@ -356,15 +366,15 @@ def main():
     sys.path[:0] = settings["paths"]
     install_guards(channel, writable=[own_tmp], unreadable=settings["unreadable"],
                    readable=settings["paths"] + settings["readable"] + standard_library + [settings["staging"]])
-    limit_memory(settings["memory_mb"])
+    unlimited = limit_memory(settings["memory_mb"])
     answer_calls_through(channel)
     try:
         handler = load_handler(settings["handler"], settings["archive"])
     except LambdaError as exc:
-        channel.send({"init_error": error_payload(exc), "confined": confined})
+        channel.send({"init_error": error_payload(exc), "confined": confined, "unlimited": unlimited})
         handler = None
     else:
-        channel.send({"ready": True, "confined": confined})
+        channel.send({"ready": True, "confined": confined, "unlimited": unlimited})
     while True:
         message = channel.receive()
         if message is None:

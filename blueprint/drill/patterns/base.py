@@ -47,6 +47,8 @@ class PatternDriver:
         self.faults = faults
         self.rng = rng
         self.poison_count = round(options.records * options.poison)
+        self.conflicts_sent = 0  # records sent again with the same id and another payload
+        self.conflicts_parked = 0  # of those, how many the handler parked (neither applied nor skipped)
         self.deadline: Optional[float] = None  # time.monotonic() by which the pattern must be done
         self.deadline_seconds = 0.0
         self.parked_before = 0  # what the recovery phase found parked, and sent back
@@ -95,6 +97,10 @@ class PatternDriver:
     def invokers(self) -> list[Invoker]:
         return [v for v in vars(self).values() if isinstance(v, Invoker)]
 
+    def conflict_count(self) -> int:
+        """How many conflicting duplicates to send (none when outside the pattern's contract)."""
+        return 0 if "conflicts" in self.not_covered else round(self.options.records * self.options.conflicts)
+
     def injected(self) -> dict:
         invokers = self.invokers()
         return {"duplicates": sum(i.duplicates_delivered for i in invokers),
@@ -111,11 +117,11 @@ class PatternDriver:
         """How the team's code ran: its execution environments, what it was refused or ended for (by
         function, with the records of those invocations), the guards this machine could not enforce,
         the layers the sandbox could not provide."""
-        isolated = [f for f in {f.arn: f for f in self.sandbox.functions.values()}.values() if f.environments]
-        if not isolated:
+        environments = {f.name: f.environments for f in self.sandbox.functions.values() if f.environments is not None}
+        if not environments:
             return []
-        notes = [f"the team's code ran as Lambda runs it: {sum(f.environments.started for f in isolated)} execution "
-                 f"environment(s) of its own (one process each; {', '.join(sorted(f.name for f in isolated))})"]
+        notes = [f"the team's code ran as Lambda runs it: {sum(e.started for e in environments.values())} execution "
+                 f"environment(s) of its own (one process each; {', '.join(sorted(environments))})"]
         identify = getattr(self, "_identify", None)
         grouped: dict = {}
         for incident in self.sandbox.incidents:

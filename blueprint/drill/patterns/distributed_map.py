@@ -3,6 +3,8 @@ over them, each followed by the runbook's redrive."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import time
 from collections import Counter
@@ -67,30 +69,21 @@ class DistributedMapDriver(PatternDriver):
             next(state["Parameters"]["QueueUrl"] for state in definition["States"].values()
                  if state.get("Resource") == "arn:aws:states:::sqs:sendMessage"))
         self.batch = int((self.map_state.get("ItemBatcher") or {}).get("MaxItemsPerBatch") or 1)
+        self.conflicts: dict[str, str] = {}  # a conflicting row's text -> the id of the row it conflicts with
         self.invoker_ = self.invoker(function, 1)
         # Children run in parallel threads: crashes are planned per delivery of an item (or batch).
-        self.invoker_.item_key = _delivery_key
+        self.invoker_.item_key = self.delivery_key
         self.invoker_.crash_plan = set()
         self.sandbox.interception.wrap(self.function.name, self.invoker_)
 
-        self.header = ["invoice_id", "customer_id", "region", "billing_date", "amount"]
-        self.rows: dict[str, dict] = {}
         self.expected: dict[str, int] = {}
-        invoices = [f"INV-{i:06d}" for i in range(self.options.records)]
-        split = max(1, round(len(invoices) * UNDER_SHARE)) if len(invoices) > 1 else len(invoices)
-        under, over = invoices[:split], invoices[split:]
-        under_lines = self._lines(under)  # invoice per line, some twice (a re-sent file)
+        self.header, ids = self.row_ids()
+        split = max(1, round(len(ids) * UNDER_SHARE)) if len(ids) > 1 else len(ids)
+        under, over = ids[:split], ids[split:]
+        under_lines = self._lines(under)  # row per line, some twice (a re-sent file)
         over_lines = self._lines(over)
         self.poison_ids, self.poison_under = self._place_poison(under_lines, over_lines)
-        for i, invoice in enumerate(invoices):
-            customer = f"C-{i:06d}"
-            if invoice in self.poison_ids:
-                amount = "not-a-number"
-            else:
-                cents = 100 + self.rng.randrange(100_000)
-                amount = f"{cents // 100}.{cents % 100:02d}"
-                self.expected[customer] = cents
-            self.rows[invoice] = dict(zip(self.header, [invoice, customer, "eu", "2026-11-01", amount]))
+        self.rows = self.make_rows(ids)
         if "crashes" not in self.not_covered:
             keys = sorted({_batch_key(under_lines[i:i + self.batch]) for i in range(0, len(under_lines), self.batch)}
                           - {_batch_key([p]) for p in self.poison_ids})
@@ -99,12 +92,54 @@ class DistributedMapDriver(PatternDriver):
         s3 = self.client("s3")
         for _, key, lines in self.nights:
             if lines:
-                body = "\n".join([",".join(self.header)] + [",".join(self.rows[i][h] for h in self.header) for i in lines])
-                s3.put_object(Bucket=self.bucket, Key=key, Body=body.encode())
+                s3.put_object(Bucket=self.bucket, Key=key, Body=self._csv([self.rows[i] for i in lines]).encode())
         self.runs: dict[str, dict] = {}
         self.status = self.rerun_status = "not run"
 
+    def row_ids(self) -> tuple[list[str], list[str]]:
+        """The CSV's header and its rows' ids, in file order: N invoices, one customer each."""
+        return ["invoice_id", "customer_id", "region", "billing_date", "amount"], \
+            [f"INV-{i:06d}" for i in range(self.options.records)]
+
+    def make_rows(self, ids: list[str]) -> dict[str, dict]:
+        """The rows by id (every value CSV text): the poison with an amount that is not a number."""
+        rows = {}
+        for i, invoice in enumerate(ids):
+            customer = f"C-{i:06d}"
+            if invoice in self.poison_ids:
+                amount = "not-a-number"
+            else:
+                cents = 100 + self.rng.randrange(100_000)
+                amount = f"{cents // 100}.{cents % 100:02d}"
+                self.expected[customer] = cents
+            rows[invoice] = dict(zip(self.header, [invoice, customer, "eu", "2026-11-01", amount]))
+        return rows
+
+    def row_id(self, row: Any) -> Optional[str]:
+        """Which of the drill's rows an item is."""
+        return row.get("invoice_id") if isinstance(row, dict) else None
+
+    def delivery_key(self, event: Any) -> Optional[str]:
+        """Which item (or batch: its first item) a delivery carries, for per-delivery faults; a
+        conflicting copy of a row is a delivery of its own."""
+        rows = event["Items"] if isinstance(event, dict) and isinstance(event.get("Items"), list) else [event]
+        first = next(iter(rows), None)
+        conflict = self.conflicts.get(json.dumps(first, sort_keys=True)) if isinstance(first, dict) else None
+        if conflict is not None:
+            return f"conflict:{conflict}"
+        if not isinstance(event, dict):
+            return None
+        return _batch_key([self.row_id(row) for row in rows if isinstance(row, dict)])
+
+    def _csv(self, rows: list[dict]) -> str:
+        text = io.StringIO()
+        writer = csv.writer(text, lineterminator="\n")
+        writer.writerow(self.header)
+        writer.writerows([row.get(column, "") for column in self.header] for row in rows)
+        return text.getvalue().rstrip("\n")
+
     def _lines(self, invoices: list[str]) -> list[str]:
+        """The ids of a night's file, line by line."""
         lines = []
         for invoice in invoices:
             lines.append(invoice)
@@ -148,7 +183,37 @@ class DistributedMapDriver(PatternDriver):
             alerts = [json.loads(m["Body"]) for m in self.drain_queue_messages(self.ops_queue_url)]
             self.runs[night]["ops_alerts"] = len(alerts)
             self.runs[night]["alerted_errors"] = sorted({str(a.get("error")) for a in alerts if isinstance(a, dict)})
+            if night == "under" and self.conflict_count():
+                self.conflicts_status = self.send_conflicts(step)
         self.status = ", ".join(f"{night} {run['status']}" for night, run in self.runs.items())
+
+    def send_conflicts(self, step: Step) -> str:
+        """Invoices the first night recorded, sent again with another amount in a file of their own
+        (a corrected file re-sent under the same invoice ids), run as an execution of its own: the
+        item handler must refuse each (the item fails), neither recording nor skipping it. Returns
+        what the run did; its ops alerts are its own, not the nights'."""
+        ddb = self.client("dynamodb")
+        recorded = sorted(f"INV-{item['customer_id']['S'][2:]}" for page in ddb.get_paginator("scan").paginate(
+            TableName=self.ledger) for item in page["Items"] if item["customer_id"]["S"] in self.expected)
+        rows = []
+        for invoice in recorded[:self.conflict_count()]:
+            row = {**self.rows[invoice], "amount": f"{float(self.rows[invoice]['amount']) + 0.01:.2f}"}
+            self.conflicts[json.dumps(row, sort_keys=True)] = invoice
+            rows.append(row)
+        self.conflicts_sent = len(rows)
+        if not rows:
+            return "none sent"
+        key = "incoming/drill-conflicts.csv"
+        self.client("s3").put_object(Bucket=self.bucket, Key=key, Body=self._csv(rows).encode())
+        run = self._run("drill-conflicts", key, step, 0.45, 0.5)
+        alerts = len(self.drain_queue_messages(self.ops_queue_url))
+        if self.result_prefix is not None:  # the run's failed items, from its ResultWriter manifest
+            refused = {json.dumps(item, sort_keys=True) for item in run["undone"]} & set(self.conflicts)
+        else:
+            refused = {text for text, invoice in self.conflicts.items()
+                       if self.invoker_.outcomes.get(f"conflict:{invoice}") == "failed"}
+        self.conflicts_parked = len(refused)
+        return f"execution {run['status']}, {len(refused)} refused, {alerts} ops alert(s)"
 
     def _run(self, name: str, key: str, step: Step, start: float, end: float) -> dict:
         """Start an execution over `key`, wait for it, and read what it left undone from its manifest."""
@@ -162,7 +227,7 @@ class DistributedMapDriver(PatternDriver):
 
     def _file_invoices(self, key: str) -> list[str]:
         body = self.client("s3").get_object(Bucket=self.bucket, Key=key)["Body"].read().decode()
-        return [line.split(",", 1)[0] for line in body.splitlines()[1:] if line]
+        return [row_id for row in csv.DictReader(io.StringIO(body)) if (row_id := self.row_id(row)) is not None]
 
     def _manifests(self) -> set:
         if self.result_prefix is None:
@@ -224,7 +289,7 @@ class DistributedMapDriver(PatternDriver):
 
     def _failed_items(self) -> set:
         """Invoice ids still not done after the runbook's redrives."""
-        return {str(item.get("invoice_id")) for run in self.runs.values() for item in run.get("still_undone", [])
+        return {str(self.row_id(item)) for run in self.runs.values() for item in run.get("still_undone", [])
                 if isinstance(item, dict)}
 
     # ---- the check -----------------------------------------------------------------------------
@@ -254,7 +319,7 @@ class DistributedMapDriver(PatternDriver):
             retries=max(0, self.invoker_.invocations - self.invoker_.duplicates_delivered - children))
         report.lost = report.sent - report.processed_once - report.unrecoverable
         report.injected = {"poison_under_threshold": self.poison_under, "dynamodb_outage_runs": int("over" in self.runs)}
-        report.notes.extend(self._night_notes())
+        report.notes.extend(self._night_notes() + self.conflict_notes())
         wrong = unrecoverable - self.poison_ids
         if wrong:
             report.notes.append(f"{len(wrong)} valid invoices failed, e.g. {sorted(wrong)[:3]}")
@@ -275,6 +340,12 @@ class DistributedMapDriver(PatternDriver):
                          f"{run.get('redrives', 0)} redrive(s), {len(run.get('still_undone', []))} still failed")
         return notes
 
+    def conflict_notes(self) -> list[str]:
+        if not self.conflicts_sent:
+            return []
+        return [f"{self.conflicts_sent} conflicting row(s) (an invoice id already recorded, another amount) re-sent "
+                f"in a file of their own: {self.conflicts_status}"]
+
     def _scenario_failure(self) -> str:
         """The failure path's own contract: under the threshold the run succeeds quietly, over it the
         run fails and alerts (unless the Map tolerates every failure)."""
@@ -290,13 +361,6 @@ class DistributedMapDriver(PatternDriver):
 
 def _errors(names: list[str]) -> str:
     return f" ({', '.join(names)})" if names else ""
-
-
-def _delivery_key(event: Any) -> Optional[str]:
-    """Which item (or batch: its first item) a delivery carries, for per-delivery faults."""
-    if isinstance(event, dict) and isinstance(event.get("Items"), list):
-        return _batch_key([row.get("invoice_id") for row in event["Items"] if isinstance(row, dict)])
-    return _batch_key([event.get("invoice_id")]) if isinstance(event, dict) else None
 
 
 def _batch_key(invoices: list) -> str:

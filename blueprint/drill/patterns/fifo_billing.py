@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections import Counter, defaultdict
@@ -10,6 +11,7 @@ from integration_blueprint.drill import hot_key
 from integration_blueprint.drill.patterns.base import PatternDriver, Step
 from integration_blueprint.drill.report import PatternReport
 from integration_blueprint.handlers.runtime import config as handler_config
+from integration_blueprint.handlers.runtime.billing import Charge
 from integration_blueprint.redrive.dispatch import rerun_async_failures
 from integration_blueprint.redrive.move import move_messages
 from integration_blueprint.redrive.parked import list_parked
@@ -130,12 +132,37 @@ class FifoBillingDriver(PatternDriver):
         self.redriven_messages: Counter = Counter()  # charge key -> times moved back from the DLQ
         self.runs: dict[str, list] = {}
         self.parked_runs: list = []
+        self.conflict_bodies: set[str] = set()  # the conflicting duplicates the drill sent
 
     def _received(self, event: dict, context=None):
         for record in event.get("Records", []):
+            if record["body"] in self.conflict_bodies:
+                continue  # the drill's own second message for that key, not the dispatcher's
             key = json.loads(record["body"]).get("idempotency_key")
             self.received[f"charge#{key}"].add(record["messageId"])
         return self.consumer(event, context)
+
+    def send_conflicts(self) -> None:
+        """Charges already in the ledger, enqueued again with their key and another amount (a
+        producer that recomputed a charge and re-sent it, under a deduplication id of its own): the
+        consumer must park each, neither charging nor skipping it."""
+        ddb = self.client("dynamodb")
+        entries: list[dict] = []
+        for key, amount in sorted(self.expected.items()):
+            if len(entries) == self.conflict_count():
+                break
+            tenant, employee, month = key.removeprefix("charge#").split(":")
+            row = ddb.get_item(TableName=self.ledger, Key={"pk": {"S": tenant}, "sk": {"S": key}}).get("Item")
+            if row is None:
+                continue
+            charge = Charge(tenant=tenant, employee=employee, month=month, amount=amount + 1, currency="EUR")
+            body = charge.to_message()
+            self.conflict_bodies.add(body)
+            entries.append({"Id": str(len(entries) % 10), "MessageBody": body, "MessageGroupId": charge.message_group_id,
+                            "MessageDeduplicationId": hashlib.sha256(body.encode()).hexdigest()})
+        for start in range(0, len(entries), 10):
+            self.sandbox.sqs.send_message_batch(QueueUrl=self.charges_url, Entries=entries[start:start + 10])
+        self.conflicts_sent = len(entries)
 
     @staticmethod
     def _employee(tenant: str, employee: str, amount: int) -> dict:
@@ -159,7 +186,10 @@ class FifoBillingDriver(PatternDriver):
             self.runs[month] = [self.sandbox.fire_schedule(self.schedule, scheduled)]
         finally:
             self.faults.outage = False
-        self._drain(step, 0.0, 0.7)
+        self._drain(step, 0.0, 0.6)
+        if self.conflict_count():
+            self.send_conflicts()  # once the first month is charged: the first amount is the one applied
+            self._drain(step, 0.6, 0.7)
 
     def _drain(self, step: Step, start: float, end: float) -> None:
         total = max(self.sent, 1)
@@ -181,7 +211,8 @@ class FifoBillingDriver(PatternDriver):
         self._drain(step, 0.7, 0.8)
         moved = move_messages(self.sandbox.sqs, self.dlq_url, self.charges_url)
         for message in moved.moved:
-            self.redriven_messages["charge#" + str((message.json or {}).get("idempotency_key"))] += 1
+            if message.body not in self.conflict_bodies:
+                self.redriven_messages["charge#" + str((message.json or {}).get("idempotency_key"))] += 1
         self.redriven = len(set(self.redriven_messages)
                             | {key for key, month in self.month_of.items() if month in rerun_months})
         self._drain(step, 0.8, 0.99)
@@ -197,7 +228,9 @@ class FifoBillingDriver(PatternDriver):
                 if item["pk"]["S"] == HOT_TENANT:
                     hot_items.append(item)
         parked = self.drain_queue_messages(self.dlq_url)
-        parked_keys = {"charge#" + json.loads(m["Body"])["idempotency_key"] for m in parked}
+        self.conflicts_parked = len({m["Body"] for m in parked} & self.conflict_bodies)
+        parked_keys = {"charge#" + json.loads(m["Body"])["idempotency_key"] for m in parked
+                       if m["Body"] not in self.conflict_bodies}
         still_parked_runs = self.drain_queue_messages(self.failed_runs_url)
         parked_months = {_billed_month(json.loads(m["Body"]).get("requestPayload") or {}) for m in still_parked_runs}
         parked_keys |= {key for key, month in self.month_of.items() if month in parked_months}

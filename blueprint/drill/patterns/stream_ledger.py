@@ -11,9 +11,13 @@ from integration_blueprint.drill.patterns.base import PatternDriver, Step
 from integration_blueprint.drill.report import PatternReport
 from integration_blueprint.handlers.reference.reference_ledger import guard_item_key
 from integration_blueprint.handlers.runtime import config as handler_config
+from integration_blueprint.handlers.runtime.conflicts import ConflictingDuplicate
 from integration_blueprint.handlers.runtime.stream_records import effect_key
 from integration_blueprint.redrive.parked import list_parked
 from integration_blueprint.redrive.stream import redrive_stream
+
+# How the stream runtime names a conflicting duplicate it parked (handlers/runtime/conflicts.py).
+CONFLICT_ERROR = ConflictingDuplicate.__name__
 
 # The account that takes hot_key.HOT_KEY_SHARE of the stream's events.
 HOT_ACCOUNT = "acct-hot"
@@ -101,6 +105,7 @@ class StreamLedgerDriver(PatternDriver):
     def drive(self, step: Step) -> None:
         total = max(self.options.records, 1)
         read = polls = 0
+        conflicts_due = self.conflict_count() > 0
         while True:
             self.check_deadline(f"reading the stream ({read} of {self.options.records} records read)")
             moved = self.poll_stream(polls)
@@ -109,8 +114,29 @@ class StreamLedgerDriver(PatternDriver):
             for mapping in self.retry_mappings:
                 moved += mapping.poll_once()
             step(min(read / total, 0.9))
+            if not moved and conflicts_due:
+                conflicts_due = False
+                moved = self.send_conflicts()
             if not moved:
                 return
+
+    def send_conflicts(self) -> int:
+        """Events already applied, sent again with their id and another amount (a producer that
+        changed an event and re-sent it): the consumer must park each, neither applied nor skipped.
+        Sent once the stream is read, so the first payload is the one applied."""
+        ddb = self.client("dynamodb")
+        conflicts: list[dict] = []
+        for account, amount in sorted(self.expected.items()):
+            if len(conflicts) == self.conflict_count():
+                break
+            item = ddb.get_item(TableName=self.ledger, Key={"account": {"S": account}}).get("Item") or {}
+            if item.get("applied", {}).get("N") == "1":
+                conflicts.append({"eventId": self.event_of_account[account], "account": account, "amount": amount + 1})
+        if conflicts:
+            self.kinesis.put_records(StreamName=self.stream_mapping.stream_name, Records=[
+                {"Data": json.dumps(e).encode(), "PartitionKey": e["account"]} for e in conflicts])
+        self.conflicts_sent = len(conflicts)
+        return len(conflicts)
 
     def poll_stream(self, index: int) -> int:
         """The index-th read of the stream (one batch per shard); returns the records read."""
@@ -137,18 +163,28 @@ class StreamLedgerDriver(PatternDriver):
 
     def _ids_of(self, body: dict) -> set:
         if "data" in body:
-            return {json.loads(base64.b64decode(body["data"]))["eventId"]}
+            return known_ids({self._record_id(base64.b64decode(body["data"]))})
         if "KinesisBatchInfo" in body:
             return self._read_range(body["KinesisBatchInfo"])
         return set()
 
+    def _record_id(self, data: bytes) -> Optional[str]:
+        """Which of the drill's records a stream record's data is."""
+        return json.loads(data)["eventId"]
+
     def _parked_event_ids(self) -> tuple[set, int]:
-        """Event ids of everything parked for a human, and the messages that held them."""
-        ids, messages = set(), 0
+        """Event ids of everything parked for a human, and the messages that held them; the
+        conflicting duplicates the consumer parked are counted apart (conflicts_parked)."""
+        ids, messages, conflicts = set(), 0, set()
         for url in self.parking_urls:
             for message in self.drain_queue_messages(url):
                 messages += 1
-                ids |= self._ids_of(json.loads(message["Body"]))
+                body = json.loads(message["Body"])
+                if (body.get("error") or {}).get("type") == CONFLICT_ERROR:
+                    conflicts.add(body.get("sequenceNumber"))
+                else:
+                    ids |= self._ids_of(body)
+        self.conflicts_parked = len(conflicts)
         return ids, messages
 
     def _read_range(self, info: dict) -> set:
@@ -165,7 +201,7 @@ class StreamLedgerDriver(PatternDriver):
             for record in page["Records"]:
                 if int(record["SequenceNumber"]) > end:
                     return ids
-                ids.add(json.loads(record["Data"])["eventId"])
+                ids |= known_ids({self._record_id(record["Data"])})
             if not page["Records"]:
                 return ids
             iterator = page.get("NextShardIterator")
@@ -220,10 +256,20 @@ class StreamLedgerDriver(PatternDriver):
                                records=len(self.hot_amounts), sent=self.options.records, lasting_items_bound=1)
 
 
+def known_ids(ids: set[Optional[str]]) -> set[str]:
+    """The ids of the drill's own records among `ids` (None: a record it did not send)."""
+    return {i for i in ids if i is not None}
+
+
 class IdempotentStreamDriver(StreamLedgerDriver):
     name = "idempotent_stream"
     component = "IdempotentStreamConsumer"
     consumer_handler = "integration_blueprint.handlers.reference.ledger_idempotent_consumer.lambda_handler"
+
+
+# Why the non-idempotent stream gets no conflicting duplicates.
+NO_IDEMPOTENCY_KEY = ("the pattern keeps no idempotency key by definition: an event id seen before arrives as another "
+                      "record (its own sequence number) and is applied")
 
 
 class RetryLaneOutage(StreamLedgerDriver):
@@ -281,6 +327,7 @@ class NonIdempotentStreamDriver(RetryLaneOutage):
     name = "non_idempotent_stream"
     component = "NonIdempotentStreamConsumer"
     consumer_handler = "integration_blueprint.handlers.reference.ledger_app_dlq_consumer.lambda_handler"
+    not_covered = {"conflicts": NO_IDEMPOTENCY_KEY}
     # The Retry-DLQ lane is at-least-once on SQS's side and made exactly-once by the effect key
     # (handlers/runtime/app_dlq_stream.py): it gets duplicates and crashes like every other pattern.
     faulted_lane = "aws:sqs"

@@ -11,6 +11,8 @@ record the team's code refuses is parked and counted as such, and fails the dril
 from __future__ import annotations
 
 import base64
+import dataclasses
+import hashlib
 import json
 import math
 import re
@@ -20,8 +22,9 @@ from integration_blueprint.drill.effects import EffectLog, judge
 from integration_blueprint.drill.patterns.base import PatternDriver, Step
 from integration_blueprint.drill.patterns.distributed_map import DistributedMapDriver
 from integration_blueprint.drill.patterns.fifo_billing import FifoBillingDriver
-from integration_blueprint.drill.patterns.stream_ledger import RetryLaneOutage, StreamLedgerDriver
+from integration_blueprint.drill.patterns.stream_ledger import RetryLaneOutage, StreamLedgerDriver, known_ids
 from integration_blueprint.drill.report import PatternReport
+from integration_blueprint.drill.samples import SampleIndex, identifying_values
 from integration_blueprint.handlers.runtime import config as handler_config
 from integration_blueprint.handlers.runtime.billing import Charge
 from integration_blueprint.preview.recording import RecordedStack
@@ -36,15 +39,34 @@ STREAM = "aws:kinesis/stream:Stream"
 STREAM_CONSUMER = "aws:kinesis/streamConsumer:StreamConsumer"
 STATE_MACHINE = "aws:sfn/stateMachine:StateMachine"
 
+# What code meeting a payload of another shape than it was written for raises (a missing field, a
+# wrong type), as the journal or the runtime's error names it: the report then points at --sample-records.
+PAYLOAD_ERRORS = ("KeyError", "TypeError", "AttributeError", "IndexError")
+
 TEAM_NOT_COVERED = {"poison": "the drill cannot know which records a team's code refuses: every record it sends "
-                              "is valid, and one the code parks fails the drill"}
+                              "is valid, and one the code parks fails the drill",
+                    "conflicts": "the drill cannot know what the team's code takes for the same record (its "
+                                 "idempotency key), so it cannot change a record and keep its id"}
 
 
 class TeamCodeDriver(PatternDriver):
-    """What the team-code drivers share: the effect log and the report it gives."""
+    """What the team-code drivers share: the team's own records if it gave some, the effect log and
+    the report it gives."""
 
     not_covered = TEAM_NOT_COVERED
     lane = ""  # which function of the component the drill feeds, in words
+
+    def __init__(self, sandbox, options, faults, rng):
+        # The team's own records for this instance (--sample-records), sent each once: the record
+        # count is theirs, and the crashes are planned over the invocations they make.
+        self.sample: Optional[list] = options.samples.get(self.instances(sandbox.recorded)[0].name)
+        if self.sample is not None:
+            options = dataclasses.replace(options, records=len(self.sample))
+        super().__init__(sandbox, options, faults, rng)
+        self.index = SampleIndex()  # every record the drill sends, by its payload
+
+    def sample_note(self) -> list[str]:
+        return [f"sent the team's own {len(self.sample)} record(s) (--sample-records)"] if self.sample else []
 
     @classmethod
     def deploys(cls, handler: str) -> bool:
@@ -113,6 +135,10 @@ class TeamCodeDriver(PatternDriver):
         if log.errors:
             report.notes.append("the team's code raised: " + "; ".join(
                 f"{message} ({count}x)" for message, count in log.errors.most_common(2)))
+            if self.sample is None and any(error in message for message in log.errors for error in PAYLOAD_ERRORS):
+                report.notes.append(f"code written for your own records: give the drill some, --sample-records "
+                                    f"{self.instances(self.sandbox.recorded)[0].name}=FILE (docs/drill.md has the "
+                                    "payload the drill sends by default)")
         if verdict.duplicated:
             report.notes.append(f"{len(verdict.duplicated)} record(s) with a duplicate effect, e.g. "
                                 + " | ".join(verdict.examples()))
@@ -121,7 +147,7 @@ class TeamCodeDriver(PatternDriver):
             report.notes.append(f"{len(lost)} record(s) handled with no effect at all, e.g. {lost[:3]}")
         if parked:
             report.notes.append(f"{len(parked)} valid record(s) still parked after the redrive, e.g. {sorted(parked)[:3]}")
-        report.notes.extend(self.fault_notes())
+        report.notes.extend(self.sample_note() + self.fault_notes())
         return report
 
 
@@ -150,37 +176,50 @@ class TeamStreamDriver(TeamCodeDriver, StreamLedgerDriver):
         self.parking_urls = [self.sandbox.dead_letter_queue(m.queue_arn).url for m in self.retry_mappings]
         self.kinesis = self.client("kinesis")
         self.poison_count = 0
-        self.events: dict[str, dict] = {}
-        for i in range(self.options.records):
+        self.events: dict[str, dict] = {}  # record id -> the payload sent
+        partition_keys: dict[str, str] = {}
+        for i, payload in enumerate(self.sample or []):
+            record_id = f"line {i + 1}"
+            self.events[record_id], partition_keys[record_id] = payload, record_id
+            self.index.add(record_id, payload, identifying_values(payload))
+        for i in range(0 if self.sample else self.options.records):
             event_id = f"evt-{i:06d}"
             self.events[event_id] = {"eventId": event_id, "account": f"acct-{i % self.ACCOUNTS:04d}",
                                      "amount": 100 + self.rng.randrange(900)}
+            partition_keys[event_id] = self.events[event_id]["account"]
+            self.index.add(event_id, self.events[event_id], (event_id, self.events[event_id]["account"],
+                                                             str(self.events[event_id]["amount"])))
         self.log = self.effect_log(find=self._named)
         self.invoker_ = self.invoker(function, self.stream_mapping.settings.batch_size)
         self.sandbox.interception.wrap(function.name, self.invoker_)
         self.refetched = 0
-        events = list(self.events.values())
-        for start in range(0, len(events), 500):
+        ids = list(self.events)
+        for start in range(0, len(ids), 500):
             self.kinesis.put_records(StreamName=self.stream_mapping.stream_name, Records=[
-                {"Data": json.dumps(e).encode(), "PartitionKey": e["account"]} for e in events[start:start + 500]])
+                {"Data": json.dumps(self.events[i]).encode(), "PartitionKey": partition_keys[i]}
+                for i in ids[start:start + 500]])
 
-    def _values(self, event_id: str) -> tuple[str, ...]:
-        event = self.events.get(event_id)
-        return (event_id, str(event["account"]), str(event["amount"])) if event else (event_id,)
+    def _record_id(self, data: bytes) -> Optional[str]:
+        try:
+            return self.index.record_of(json.loads(data))
+        except (TypeError, ValueError):
+            return None
 
     def _identify(self, event: Any) -> dict[str, tuple[str, ...]]:
         ids: set[str] = set()
         for record in (event or {}).get("Records", []) if isinstance(event, dict) else []:
             try:
                 if "kinesis" in record:
-                    ids.add(json.loads(base64.b64decode(record["kinesis"]["data"]))["eventId"])
+                    ids |= known_ids({self._record_id(base64.b64decode(record["kinesis"]["data"]))})
                 elif "body" in record:
                     ids |= self._ids_of(json.loads(record["body"]))
             except (KeyError, TypeError, ValueError):
                 continue  # not one of the drill's records: its writes are attributed by what they name
-        return {event_id: self._values(event_id) for event_id in ids}
+        return {event_id: self.index.values[event_id] for event_id in ids}
 
     def _named(self, text: str) -> Optional[str]:
+        if self.sample:
+            return self.index.named(text)
         named = set(self.EVENT_ID.findall(text)) & set(self.events)
         return named.pop() if len(named) == 1 else None
 
@@ -207,6 +246,7 @@ class TeamFifoBillingDriver(TeamCodeDriver):
     lane = "the charges queue's consumer (consumer_handler/consumer_code)"
     MONTHS = ("2026-10", "2026-11")
     EMPLOYEES_PER_TENANT = 10
+    SAMPLE_GROUPS = 10  # message groups the team's own records are spread over
 
     @classmethod
     def drives(cls, recorded: RecordedStack, source_arn: str) -> bool:
@@ -227,6 +267,10 @@ class TeamFifoBillingDriver(TeamCodeDriver):
         self.log = self.effect_log()
         self.consumer = self.invoker(function, self.mapping.batch_size, "consumer")
         self.sandbox.interception.wrap(function.name, self.consumer)
+        self.records: list[str] = []  # the drill's records by id, in the order sent
+        if self.sample is not None:
+            self._send_sample()
+            return
         employees = max(1, math.ceil(self.options.records / len(self.MONTHS)))
         self.charges: dict[str, Charge] = {}
         accounts = function.environment.get(handler_config.ACCOUNTS_TABLE_NAME)
@@ -245,28 +289,49 @@ class TeamFifoBillingDriver(TeamCodeDriver):
             for start in range(0, len(items), 25):
                 ddb.batch_write_item(RequestItems={accounts: [{"PutRequest": {"Item": it}} for it in items[start:start + 25]]})
         charges = sorted(self.charges.values(), key=lambda c: (c.month, c.tenant, c.employee))
-        for start in range(0, len(charges), 10):
+        for charge in charges:
+            self.records.append(charge.idempotency_key)
+            self.index.add(charge.idempotency_key, json.loads(charge.to_message()),
+                           (charge.tenant, charge.employee, charge.month, str(charge.amount)))
+        self._send([(c.to_message(), c.message_group_id, c.deduplication_id) for c in charges])
+
+    def _send_sample(self) -> None:
+        """The team's records as message bodies, in SAMPLE_GROUPS message groups (the drill cannot know
+        the team's grouping), each deduplicated by its own content."""
+        messages = []
+        for i, payload in enumerate(self.sample or []):
+            record_id, body = f"line {i + 1}", json.dumps(payload)
+            self.records.append(record_id)
+            self.index.add(record_id, payload, identifying_values(payload))
+            messages.append((body, f"drill-{i % self.SAMPLE_GROUPS}", hashlib.sha256(body.encode()).hexdigest()))
+        self._send(messages)
+
+    def _send(self, messages: list[tuple[str, str, str]]) -> None:
+        """(body, group id, deduplication id) of each message, into the charges queue in order."""
+        for start in range(0, len(messages), 10):
             self.sandbox.sqs.send_message_batch(QueueUrl=self.mapping.queue_url, Entries=[
-                {"Id": str(n), "MessageBody": c.to_message(), "MessageGroupId": c.message_group_id,
-                 "MessageDeduplicationId": c.deduplication_id} for n, c in enumerate(charges[start:start + 10])])
+                {"Id": str(n), "MessageBody": body, "MessageGroupId": group, "MessageDeduplicationId": dedup}
+                for n, (body, group, dedup) in enumerate(messages[start:start + 10])])
+
+    def _record_of_body(self, body: Any) -> Optional[str]:
+        try:
+            return self.index.record_of(json.loads(body))
+        except (TypeError, ValueError):
+            return None
 
     def _identify(self, event: Any) -> dict[str, tuple[str, ...]]:
         found: dict[str, tuple[str, ...]] = {}
         for record in (event or {}).get("Records", []) if isinstance(event, dict) else []:
-            try:
-                key = json.loads(record["body"])["idempotency_key"]
-            except (KeyError, TypeError, ValueError):
-                continue
-            charge = self.charges.get(key)
-            if charge is not None:
-                found[key] = (charge.tenant, charge.employee, charge.month, str(charge.amount))
+            record_id = self._record_of_body(record.get("body")) if isinstance(record, dict) else None
+            if record_id is not None:
+                found[record_id] = self.index.values[record_id]
         return found
 
     def drive(self, step: Step) -> None:
         self._drain(step, 0.0, 0.8)
 
     def _drain(self, step: Step, start: float, end: float) -> None:
-        total = max(len(self.charges), 1)
+        total = max(len(self.records), 1)
         while self.mapping.poll_once():
             self.check_deadline("draining the charges queue")
             step(start + (end - start) * min(self.mapping.stats.messages_deleted / total, 1.0))
@@ -280,12 +345,12 @@ class TeamFifoBillingDriver(TeamCodeDriver):
     def verify(self) -> PatternReport:
         parked = set()
         for message in self.drain_queue_messages(self.dlq_url):
-            try:
-                parked.add(json.loads(message["Body"])["idempotency_key"])
-            except (KeyError, TypeError, ValueError):
+            record_id = self._record_of_body(message["Body"])
+            if record_id is None:
                 raise SandboxError(f"{self.name}: a message the drill did not send is in the DLQ: "
-                                   f"{message['Body'][:80]}") from None
-        return self.effects_report(self.log, self.mapping.function.name, self._identify, set(self.charges), parked,
+                                   f"{message['Body'][:80]}")
+            parked.add(record_id)
+        return self.effects_report(self.log, self.mapping.function.name, self._identify, set(self.records), parked,
                                    self.consumer.invocations, self.mapping.stats.messages_failed)
 
 
@@ -336,11 +401,33 @@ class TeamDistributedMapDriver(TeamCodeDriver, DistributedMapDriver):
         self.log = self.effect_log()
         self.drive_items(function)
 
+    def row_ids(self) -> tuple[list[str], list[str]]:
+        """The team's own rows (--sample-records: a column per key, in order of first appearance), or
+        the reference invoices."""
+        if self.sample is None:
+            return super().row_ids()
+        header = list(dict.fromkeys(column for record in self.sample for column in record))
+        return header, [f"line {i + 1}" for i in range(len(self.sample))]
+
+    def make_rows(self, ids: list[str]) -> dict[str, dict]:
+        """Each row as the Map's ItemReader hands it over (every value CSV text), indexed by its text."""
+        if self.sample is None:
+            rows = super().make_rows(ids)
+            for record_id, row in rows.items():
+                self.index.add(record_id, row, (row["invoice_id"], row["customer_id"]))
+            return rows
+        rows = {}
+        for record_id, record in zip(ids, self.sample):
+            rows[record_id] = {column: _csv_text(record.get(column)) for column in self.header}
+            self.index.add(record_id, rows[record_id], identifying_values(rows[record_id]))
+        return rows
+
+    def row_id(self, row: Any) -> Optional[str]:
+        return self.index.record_of(row)
+
     def _identify(self, event: Any) -> dict[str, tuple[str, ...]]:
-        row = self.rows.get(str(event.get("invoice_id"))) if isinstance(event, dict) else None
-        if row is None:
-            return {}
-        return {row["invoice_id"]: (row["invoice_id"], row["customer_id"])}
+        rows = event["Items"] if isinstance(event, dict) and isinstance(event.get("Items"), list) else [event]
+        return {record_id: self.index.values[record_id] for record_id in known_ids({self.index.record_of(row) for row in rows})}
 
     def verify(self) -> PatternReport:
         failed = self._failed_items()
@@ -349,6 +436,13 @@ class TeamDistributedMapDriver(TeamCodeDriver, DistributedMapDriver):
                                      max(0, self.invoker_.invocations - self.invoker_.duplicates_delivered - len(self.rows)))
         report.notes.append(f"execution {self.status}; re-run of the failed items: {self.rerun_status}")
         return report
+
+
+def _csv_text(value: Any) -> str:
+    """A value as the Map's ItemReader hands it over: CSV text (an object or list as its JSON)."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 # By component: the driver for an instance whose consumer runs the team's own code.
