@@ -61,7 +61,7 @@ class BlueprintProvider(ComponentProvider):
                               lambda found: to_schema.get(found.group(0), found.group(0)), text)
 
             if all(each.arg in to_schema for each in refusal.refusals):  # every refusal of the call, each named
-                _refuse([InputPropertyErrorDetails(property_path=to_schema[each.arg], reason=in_schema_names(str(each)))
+                _refuse([InputPropertyErrorDetails(property_path=to_schema[str(each.arg)], reason=in_schema_names(str(each)))
                          for each in refusal.refusals])
             # errors=[] and not None: pulumi 3.272's server reads the status's trailing metadata,
             # which it only sets when a list of property errors is given.
