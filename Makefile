@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # turns that off: every test worker, CLI run and policy pack would otherwise recompile them.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: test test-slow test-all test-package install preview local lint docs validators mermaid node-fixtures sdk
+.PHONY: test test-slow test-all test-package install preview local lint docs validators mermaid node-fixtures corpus-venvs sdk
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,12 @@ $(NODE_FIXTURES): tests/node/package-lock.json
 
 node-fixtures: $(NODE_FIXTURES)
 
+# The virtualenvs of the corpus programs pinned to other SDK versions (pulumi 3.80/3.86, pulumi-aws 5
+# and 6; their requirements.txt), built once into ~/.cache/blueprint/corpus-venvs by pip (about 25 MB
+# of downloads, kept in pip's cache), never by a test.
+corpus-venvs: $(VENV)/.installed
+	$(PY) tools/corpus_venvs.py
+
 # The suite in two tiers: `make test` every behaviour short of a whole end-to-end run (<= 60 s on 2 cores),
 # `make test-slow` the end-to-end tier (program corpus, TypeScript programs, drills, the plugin), and
 # `make test-all` both in one run. CI runs `make test` and then `make test-slow`.
@@ -53,10 +59,10 @@ PYTEST := $(PY) -m pytest -q -n auto --dist worksteal
 test: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES)
 	$(PYTEST) -m "not slow and not wheel"
 
-test-slow: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES)
+test-slow: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES) corpus-venvs
 	$(PYTEST) -m "slow and not wheel"
 
-test-all: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES)
+test-all: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES) corpus-venvs
 	$(PYTEST) -m "not wheel"
 
 # The package as a team gets it: build the wheel, install it into a fresh virtualenv, run the

@@ -87,7 +87,7 @@ def _run_preview(args: argparse.Namespace) -> int:
     try:
         result = run_preview(_program_dir(args), stack=args.stack, policy_config_path=policy_config_path,
                              unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict,
-                             timeout=args.timeout)
+                             timeout=args.timeout, stack_references=dict(args.stack_reference or []))
     except Exception as exc:  # noqa: BLE001 - a bug of the tool is reported too, as a tool error
         result = failed_preview(_program_dir(args, required=False), exc, stack=args.stack, unknowns=args.unknowns,
                                 policy_config_path=policy_config_path, strict=args.strict)
@@ -134,7 +134,13 @@ def add_preview_command(subparsers) -> None:
                         help="leave outputs unknown, as in a first `pulumi preview`")
     parser.add_argument("--strict", action="store_true",
                         help="exit 2 when a remote (multi-language) component could not be expanded, so the "
-                             "resources it would create went unchecked (default: reported, not a failure)")
+                             "resources it would create went unchecked, or a referenced stack's outputs could not "
+                             "be read (default: reported, not a failure)")
+    parser.add_argument("--stack-reference", action="append", type=_stack_reference, metavar="NAME=FILE",
+                        help="read the outputs of the stack a StackReference names NAME (as the program writes it, "
+                             "e.g. acme/network/prod) from FILE: `pulumi stack output --json`, `pulumi stack "
+                             "export` or a state file (repeatable; default: stack-references/NAME.json in the "
+                             "project, else a file:// backend's state); --strict fails on a reference not read")
     parser.add_argument("--format", choices=list(FORMATS), default="text",
                         help="text (default); json: one object, violations with stable fields (see README); "
                              "sarif: SARIF 2.1.0 for GitHub code scanning; markdown: a pull-request comment")
@@ -146,6 +152,13 @@ def add_preview_command(subparsers) -> None:
                         help="also write this run's report in FORMAT to FILE (repeatable), e.g. "
                              "--report sarif=prod.sarif --report markdown=prod.md: one preview, every report")
     parser.set_defaults(run=_run_preview)
+
+
+def _stack_reference(text: str) -> tuple[str, Path]:
+    name, sep, file = text.partition("=")
+    if not sep or not name or not file:
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=FILE (e.g. acme/network/prod=network-outputs.json)")
+    return name, Path(file).resolve()
 
 
 def _seconds(text: str) -> float:

@@ -68,3 +68,8 @@ MAP_ITEMS_PER_BATCH_DEFAULT = 100
 # A DLQ alarm fires on the first message: one poison message is already an incident.
 DLQ_DEPTH_ALARM_THRESHOLD = 1
 ALARM_PERIOD_SECONDS = 60
+
+# --- The gate ------------------------------------------------------------------------------------
+# The stack file's section that lists findings accepted with a reason (read by `blueprint preview`,
+# preview/suppressions.py); the blueprint program's stack reader leaves it alone.
+SUPPRESSIONS_SECTION = "suppressions"

@@ -123,6 +123,21 @@ def test_poetry_absent_and_no_environment_says_to_install_poetry(tmp_path):
                                 "options")
 
 
+def test_a_poetry_lock_beside_a_named_virtualenv_runs_the_named_virtualenv_with_pip(tmp_path):
+    root = write_project(tmp_path, "virtualenv: venv\n", **{"poetry.lock": "", "pyproject.toml": "[tool.poetry]\n"})
+    venv = make_venv(root / "venv")
+    interpreter = resolve_interpreter(root, PATH_WITHOUT_TOOLS)
+    assert (interpreter.toolchain, interpreter.virtualenv) == ("pip", venv)
+    assert interpreter.chosen_by.startswith("runtime.options.virtualenv venv in Pulumi.yaml; pip: Pulumi's default "
+                                            "toolchain; poetry.lock does not choose poetry")
+
+
+def test_a_poetry_lock_beside_a_named_virtualenv_that_does_not_exist_selects_poetry(tmp_path):
+    root = write_project(tmp_path, "virtualenv: venv\n", **{"poetry.lock": "", "pyproject.toml": "[tool.poetry]\n"})
+    with pytest.raises(ProgramError, match="poetry.lock .Pulumi.yaml names no toolchain. selects poetry"):
+        resolve_interpreter(root, PATH_WITHOUT_TOOLS)
+
+
 def test_poetry_absent_uses_the_in_project_venv_poetry_would_use(tmp_path):
     root = write_project(tmp_path, "toolchain: poetry\n", **{"pyproject.toml": "[tool.poetry]\nname = 'shop'\n"})
     venv = make_venv(root / ".venv")

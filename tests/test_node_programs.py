@@ -368,3 +368,15 @@ new aws.sqs.Queue("orders", {name: new Promise<string>(() => {})});
     message = str(stopped.value)
     assert "did not finish within 20 s" in message
     assert "orders (aws:sqs/queue:Queue)" in message and "first" not in message
+
+
+def test_a_typescript_programs_stack_transform_is_called_back_before_its_resources_are_recorded(tmp_path):
+    index_ts = ('import * as pulumi from "@pulumi/pulumi";\nimport * as aws from "@pulumi/aws";\n\n'
+                'pulumi.runtime.registerResourceTransform(args => args.type === "aws:sqs/queue:Queue"\n'
+                '    ? { props: { ...args.props, tags: { team: "orders" } }, opts: args.opts } : undefined);\n'
+                'export const tags = new aws.sqs.Queue("jobs").tags;\n')
+
+    recorded = record_program(ts_project(tmp_path / "app", index_ts), stack="dev")
+
+    assert recorded.named("jobs").inputs["tags"] == {"team": "orders"}
+    assert recorded.stack_outputs["tags"] == {"team": "orders"}

@@ -205,3 +205,22 @@ def test_a_failure_of_the_engine_itself_says_it_is_the_tools_and_not_the_program
     monkeypatch.setattr(provider_outputs, "known_outputs", broken)
     with pytest.raises(ProgramError, match=r"the offline engine itself failed .* bug in blueprint"):
         record_program(program, stack="dev")
+
+
+def test_the_program_gets_the_callers_environment_pythonpath_included_and_the_hosts_config(tmp_path, monkeypatch):
+    extras = tmp_path / "ci-packages"
+    (extras / "acme_platform").mkdir(parents=True)
+    (extras / "acme_platform" / "__init__.py").write_text("OWNER = 'ledger'\n")
+    monkeypatch.setenv("PYTHONPATH", str(extras))
+    monkeypatch.setenv("ACME_CI_JOB", "nightly")
+    main_py = ('import json, os\nimport pulumi\nimport pulumi_aws as aws\nimport acme_platform\n'
+               'aws.sqs.Queue("jobs", tags={"owner": acme_platform.OWNER})\n'
+               'pulumi.export("job", os.environ["ACME_CI_JOB"])\n'
+               'pulumi.export("config", json.loads(os.environ["PULUMI_CONFIG"]))\n')
+    program = project(tmp_path / "app", main_py)
+
+    recorded = record_program(program, stack="dev")
+
+    assert recorded.named("jobs").inputs["tags"] == {"owner": "ledger"}
+    assert recorded.stack_outputs["job"] == "nightly"
+    assert recorded.stack_outputs["config"] == {"aws:region": "eu-west-1"}

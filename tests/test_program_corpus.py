@@ -30,6 +30,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+import corpus_venvs  # noqa: E402 - tools/ holds the fixture builder `make corpus-venvs` runs
+
 PROGRAMS_DIR = Path(__file__).parent / "programs"
 BLUEPRINT = Path(sys.executable).parent / "blueprint"
 MODES = ("known", "unknowns")
@@ -49,16 +52,25 @@ def expected_of(name: str) -> dict:
 
 
 def project_virtualenv(program: Path) -> str | None:
+    """The virtualenv the program runs in: the one its Pulumi.yaml names, else the one its
+    toolchain finds (expected.json's "venv": uv's or poetry's `.venv`)."""
     runtime = yaml.safe_load((program / "Pulumi.yaml").read_text()).get("runtime")
     options = runtime.get("options", {}) if isinstance(runtime, dict) else {}
-    return options.get("virtualenv")
+    return options.get("virtualenv") or expected_of(program.name).get("venv")
 
 
 def with_virtualenv(source: Path, tmp_path: Path, venv_paths: list[str]) -> Path:
-    """A copy of the program with the virtualenv its Pulumi.yaml names, built offline."""
+    """A copy of the program with its virtualenv: built offline, or, for a program pinned to other
+    SDK versions, the one `make corpus-venvs` built from its requirements.txt."""
     program = tmp_path / source.name
     shutil.copytree(source, program, ignore=shutil.ignore_patterns(project_virtualenv(source), "__pycache__"))
     venv = program / project_virtualenv(source)
+    if expected_of(source.name).get("pinned"):
+        built = corpus_venvs.venv_for(source)
+        if not corpus_venvs.is_built(built):
+            pytest.skip(f"{source.name} runs in pinned SDK versions: run `make corpus-venvs` first")
+        venv.symlink_to(built, target_is_directory=True)
+        return program
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     [site_packages] = venv.glob("lib/python*/site-packages")
     paths = [sysconfig.get_paths()["purelib"], *(str(program / p) for p in venv_paths)]
@@ -80,7 +92,11 @@ def run_preview(name: str, mode: str, tmp_path: Path, *flags: str) -> subprocess
         command.append("--unknowns")
     command += flags
     env = {k: v for k, v in os.environ.items() if k not in REGION_VARIABLES}
-    env.update(expected.get("env", {}))
+    # "{program}" in a value is the program's folder (a CI job's PYTHONPATH entry inside the checkout).
+    env.update({key: value.replace("{program}", str(program)) for key, value in expected.get("env", {}).items()})
+    for name_and_file in expected.get("stack_references", []):  # NAME=FILE, FILE relative to the program
+        reference, _, file = name_and_file.partition("=")
+        command += ["--stack-reference", f"{reference}={program / file}"]
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=PREVIEW_TIMEOUT_SECONDS)
 

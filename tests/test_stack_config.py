@@ -90,6 +90,12 @@ def test_an_unknown_key_within_a_section_is_still_refused():
         record_program(REPO, stack="dev", config=config)
 
 
+def test_the_gates_suppressions_in_the_stack_file_are_not_a_section_the_program_refuses():
+    suppressions = [{"resource": "billing-charges", "policy": "dlq-has-depth-alarm", "reason": "alarm lives in ops stack"}]
+    recorded = record_program(REPO, stack="dev", config={**REGION_CONFIG, "blueprint:suppressions": json.dumps(suppressions)})
+    assert recorded.resources == []  # nothing enabled, nothing refused
+
+
 def test_other_namespaces_are_not_this_readers_business():
     recorded = record_program(REPO, stack="dev", config={**REGION_CONFIG, "team:anything": "x"})
     assert recorded.resources == []  # nothing enabled, nothing refused

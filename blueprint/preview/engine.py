@@ -45,7 +45,10 @@ from pulumi.runtime.proto import (
 )
 
 from integration_blueprint.plugin import PLUGIN_DIR
-from integration_blueprint.preview import private_channel, process_tree, provider_outputs, redaction, wire
+from integration_blueprint.preview import private_channel, process_tree, provider_outputs, provider_sdk, redaction, wire
+from integration_blueprint.preview.callbacks import CallbackFailed, ProgramCallbacks
+from integration_blueprint.preview.project import ProgramError
+from integration_blueprint.preview.stack_references import StackOutputs, StackReferences
 
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
 DEFAULT_REGION = "us-east-1"
@@ -66,17 +69,22 @@ _MAX_MESSAGE = 400 * 1024 * 1024
 _PATIENT_PINGS = [("grpc.http2.bdp_probe", 0), ("grpc.keepalive_timeout_ms", 3_600_000)]
 
 # What this engine supports, as the SDK asks for it (GetDeploymentInfo; SupportsFeature's legacy
-# names for older SDKs). Transforms and hooks call back into the program and are not served:
-# the SDK then says so when a program registers one.
+# names for older SDKs). Transforms call back into the program (callbacks.py); hooks are
+# registered and, as in any preview, not run around steps that are not executed.
 _FEATURES = [resource_pb2.RESOURCE_MONITOR_FEATURE_SECRETS,
              resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES,
              resource_pb2.RESOURCE_MONITOR_FEATURE_OUTPUT_VALUES,
              resource_pb2.RESOURCE_MONITOR_FEATURE_ALIAS_SPECS,
              resource_pb2.RESOURCE_MONITOR_FEATURE_DELETED_WITH,
              resource_pb2.RESOURCE_MONITOR_FEATURE_REPLACE_WITH,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_TRANSFORMS,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_INVOKE_TRANSFORMS,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_HOOKS,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_ERROR_HOOKS,
              resource_pb2.RESOURCE_MONITOR_FEATURE_INVOKE_DEPENDS_ON,
              resource_pb2.RESOURCE_MONITOR_FEATURE_INVOKE_PARENT]
-_LEGACY_FEATURES = {"secrets", "resourceReferences", "outputValues", "aliasSpecs", "deletedWith", "replaceWith"}
+_LEGACY_FEATURES = {"secrets", "resourceReferences", "outputValues", "aliasSpecs", "deletedWith", "replaceWith",
+                    "transforms", "invokeTransforms", "resourceHooks", "errorHooks"}
 
 
 @dataclass
@@ -144,8 +152,11 @@ class OfflineEngine:
                  region: Optional[str] = DEFAULT_REGION, unknowns: bool = False, program_dir: Optional[Path] = None,
                  region_fix: str = "set aws:region in the stack's config or AWS_REGION",
                  organization: str = "organization",
-                 on_resource: Optional[Callable[[RecordedResource], None]] = None, token: Optional[str] = None):
+                 on_resource: Optional[Callable[[RecordedResource], None]] = None, token: Optional[str] = None,
+                 stack_references: Optional[StackReferences] = None):
         self.project, self.stack, self.organization = project, stack, organization
+        # Where another stack's outputs are read from; None: none are known (their outputs are empty).
+        self.stack_references = stack_references
         self.config, self.secret_keys = dict(config), list(secret_keys)
         self.region, self.region_fix, self.unknowns = region, region_fix, unknowns
         self.program_dir = program_dir
@@ -165,6 +176,10 @@ class OfflineEngine:
         self._read: dict[str, dict] = {}  # URN -> state of resources read with `.get()`
         self._provider_regions: dict[str, str] = {}  # provider URN -> its region
         self._remote_sources: dict[str, tuple[str, int]] = {}  # remote component URN -> the program's line
+        # The program interpreter's import path (sys.path), where its own provider SDKs are read
+        # (provider_sdk.searching); None: the tool's own. Set by the host that starts the program.
+        self.sdk_search_path: Optional[Callable[[], Optional[Sequence[str]]]] = None
+        self.callbacks = ProgramCallbacks()
         self._plugin: Optional[ComponentPlugin] = None
         # The run's private folder (0700) holds the engine's socket, the plugin's and the program's
         # captured output; only callers with `token` are answered (private_channel).
@@ -184,6 +199,7 @@ class OfflineEngine:
     def close(self) -> None:
         if self._plugin is not None:
             self._plugin.close()
+        self.callbacks.close()
         self._server.stop(None)
         shutil.rmtree(self.folder, ignore_errors=True)
 
@@ -217,10 +233,14 @@ class OfflineEngine:
 
     def register(self, request) -> resource_pb2.RegisterResourceResponse:
         urn = self.urn(request.parent, request.type, request.name)
-        inputs = wire.from_struct(request.object)
         if request.type == ROOT_STACK_TYPE:
             self.root_urn = urn
             return resource_pb2.RegisterResourceResponse(urn=urn)
+        try:
+            request = self.callbacks.transform_resource(request, urn, self._ancestors(request.parent))
+        except CallbackFailed as exc:
+            raise _ProgramFacingError(f"a transform of {request.type} {request.name!r} failed: {exc}") from None
+        inputs = wire.from_struct(request.object)
         if request.remote:
             return self._register_remote(request, urn, inputs)
         analyzer_view = wire.downgrade(inputs)
@@ -299,6 +319,16 @@ class OfflineEngine:
                 return path, position.line
         return first
 
+    def _ancestors(self, parent: str) -> list[str]:
+        """A resource's parent, its parent's parent... (the stack included), nearest first."""
+        chain = []
+        with self._lock:
+            while parent and parent not in chain:
+                chain.append(parent)
+                known = self._by_urn.get(parent)
+                parent = known.parent if known is not None else ""
+        return chain
+
     def _is_program_file(self, path: str) -> bool:
         if not path:
             return False
@@ -374,6 +404,10 @@ class OfflineEngine:
     # ---- data sources and reads ------------------------------------------------------------
 
     def invoke(self, request) -> resource_pb2.ResourceInvokeResponse:
+        try:
+            request = self.callbacks.transform_invoke(request)
+        except CallbackFailed as exc:
+            raise _ProgramFacingError(f"an invoke transform of {request.tok} failed: {exc}") from None
         args = wire.plain(wire.downgrade(wire.from_struct(request.args)))
         if request.tok == "pulumi:pulumi:getResource":
             return self._get_resource(args.get("urn", ""))
@@ -398,11 +432,31 @@ class OfflineEngine:
 
     def read(self, request) -> resource_pb2.ReadResourceResponse:
         urn = self.urn(request.parent, request.type, request.name)
+        if request.type == provider_outputs.STACK_REFERENCE and self.stack_references is not None:
+            return self._read_stack_reference(request, urn)
         props = wire.plain(wire.downgrade(wire.from_struct(request.properties)))
         state = provider_outputs.read_outputs(request.type, request.name, request.id, props,
                                               region=self._region(request.provider, request.type), account=ACCOUNT)
         self._read[urn] = {**state, "id": request.id}
         self._invented(f"{request.type}.get({request.name!r}, {request.id!r})", request)
+        return resource_pb2.ReadResourceResponse(urn=urn, properties=wire.to_struct(state))
+
+    def _read_stack_reference(self, request, urn: str) -> resource_pb2.ReadResourceResponse:
+        """Another stack's outputs (stack_references.py), secret where that stack has them secret;
+        unknown when they could not be read, so that the program runs on as in a first preview."""
+        assert self.stack_references is not None
+        declared = self._source(request)
+        try:
+            found = self.stack_references.lookup(request.id, declared if self._is_program_file(declared[0]) else ("", 0))
+        except ProgramError as exc:
+            raise _ProgramFacingError(str(exc)) from None
+        if isinstance(found, StackOutputs):
+            outputs = {key: wire.secret(value) if key in found.secret_names else value
+                       for key, value in found.outputs.items()}
+            state = {"name": request.id, "outputs": outputs, "secretOutputNames": list(found.secret_names)}
+        else:
+            state = {"name": request.id, "outputs": wire.UNKNOWN, "secretOutputNames": wire.UNKNOWN}
+        self._read[urn] = {**wire.plain(state), "id": request.id}
         return resource_pb2.ReadResourceResponse(urn=urn, properties=wire.to_struct(state))
 
     def _invented(self, lookup: str, request) -> None:
@@ -416,6 +470,10 @@ class OfflineEngine:
 
     def log(self, request) -> None:
         self.logs.append(LogEntry(_SEVERITIES.get(request.severity, "info"), request.message, request.urn))
+        if request.severity == engine_pb2.ERROR:
+            # A failing program stops its Callbacks service next: close our channels to it first, as
+            # at a normal end (SignalAndWaitForShutdown); a later transform opens one again.
+            self.callbacks.close()
 
 
 def _arguments(args: dict) -> str:
@@ -463,8 +521,10 @@ def _answer(method):
     reported as the tool's own failure), while the program sees the gRPC error the real engine
     would give it."""
     def answered(self, request, context):
+        search_path = self.engine.sdk_search_path() if self.engine.sdk_search_path else None
         try:
-            return method(self, request, context)
+            with provider_sdk.searching(search_path):
+                return method(self, request, context)
         except RecursionError:
             # Python's own limit (sys.getrecursionlimit), reached by a value nested hundreds deep.
             return _answer_program(self, request, context, _ProgramFacingError(_too_deep(request)))
@@ -536,6 +596,29 @@ class _Monitor(resource_pb2_grpc.ResourceMonitorServicer):
 
     @_answer
     def SignalAndWaitForShutdown(self, request, context):
+        # The program is done; its Callbacks service stops next: our channels to it close first
+        # (a channel the service closes under it makes gRPC log a GOAWAY on our stderr).
+        self.engine.callbacks.close()
+        return empty_pb2.Empty()
+
+    @_answer
+    def RegisterStackTransform(self, request, context):
+        self.engine.callbacks.add_stack_transform(request)
+        return empty_pb2.Empty()
+
+    @_answer
+    def RegisterStackInvokeTransform(self, request, context):
+        self.engine.callbacks.add_invoke_transform(request)
+        return empty_pb2.Empty()
+
+    @_answer
+    def RegisterResourceHook(self, request, context):
+        self.engine.callbacks.add_hook(request.name, request.on_dry_run)
+        return empty_pb2.Empty()
+
+    @_answer
+    def RegisterErrorHook(self, request, context):
+        self.engine.callbacks.add_hook(request.name, False)  # error hooks run only when a step fails
         return empty_pb2.Empty()
 
 

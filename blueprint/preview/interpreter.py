@@ -2,8 +2,13 @@
 (pulumi/pulumi: sdk/python/cmd/pulumi-language-python/main.go parseOptions and Run,
 sdk/python/toolchain/{toolchain,pip,poetry,uv}.go):
 
-- `runtime.options.toolchain` in Pulumi.yaml: `pip`, `poetry` or `uv`; without it, `uv` if a
-  uv.lock is found at or above the program's folder, else `poetry` if a poetry.lock is, else `pip`.
+- `runtime.options.toolchain` in Pulumi.yaml: `pip`, `poetry` or `uv`; without it (toolchain.Auto,
+  ResolveToolchain in toolchain.go), `uv` if a uv.lock is found at or above the program's folder,
+  else `poetry` if a poetry.lock is, else `pip`. The lock files choose since CLI v3.227 (pulumi/pulumi
+  #22234, March 2026); before, Auto did not exist and pip was the default. One case follows the older
+  CLIs on purpose: a project that names `runtime.options.virtualenv` which exists runs there even
+  beside a poetry.lock (the author named the environment; a v3.227+ CLI would run poetry's instead,
+  which `toolchain: poetry` asks for explicitly). With a uv.lock both CLIs run the named virtualenv.
 - pip: `runtime.options.virtualenv` (relative to the project folder) names the virtualenv, which must
   exist; without one, PULUMI_PYTHON_CMD names the interpreter.
 - poetry: the environment `poetry env info --path` names for the program's folder.
@@ -100,6 +105,10 @@ def resolve_interpreter(project_dir: Path, environ: Mapping[str, str] = os.envir
     if toolchain is None:
         for lock, tool in (("uv.lock", "uv"), ("poetry.lock", "poetry")):
             found = _search_up(program_dir, lock)
+            if found and tool == "poetry" and virtualenv and _is_virtualenv(project_dir / virtualenv):
+                return _pip(project_dir, virtualenv, environ, beside=(
+                    f"pip: Pulumi's default toolchain; {shown(found / lock, project_dir)} does not choose poetry for "
+                    "a project that names its virtualenv (set `toolchain: poetry` to run poetry's environment)"))
             if found:
                 toolchain, named = tool, f"{shown(found / lock, project_dir)} (Pulumi.yaml names no toolchain)"
                 break
@@ -110,15 +119,15 @@ def resolve_interpreter(project_dir: Path, environ: Mapping[str, str] = os.envir
     return _pip(project_dir, virtualenv, environ)
 
 
-def _pip(project_dir: Path, virtualenv: Optional[str], environ: Mapping[str, str]) -> Interpreter:
+def _pip(project_dir: Path, virtualenv: Optional[str], environ: Mapping[str, str], beside: str = "") -> Interpreter:
     if virtualenv:
         path = project_dir / virtualenv
         if not _is_virtualenv(path):
             problem = "does not exist" if not path.exists() else "is not a virtual environment (it has no bin/python)"
             raise ProgramError(f"Pulumi.yaml's runtime.options.virtualenv is {virtualenv!r}, but {path} {problem}; "
                                f"create it: {_create_venv_command(project_dir, virtualenv)}")
-        return Interpreter([str(path / BIN_DIR / PYTHON_NAME)], f"runtime.options.virtualenv {virtualenv} in Pulumi.yaml",
-                           "pip", path, project_dir)
+        why = f"runtime.options.virtualenv {virtualenv} in Pulumi.yaml" + (f"; {beside}" if beside else "")
+        return Interpreter([str(path / BIN_DIR / PYTHON_NAME)], why, "pip", path, project_dir)
     command = environ.get("PULUMI_PYTHON_CMD")
     if command:
         found = shutil.which(command, path=environ.get("PATH"))

@@ -206,6 +206,13 @@ def find_project(start: Path) -> Path:
                        "point --program at the folder of a Pulumi project")
 
 
+# A template's placeholder for the project name (pulumi/templates write `name: ${PROJECT}`, which
+# `pulumi new` replaces): such a project is named as `pulumi new` would name it, after its folder.
+TEMPLATE_PLACEHOLDER = re.compile(r"\$\{\w+\}")
+# Where load_project keeps the placeholder it replaced, for the report.
+TEMPLATE_NAME = "x-blueprint-template-name"
+
+
 def load_project(program_dir: Path) -> dict:
     path = _project_file(program_dir)
     if path is None:
@@ -214,7 +221,23 @@ def load_project(program_dir: Path) -> dict:
     project = copy.deepcopy(_parsed_project(str(path), stat.st_mtime_ns, stat.st_size)) or {}
     if not isinstance(project, dict) or not project.get("name"):
         raise ProgramError(f"{path} has no 'name'")
+    if TEMPLATE_PLACEHOLDER.search(str(project["name"])):
+        project = {**project, "name": _folder_project_name(path.parent), TEMPLATE_NAME: str(project["name"])}
     return project
+
+
+def _folder_project_name(folder: Path) -> str:
+    """The name `pulumi new` gives a project by default: its folder's, with what a project name may
+    not hold (letters, digits, `-`, `_` and `.`) replaced (workspace.ValueOrSanitizedDefaultProjectName)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "-", folder.resolve().name).strip("-.") or "project"
+
+
+def project_name_notes(project: dict) -> list[str]:
+    """What the report says about a project name that was a template placeholder."""
+    if TEMPLATE_NAME not in project:
+        return []
+    return [f"Pulumi.yaml's name is the template placeholder {project[TEMPLATE_NAME]}: the project is named "
+            f"{project['name']} after its folder, as `pulumi new` names it (replace the placeholder to choose)"]
 
 
 @functools.lru_cache(maxsize=16)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from integration_blueprint.aws_managed_policies import managed_policy
+from integration_blueprint.preview.provider_maps import map_maker
 from integration_blueprint.preview.provider_sdk import (
     Field,
     Kind,
@@ -34,6 +35,7 @@ from integration_blueprint.preview.provider_sdk import (
     normalized,
     object_fields,
     resource_decl,
+    sdk_root,
     snake_case,
 )
 
@@ -1126,8 +1128,11 @@ def _plan(token: str, fields: tuple[Field, ...], inputs: frozenset, naming_prop:
     makers = []
     completers: list[tuple[str, Completer]] = []
     for field in fields:
+        documented_map = map_maker(token, field.wire)
         if field.wire in shapes:
             make = _shape_maker(shapes[field.wire])
+        elif documented_map is not None:
+            make = _shape_maker(documented_map)
         elif field.required:
             setting = field.wire in inputs or field.wire.endswith("s") and field.wire[:-1] in inputs
             make = _field_maker(field, module, naming_prop, left_out if setting else OUTPUT, 0)
@@ -1144,8 +1149,13 @@ def _plan(token: str, fields: tuple[Field, ...], inputs: frozenset, naming_prop:
     return Plan(constants, tuple(makers), tuple(completers), keep_none=left_out == SETTING_EMPTY)
 
 
-@lru_cache(maxsize=None)
 def _resource_plan(token: str) -> Optional[Plan]:
+    return _resource_plan_of(token, sdk_root(token.split(":")[0]))
+
+
+@lru_cache(maxsize=None)
+def _resource_plan_of(token: str, root: Optional[Path]) -> Optional[Plan]:
+    """The plan for `token` as the SDK in `root` (the program's) declares it."""
     decl = resource_decl(token)
     if decl is None:
         return None
@@ -1153,8 +1163,12 @@ def _resource_plan(token: str) -> Optional[Plan]:
     return _plan(token, decl.outputs, decl.inputs, naming.prop if naming else "name", SETTING_UNSET)
 
 
-@lru_cache(maxsize=None)
 def _function_plan(token: str) -> Optional[Plan]:
+    return _function_plan_of(token, sdk_root(token.split(":")[0]))
+
+
+@lru_cache(maxsize=None)
+def _function_plan_of(token: str, root: Optional[Path]) -> Optional[Plan]:
     """A data source's result plan: a field that is a setting of the resource it describes (its twin,
     see _twin_outputs) comes back empty when nothing set it, as AWS answers."""
     decl = function_decl(token)
@@ -1511,6 +1525,7 @@ _INVOKES: dict[str, Callable[[dict, str, str], dict]] = {
     "aws:iam/getPolicy:getPolicy": _policy,
     "aws:ec2/getVpc:getVpc": _vpc,
     "aws:ec2/getSubnets:getSubnets": _subnets,
+    "aws:ec2/getSubnetIds:getSubnetIds": _subnets,  # pulumi-aws 5's get_subnet_ids (removed in 6)
     "aws:ec2/getSubnet:getSubnet": _subnet,
     "aws:ec2/getAmi:getAmi": _ami,
     "aws:ssm/getParameter:getParameter": _parameter,

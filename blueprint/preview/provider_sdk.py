@@ -11,6 +11,11 @@ from its files a few milliseconds. The generated SDKs are regular:
 - a data source calls `pulumi.runtime.invoke('<token>', ..., typ=GetXResult)`.
 
 Everything is read lazily, once per file and class, and kept.
+
+Whose SDK: the program's own. A program pinned to pulumi-aws 5 declares (and gets) what pulumi-aws 5
+declares (`ec2.get_subnet_ids`, `s3.Bucket`'s inline `versioning`), not what the tool's own 7.x does.
+The engine names the program interpreter's import path (`searching`), and each package is looked up
+there first; the tool's own installation answers only for a package the program does not have.
 """
 
 from __future__ import annotations
@@ -19,10 +24,12 @@ import ast
 import importlib.util
 import json
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional, Union
+from typing import Iterator, Optional, Sequence, Union
 
 # A declared type: "str", "int", "float", "bool", "any", ("list", item), ("map", item) or
 # ("object", <outputs.py path>, <class name>).
@@ -143,11 +150,36 @@ def normalized(name: str) -> str:
     return name.replace("_", "").replace("-", "").replace(" ", "").lower()
 
 
-@lru_cache(maxsize=None)
-def _sdk_root(pkg: str) -> Optional[Path]:
-    """The installed SDK package's folder (found, not imported)."""
+# The import path (sys.path) of the interpreter that runs the program, where its provider SDKs are
+# looked up first; None: this process's own. A context variable, so that two engines in one process
+# (each answering on its own threads) each read their own program's SDKs.
+_SEARCH_PATH: ContextVar[Optional[tuple[str, ...]]] = ContextVar("provider_sdk_search_path", default=None)
+
+
+@contextmanager
+def searching(search_path: Optional[Sequence[str]]) -> Iterator[None]:
+    """Within the block, provider SDKs are the ones `search_path` (a program's sys.path) holds."""
+    token = _SEARCH_PATH.set(tuple(search_path) if search_path is not None else None)
     try:
-        spec = importlib.util.find_spec(f"pulumi_{pkg.replace('-', '_')}")
+        yield
+    finally:
+        _SEARCH_PATH.reset(token)
+
+
+def sdk_root(pkg: str) -> Optional[Path]:
+    """The folder of the `pulumi_<pkg>` package the program imports (found, not imported): the first
+    on its import path, else the tool's own."""
+    return _sdk_root(pkg, _SEARCH_PATH.get())
+
+
+@lru_cache(maxsize=None)
+def _sdk_root(pkg: str, search_path: Optional[tuple[str, ...]]) -> Optional[Path]:
+    module = f"pulumi_{pkg.replace('-', '_')}"
+    for entry in search_path or ():
+        if entry and (Path(entry) / module / "__init__.py").is_file():
+            return Path(entry) / module
+    try:
+        spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
         return None
     if spec is None or not spec.submodule_search_locations:
@@ -155,11 +187,33 @@ def _sdk_root(pkg: str) -> Optional[Path]:
     return Path(list(spec.submodule_search_locations)[0])
 
 
+def sdk_version(pkg: str) -> Optional[str]:
+    """The version of the program's `pulumi_<pkg>` (its dist-info beside it), if it says."""
+    root = sdk_root(pkg)
+    if root is None:
+        return None
+    for info in sorted(root.parent.glob(f"{root.name}-*.dist-info")):
+        return info.name[len(root.name) + 1:-len(".dist-info")]
+    return None
+
+
+def provenance(pkg: str, search_path: Optional[Sequence[str]]) -> str:
+    """Whose `pulumi_<pkg>` answered for a program with import path `search_path`, for the report."""
+    with searching(search_path):
+        root, version = sdk_root(pkg), sdk_version(pkg)
+    if root is None:
+        return f"no pulumi_{pkg} is installed: its resources keep their inputs as outputs"
+    at = f"pulumi_{pkg} {version or '(version unknown)'}"
+    if search_path is not None and str(root.parent) in search_path:
+        return f"{pkg} resources and data sources answered as the program's own {at} declares them ({root.parent})"
+    return f"{pkg} resources and data sources answered as blueprint's own {at} declares them (the program's " \
+           f"interpreter has no pulumi_{pkg})"
+
+
 @lru_cache(maxsize=None)
-def _registered(pkg: str) -> tuple[dict[str, tuple[str, str, str]], dict[str, str]]:
+def _registered(root: Optional[Path]) -> tuple[dict[str, tuple[str, str, str]], dict[str, str]]:
     """token -> (package folder, module file stem, class), and module -> package folder, from the
     resource-module JSON the SDK's `__init__.py` hands to `_utilities.register`."""
-    root = _sdk_root(pkg)
     if root is None:
         return {}, {}
     text = (root / "__init__.py").read_text(encoding="utf-8")
@@ -187,10 +241,14 @@ def _module_file(folder: str, stem: str) -> Optional[Path]:
     return None
 
 
-@lru_cache(maxsize=None)
 def resource_decl(token: str) -> Optional[ResourceDecl]:
-    """The outputs and inputs the installed SDK declares for a resource type (None: no SDK has it)."""
-    tokens, _ = _registered(token.split(":")[0])
+    """The outputs and inputs the program's SDK declares for a resource type (None: no SDK has it)."""
+    return _resource_decl(token, sdk_root(token.split(":")[0]))
+
+
+@lru_cache(maxsize=None)
+def _resource_decl(token: str, root: Optional[Path]) -> Optional[ResourceDecl]:
+    tokens, _ = _registered(root)
     if token not in tokens:
         return None
     folder, stem, class_name = tokens[token]
@@ -205,17 +263,20 @@ def resource_decl(token: str) -> Optional[ResourceDecl]:
                         frozenset(f.wire for f in args if f.required))
 
 
-@lru_cache(maxsize=None)
 def function_decl(token: str) -> Optional[FunctionDecl]:
-    """The result type the installed SDK declares for a data source (None: no SDK has it)."""
+    """The result type the program's SDK declares for a data source (None: no SDK has it)."""
+    return _function_decl(token, sdk_root(token.split(":")[0]))
+
+
+@lru_cache(maxsize=None)
+def _function_decl(token: str, root: Optional[Path]) -> Optional[FunctionDecl]:
     parts = token.split(":")
     if len(parts) != 3 or "/" not in parts[1]:
         return None
-    _, folders = _registered(parts[0])
+    _, folders = _registered(root)
     module, stem = parts[1].split("/", 1)
     folder = folders.get(module)
     if folder is None:
-        root = _sdk_root(parts[0])
         folder = next((str(root / name) for name in (module, f"{module}_") if root and (root / name).is_dir()), None)
     path = _module_file(folder, stem) if folder else None
     if path is None:
@@ -228,15 +289,18 @@ def function_decl(token: str) -> Optional[FunctionDecl]:
 
 
 def resource_tokens(pkg: str = "aws") -> list[str]:
-    """Every resource type the installed SDK registers."""
-    return sorted(_registered(pkg)[0])
+    """Every resource type the program's SDK registers."""
+    return sorted(_registered(sdk_root(pkg))[0])
+
+
+def function_tokens(pkg: str = "aws") -> tuple[str, ...]:
+    """Every data source (function) the program's SDK declares: the tokens its `get_*` modules
+    invoke. Reads every such module (a walk for tests and benchmarks, not for a preview)."""
+    return _function_tokens(sdk_root(pkg))
 
 
 @lru_cache(maxsize=None)
-def function_tokens(pkg: str = "aws") -> tuple[str, ...]:
-    """Every data source (function) the installed SDK declares: the tokens its `get_*` modules
-    invoke. Reads every such module (a walk for tests and benchmarks, not for a preview)."""
-    root = _sdk_root(pkg)
+def _function_tokens(root: Optional[Path]) -> tuple[str, ...]:
     if root is None:
         return ()
     found: set[str] = set()

@@ -16,6 +16,7 @@ import atexit
 import concurrent.futures
 import contextlib
 import gc
+import inspect
 import json
 import logging
 import os
@@ -39,35 +40,62 @@ def _is_program_file(path, program_dir):
 def _program_frame(exc, program_dir):
     """(file, line) of the innermost traceback frame in the program's own files, or None."""
     found = None
-    while exc is not None:
-        for frame in traceback.extract_tb(exc.__traceback__):
+    for link in _chain(exc):
+        for frame in traceback.extract_tb(link.__traceback__):
             path = os.path.abspath(frame.filename)
             if _is_program_file(path, program_dir):
                 found = (path, frame.lineno)
         if found:
             return found
-        exc = exc.__cause__ or exc.__context__
     return None
 
 
+def _chain(exc):
+    """An exception and the ones it was raised from or while handling, each once: a chain can loop
+    (an SDK that re-raises a future's exception while handling that same exception)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
 class InlineExecutor(concurrent.futures.ThreadPoolExecutor):
-    """The event loop's default executor: a submitted call runs at once on the loop's thread.
+    """The event loop's default executor: a submitted call runs at once on the loop's thread, until
+    the program serves callbacks.
 
     The SDK hands each engine call (RegisterResource, Invoke, ...) to `run_in_executor`; the
     language host gives it a pool of parallel*4 threads, so resources reach the engine in whatever
     order the threads run. The offline engine answers each call at once, so running them inline
     costs no concurrency, and resources register in the order the program's tasks reach them:
-    the same on every run, so two previews of one program compare line by line. (A
-    ThreadPoolExecutor subclass because set_default_executor accepts nothing else; it never starts
-    a thread.)"""
+    the same on every run, so two previews of one program compare line by line.
+
+    A program with transforms serves them on its own Callbacks service, on this event loop, and the
+    engine calls it while it answers a RegisterResource: that call must not hold the loop, so from
+    then on calls go to the pool's threads, as under the language host."""
+
+    def __init__(self, parallel):
+        super().__init__(max_workers=max(parallel, 1) * 4)  # threads start at the first pooled call
 
     def submit(self, fn, /, *args, **kwargs):
+        if _serves_callbacks():
+            return super().submit(fn, *args, **kwargs)
         future: concurrent.futures.Future = concurrent.futures.Future()
         try:
             future.set_result(fn(*args, **kwargs))
         except BaseException as exc:  # noqa: BLE001 - the caller awaits the future and sees it
             future.set_exception(exc)
         return future
+
+
+def _serves_callbacks():
+    """Whether the program started a Callbacks service: the SDK lists each it starts in the class
+    attribute `pulumi.runtime._callbacks._CallbackServicer._servicers` (every SDK with transforms,
+    since 3.110; a read, never a change). The runtime settings' `callbacks` is no signal: it is a
+    context variable, set in the context of whichever task first needed the service."""
+    module = sys.modules.get("pulumi.runtime._callbacks")
+    servicer = getattr(module, "_CallbackServicer", None)
+    return bool(getattr(servicer, "_servicers", None))
 
 
 class RaiseLocator:
@@ -91,10 +119,9 @@ class RaiseLocator:
         return self.local_trace
 
     def where(self, exc):
-        while exc is not None:
-            if id(exc) in self.raised:
-                return self.raised[id(exc)]
-            exc = exc.__cause__ or exc.__context__
+        for link in _chain(exc):
+            if id(link) in self.raised:
+                return self.raised[id(link)]
         return None
 
 
@@ -147,6 +174,32 @@ def _report_pending_on_sigterm():
     signal.signal(signal.SIGTERM, report)
 
 
+def _tell_search_path():
+    """Tell the engine where this interpreter finds its packages (the program's own provider SDKs,
+    which declare what the engine answers), before the first engine call: a file the host named."""
+    target = os.environ.pop("BLUEPRINT_SEARCH_PATH_FILE", "")
+    if not target:
+        return
+    script_dir = os.path.dirname(os.path.abspath(__file__))
+    with open(target, "w", encoding="utf-8") as out:
+        json.dump([entry for entry in sys.path if entry and os.path.abspath(entry) != script_dir], out)
+
+
+def _settings(pulumi, args, monitor, engine):
+    """The SDK's runtime Settings from the command line, as pulumi-language-python-exec makes them
+    (pulumi/pulumi sdk/python/cmd/pulumi-language-python-exec, `__main__`): an older SDK in the
+    program's virtualenv does not know the newer parameters (pulumi 3.80 has no `root_directory`),
+    which are then left out."""
+    wanted = {"monitor": monitor, "engine": engine, "project": args.project, "stack": args.stack,
+              "parallel": int(args.parallel or 16), "dry_run": args.dry_run == "true",
+              "organization": args.organization, "root_directory": args.root_directory}
+    try:
+        return pulumi.runtime.Settings(**wanted)
+    except TypeError:
+        accepted = inspect.signature(pulumi.runtime.Settings.__init__).parameters
+        return pulumi.runtime.Settings(**{key: value for key, value in wanted.items() if key in accepted})
+
+
 def main():
     parser = argparse.ArgumentParser(description="Execute a Pulumi Python program")
     for option in ("project", "root_directory", "stack", "parallel", "dry_run", "pwd", "monitor", "engine",
@@ -163,6 +216,7 @@ def main():
         print(f"BLUEPRINT_NO_PULUMI_SDK: {exc}", file=sys.stderr)
         sys.exit(SHOWN_TO_USER)
 
+    _tell_search_path()
     if hasattr(pulumi.runtime, "get_config_secret_keys_env"):
         pulumi.runtime.set_all_config(pulumi.runtime.get_config_env(), pulumi.runtime.get_config_secret_keys_env())
     else:  # an older SDK in the program's virtualenv
@@ -170,17 +224,14 @@ def main():
             pulumi.runtime.set_config(key, value)
     monitor, engine = _engine_stubs(args.monitor, args.engine)
     _report_pending_on_sigterm()
-    pulumi.runtime.configure(pulumi.runtime.Settings(
-        monitor=monitor, engine=engine, project=args.project, stack=args.stack,
-        parallel=int(args.parallel or 16), dry_run=args.dry_run == "true", organization=args.organization,
-        root_directory=args.root_directory))
+    pulumi.runtime.configure(_settings(pulumi, args, monitor, engine))
     sys.argv = [args.PROGRAM] + args.ARGS
     if args.pwd:
         os.chdir(args.pwd)
     program_dir = os.path.abspath(args.root_directory or os.getcwd())
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    loop.set_default_executor(InlineExecutor())
+    loop.set_default_executor(InlineExecutor(int(args.parallel or 16)))
     locator = None
     if os.environ.get("BLUEPRINT_LOCATE_RAISE") == "1":
         locator = RaiseLocator(program_dir)

@@ -12,7 +12,7 @@ import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from integration_blueprint.preview import private_channel, process_tree
 from integration_blueprint.preview.argument_lines import refusals_at_keys
@@ -24,6 +24,8 @@ NO_SDK_TAG = "BLUEPRINT_NO_PULUMI_SDK:"
 # A component's refusal of its arguments (integration_blueprint.components.validation), by the name
 # the program's process reports it under.
 REFUSAL = "ComponentArgumentError"
+# Where python_exec.py writes the program interpreter's import path (for its own provider SDKs).
+SEARCH_PATH_VARIABLE = "BLUEPRINT_SEARCH_PATH_FILE"
 # What the program's exec script prints when it is stopped: the resources it declared (python_exec.py).
 PENDING_TAG = "BLUEPRINT_PENDING "
 # A preview that runs longer is stuck (an input() in the program, a deadlock, an output that never
@@ -57,13 +59,19 @@ def run_python_program(engine: OfflineEngine, *, interpreter: list[str], program
             "--monitor", engine.address, "--engine", engine.address, "--project", engine.project,
             "--root_directory", str(program_dir), "--stack", engine.stack, "--pwd", str(program_dir),
             "--dry_run", "true", "--parallel", "16", "--organization", engine.organization, str(main)]
+    # The caller's environment (PYTHONPATH included: a CI job's extra packages are the program's
+    # too), plus what the language host adds (pulumi-language-python main.go, Run: PULUMI_CONFIG and
+    # PULUMI_CONFIG_SECRET_KEYS on top of the toolchain's activated environment).
     env = dict(os.environ if environ is None else environ)
-    env.pop("PYTHONPATH", None)  # the program sees its own interpreter's packages, not ours
     env.update(PULUMI_CONFIG=json.dumps(config), PULUMI_CONFIG_SECRET_KEYS=json.dumps(secret_keys),
-               PYTHONUNBUFFERED="1", PULUMI_DRY_RUN="true", PULUMI_PROJECT=engine.project,
-               PULUMI_STACK=engine.stack, PULUMI_ORGANIZATION=engine.organization)
+               PYTHONUNBUFFERED="1")
     if locate_raise:
         env["BLUEPRINT_LOCATE_RAISE"] = "1"
+    # python_exec.py writes the interpreter's import path into the run's private folder before its
+    # first engine call; the engine reads the program's own provider SDKs from there.
+    search_path_file = Path(engine.folder) / "search-path.json"
+    env[SEARCH_PATH_VARIABLE] = str(search_path_file)
+    engine.sdk_search_path = _reader(search_path_file)
     try:
         done = run_program(engine, argv, cwd=program_dir, env=env, timeout=timeout)
     except FileNotFoundError:
@@ -74,6 +82,21 @@ def run_python_program(engine: OfflineEngine, *, interpreter: list[str], program
     if done.returncode == 0 and not engine.failures:
         return None
     return _failure(engine, done)
+
+
+def _reader(path: Path) -> Callable[[], Optional[tuple[str, ...]]]:
+    """The program's import path, read once from the file python_exec.py writes before the program
+    makes its first engine call (None while there is none: a program that failed before)."""
+    read: list[tuple[str, ...]] = []
+
+    def search_path() -> Optional[tuple[str, ...]]:
+        if not read:
+            try:
+                read.append(tuple(json.loads(path.read_text(encoding="utf-8"))))
+            except (OSError, ValueError):
+                return None
+        return read[0]
+    return search_path
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Union
 
 import pulumi
 from pulumi.runtime import settings as pulumi_settings
@@ -40,10 +40,13 @@ from integration_blueprint.preview.project import (
     ProgramError,
     load_config,
     load_project,
+    project_name_notes,
     shown,
     stack_config_path,
     stack_names,
 )
+from integration_blueprint.preview.provider_sdk import provenance
+from integration_blueprint.preview.stack_references import StackReferences
 
 __all__ = ["DEFAULT_REGION", "UNKNOWN", "NotExpanded", "ProgramError", "RecordedResource", "RecordedStack",
            "load_project", "load_stack_config", "record_program", "stack_config_path", "stack_names"]
@@ -69,6 +72,10 @@ class RecordedStack:
     secrets: list[str] = field(default_factory=list)  # config keys whose `secure:` value is a placeholder
     environments: list[str] = field(default_factory=list)  # ESC imports of the stack, not resolved offline
     interpreter: str = ""  # the program's interpreter, and why it was chosen
+    # More of how the preview ran (where each referenced stack was read from, a project name that
+    # was a template placeholder), one line each.
+    notes: list[str] = field(default_factory=list)
+    unread_stack_references: list[str] = field(default_factory=list)  # referenced stacks whose outputs were unknown
     language: str = "python"  # Pulumi.yaml's runtime: the language the report writes code in
     invented: list[str] = field(default_factory=list)  # lookups answered by invention (engine.invented)
     stdout: str = ""  # what the program printed
@@ -179,9 +186,16 @@ def runtime_name(manifest: dict) -> str:
 
 
 def _program_error(failure: python_host.ProgramFailure, interpreter: Optional[Interpreter],
-                   config: ProgramConfig, engine: OfflineEngine) -> ProgramError:
-    where = f" (at {failure.file}:{failure.line})" if failure.file else ""
-    message = f"{failure.message}{where}" + "".join(f"\n{more}" for more in failure.also)
+                   config: ProgramConfig, engine: OfflineEngine,
+                   references: Optional[StackReferences] = None) -> ProgramError:
+    hint = None
+    if references is not None and failure.message.startswith("KeyError: "):
+        # require_output raises inside the SDK's apply, with no frame of the program's.
+        hint = references.missing_output_hint(failure.message[len("KeyError: "):].strip("'\""))
+    file, line = (failure.file, failure.line) if failure.file or hint is None else hint[1:]
+    where = f" (at {file}:{line})" if file else ""
+    message = (f"{failure.message}{where}" + "".join(f"\n{more}" for more in failure.also)
+               + (f"\n{hint[0]}" if hint else ""))
     if failure.module and interpreter is not None:
         message += "\n" + missing_module_hint(failure.module, interpreter)
     if config.environments and not failure.engine_fault:
@@ -189,7 +203,7 @@ def _program_error(failure: python_host.ProgramFailure, interpreter: Optional[In
                     "preview cannot resolve: values it would set are unset (set them in the stack file to "
                     "preview offline)")
     refused = bool(engine.refusals) or failure.message.startswith(f"{COMPONENT_REFUSAL}:")
-    return ProgramError(message, file=failure.file, line=failure.line, refused=refused,
+    return ProgramError(message, file=file, line=line, refused=refused,
                         engine_fault=failure.engine_fault, secrets=tuple(engine.secret_values()),
                         stdout=engine.program_stdout, stderr=engine.program_stderr)
 
@@ -198,13 +212,15 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
                    config: Optional[dict[str, str]] = None, project: Optional[str] = None,
                    unknowns: bool = False,
                    on_resource: Optional[Callable[[RecordedResource], None]] = None,
-                   timeout: float = python_host.PROGRAM_TIMEOUT_SECONDS) -> RecordedStack:
+                   timeout: float = python_host.PROGRAM_TIMEOUT_SECONDS,
+                   stack_references: Optional[Mapping[str, Path]] = None) -> RecordedStack:
     """Run `program` (a Pulumi project directory, or a callable that declares resources) and
     return every resource it registered (each also handed to `on_resource` as it registers). A
     program's process that has not ended after `timeout` seconds is stopped (a ProgramError).
 
     For a directory, the project name and stack config come from its Pulumi.yaml and stack file
-    unless `config` is given."""
+    unless `config` is given; `stack_references` names the file of a referenced stack's outputs
+    (stack_references.py says where else they are looked for)."""
     if callable(program):
         return _record_callable(program, stack=stack, config=dict(config or {}), project=project or "blueprint",
                                 unknowns=unknowns, on_resource=on_resource)
@@ -225,11 +241,15 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
     region_fix = (f"run `pulumi config set aws:region <region>` (it writes {shown(stack_file, program_dir)}) or set "
                   "AWS_REGION (or AWS_DEFAULT_REGION), as the AWS provider reads them")
 
+    backend = manifest.get("backend")
+    references = StackReferences(project=project, program_dir=program_dir, given=dict(stack_references or {}),
+                                 backend_url=str(backend.get("url") or "") if isinstance(backend, dict) else "")
+
     def run(locate: bool = False) -> tuple[OfflineEngine, Optional[python_host.ProgramFailure]]:
         engine = OfflineEngine(project=project, stack=stack, config=program_config.values,
                                secret_keys=program_config.secret_keys, region=region, region_fix=region_fix,
                                unknowns=unknowns, program_dir=program_dir,
-                               on_resource=None if locate else on_resource)
+                               on_resource=None if locate else on_resource, stack_references=references)
         try:
             if interpreter is not None and main is not None:
                 failure = python_host.run_python_program(
@@ -263,7 +283,7 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
             again.close()
             failure = again_failure or failure
         if failure is not None:
-            raise _program_error(failure, interpreter, program_config, engine)
+            raise _program_error(failure, interpreter, program_config, engine, references)
         return RecordedStack(project=project, stack=stack, program_dir=program_dir, config=program_config.values,
                              unknowns=unknowns, resources=list(engine.resources),
                              not_expanded=list(engine.not_expanded), stack_outputs=engine.stack_outputs,
@@ -271,7 +291,22 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
                              environments=list(program_config.environments),
                              interpreter=f"{interpreter.argv[0]} ({interpreter.chosen_by})" if interpreter else "",
                              language=runtime, invented=list(engine.invented), stdout=engine.program_stdout,
-                             stderr=engine.program_stderr)
+                             stderr=engine.program_stderr,
+                             notes=[*project_name_notes(manifest), *_provider_notes(engine, interpreter),
+                                    *references.notes(),
+                                    *(f"resource hook {hook} asks to run on previews; the offline preview runs no "
+                                      "hooks, so what it does was not checked"
+                                      for hook in engine.callbacks.not_run_hooks())],
+                             unread_stack_references=[entry.name for entry in references.unread()])
+
+
+def _provider_notes(engine: OfflineEngine, interpreter: Optional[Interpreter]) -> list[str]:
+    """Which provider SDK (package and version) declared what a Python program's resources and data
+    sources were answered with: the program's own, or blueprint's when it has none."""
+    if interpreter is None or engine.sdk_search_path is None:
+        return []
+    packages = sorted({r.type.split(":")[0] for r in engine.resources if r.custom} - {"pulumi", "blueprint"})
+    return [provenance(package, engine.sdk_search_path()) for package in packages]
 
 
 def _record_callable(body: Callable[[], Any], *, stack: str, config: dict[str, str], project: str,

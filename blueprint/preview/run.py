@@ -183,9 +183,10 @@ class PreviewResult:
     @property
     def exit_code(self) -> int:
         """2 when the run could not judge the program, or under --strict when a remote component's
-        contents went unchecked or a lookup was answered by invention; else 1 on a mandatory
-        violation, else 0."""
-        if self.failure is not None or (self.strict and (self.recorded.not_expanded or self.recorded.invented)):
+        contents went unchecked, a lookup was answered by invention or a referenced stack's outputs
+        could not be read; else 1 on a mandatory violation, else 0."""
+        if self.failure is not None or (self.strict and (self.recorded.not_expanded or self.recorded.invented
+                                                         or self.recorded.unread_stack_references)):
             return 2
         return 1 if self.count_violations("mandatory") else 0
 
@@ -212,6 +213,10 @@ class PreviewResult:
             notes.append(f"AWS managed policy {arn} (attached by {', '.join(holders)}) is not in the pack's catalogue "
                          f"of managed policies (snapshot {managed_policies.SNAPSHOT_DATE}): what it grants was not "
                          "judged")
+        notes.extend(recorded.notes)
+        if recorded.unread_stack_references:
+            notes.append(f"stack reference {', '.join(recorded.unread_stack_references)} was not read: what the program "
+                         f"derives from its outputs was not checked{strict}")
         notes.extend(handler_notes(recorded))
         return [self.masked(note) for note in notes]
 
@@ -274,6 +279,7 @@ class PreviewResult:
                             for c in self.recorded.not_expanded],
             "secretPlaceholders": list(self.recorded.secrets),
             "unresolvedEnvironments": list(self.recorded.environments),
+            "unreadStackReferences": list(self.recorded.unread_stack_references),
             "inventedLookups": [self.masked(lookup) for lookup in self.recorded.invented],
             "notes": self.notes(),
             # What the program itself printed (its console output), secrets masked.
@@ -292,7 +298,8 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
                 pack_dir: Path = DEFAULT_PACK_DIR,
                 analyzer: Optional[PolicyAnalyzer] = None, strict: bool = False,
                 recorded: Optional[RecordedStack] = None,
-                timeout: float = PROGRAM_TIMEOUT_SECONDS) -> PreviewResult:
+                timeout: float = PROGRAM_TIMEOUT_SECONDS,
+                stack_references: Optional[dict[str, Path]] = None) -> PreviewResult:
     """Record `program_dir` for `stack` and analyse it. `policy_config_path` None: the stack's own
     file if there is one. An already started `analyzer` is reused (and left running), and with it
     a `recorded` run of the same program and stack is analysed instead of recording it again. A
@@ -303,7 +310,8 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
     document = policy_config.load(policy_config_path) if policy_config_path else {}
     if analyzer is not None:
         if recorded is None:
-            recorded = record_program(program_dir, stack=stack, unknowns=unknowns, timeout=timeout)
+            recorded = record_program(program_dir, stack=stack, unknowns=unknowns, timeout=timeout,
+                                      stack_references=stack_references)
         with _secrets_kept(recorded):
             result = _analyse(analyzer, recorded, document, policy_config_path)
         result.strict = strict
@@ -318,7 +326,7 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
         starting = pool.submit(streamed.start)
         try:
             recorded = record_program(program_dir, stack=stack, unknowns=unknowns, on_resource=streamed.add,
-                                      timeout=timeout)
+                                      timeout=timeout, stack_references=stack_references)
         except BaseException:
             if starting.exception() is None:
                 starting.result().close()

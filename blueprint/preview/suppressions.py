@@ -37,9 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
+from integration_blueprint.conventions import SUPPRESSIONS_SECTION
 from integration_blueprint.preview.policy_config import PolicyConfigError
 
-CONFIG_KEY = "blueprint:suppressions"
+CONFIG_KEY = f"blueprint:{SUPPRESSIONS_SECTION}"
 IN_SOURCE, EXTERNAL = "inSource", "external"  # SARIF's suppression kinds
 # The comment that opens a line comment in each language a program is written in, by file suffix.
 _COMMENT = {".py": "#", ".ts": "//", ".tsx": "//", ".mts": "//", ".cts": "//", ".js": "//", ".jsx": "//",

@@ -30,6 +30,7 @@ import pulumi.runtime.config as pulumi_config
 import yaml
 
 from integration_blueprint.components.settings import Setting, SettingsTable
+from integration_blueprint.conventions import SUPPRESSIONS_SECTION
 
 __all__ = ["ENABLED", "NAMESPACE", "SECTIONS", "Section", "StackConfigError", "StackSettings", "check_sections",
            "distributed_map_args", "fifo_billing_args", "idempotent_stream_args", "non_idempotent_stream_args",
@@ -173,6 +174,8 @@ def check_sections() -> None:
         if not key.startswith(prefix):
             continue
         section = key[len(prefix):]
+        if section == SUPPRESSIONS_SECTION:  # the gate's, not the program's
+            continue
         if section not in SECTIONS:
             close = difflib.get_close_matches(section, SECTIONS, n=1)
             hint = f" (did you mean {prefix}{close[0]}?)" if close else ""
