@@ -42,6 +42,7 @@ from pulumi.runtime.proto import (
     resource_pb2_grpc,
 )
 
+from integration_blueprint.plugin import PLUGIN_DIR
 from integration_blueprint.preview import private_channel, provider_outputs, provider_sdk, redaction, wire
 from integration_blueprint.preview.callbacks import CallbackFailed, ProgramCallbacks
 from integration_blueprint.preview.plugin_process import PluginDidNotStart, PluginProcess
@@ -53,7 +54,6 @@ DEFAULT_REGION = "us-east-1"
 ACCOUNT = provider_outputs.PLACEHOLDER_ACCOUNT
 # Where our own component package lives in a checkout (plugin/ beside the packages); a wheel has
 # none, and then our components used remotely are reported as not expanded like any other.
-PLUGIN_DIR = Path(__file__).resolve().parents[2] / "plugin"
 OUR_PACKAGE = "blueprint"
 PLUGIN_START_SECONDS = 60
 # Server threads: a remote component's Construct holds one while the plugin registers the
@@ -366,7 +366,7 @@ class OfflineEngine:
             state = self._construct(request, inputs)
             return resource_pb2.RegisterResourceResponse(urn=urn, object=state)
         reason = ("its package's plugin is not available offline" if package != OUR_PACKAGE
-                  else "this installation has no plugin/ folder to construct it")
+                  else "this installation has no plugin folder to construct it")
         with self._lock:
             self.not_expanded.append(NotExpanded(urn=urn, type=request.type, name=request.name,
                                                  package=package, reason=reason))
