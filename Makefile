@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # turns that off: every test worker, CLI run and policy pack would otherwise recompile them.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: test test-slow test-all test-package install preview local lint docs validators mermaid node-fixtures corpus-venvs
+.PHONY: test test-slow test-all test-package install preview local lint docs validators mermaid node-fixtures corpus-venvs sdk
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -69,6 +69,16 @@ test-all: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES) corpus-ve
 # installed CLI and policy pack (a few minutes, mostly pip; CI runs it after the tests).
 test-package: $(VENV)/.installed
 	$(PY) -m pytest -q -m wheel
+
+# The components' TypeScript SDK, an npm package (@pulumi/blueprint: package.json, index.js, index.d.ts)
+# written from the plugin's schema without the Pulumi CLI, and its tarball: build/sdk/blueprint and
+# build/sdk/pulumi-blueprint-<version>.tgz, for `npm install <folder or tarball>`. The TypeScript
+# example installs it from its own sdks/blueprint (package.json: file:sdks/blueprint).
+SDK_DIR := build/sdk
+sdk: $(VENV)/.installed
+	$(VENV)/bin/blueprint sdk --language typescript --out $(SDK_DIR)/blueprint
+	cd $(SDK_DIR) && npm pack ./blueprint --silent
+	$(VENV)/bin/blueprint sdk --language typescript --out examples/typescript/sdks/blueprint
 
 # Lint and type check (CI runs both).
 lint: $(VENV)/.installed

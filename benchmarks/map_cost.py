@@ -30,9 +30,9 @@ from integration_blueprint.drill.runner import run_drill  # noqa: E402
 from integration_blueprint.preview.project import load_config  # noqa: E402
 
 RECORDS = int(sys.argv[1]) if len(sys.argv) > 1 else 1500
-SHAPES = [("STANDARD", 1), ("STANDARD", 10), ("STANDARD", 50), ("STANDARD", 100), ("STANDARD", 200),
-          ("EXPRESS", 10), ("EXPRESS", 100)]
 DEFAULT = ("STANDARD", conventions.MAP_ITEMS_PER_BATCH_DEFAULT)
+SIZES = sorted({1, 10, 50, 100, 200, DEFAULT[1]})
+SHAPES = [*(("STANDARD", n) for n in SIZES), ("EXPRESS", 10), ("EXPRESS", DEFAULT[1])]
 CROSSING_MIX = {"poison": 0.05, "transient": 0.10}
 SECTION = "blueprint:distributedMap"
 EXPRESS_ITEM_TIMEOUT_SECONDS = 20

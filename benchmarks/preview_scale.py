@@ -51,7 +51,7 @@ def main() -> None:
     recording, analysis = {}, {}
     with PolicyAnalyzer() as analyzer:
         analyzer.configure({})
-        pack = analyzer._process.pid
+        pack = analyzer._process.process.pid
         for groups in SIZES:
             gc.collect()
             started = time.process_time()

@@ -21,11 +21,13 @@ from typing import Callable, Optional
 
 from integration_blueprint import __version__
 from integration_blueprint.patches import PatchRefused
+from integration_blueprint.plugin import SchemaError
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerError
 from integration_blueprint.preview.policy_config import PolicyConfigError
 from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS
 from integration_blueprint.preview.recording import ProgramError
-from integration_blueprint.preview.render import FORMATS, printable, program_output_lines
+from integration_blueprint.preview.reports.formats import FORMATS
+from integration_blueprint.preview.reports.text import printable, program_output_lines
 from integration_blueprint.sandbox.errors import SandboxError
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
@@ -38,7 +40,8 @@ class MissingExtra(Exception):
 
 
 # Failures the user can fix; anything else is a bug and keeps its traceback.
-USER_ERRORS = (ProgramError, AnalyzerError, PolicyConfigError, SandboxError, MissingExtra, PatchRefused)
+USER_ERRORS = (ProgramError, AnalyzerError, PolicyConfigError, SandboxError, MissingExtra, PatchRefused,
+               SchemaError)
 
 
 class Terminated(BaseException):
@@ -81,6 +84,7 @@ def _run_preview(args: argparse.Namespace) -> int:
     # SIGTERM unwinds like Ctrl-C: the program's, the pack's and the plugin's process groups are
     # ended on the way out (main turns it into exit 143).
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    said_on_stderr = False  # a failed run's text report is its error, already printed
     try:
         result = run_preview(_program_dir(args), stack=args.stack, policy_config_path=policy_config_path,
                              unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict,
@@ -94,19 +98,30 @@ def _run_preview(args: argparse.Namespace) -> int:
         if output == "text":  # the text report is the error, with what the program printed before it
             said += program_output_lines(result)
         print("\n".join(printable(line) for line in said), file=sys.stderr)
-        if output == "text":
-            return result.exit_code
+        said_on_stderr = output == "text"
     finally:
         signal.signal(signal.SIGTERM, previous)
-    print(FORMATS[output](result))
+    if not said_on_stderr:
+        print(FORMATS[output](result))
+    for format_name, path in args.report:  # this run's report in more formats (a failed run's too)
+        Path(path).write_text(FORMATS[format_name](result) + "\n")
     return result.exit_code
+
+
+def _report(text: str) -> tuple[str, str]:
+    """--report FORMAT=FILE."""
+    format_name, _, path = text.partition("=")
+    if format_name not in FORMATS or not path:
+        raise argparse.ArgumentTypeError(f"{text!r} is not FORMAT=FILE with FORMAT one of {', '.join(FORMATS)}")
+    return format_name, path
 
 
 def add_preview_command(subparsers) -> None:
     parser = subparsers.add_parser(
         "preview", help="run a Pulumi program offline and check it against the policy pack",
-        description="Run a Pulumi Python program against the offline engine (the engine's gRPC interfaces, "
-                    "the program in its own interpreter; no Pulumi CLI, no AWS account) and put every "
+        description="Run a Pulumi program (Python, or TypeScript/JavaScript with node) against the offline engine "
+                    "(the engine's gRPC interfaces, the program as its language host starts it; no Pulumi CLI, "
+                    "no AWS account) and put every "
                     "resource through the CrossGuard policy pack, as "
                     "`pulumi preview --policy-pack policies` does. Exit 1 on a mandatory violation.")
     parser.add_argument("--stack", default="dev", help="stack name; its config is Pulumi.<stack>.yaml "
@@ -134,6 +149,9 @@ def add_preview_command(subparsers) -> None:
     parser.add_argument("--timeout", type=_seconds, default=PROGRAM_TIMEOUT_SECONDS,
                         help="stop the program (and everything it started) after this many seconds and exit 2 "
                              f"(default: {PROGRAM_TIMEOUT_SECONDS})")
+    parser.add_argument("--report", type=_report, action="append", default=[], metavar="FORMAT=FILE",
+                        help="also write this run's report in FORMAT to FILE (repeatable), e.g. "
+                             "--report sarif=prod.sarif --report markdown=prod.md: one preview, every report")
     parser.set_defaults(run=_run_preview)
 
 
@@ -340,7 +358,100 @@ def add_redrive_command(subparsers) -> None:
     batch_map.add_argument("--input-field", default="inputKey", help="execution input field naming the CSV")
 
 
-COMMANDS: list[Callable] = [add_preview_command, add_drill_command, add_policy_command, add_redrive_command]
+def _print_schema(args: argparse.Namespace) -> int:
+    import json
+
+    from integration_blueprint.plugin import package_schema
+
+    print(json.dumps(package_schema(), indent=2))
+    return 0
+
+
+def add_schema_command(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "schema", help="print the component package's Pulumi schema (JSON)",
+        description="Print the Pulumi package schema the component plugin serves (what `pulumi package "
+                    "get-schema` prints for it): the four components, every input typed and described in the "
+                    "names other languages use (camelCase), every output. Any language's SDK can be generated "
+                    "from it, e.g. `pulumi package gen-sdk schema.json --language go`.")
+    parser.set_defaults(run=_print_schema)
+
+
+def _list_stacks(args: argparse.Namespace) -> int:
+    import json
+
+    from integration_blueprint.preview.project import stack_names
+
+    stacks = stack_names(_program_dir(args))
+    print(json.dumps(stacks) if args.json else "\n".join(stacks))
+    return 0
+
+
+def add_stack_command(subparsers) -> None:
+    """`blueprint stack ls`: the project's stacks, for a CI job that previews each one."""
+    parser = subparsers.add_parser("stack", help="the project's stacks", description="The Pulumi project's stacks.")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    ls = actions.add_parser("ls", help="list the stacks (one Pulumi.<stack>.yaml each in the stackConfigDir)",
+                            description="List the project's stacks: one per Pulumi.<stack>.yaml in the folder its "
+                                        "Pulumi.yaml names as stackConfigDir (default: beside it), as a CI job "
+                                        "discovers what to preview.")
+    ls.add_argument("--program", help="the Pulumi project directory (default: the current directory)")
+    ls.add_argument("--json", action="store_true", help="a JSON array (for a GitHub Actions matrix)")
+    ls.set_defaults(run=_list_stacks)
+
+
+SDK_LANGUAGES = ("typescript",)
+
+
+def _write_sdk(args: argparse.Namespace) -> int:
+    from integration_blueprint.plugin import package_schema
+    from integration_blueprint.plugin.typescript_sdk import NPM_NAME, write_package
+
+    out = Path(args.out).resolve()
+    written = write_package(package_schema(), out)
+    print(f"wrote {NPM_NAME} to {out} ({', '.join(written)}); install it with: npm install {out}")
+    return 0
+
+
+def add_sdk_command(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "sdk", help="write the components' SDK for another language (no Pulumi CLI needed)",
+        description="Write the component package's SDK for a language from its schema, without the Pulumi CLI. "
+                    "typescript: an npm package named @pulumi/blueprint (package.json, index.js, index.d.ts) to "
+                    "`npm install <folder>` or `npm pack`. For other languages, feed `blueprint schema` to "
+                    "`pulumi package gen-sdk`.")
+    parser.add_argument("--language", choices=SDK_LANGUAGES, required=True, help="the SDK's language")
+    parser.add_argument("--out", required=True, help="the folder to write the package into (created if missing)")
+    parser.set_defaults(run=_write_sdk)
+
+
+def _print_docs(args: argparse.Namespace) -> int:
+    from integration_blueprint.components.reference import COMPONENTS, render_page
+
+    by_name = {component.__name__.lower(): component for component in COMPONENTS}
+    component = by_name.get(args.component.lower())
+    if component is None:
+        print(f"error: no component {args.component!r}; the components are "
+              f"{', '.join(c.__name__ for c in COMPONENTS)}", file=sys.stderr)
+        return 2
+    print(render_page(component))
+    return 0
+
+
+def add_docs_command(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "docs", help="print a component's reference page (arguments, outputs, resources, examples)",
+        description="Print the reference page of a component (Markdown), generated from the same settings rows "
+                    "that check its arguments: every argument in Python and camelCase with its type, default, "
+                    "what is allowed and why, every output, the resources it creates and a Python and a "
+                    "TypeScript example.")
+    parser.add_argument("component", help="FifoBillingQueue, IdempotentStreamConsumer, NonIdempotentStreamConsumer "
+                                          "or DistributedMapBatch")
+    parser.set_defaults(run=_print_docs)
+
+
+COMMANDS: list[Callable] = [add_preview_command, add_drill_command, add_policy_command, add_redrive_command,
+                             add_stack_command, add_schema_command, add_sdk_command, add_docs_command]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -58,11 +58,13 @@ SFN_TASK_TIMEOUT_MARGIN_SECONDS = 10
 # Invoices per Distributed Map child when the reference item handler runs (a team's own item handler
 # gets batches only when it asks, max_items_per_batch: its code must read {"Items": [...]}). Chosen
 # by measurement (benchmarks/map_cost.py, README "Cost per million records"): a Map Run bills a
-# transition per child started plus the child's own, so the Step Functions share falls as 1/N; at
-# 100 the default shape is under $3 per million with DynamoDB (3 writes per invoice) the largest
-# part, and a batch (100 rows, about 6 KB) stays far under ItemBatcher's 256 KiB and takes about
-# 2 s of a 30 s function timeout.
-MAP_ITEMS_PER_BATCH_DEFAULT = 100
+# transition per child started plus the child's own, so the Step Functions share falls as 1/N
+# (drill meter, default mix: x50 $3.80, x100 $3.10, x125 $2.99, x200 $2.66 per million invoices,
+# DynamoDB's three writes per invoice $1.86 of each). The other side: a failed child counts all N
+# items toward the tolerated failures, so the smaller N, the finer the threshold. 125 is under $3.00 and one failed
+# batch still fits a 10% threshold (the dev stack's) in a file of 1,250 invoices; a batch (about 8 KB)
+# stays far under ItemBatcher's 256 KiB and takes about 3 s of a 30 s function timeout.
+MAP_ITEMS_PER_BATCH_DEFAULT = 125
 
 # --- Alarms ------------------------------------------------------------------------------------
 # A DLQ alarm fires on the first message: one poison message is already an incident.

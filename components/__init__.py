@@ -22,11 +22,19 @@ stack-config reader both use. The building blocks they share live one module eac
     kinesis_consumer            what the two stream consumers share
     distributed_map_definition  the Distributed Map's ASL document, built as data
 
-Public: the four components and their Args.
+Public: the four components and their Args, `PlatformArgs` (what every component's Args extend: type
+a shared `platform: PlatformArgs = {...}` and spread it, `{**platform, "batch_size": 5}`, and mypy
+checks both) and `PolicyStatementArgs` (one item of a `*policy_statements` argument).
+
+Each component also exposes its children as typed attributes (`billing.consumer_role`,
+`billing.queue`, `batch.item_function`, `stream.function_role`, ...) for a team to extend, and the
+roles of the functions where a team's code runs as outputs (`consumer_role_name`, ...), which other
+languages get through the plugin.
 """
 
 from integration_blueprint.components.distributed_map_batch import DistributedMapBatch, DistributedMapBatchArgs
 from integration_blueprint.components.fifo_billing_queue import FifoBillingQueue, FifoBillingQueueArgs
+from integration_blueprint.components.function import PolicyStatementArgs
 from integration_blueprint.components.idempotent_stream_consumer import (
     IdempotentStreamConsumer,
     IdempotentStreamConsumerArgs,
@@ -35,7 +43,8 @@ from integration_blueprint.components.non_idempotent_stream_consumer import (
     NonIdempotentStreamConsumer,
     NonIdempotentStreamConsumerArgs,
 )
+from integration_blueprint.components.platform import PlatformArgs
 
 __all__ = ["DistributedMapBatch", "DistributedMapBatchArgs", "FifoBillingQueue", "FifoBillingQueueArgs",
            "IdempotentStreamConsumer", "IdempotentStreamConsumerArgs", "NonIdempotentStreamConsumer",
-           "NonIdempotentStreamConsumerArgs"]
+           "NonIdempotentStreamConsumerArgs", "PlatformArgs", "PolicyStatementArgs"]

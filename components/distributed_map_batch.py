@@ -21,7 +21,7 @@ with the definition builder), `validate` (returns `DistributedMapValues`),
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Optional, Required, Sequence, cast
+from typing import Any, Mapping, Optional, Required, Sequence, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -36,7 +36,7 @@ from integration_blueprint.components.distributed_map_definition import (
     build_definition,
     to_json,
 )
-from integration_blueprint.components.function import packaged_function
+from integration_blueprint.components.function import PolicyStatementArgs, packaged_function, team_code
 from integration_blueprint.components.iam import SourceCondition, Statement, account_context, service_role
 from integration_blueprint.components.naming import PhysicalName, function_names, queue_name, require_fits, schedule_names
 from integration_blueprint.components.platform import PlatformArgs, publish, runtime_settings
@@ -78,6 +78,8 @@ class DistributedMapBatchArgs(PlatformArgs, total=False):
     item_reserved_concurrency: pulumi.Input[int]
     item_code: pulumi.Archive
     item_handler: pulumi.Input[str]
+    item_environment: pulumi.Input[Mapping[str, pulumi.Input[str]]]
+    item_policy_statements: pulumi.Input[Sequence[pulumi.Input[PolicyStatementArgs]]]
     idempotency_expiry_seconds: pulumi.Input[int]
     state_machine_name: pulumi.Input[str]
     schedule_expression: pulumi.Input[str]
@@ -216,6 +218,10 @@ class DistributedMapBatch(pulumi.ComponentResource):
     """Name of the state machine's log group."""
     schedule_arn: pulumi.Output[Optional[str]]
     """ARN of the schedule that starts runs; None without schedule_expression."""
+    item_role_name: pulumi.Output[str]
+    """Name of the item function's role: attach your own policies to it (`aws.iam.RolePolicy`)."""
+    item_role_arn: pulumi.Output[str]
+    """ARN of the item function's role."""
 
     def __init__(self, name: str, args: DistributedMapBatchArgs,
                  opts: Optional[pulumi.ResourceOptions] = None):
@@ -281,6 +287,7 @@ class DistributedMapBatch(pulumi.ComponentResource):
                           [idempotency.arn]),
                 Statement(["dynamodb:PutItem"], [ledger.arn]),
             ],
+            team=team_code(COMPONENT, args, "item_"),
         )
 
         # --- state machine ---
@@ -360,7 +367,13 @@ class DistributedMapBatch(pulumi.ComponentResource):
                                 "processed invoices are skipped).")
             schedule_arn = scheduled.schedule.arn
 
+        # The children, typed, for a team to extend (as AWS Solutions Constructs expose theirs).
+        self.state_machine: aws.sfn.StateMachine = machine
+        self.ops_queue: aws.sqs.Queue = ops_queue
+        self.item_function: aws.lambda_.Function = item.function
+        self.item_role: aws.iam.Role = item.role
         publish(self, {
+            "item_role_name": item.role.name, "item_role_arn": item.role.arn,
             "state_machine_arn": machine.arn, "state_machine_name": machine.name, "input_bucket_name": bucket_name,
             "ops_queue_url": ops_queue.url, "ops_queue_arn": ops_queue.arn, "ops_dlq_url": ops_dlq.queue.url,
             "item_function_name": item.function.name, "item_function_arn": item.function.arn,

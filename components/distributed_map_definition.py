@@ -91,7 +91,8 @@ SETTINGS = SettingsTable(COMPONENT, [
             why="column names when the CSV has no header row; unset or empty: the first row holds them"),
     Setting("max_items_per_batch", int, None, minimum=1,
             why=f"rows per child (ItemBatcher); unset: {conventions.MAP_ITEMS_PER_BATCH_DEFAULT} with the reference "
-                "item handler (a tenth of the one-row-per-child cost), one row per child with item_code (your "
+                "item handler (Step Functions bills per child: README, Cost per million records), one row per child "
+                "with item_code (your "
                 "handler must read {\"Items\": [...]} to be given batches). A failed child counts all its rows "
                 "toward the tolerated failures"),
     Setting("child_execution_type", str, "STANDARD", choices=aws_limits.SFN_EXECUTION_TYPES,

@@ -16,14 +16,15 @@ Public: `FifoBillingQueue`, `FifoBillingQueueArgs`, `SETTINGS` (its settings tab
 
 import json
 from dataclasses import dataclass
-from typing import Optional, cast
+from typing import Mapping, Optional, Sequence, cast
 
 import pulumi
+import pulumi_aws as aws
 
 from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.alarms import function_errors_alarm, oldest_message_age_alarm
 from integration_blueprint.components.async_invoke import async_invoke_config, async_invoke_settings
-from integration_blueprint.components.function import packaged_function
+from integration_blueprint.components.function import PolicyStatementArgs, packaged_function, team_code
 from integration_blueprint.components.iam import Statement
 from integration_blueprint.components.naming import function_names, queue_name, require_fits, schedule_names
 from integration_blueprint.components.platform import PLATFORM_SETTINGS, PlatformArgs, publish, runtime_settings
@@ -131,6 +132,10 @@ class FifoBillingQueueArgs(PlatformArgs, total=False):
     consumer_handler: pulumi.Input[str]
     dispatcher_code: pulumi.Archive
     dispatcher_handler: pulumi.Input[str]
+    consumer_environment: pulumi.Input[Mapping[str, pulumi.Input[str]]]
+    consumer_policy_statements: pulumi.Input[Sequence[pulumi.Input[PolicyStatementArgs]]]
+    dispatcher_environment: pulumi.Input[Mapping[str, pulumi.Input[str]]]
+    dispatcher_policy_statements: pulumi.Input[Sequence[pulumi.Input[PolicyStatementArgs]]]
     dispatcher_retry_attempts: pulumi.Input[int]
     dispatcher_max_event_age_seconds: pulumi.Input[int]
     oldest_message_alarm_seconds: pulumi.Input[int]
@@ -187,6 +192,14 @@ class FifoBillingQueue(pulumi.ComponentResource):
     """Name of the ledger table: one row per charge, which is also its idempotency claim."""
     accounts_table_name: pulumi.Output[str]
     """Name of the accounts store the dispatcher enumerates (given or provisioned)."""
+    consumer_role_name: pulumi.Output[str]
+    """Name of the consumer function's role: attach your own policies to it (`aws.iam.RolePolicy`)."""
+    consumer_role_arn: pulumi.Output[str]
+    """ARN of the consumer function's role."""
+    dispatcher_role_name: pulumi.Output[str]
+    """Name of the dispatcher function's role: attach your own policies to it (`aws.iam.RolePolicy`)."""
+    dispatcher_role_arn: pulumi.Output[str]
+    """ARN of the dispatcher function's role."""
 
     def __init__(self, name: str, args: FifoBillingQueueArgs = None,  # type: ignore[assignment]  # Pulumi schema inference reads this annotation; Optional[...] breaks it
                  opts: Optional[pulumi.ResourceOptions] = None):
@@ -238,6 +251,7 @@ class FifoBillingQueue(pulumi.ComponentResource):
                 Statement(["dynamodb:PutItem"], [ledger.arn]),
                 Statement(["dynamodb:GetItem"], [accounts_arn]),
             ],
+            team=team_code(COMPONENT, args, "consumer_"),
         )
         sqs_consumer_mapping(f"{name}-consumer-mapping", parent=self, consumed=queue, function=consumer.function,
                              batch_size=numbers.batch, maximum_concurrency=args.get("maximum_concurrency"))
@@ -253,6 +267,7 @@ class FifoBillingQueue(pulumi.ComponentResource):
                 Statement(["dynamodb:Scan"], [accounts_arn]),
                 Statement(["sqs:SendMessage"], [queue.arn]),
             ],
+            team=team_code(COMPONENT, args, "dispatcher_"),
         )
         dispatch = async_invoke_config(
             f"{name}-dispatcher", parent=self, function=dispatcher,
@@ -283,7 +298,19 @@ class FifoBillingQueue(pulumi.ComponentResource):
         function_errors_alarm(f"{name}-dispatcher-errors", function=dispatcher.function, parent=self,
                               alarm_actions=alarm_actions)
 
+        # The children, typed, for a team to extend (as AWS Solutions Constructs expose theirs):
+        # subscribe an alarm to a queue, attach a policy to a role, read a table's stream.
+        self.queue: aws.sqs.Queue = queue
+        self.dlq: aws.sqs.Queue = dlq.queue
+        self.consumer_function: aws.lambda_.Function = consumer.function
+        self.consumer_role: aws.iam.Role = consumer.role
+        self.dispatcher_function: aws.lambda_.Function = dispatcher.function
+        self.dispatcher_role: aws.iam.Role = dispatcher.role
+        self.ledger_table: aws.dynamodb.Table = ledger
+        self.schedule: aws.scheduler.Schedule = scheduled.schedule
         publish(self, {
+            "consumer_role_name": consumer.role.name, "consumer_role_arn": consumer.role.arn,
+            "dispatcher_role_name": dispatcher.role.name, "dispatcher_role_arn": dispatcher.role.arn,
             "queue_url": queue.url, "queue_arn": queue.arn, "dlq_url": dlq.queue.url, "dlq_arn": dlq.queue.arn,
             "consumer_function_name": consumer.function.name, "consumer_function_arn": consumer.function.arn,
             "dispatcher_function_name": dispatcher.function.name, "dispatcher_function_arn": dispatcher.function.arn,

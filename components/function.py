@@ -11,17 +11,21 @@ the handlers import (boto3 is in the runtime). Logs go to a log group the compon
 retention, instead of the never-expiring group Lambda would create.
 
 A team's own code (`code`) ships with the same handlers beside it (`with_handler_runtime`), so a
-handler built on the runtime imports it once deployed.
+handler built on the runtime imports it once deployed. A function where a team's code runs also
+takes what that code needs: its own environment variables and IAM statements (`team_code`, from the
+`<prefix>environment` and `<prefix>policy_statements` arguments `settings.code_settings` declares
+next to `<prefix>code`).
 
 Public: `packaged_function` (returns `PackagedFunction`), `RuntimeSettings`, `handlers_archive`, `with_handler_runtime`,
-`powertools_layer_arn`, `stack_region`, `ARCHIVE_ROOT`. IAM statements are in `iam`.
+`powertools_layer_arn`, `stack_region`, `ARCHIVE_ROOT`, `PolicyStatementArgs`, `team_code` (returns
+`TeamCode`). IAM statements are in `iam`.
 """
 
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Mapping, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, TypedDict, Union
 
 import pulumi
 import pulumi_aws as aws
@@ -30,9 +34,10 @@ import integration_blueprint as namespace_package
 import integration_blueprint.handlers as handlers_package
 from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.iam import Statement, service_role
+from integration_blueprint.components.validation import plain
 
-__all__ = ["ARCHIVE_ROOT", "PackagedFunction", "RuntimeSettings", "handlers_archive", "packaged_function",
-           "powertools_layer_arn", "stack_region", "with_handler_runtime"]
+__all__ = ["ARCHIVE_ROOT", "PackagedFunction", "PolicyStatementArgs", "RuntimeSettings", "TeamCode", "handlers_archive",
+           "packaged_function", "powertools_layer_arn", "stack_region", "team_code", "with_handler_runtime"]
 
 ARCHIVE_ROOT = namespace_package.__name__
 
@@ -112,9 +117,14 @@ def packaged_function(name: str, *, parent: pulumi.Resource, handler: pulumi.Inp
                       timeout: pulumi.Input[int], memory_size: pulumi.Input[int] = conventions.LAMBDA_MEMORY_DEFAULT_MB,
                       environment: Optional[Mapping[str, pulumi.Input[str]]] = None,
                       code: Optional[pulumi.Archive] = None,
-                      reserved_concurrency: Optional[pulumi.Input[int]] = None) -> PackagedFunction:
+                      reserved_concurrency: Optional[pulumi.Input[int]] = None,
+                      team: Optional["TeamCode"] = None) -> PackagedFunction:
     """A function running `handler` (default code: this package's handlers) with a role that may
-    do exactly `statements` plus write its own logs."""
+    do exactly `statements` plus write its own logs, and what `team` code running in it needs (its
+    variables win over the component's own: a team's handler may point a setting elsewhere)."""
+    if team is not None:
+        environment = {**(environment or {}), **team.environment}
+        statements = [*statements, *team.statements]
     opts = pulumi.ResourceOptions(parent=parent)
     log_group = aws.cloudwatch.LogGroup(f"{name}-logs", retention_in_days=settings.log_retention_days, opts=opts)
     logs = Statement(["logs:CreateLogStream", "logs:PutLogEvents"], [log_group.arn.apply(lambda a: f"{a}:*")])
@@ -137,3 +147,35 @@ def packaged_function(name: str, *, parent: pulumi.Resource, handler: pulumi.Inp
     )
     return PackagedFunction(function=function, role=access.role, log_group=log_group)
 
+
+
+class PolicyStatementArgs(TypedDict):
+    """An extra permission for your own handler: named actions (no wildcards) on resources."""
+
+    actions: pulumi.Input[Sequence[pulumi.Input[str]]]
+    """IAM actions by name, e.g. dynamodb:GetItem (no wildcards)."""
+    resources: pulumi.Input[Sequence[pulumi.Input[str]]]
+    """ARNs of the resources the actions are allowed on."""
+
+
+@dataclass
+class TeamCode:
+    """What a team's handler needs from its function beyond the component's own settings."""
+
+    environment: dict[str, pulumi.Input[str]] = field(default_factory=dict)
+    statements: list[Statement] = field(default_factory=list)
+
+
+def team_code(component: str, args: Mapping[str, Any], prefix: str = "") -> TeamCode:
+    """The `<prefix>environment` and `<prefix>policy_statements` a component was given for one of
+    its functions; the actions are read now (named, no wildcards), the resources may be Outputs."""
+    env_arg, statements_arg = f"{prefix}environment", f"{prefix}policy_statements"
+    statements = []
+    for given in plain(component, statements_arg, args.get(statements_arg)) or []:
+        statement = plain(component, statements_arg, given)
+        if statement is not None:
+            actions = plain(component, f"{statements_arg}[].actions", statement["actions"]) or []
+            resources = plain(component, f"{statements_arg}[].resources", statement["resources"]) or []
+            statements.append(Statement([plain(component, f"{statements_arg}[].actions", a) or "" for a in actions],
+                                        list(resources)))
+    return TeamCode(environment=dict(plain(component, env_arg, args.get(env_arg)) or {}), statements=statements)

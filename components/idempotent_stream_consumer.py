@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Optional, cast
 
 import pulumi
+import pulumi_aws as aws
 
 import integration_blueprint.components.kinesis_consumer as shared
 from integration_blueprint import aws_limits
@@ -166,5 +167,7 @@ class IdempotentStreamConsumer(pulumi.ComponentResource, StreamConsumerOutputs):
         shared.retry_mapping(name, args, function, dlqs.retry, self)
         shared.consumer_alarms(name, args, numbers, function, dlqs.retry, self)
 
+        self.expose_children(dlqs, function)
+        self.idempotency_table: aws.dynamodb.Table = table
         publish(self, {**shared.stream_outputs(source, dlqs, function), "idempotency_table_name": table.name,
                        "ledger_table_name": pulumi.Output.from_input(ledger.name if ledger is not None else None)})

@@ -9,9 +9,9 @@ alarms, and the checks on their numbers.
 The two components (idempotent_stream_consumer.py, non_idempotent_stream_consumer.py) differ in the
 Kinesis mapping's error handling and in who writes to the Retry-DLQ.
 
-Public (for the two stream components): `StreamConsumerArgs`, `PolicyStatementArgs`,
+Public (for the two stream components): `StreamConsumerArgs`, `PolicyStatementArgs` (from `function`),
 `StreamConsumerOutputs`, `STREAM_SETTINGS`, `validate_common` (returns `Numbers`), the building blocks
-`stream_source`, `dlq_pair`, `reference_ledger`, `consumer_function`, `extra_statements`,
+`stream_source`, `dlq_pair`, `reference_ledger`, `consumer_function`,
 `stream_mapping`, `retry_mapping`, `retry_dlq_statements`, `consumer_alarms`, `stream_outputs`, and
 `PHYSICAL_NAMES`, `STREAM_MODES`, `LEDGER_HASH_KEY`.
 """
@@ -19,7 +19,7 @@ Public (for the two stream components): `StreamConsumerArgs`, `PolicyStatementAr
 
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence, TypedDict
+from typing import Any, Mapping, Optional, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -31,19 +31,19 @@ from integration_blueprint.components.alarms import (
     iterator_age_alarm,
     oldest_message_age_alarm,
 )
-from integration_blueprint.components.function import PackagedFunction, packaged_function
+from integration_blueprint.components.function import PackagedFunction, PolicyStatementArgs, packaged_function, team_code
 from integration_blueprint.components.iam import Statement
 from integration_blueprint.components.naming import PhysicalName, function_names, queue_name
 from integration_blueprint.components.platform import PLATFORM_SETTINGS, PlatformArgs, runtime_settings
 from integration_blueprint.components.queues import DeadLetterQueue, consume_statement, queue_with_dlq, sqs_consumer_mapping
 from integration_blueprint.components.settings import Setting, SettingsTable, code_settings
 from integration_blueprint.components.tables import idempotency_table
-from integration_blueprint.components.validation import ComponentArgumentError, is_known, plain, require
+from integration_blueprint.components.validation import ComponentArgumentError, is_known, require
 from integration_blueprint.handlers.runtime import config as handler_config
 
 __all__ = ["DlqPair", "LEDGER_HASH_KEY", "Numbers", "PHYSICAL_NAMES", "PolicyStatementArgs", "STREAM_MODES",
            "STREAM_SETTINGS", "StreamConsumerArgs", "StreamConsumerOutputs", "StreamSource", "consumer_alarms",
-           "consumer_function", "dlq_pair", "extra_statements", "reference_ledger", "retry_dlq_statements",
+           "consumer_function", "dlq_pair", "reference_ledger", "retry_dlq_statements",
            "retry_mapping", "stream_mapping", "stream_outputs", "stream_source", "validate_common"]
 
 STREAM_MODES = ("ON_DEMAND", "PROVISIONED")
@@ -100,11 +100,7 @@ STREAM_SETTINGS = (
     Setting("retry_dlq_age_alarm_seconds", int, None, minimum=1,
             why="the Retry-DLQ's oldest-message alarm; default: the replay window (a message older than that is "
                 "not being replayed)"),
-    *code_settings("code", "handler", "function"),
-    Setting("environment", dict, None, in_stack=False,
-            why="extra environment variables of the consumer function (your handler's own settings)"),
-    Setting("policy_statements", list, None, items=dict, in_stack=False,
-            why="extra permissions of your handler: named actions (no wildcards) on resources"),
+    *code_settings("code", "handler", "consumer"),
 )
 # The physical names a stream consumer generates from its name (checked against AWS's limits).
 PHYSICAL_NAMES = [*function_names("-consumer"), queue_name("-retry-dlq"), queue_name("-unrecoverable-dlq"),
@@ -114,15 +110,6 @@ PHYSICAL_NAMES = [*function_names("-consumer"), queue_name("-retry-dlq"), queue_
 
 # The shared rows on their own, for the building blocks below (each component validates first).
 _COMMON = SettingsTable("StreamConsumer", STREAM_SETTINGS, inherited=PLATFORM_SETTINGS.arguments())
-
-
-class PolicyStatementArgs(TypedDict):
-    """An extra permission for your own handler: named actions (no wildcards) on resources."""
-
-    actions: pulumi.Input[Sequence[pulumi.Input[str]]]
-    """IAM actions by name, e.g. dynamodb:GetItem (no wildcards)."""
-    resources: pulumi.Input[Sequence[pulumi.Input[str]]]
-    """ARNs of the resources the actions are allowed on."""
 
 
 class StreamConsumerArgs(PlatformArgs, total=False):
@@ -292,19 +279,6 @@ def dlq_pair(name: str, numbers: Numbers, parent: pulumi.Resource, alarm_actions
     return DlqPair(retry=pair.queue, unrecoverable=pair.dlq)
 
 
-def extra_statements(component: str, args: StreamConsumerArgs) -> list[Statement]:
-    """Your handler's own permissions; the actions are read now (named, no wildcards)."""
-    statements = []
-    for given in plain(component, "policy_statements", args.get("policy_statements")) or []:
-        statement = plain(component, "policy_statements", given)
-        if statement is not None:
-            actions = plain(component, "policy_statements[].actions", statement["actions"]) or []
-            resources = plain(component, "policy_statements[].resources", statement["resources"]) or []
-            statements.append(Statement([plain(component, "policy_statements[].actions", a) or "" for a in actions],
-                                        list(resources)))
-    return statements
-
-
 def reference_ledger(name: str, args: StreamConsumerArgs, parent: pulumi.Resource) -> Optional[aws.dynamodb.Table]:
     """The reference handler's per-account balances, when no handler of your own is given."""
     if args.get("handler") is not None:
@@ -321,13 +295,12 @@ def consumer_function(name: str, args: StreamConsumerArgs, numbers: Numbers, par
     if ledger is not None:
         env[handler_config.LEDGER_TABLE_NAME] = ledger.name
         statements.append(Statement(["dynamodb:UpdateItem", "dynamodb:GetItem"], [ledger.arn]))
-    env.update(plain(component, "environment", args.get("environment")) or {})
     env.setdefault(handler_config.POWERTOOLS_SERVICE_NAME, f"{name}-consumer")
     return packaged_function(
         f"{name}-consumer", parent=parent, settings=runtime_settings(args),
         handler=args.get("handler", default_handler), code=args.get("code"),
         timeout=numbers.timeout, memory_size=_COMMON.value(args, "memory_mb"),
-        environment=env, statements=[*statements, *extra_statements(component, args)],
+        environment=env, statements=statements, team=team_code(component, args),
     )
 
 
@@ -401,6 +374,17 @@ class StreamConsumerOutputs:
     """ARN of the consumer function."""
     ledger_table_name: pulumi.Output[Optional[str]]
     """The reference handler's ledger; None with a handler of your own."""
+    function_role_name: pulumi.Output[str]
+    """Name of the consumer function's role: attach your own policies to it (`aws.iam.RolePolicy`)."""
+    function_role_arn: pulumi.Output[str]
+    """ARN of the consumer function's role."""
+
+    def expose_children(self, dlqs: "DlqPair", function: PackagedFunction) -> None:
+        """The children, typed, for a team to extend (as AWS Solutions Constructs expose theirs)."""
+        self.retry_dlq: aws.sqs.Queue = dlqs.retry
+        self.unrecoverable_dlq: aws.sqs.Queue = dlqs.unrecoverable.queue
+        self.function: aws.lambda_.Function = function.function
+        self.function_role: aws.iam.Role = function.role
 
 
 def stream_outputs(source: StreamSource, dlqs: DlqPair, function: PackagedFunction) -> dict[str, pulumi.Input[Any]]:
@@ -411,4 +395,5 @@ def stream_outputs(source: StreamSource, dlqs: DlqPair, function: PackagedFuncti
         "retry_dlq_url": dlqs.retry.url, "retry_dlq_arn": dlqs.retry.arn,
         "unrecoverable_dlq_url": dlqs.unrecoverable.queue.url, "unrecoverable_dlq_arn": dlqs.unrecoverable.queue.arn,
         "function_name": function.function.name, "function_arn": function.function.arn,
+        "function_role_name": function.role.name, "function_role_arn": function.role.arn,
     }

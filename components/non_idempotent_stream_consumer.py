@@ -89,5 +89,6 @@ class NonIdempotentStreamConsumer(pulumi.ComponentResource, StreamConsumerOutput
         shared.retry_mapping(name, args, function, dlqs.retry, self)
         shared.consumer_alarms(name, args, numbers, function, dlqs.retry, self)
 
+        self.expose_children(dlqs, function)
         publish(self, {**shared.stream_outputs(source, dlqs, function),
                        "ledger_table_name": pulumi.Output.from_input(ledger.name if ledger is not None else None)})

@@ -27,7 +27,7 @@ from integration_blueprint.components.distributed_map_batch import DistributedMa
 from integration_blueprint.components.fifo_billing_queue import FifoBillingQueue
 from integration_blueprint.components.idempotent_stream_consumer import IdempotentStreamConsumer
 from integration_blueprint.components.non_idempotent_stream_consumer import NonIdempotentStreamConsumer
-from integration_blueprint.components.settings import Setting, SettingsTable, camel_case
+from integration_blueprint.components.settings import Setting, SettingsTable, camel_case, camel_case_names
 
 __all__ = ["COMPONENTS", "DOCS_FOLDER", "EXAMPLES", "created_resources", "describe_setting", "document_schema",
            "enum_type_name", "output_descriptions", "pages", "render_index", "render_page"]
@@ -121,7 +121,23 @@ def document_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
         resource["properties"] = {name: {**prop, "description": outputs[name]}
                                   for name, prop in resource["properties"].items()}
         documented["resources"][token] = resource
-    return documented
+    return _in_schema_names(documented, _python_names())
+
+
+def _python_names() -> set[str]:
+    """Every argument and output name of the components as Python spells it."""
+    return {s.arg for table in COMPONENTS.values() for s in table.arguments()} | {
+        name for component in COMPONENTS for name in output_descriptions(component)}
+
+
+def _in_schema_names(value: Any, names: set[str]) -> Any:
+    """Every description in `value` speaking the schema's (camelCase) names, not Python's."""
+    if isinstance(value, dict):
+        return {key: camel_case_names(item, names) if key == "description" and isinstance(item, str)
+                else _in_schema_names(item, names) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_in_schema_names(item, names) for item in value]
+    return value
 
 
 # ---- the reference pages (docs/components/<Component>.md) ------------------------------------------

@@ -17,22 +17,22 @@ from other settings (the row's `why` says how). Bounds that are AWS facts come f
 the project's own choices from `conventions` or the row itself. Arguments a stack file cannot set
 (code, handlers, extra permissions) are rows too, with `in_stack=False`.
 
-Public: `Setting`, `SettingsTable`, `REQUIRED`, `STATEMENT_KEYS`, `camel_case`, and the rows several
+Public: `Setting`, `SettingsTable`, `REQUIRED`, `STATEMENT_KEYS`, `camel_case`, `camel_case_names`, and the rows several
 components share: `code_settings`, `schedule_expression_setting`, `SCHEDULE_SETTINGS`.
 """
 
 import difflib
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping, Optional
+from typing import Any, Collection, Iterable, Iterator, Mapping, Optional
 
 import pulumi
 
 from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.validation import ComponentArgumentError, is_known
 
-__all__ = ["REQUIRED", "SCHEDULE_SETTINGS", "STATEMENT_KEYS", "Setting", "SettingsTable", "camel_case", "code_settings",
-           "schedule_expression_setting"]
+__all__ = ["REQUIRED", "SCHEDULE_SETTINGS", "STATEMENT_KEYS", "Setting", "SettingsTable", "camel_case", "camel_case_names",
+           "code_settings", "schedule_expression_setting"]
 
 
 class _Required:
@@ -50,6 +50,31 @@ STATEMENT_KEYS = ("actions", "resources")
 def camel_case(arg: str) -> str:
     head, *rest = arg.split("_")
     return head + "".join(word.capitalize() for word in rest)
+
+
+# A Python argument name as it appears in running text (`item_code`, `max_concurrency`).
+SNAKE_CASE_NAME = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
+def camel_case_names(text: str, names: Collection[str]) -> str:
+    """`text` with every argument name among `names` spelled as other languages spell it (camelCase)."""
+    return SNAKE_CASE_NAME.sub(lambda found: camel_case(found.group(0)) if found.group(0) in names
+                               else found.group(0), text)
+
+
+def _kind_of(value: Any) -> str:
+    """The kind of a value in words, as a team would name it in any language ('' for another kind)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "a map"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return ""
 
 
 def _number(value: float) -> str:
@@ -109,8 +134,17 @@ class Setting:
                 }.get(self.kind, "a pulumi.Archive of your code (e.g. pulumi.FileArchive('./build'))")
 
     def problem(self, value: Any, minimum: Optional[float] = None) -> Optional[str]:
-        """Why a known `value` is refused (what is allowed, and why), or None when it is allowed."""
-        return None if self._fits(value, minimum) else self.allowed(minimum) + (f" ({self.why})" if self.why else "")
+        """Why a known `value` is refused (the type it is when that is the mistake, what is allowed,
+        and why), or None when it is allowed."""
+        if self._fits(value, minimum):
+            return None
+        given = _kind_of(value)
+        wrong_type = f"{value!r} is {given}; " if given and given != _kind_of(self._example()) else ""
+        return wrong_type + self.allowed(minimum) + (f" ({self.why})" if self.why else "")
+
+    def _example(self) -> Any:
+        """A value of the row's kind (for comparing kinds)."""
+        return {int: 0, float: 0.0, bool: False, str: "", dict: {}, list: []}.get(self.kind)
 
     def parse(self, value: Any, minimum: Optional[float] = None) -> Any:
         """`value` as the component uses it (a whole float becomes an int, an int a float where a
@@ -215,30 +249,44 @@ class SettingsTable:
     def check(self, args: Any) -> dict[str, Any]:
         """The given arguments, each parsed by its row (a whole float becomes an int, ...); refuses an
         argument the component does not know (naming the nearest known one), a required one left
-        out and every value its row refuses."""
+        out and every value its row refuses, all of them at once (one line each)."""
         if args is None:
             args = {}
         if not isinstance(args, Mapping):
             raise ComponentArgumentError(f"{self.component}: args must be a dict of {self.component}Args, got {args!r}")
         known = [s.arg for s in self.arguments()]
+        refusals = []  # every one of the call, so a team fixes them in one go
         for arg in args:
             if arg not in known:
                 close = difflib.get_close_matches(str(arg), known, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise ComponentArgumentError(
+                refusals.append(ComponentArgumentError(
                     f"{self.component}: unknown argument {arg!r}{hint}; {self.component} takes "
-                    f"{', '.join(sorted(known))} (docs/components/{self.component}.md)", str(arg))
+                    f"{', '.join(sorted(known))} (see `blueprint docs {self.component}`)", str(arg)))
         for arg in known:
-            self.value(args, arg)
+            try:
+                self.value(args, arg)
+            except ComponentArgumentError as refused:
+                refusals.append(refused)
+        if refusals:
+            raise ComponentArgumentError.every(refusals)
         return {arg: self.value(args, arg) if value is not None else None for arg, value in args.items()}
 
 
-def code_settings(code_arg: str, handler_arg: str, what: str) -> tuple[Setting, Setting]:
-    """The rows of a function whose code the team may bring: `code_arg` (an Archive) and `handler_arg`."""
+def code_settings(code_arg: str, handler_arg: str, what: str) -> tuple[Setting, ...]:
+    """The rows of a function whose code the team may bring: `code_arg` (an Archive), `handler_arg`,
+    and what the team's code needs from the function, named like `code_arg` (`consumer_code`:
+    `consumer_environment`, `consumer_policy_statements`; `code`: `environment`, `policy_statements`)."""
+    prefix = code_arg.removesuffix("code")
     return (Setting(code_arg, pulumi.Archive, None, in_stack=False,
                     why=f"your own {what} code; unset: this package's reference handler"),
             Setting(handler_arg, str, None, in_stack=False, describe="module.function in your code",
-                    why=f"the {what} handler in {code_arg} (module.function); required with {code_arg}"))
+                    why=f"the {what} handler in {code_arg} (module.function); required with {code_arg}"),
+            Setting(f"{prefix}environment", dict, None, in_stack=False,
+                    why=f"extra environment variables of the {what} function (your handler's own settings)"),
+            Setting(f"{prefix}policy_statements", list, None, items=dict, in_stack=False,
+                    why=f"extra permissions of the {what} function for your handler: named actions (no wildcards) "
+                        "on resources"))
 
 
 # --- rows several components share ------------------------------------------------------------

@@ -24,6 +24,16 @@ class ComponentArgumentError(ValueError):
     def __init__(self, message: str, arg: Optional[str] = None):
         super().__init__(message)
         self.arg = arg
+        self.refusals: list[ComponentArgumentError] = [self]  # every refusal of the call, this one first
+
+    @classmethod
+    def every(cls, refusals: list["ComponentArgumentError"]) -> "ComponentArgumentError":
+        """Every refusal of one call as one error, a line each (the first names `arg`)."""
+        if len(refusals) == 1:
+            return refusals[0]
+        combined = cls("\n".join(str(refusal) for refusal in refusals), refusals[0].arg)
+        combined.refusals = list(refusals)
+        return combined
 
 
 def is_known(value: Optional[pulumi.Input[T]]) -> TypeIs[T]:

@@ -22,6 +22,17 @@ def botocore_data_read_once():
     with patches.applied(["share_botocore_data"]):
         yield
 
+@pytest.fixture(scope="session")
+def typescript_sdk(tmp_path_factory) -> Path:
+    """The components' TypeScript SDK (@pulumi/blueprint), written once per session as a team
+    writes it (`blueprint sdk --language typescript --out <folder>`)."""
+    from integration_blueprint.cli import main
+
+    folder = tmp_path_factory.mktemp("sdk") / "blueprint"
+    assert main(["sdk", "--language", "typescript", "--out", str(folder)]) == 0
+    return folder
+
+
 REGION = "eu-west-1"
 REGION_CONFIG = {"aws:region": REGION}
 REPO = Path(__file__).resolve().parents[1]

@@ -213,7 +213,7 @@ def test_the_ci_workflow_is_a_valid_github_actions_workflow():
 
 def test_the_ci_workflow_runs_the_real_and_the_offline_preview():
     jobs = _workflow()["jobs"]
-    assert set(jobs) == {"pulumi-preview", "offline-preview"}
+    assert set(jobs) == {"stacks", "pulumi-preview", "offline-preview"}
     real = {s.get("uses", "").split("@")[0]: s for s in jobs["pulumi-preview"]["steps"]}
     assert real["pulumi/actions"]["with"]["command"] == "preview"
     assert "policyPacks" in real["pulumi/actions"]["with"] and "policyPackConfigs" in real["pulumi/actions"]["with"]
@@ -224,7 +224,41 @@ def test_the_ci_workflow_runs_the_real_and_the_offline_preview():
     uses = [s.get("uses", "").split("@")[0] for s in offline["steps"]]
     assert "github/codeql-action/upload-sarif" in uses
     script = "\n".join(s.get("run", "") for s in offline["steps"])
-    assert "--format sarif" in script and "--format markdown" in script and "GITHUB_STEP_SUMMARY" in script
+    assert "--report sarif=" in script and "--report markdown=" in script and "GITHUB_STEP_SUMMARY" in script
+
+
+def test_the_ci_workflow_discovers_the_stacks_and_previews_each_once_uploading_sarif_whatever_the_verdict():
+    text = WORKFLOW.read_text()
+    jobs = _workflow()["jobs"]
+    assert "blueprint stack ls --json" in json.dumps(jobs["stacks"])
+    assert jobs["pulumi-preview"]["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.stacks) }}"
+    assert not re.search(r"\b(dev|staging|prod)\b", json.dumps(jobs))  # no stack is written in
+    offline = jobs["offline-preview"]
+    assert len(re.findall(r"blueprint preview", json.dumps(offline))) == 1  # one run per stack, every report
+    upload = next(s for s in offline["steps"] if s.get("uses", "").startswith("github/codeql-action/upload-sarif"))
+    assert upload["if"].startswith("always()")
+    # .venv as the README and Pulumi.yaml name it; the engine is ours, not the SDK's mocks
+    assert "python -m venv .venv" in text and " venv/" not in text and "mock" not in text.lower()
+
+
+def test_stack_ls_lists_the_stacks_of_the_projects_stack_config_folder(capsys):
+    assert main(["stack", "ls", "--json", "--program", str(REPO_ROOT)]) == 0
+    assert json.loads(capsys.readouterr().out) == ["dev", "prod", "staging"]
+
+
+@pytest.mark.slow  # a subprocess of its own (the plugin) or a whole preview
+def test_one_preview_writes_every_report_it_is_asked_for(tmp_path, capsys):
+    sarif, markdown = tmp_path / "dev.sarif", tmp_path / "dev.md"
+    code = main(["preview", "--program", str(REPO_ROOT), "--stack", "dev", "--format", "json",
+                 "--report", f"sarif={sarif}", "--report", f"markdown={markdown}"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == (1 if report["summary"]["mandatory"] else 0)
+    sarif_results = json.loads(sarif.read_text())["runs"][0]["results"]
+    assert len(sarif_results) == len(report["violations"])
+    assert "`dev`" in markdown.read_text() or "dev" in markdown.read_text().splitlines()[0]
+    with pytest.raises(SystemExit):
+        main(["preview", "--report", "pdf=x.pdf"])
+    assert "is not FORMAT=FILE" in capsys.readouterr().err
 
 
 def test_every_blueprint_command_in_the_workflow_parses():
@@ -236,21 +270,60 @@ def test_every_blueprint_command_in_the_workflow_parses():
         build_parser().parse_args([w.replace("$stack", "dev").replace("$STACK", "dev") for w in words])
 
 
+@pytest.mark.slow  # a subprocess of its own (the plugin) or a whole preview
+def test_schema_prints_the_package_schema_the_plugin_serves(capsys):
+    assert main(["schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert (schema["name"], schema["version"]) == ("blueprint", __version__)
+    assert {token.rsplit(":", 1)[-1] for token in schema["resources"]} == {
+        "FifoBillingQueue", "IdempotentStreamConsumer", "NonIdempotentStreamConsumer", "DistributedMapBatch"}
+
+
+@pytest.mark.slow  # a subprocess of its own (the plugin) or a whole preview
+def test_sdk_writes_the_typescript_package_with_its_declarations(typescript_sdk):
+    """(typescript_sdk is `blueprint sdk --language typescript --out <folder>`, conftest.py.)"""
+    assert {path.name for path in typescript_sdk.iterdir()} == {"package.json", "index.js", "index.d.ts", "README.md"}
+    declarations = (typescript_sdk / "index.d.ts").read_text()
+    assert "export declare class DistributedMapBatch extends pulumi.ComponentResource" in declarations
+    # the one required input makes the args themselves required
+    assert "constructor(name: string, args: DistributedMapBatchArgs, opts?" in declarations
+    assert "maxConcurrency: pulumi.Input<number>;" in declarations
+    assert "readonly stateMachineArn: pulumi.Output<string>;" in declarations
+    assert 'exports.FifoBillingQueue = FifoBillingQueue;' in (typescript_sdk / "index.js").read_text()
+
+
+def test_sdk_refuses_a_language_it_does_not_write(capsys):
+    with pytest.raises(SystemExit):
+        main(["sdk", "--language", "cobol", "--out", "x"])
+    assert "invalid choice: 'cobol'" in capsys.readouterr().err
+
+
+def test_docs_prints_the_reference_page_a_team_has_without_the_repository(capsys):
+    assert main(["docs", "fifobillingqueue"]) == 0
+    page = capsys.readouterr().out
+    assert page == (Path(__file__).resolve().parents[1] / "docs" / "components" / "FifoBillingQueue.md").read_text() + "\n"
+
+    assert main(["docs", "FifoQueue"]) == 2
+    assert "the components are FifoBillingQueue, " in capsys.readouterr().err
+
+
 def test_the_ci_workflow_keeps_both_reports_of_a_run_that_could_not_judge_the_program(tmp_path):
     """Issue 31: a refused argument (exit 2) used to leave a 0-byte SARIF file and a "see the job
-    log" line. The step's own script, run with a `blueprint` that fails as a refused run does."""
+    log" line. The step's own script, run with a `blueprint` that fails as a refused run does (it
+    still writes the reports --report asks for)."""
     step = next(s for s in _workflow()["jobs"]["offline-preview"]["steps"] if s.get("id") == "preview")
-    (tmp_path / "venv" / "bin").mkdir(parents=True)
-    fake = tmp_path / "venv" / "bin" / "blueprint"
-    fake.write_text('#!/bin/sh\necho "report of: $*"\necho "error: refused" >&2\nexit 2\n')
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    fake = tmp_path / ".venv" / "bin" / "blueprint"
+    fake.write_text('#!/bin/sh\nfor a in "$@"; do case "$a" in sarif=*|markdown=*) echo "report of: $*" > "${a#*=}";; '
+                    'esac; done\necho "error: refused" >&2\nexit 2\n')
     fake.chmod(0o755)
     env = {"PATH": os.environ["PATH"], "STACKS": "dev prod", "RUNNER_TEMP": str(tmp_path / "tmp"),
            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "GITHUB_OUTPUT": str(tmp_path / "output")}
     (tmp_path / "tmp").mkdir()
     subprocess.run(["bash", "-e", "-c", step["run"]], cwd=tmp_path, env=env, check=True, timeout=60)
     for stack in ("dev", "prod"):
-        sarif = tmp_path / "tmp" / "sarif" / f"{stack}.sarif"
-        assert sarif.read_text() == f"report of: preview --stack {stack} --format sarif\n"
+        sarif = tmp_path / "policy-preview" / f"{stack}.sarif"
+        assert sarif.read_text().startswith(f"report of: preview --stack {stack} --report sarif=")
     summary = (tmp_path / "summary.md").read_text()
-    assert "report of: preview --stack prod --format markdown" in summary
+    assert "report of: preview --stack prod --report sarif=" in summary
     assert (tmp_path / "output").read_text() == "exit-code=2\n"

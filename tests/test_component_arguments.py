@@ -121,9 +121,12 @@ def test_a_whole_float_is_a_whole_number_for_both_and_a_string_of_digits_for_nei
     row = table["batch_size"]
     assert table.value({"batch_size": 10.0}, "batch_size") == 10
     assert Section("fifoBilling", {"batchSize": 10.0}, source="x").setting(row, table, {}) == 10
-    with pytest.raises(ComponentArgumentError, match="batch_size='10' is not allowed: a whole number from 1 to 10"):
+    # The refusal names the type given: a team that wrote "10" sees that it wrote a string.
+    with pytest.raises(ComponentArgumentError, match="batch_size='10' is not allowed: '10' is a string; a whole "
+                                                     "number from 1 to 10"):
         table.value({"batch_size": "10"}, "batch_size")
-    with pytest.raises(StackConfigError, match=r"batchSize = '10' is not allowed: a whole number from 1 to 10 .*"
+    with pytest.raises(StackConfigError, match=r"batchSize = '10' is not allowed: '10' is a string; a whole number "
+                                               r"from 1 to 10 .*"
                                                r"Fix it in x\. The file holds the string '10': write the value "
                                                r"unquoted, or set it with `pulumi config set --path --type int`\."):
         Section("fifoBilling", {"batchSize": "10"}, source="x").setting(row, table, {})
@@ -150,10 +153,11 @@ def test_every_component_refuses_an_argument_it_does_not_know_and_a_value_of_the
         table.check({"protect_dat": True})
     assert refused.value.arg == "protect_dat"
     with pytest.raises(ComponentArgumentError, match=rf"{component.__name__}: protect_data='yes' is not allowed: "
-                                                     "true or false"):
+                                                     "'yes' is a string; true or false"):
         table.check({"protect_data": "yes"})
     with pytest.raises(ComponentArgumentError, match="alarm_actions='arn:aws:sns:eu-west-1:123456789012:x' is not "
-                                                     "allowed: a list of SNS topic ARNs"):
+                                                     "allowed: 'arn:aws:sns:eu-west-1:123456789012:x' is a string; a "
+                                                     "list of SNS topic ARNs"):
         table.check({"alarm_actions": "arn:aws:sns:eu-west-1:123456789012:x"})
 
 
@@ -165,3 +169,13 @@ def test_an_output_value_passes_to_be_checked_once_known():
 
 def test_the_stack_reader_asks_for_the_enabled_switch_from_its_own_row():
     assert stack_config.ENABLED.kind is bool and stack_config.ENABLED.default is False
+
+
+def test_every_refusal_of_a_call_is_reported_at_once_a_line_each():
+    _, table = BY_NAME["FifoBillingQueue"]
+    with pytest.raises(ComponentArgumentError) as refused:
+        table.check({"batch_size": 11, "max_receive_count": 2, "schedule_enable": False, "consumer_timeout_seconds": 60})
+    assert [r.arg for r in refused.value.refusals] == ["schedule_enable", "batch_size", "max_receive_count"]
+    lines = str(refused.value).splitlines()
+    assert len(lines) == 3 and all(line.startswith("FifoBillingQueue: ") for line in lines)
+    assert refused.value.arg == "schedule_enable"

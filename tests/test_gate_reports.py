@@ -16,12 +16,13 @@ import pytest
 from integration_blueprint.cli import main
 from integration_blueprint.preview import wire
 from integration_blueprint.preview.fix_language import in_language
-from integration_blueprint.preview.markdown import code, render_markdown
 from integration_blueprint.preview.recording import ProgramError
 from integration_blueprint.preview.redaction import Redactor, secret_paths
-from integration_blueprint.preview.render import FORMATS, render_text
+from integration_blueprint.preview.reports.formats import FORMATS
+from integration_blueprint.preview.reports.markdown import code, render_markdown
+from integration_blueprint.preview.reports.sarif import to_sarif
+from integration_blueprint.preview.reports.text import render_text
 from integration_blueprint.preview.run import failed_preview, run_preview
-from integration_blueprint.preview.sarif import to_sarif
 
 REPO = Path(__file__).resolve().parents[1]
 SARIF_SCHEMA = REPO / "tests" / "fixtures" / "schemas" / "sarif-schema-2.1.0.json"

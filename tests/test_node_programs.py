@@ -5,20 +5,23 @@ package SDK, record what they record in Python.
 
 The programs resolve the packages `make node-fixtures` installs from tests/node/package-lock.json
 into tests/node/node_modules (the programs under tests/node/programs find them as Node does, in a
-folder above; a program written to a temporary folder links them)."""
+folder above; a program written to a temporary folder links them), and our components through the
+SDK `blueprint sdk --language typescript` writes, installed as npm installs it (node_packages.py)."""
 
-import importlib.util
 import json
-import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
+from node_packages import NODE_MODULES, install_node_modules
 
+from integration_blueprint import __version__
 from integration_blueprint.cli import main
 from integration_blueprint.drill.report import DrillOptions
 from integration_blueprint.drill.runner import run_drill
+from integration_blueprint.preview import node_host
 from integration_blueprint.preview.recording import ProgramError, RecordedStack, record_program
 from integration_blueprint.preview.run import run_preview
 
@@ -27,8 +30,6 @@ pytestmark = pytest.mark.slow
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
 PROGRAMS = NODE_DIR / "programs"
-NODE_MODULES = NODE_DIR / "node_modules"
-COMPONENTS_SDK = PROGRAMS / "components-ts" / "sdks" / "blueprint" / "index.ts"
 TSCONFIG = PROGRAMS / "handwritten-ts" / "tsconfig.json"
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "typescript"
 
@@ -40,7 +41,7 @@ def node_packages():
 
 
 def ts_project(folder: Path, index_ts: str, *, files: dict = None, pulumi_yaml: str = "name: app\nruntime: nodejs\n",
-               link_packages: bool = True) -> Path:
+               link_packages: bool = True, sdk: Path = None) -> Path:
     folder.mkdir(parents=True)
     (folder / "Pulumi.yaml").write_text(pulumi_yaml)
     (folder / "Pulumi.dev.yaml").write_text("config:\n  aws:region: eu-west-1\n")
@@ -50,9 +51,20 @@ def ts_project(folder: Path, index_ts: str, *, files: dict = None, pulumi_yaml: 
     for name, text in (files or {}).items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(text)
-    if link_packages:
+    if sdk is not None:
+        install_node_modules(folder, sdk)
+    elif link_packages:
         (folder / "node_modules").symlink_to(NODE_MODULES)
     return folder
+
+
+@pytest.fixture(scope="module")
+def components_ts(tmp_path_factory, typescript_sdk) -> Path:
+    """tests/node/programs/components-ts with its node_modules, our SDK installed in it."""
+    program = tmp_path_factory.mktemp("components") / "components-ts"
+    shutil.copytree(PROGRAMS / "components-ts", program)
+    install_node_modules(program, typescript_sdk)
+    return program
 
 
 def verdicts(result) -> set[tuple[str, str, str]]:
@@ -91,8 +103,9 @@ def test_a_typescript_program_gets_the_verdicts_of_its_python_twin(unknowns):
     assert 'new aws.lambda.Function("auditor"' in source[auditor.source_line - 1]
 
 
-def test_the_four_components_in_typescript_record_the_resources_inputs_and_verdicts_they_record_in_python():
-    typescript = run_preview(PROGRAMS / "components-ts", stack="dev")
+def test_the_four_components_in_typescript_record_the_resources_inputs_and_verdicts_they_record_in_python(
+        components_ts):
+    typescript = run_preview(components_ts, stack="dev")
     python = run_preview(PROGRAMS / "components-py", stack="dev")
 
     assert not typescript.recorded.not_expanded
@@ -108,10 +121,10 @@ def test_the_four_components_in_typescript_record_the_resources_inputs_and_verdi
     assert typescript.recorded.stack_outputs["payrollQueueUrl"].endswith(".fifo")
 
 
-def test_a_refused_setting_reaches_the_typescript_program_as_the_components_message(tmp_path, capsys):
-    index_ts = ('import * as blueprint from "./sdks/blueprint";\n\n'
+def test_a_refused_setting_reaches_the_typescript_program_as_the_components_message(tmp_path, capsys, typescript_sdk):
+    index_ts = ('import * as blueprint from "@pulumi/blueprint";\n\n'
                 'new blueprint.FifoBillingQueue("payroll", {\n    maxReceiveCount: 2,\n});\n')
-    program = ts_project(tmp_path / "app", index_ts, files={"sdks/blueprint/index.ts": COMPONENTS_SDK.read_text()})
+    program = ts_project(tmp_path / "app", index_ts, sdk=typescript_sdk)
 
     with pytest.raises(ProgramError) as raised:
         record_program(program, stack="dev")
@@ -120,9 +133,45 @@ def test_a_refused_setting_reaches_the_typescript_program_as_the_components_mess
     # Construct answers with the component's input-property error, named as the calling language
     # names the input (the schema's camelCase).
     assert "FifoBillingQueue: maxReceiveCount=2 is not allowed: a whole number from 4 to 1000" in message
-    assert message.endswith(f"(at {program}/index.ts:3)")
+    assert message.endswith(f"(at {program}/index.ts:4)")  # the line of the key refused
     assert main(["preview", "--program", str(program)]) == 2
     assert "is not allowed" in capsys.readouterr().err
+
+
+def test_every_refused_component_is_reported_once_at_its_line_from_the_first_run(tmp_path, typescript_sdk,
+                                                                                monkeypatch):
+    """The engine saw where each component was declared: no second run (at Node's full depth) is
+    needed to locate a refusal, and a wrong type names the type the program gave."""
+    index_ts = ('import * as blueprint from "@pulumi/blueprint";\n\n'
+                'new blueprint.FifoBillingQueue("payroll", {\n    maxReceiveCount: 2,\n});\n'
+                'new blueprint.IdempotentStreamConsumer("clicks", {\n    retentionHours: "48" as any,\n});\n')
+    program = ts_project(tmp_path / "app", index_ts, sdk=typescript_sdk)
+    runs = []
+    run_node_program = node_host.run_node_program
+    monkeypatch.setattr(node_host, "run_node_program", lambda *a, **k: runs.append(k) or run_node_program(*a, **k))
+
+    with pytest.raises(ProgramError) as raised:
+        record_program(program, stack="dev")
+
+    assert len(runs) == 1
+    first, second = str(raised.value).splitlines()
+    assert first.startswith("blueprint:index:FifoBillingQueue 'payroll' could not be constructed: FifoBillingQueue: "
+                            "maxReceiveCount=2 is not allowed: a whole number from 4 to 1000")
+    # each at the line of the key at fault, not of the `new`
+    assert first.endswith(f"(at {program}/index.ts:4)") and first.count("index.ts") == 1
+    assert "retentionHours='48' is not allowed: '48' is a string; a whole number from 24 to 8760" in second
+    assert second.endswith(f"(at {program}/index.ts:7)") and second.count("index.ts") == 1
+
+
+@pytest.mark.parametrize("logged", [
+    "<ref *1> [Error: failed to register] {\n  promise: Promise { <rejected> [Circular *1] }\n}",
+    "Running program 'app' failed with an unhandled exception:\n<ref *1> Error: failed to register\n"
+    "    at f (/app/index.ts:4:9)\n    at node:internal/main/eval_string:51:3 {\n"
+    "  promise: Promise { <rejected> [Circular *1] }\n}",
+], ids=["without-stack", "with-stack"])
+def test_an_error_is_shown_without_nodes_rendering_of_the_error_object(logged):
+    [failure] = node_host._located(logged, Path("/app"), Path("/app"))
+    assert failure.message == "Error: failed to register"
 
 
 def test_an_error_in_the_programs_own_typescript_is_located_at_its_ts_file_and_line(tmp_path):
@@ -231,10 +280,10 @@ def test_a_runtime_the_offline_preview_does_not_run_is_named_with_exit_2(tmp_pat
         capsys.readouterr().err
 
 
-def test_the_typescript_example_a_team_copies_passes_the_gate(tmp_path, capsys, monkeypatch):
+def test_the_typescript_example_a_team_copies_passes_the_gate(tmp_path, capsys, monkeypatch, typescript_sdk):
     program = tmp_path / "payments"
-    shutil.copytree(EXAMPLE, program)
-    (program / "node_modules").symlink_to(NODE_MODULES)
+    shutil.copytree(EXAMPLE, program, ignore=shutil.ignore_patterns("node_modules", "sdks"))
+    install_node_modules(program, typescript_sdk)
     # The example type-checks, as `pulumi preview` would; the SDK's own switch skips that here
     # (about 15 s of CPU against @pulumi/aws's declarations) where only the verdicts are tested.
     monkeypatch.setenv("PULUMI_NODEJS_TRANSPILE_ONLY", "true")
@@ -245,22 +294,42 @@ def test_the_typescript_example_a_team_copies_passes_the_gate(tmp_path, capsys, 
     assert report["summary"]["mandatory"] == 0 and report["summary"]["resources"] > 20
 
 
-def test_the_committed_component_sdks_are_the_one_the_plugins_schema_generates():
-    spec = importlib.util.spec_from_file_location("generate_blueprint_sdk", NODE_DIR / "generate_blueprint_sdk.py")
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
+def test_the_sdk_is_an_npm_package_that_packs_with_its_declarations(typescript_sdk, tmp_path):
+    package = json.loads((typescript_sdk / "package.json").read_text())
+    assert (package["name"], package["main"], package["types"]) == ("@pulumi/blueprint", "index.js", "index.d.ts")
+    assert package["version"] == __version__ and "@pulumi/pulumi" in package["peerDependencies"]
 
-    generated = generator.sdk_module(generator.plugin_schema())
-    for copy in (COMPONENTS_SDK, EXAMPLE / "sdks" / "blueprint" / "index.ts"):
-        assert copy.read_text() == generated, \
-            f"regenerate it: .venv/bin/python tests/node/generate_blueprint_sdk.py {os.path.relpath(copy)}"
+    packed = subprocess.run(["npm", "pack", "--json", "--pack-destination", str(tmp_path), str(typescript_sdk)],
+                            capture_output=True, text=True, timeout=60, cwd=tmp_path)
+
+    assert packed.returncode == 0, packed.stderr
+    [tarball] = json.loads(packed.stdout)
+    assert {entry["path"] for entry in tarball["files"]} == {"package.json", "index.js", "index.d.ts", "README.md"}
+    assert (tmp_path / tarball["filename"]).is_file()
 
 
-def test_the_drill_runs_the_components_of_a_typescript_program_as_the_plugin_built_them():
+def test_the_sdks_declarations_catch_a_wrong_type_and_a_missing_required_input(tmp_path, typescript_sdk):
+    """The program type-checks against index.d.ts as `pulumi preview` type-checks it (ts-node)."""
+    index_ts = ('import * as blueprint from "@pulumi/blueprint";\n\n'
+                'new blueprint.DistributedMapBatch("invoices", { maxConcurrency: "20" });\n'
+                'new blueprint.DistributedMapBatch("orders");\n')
+    program = ts_project(tmp_path / "app", index_ts, sdk=typescript_sdk)
+    (program / "tsconfig.json").write_text(TSCONFIG.read_text().replace('"noCheck": true', '"noCheck": false'))
+
+    with pytest.raises(ProgramError) as raised:
+        record_program(program, stack="dev")
+
+    message = str(raised.value)
+    assert "TS2322: Type 'string' is not assignable to type 'Input<number>'" in message
+    assert f"{program}/index.ts:3" in message
+    assert "TS2554: Expected 2-3 arguments, but got 1" in message and f"{program}/index.ts:4" in message
+
+
+def test_the_drill_runs_the_components_of_a_typescript_program_as_the_plugin_built_them(components_ts):
     """The drill records a TypeScript program like the preview does: its components, built by the
     plugin, are drilled with the reference handlers they deploy (its Map's ItemBatcher included, run
     by the sandbox's Distributed Map executor)."""
-    options = DrillOptions(stack="dev", program_dir=PROGRAMS / "components-ts", records=8, seed=3)
+    options = DrillOptions(stack="dev", program_dir=components_ts, records=8, seed=3)
 
     report = run_drill(options, workers=1)
 

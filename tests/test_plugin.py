@@ -37,6 +37,7 @@ from integration_blueprint.components import (
     reference,
 )
 from integration_blueprint.components.reference import describe_setting
+from integration_blueprint.components.settings import camel_case_names
 from integration_blueprint.preview.engine import ComponentPlugin, OfflineEngine
 from integration_blueprint.preview.recording import (
     DEFAULT_REGION,
@@ -214,10 +215,21 @@ def test_every_resource_input_and_output_is_described_inherited_ones_included(sc
     resource = schema["resources"][type_token(component)]
     assert resource["description"].startswith(component.__doc__.split()[0])
     table = reference.COMPONENTS[component]
+    python_names = {s.arg for s in table.arguments()} | set(reference.output_descriptions(component))
     for setting in table.arguments():  # the platform's rows too
-        assert resource["inputProperties"][camel(setting.arg)]["description"] == describe_setting(setting)
+        assert resource["inputProperties"][camel(setting.arg)]["description"] == camel_case_names(
+            describe_setting(setting), python_names)
     undescribed = [name for name, prop in resource["properties"].items() if len(prop.get("description", "")) < 10]
     assert undescribed == []
+
+
+def test_descriptions_name_arguments_and_outputs_as_other_languages_spell_them(schema):
+    """A TypeScript or Go user never sees `item_code` or `max_concurrency`, only itemCode, maxConcurrency."""
+    text = json.dumps(schema)
+    python_names = {s.arg for table in reference.COMPONENTS.values() for s in table.arguments() if "_" in s.arg}
+    assert [name for name in python_names if re.search(rf"\b{name}\b", text)] == []
+    batch = schema["resources"][type_token(DistributedMapBatch)]["inputProperties"]
+    assert "required with itemCode" in batch["itemHandler"]["description"]
 
 
 def test_every_type_and_its_properties_are_described(schema):
@@ -336,12 +348,26 @@ def test_an_unsafe_setting_is_refused_as_an_input_property_error_named_as_the_sd
     assert "Traceback" not in refused.value.details() and "File " not in refused.value.details()
 
 
+def test_every_refused_input_of_a_call_is_one_property_error_each_in_one_answer(plugin):
+    with pytest.raises(grpc.RpcError) as refused:
+        plugin.construct(FifoBillingQueue, "billing", {"maxReceiveCount": 2, "batchSize": 11}, stack="dev", parent="",
+                         config=DEV_REGION)
+    errors = property_errors(refused.value)
+    assert set(errors) == {"maxReceiveCount", "batchSize"}
+    assert errors["batchSize"].startswith("FifoBillingQueue: batchSize=11 is not allowed: a whole number from 1 to 10")
+    with pytest.raises(grpc.RpcError) as unknown:
+        plugin.construct(FifoBillingQueue, "billing", {"scheduleEnable": False, "batchSiz": 5}, stack="dev", parent="",
+                         config=DEV_REGION)
+    assert set(property_errors(unknown.value)) == {"scheduleEnable", "batchSiz"}
+
+
 def test_a_setting_of_the_wrong_type_is_refused_with_the_expected_type(plugin):
     with pytest.raises(grpc.RpcError) as refused:
         plugin.construct(FifoBillingQueue, "billing", {"scheduleEnabled": "no"}, stack="dev", parent="",
                          config=DEV_REGION)
     assert property_errors(refused.value) == {"scheduleEnabled": (
-        "FifoBillingQueue: scheduleEnabled='no' is not allowed: true or false (false keeps the schedule but never "
+        "FifoBillingQueue: scheduleEnabled='no' is not allowed: 'no' is a string; true or false (false keeps the "
+        "schedule but never "
         "fires it (e.g. in dev))")}
 
 

@@ -14,10 +14,10 @@ import pytest
 from integration_blueprint.cli import main
 from integration_blueprint.preview import policy_config
 from integration_blueprint.preview.analyzer import PolicyAnalyzer
-from integration_blueprint.preview.markdown import render_markdown
-from integration_blueprint.preview.render import render_text
+from integration_blueprint.preview.reports.markdown import render_markdown
+from integration_blueprint.preview.reports.sarif import to_sarif
+from integration_blueprint.preview.reports.text import render_text
 from integration_blueprint.preview.run import REPO_ROOT, run_preview, stack_policy_config
-from integration_blueprint.preview.sarif import to_sarif
 
 # The commands below print and exit from the shared recording of their program (conftest).
 pytestmark = pytest.mark.usefixtures("cli_reuses_recordings")

@@ -19,11 +19,11 @@ import pytest
 from google.protobuf import struct_pb2
 
 from integration_blueprint.preview.analyzer import Rule, Violation
-from integration_blueprint.preview.markdown import render_markdown
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
-from integration_blueprint.preview.render import render_text
+from integration_blueprint.preview.reports.markdown import render_markdown
+from integration_blueprint.preview.reports.sarif import to_sarif
+from integration_blueprint.preview.reports.text import render_text
 from integration_blueprint.preview.run import PreviewResult, run_preview
-from integration_blueprint.preview.sarif import to_sarif
 
 REPO = Path(__file__).resolve().parents[1]
 MERMAID_CHECK = REPO / "tools" / "mermaid" / "parse.mjs"
@@ -170,6 +170,58 @@ def test_every_delivery_link_is_drawn_and_a_violated_one_is_drawn_red():
     assert f"linkStyle {red} stroke:#d1242f" in diagram
 
 
+def drawn_edges(diagram: str) -> dict[tuple[str, str, str], bool]:
+    """(source name, label without the mark, target name) -> drawn red."""
+    nodes = dict(re.findall(r'(n\d+)\["(?:⚠ )?([^<"]+?)<br/>', diagram))
+    edges = re.findall(r'(n\d+) -- "([^"]+)" --> (n\d+)', diagram)
+    red = set(next(iter(re.findall(r"linkStyle ([\d,]+) stroke:#d1242f", diagram)), "").split(","))
+    return {(nodes[a], label.removeprefix("⚠ "), nodes[b]): str(i) in red for i, (a, label, b) in enumerate(edges)}
+
+
+STATE_MACHINE, ROLE_POLICY = "aws:sfn/stateMachine:StateMachine", "aws:iam/rolePolicy:RolePolicy"
+
+
+def sender_stack():
+    """A dispatcher that sends to a charges queue (its environment names it, its role policy allows
+    it), the queue's redrive to a DLQ, and a state machine whose task invokes an item function and
+    whose Catch sends to an ops queue."""
+    role = resource("aws:iam/role:Role", "dispatcher-role")
+    charges, dlq, ops = resource(QUEUE, "charges"), resource(QUEUE, "charges-dlq"), resource(QUEUE, "ops")
+    dispatcher = resource(FUNCTION, "dispatcher", deps={"role": [role.urn], "environment": [charges.urn]})
+    grant = resource(ROLE_POLICY, "dispatcher-policy", deps={"role": [role.urn], "policy": [charges.urn]})
+    charges = resource(QUEUE, "charges", deps={"redrivePolicy": [dlq.urn]})
+    item = resource(FUNCTION, "item")
+    machine = resource(STATE_MACHINE, "machine", deps={"definition": [item.urn, ops.urn]})
+    return [role, charges, dlq, ops, dispatcher, grant, item, machine]
+
+
+def test_the_links_policies_judge_between_senders_and_what_they_send_to_are_drawn():
+    [diagram] = diagrams(render_markdown(result(sender_stack(), [], [])))
+    assert drawn_edges(diagram) == {
+        ("dispatcher", "sends to", "charges"): False, ("charges", "redrive (DLQ)", "charges-dlq"): False,
+        ("machine", "task invokes", "item"): False, ("machine", "sends to", "ops"): False}
+
+
+def test_a_link_is_red_exactly_when_a_policy_that_judges_it_found_a_violation():
+    resources = sender_stack()
+    named = {r.name: r for r in resources}
+    violations = [
+        # on the redrive's source queue, by a redrive rule: the redrive link is red
+        Violation("sqs-dlq-retention-exceeds-source", "mandatory", named["charges"].urn, "x"),
+        # on the same queue, by a rule that is not about the link: nothing more turns red
+        Violation("sqs-queue-encrypted-at-rest", "mandatory", named["ops"].urn, "x"),
+        # on the state machine, by the task timeout rule: its task link is red, its send is not
+        Violation("sfn-task-timeout-covers-lambda-timeout", "mandatory", named["machine"].urn, "x"),
+        # on the role policy that grants the dispatcher's send: the send is red
+        Violation("iam-no-wildcard-actions", "mandatory", named["dispatcher-policy"].urn, "x"),
+    ]
+    rules = [rule(v.policy) for v in violations]
+    [diagram] = diagrams(render_markdown(result(resources, violations, rules)))
+    assert drawn_edges(diagram) == {
+        ("dispatcher", "sends to", "charges"): True, ("charges", "redrive (DLQ)", "charges-dlq"): True,
+        ("machine", "task invokes", "item"): True, ("machine", "sends to", "ops"): False}
+
+
 @pytest.fixture(scope="module")
 def mermaid_parser():
     if not (MERMAID_CHECK.parent / "node_modules" / "mermaid").is_dir() or shutil.which("node") is None:
@@ -188,8 +240,9 @@ def test_every_diagram_is_accepted_by_mermaids_own_parser(mermaid_parser):
     texts = diagrams(render_markdown(result(resources, [Violation("p", "mandatory", resources[5].urn, "x")],
                                             [rule("p")])))
     texts += diagrams(render_markdown(result(resources, [], [])))
-    assert len(texts) == 2
-    assert mermaid_errors(mermaid_parser, texts) == ["", ""]
+    texts += diagrams(render_markdown(result(sender_stack(), [], [])))
+    assert len(texts) == 3
+    assert mermaid_errors(mermaid_parser, texts) == ["", "", ""]
     assert mermaid_errors(mermaid_parser, ['flowchart LR\n    n0["a"] -- "b --> n1'])[0]  # and it can fail
 
 

@@ -238,7 +238,7 @@ REFUSALS = [
     ({"starting_position": "AT_TIMESTAMP"}, ["starting_position='AT_TIMESTAMP'", "LATEST or TRIM_HORIZON"]),
     ({"code": pulumi.FileArchive("."), "environment": {}}, ["code is given without handler"]),
     ({"code": "./build", "handler": "app.handler"}, ["code='./build' is not allowed", "pulumi.Archive"]),
-    ({"batch_size": "10"}, ["batch_size='10' is not allowed: a whole number"]),
+    ({"batch_size": "10"}, ["batch_size='10' is not allowed: '10' is a string; a whole number"]),
     ({"batchsize": 10}, ["unknown argument 'batchsize' (did you mean 'batch_size'?)"]),
 ]
 

@@ -13,10 +13,10 @@ import pytest
 from integration_blueprint.cli import main
 from integration_blueprint.preview import suppressions
 from integration_blueprint.preview.engine import RecordedResource
-from integration_blueprint.preview.markdown import render_markdown
-from integration_blueprint.preview.render import render_text
+from integration_blueprint.preview.reports.markdown import render_markdown
+from integration_blueprint.preview.reports.sarif import to_sarif
+from integration_blueprint.preview.reports.text import render_text
 from integration_blueprint.preview.run import run_preview
-from integration_blueprint.preview.sarif import to_sarif
 
 # Three mandatory violations: the DLQ has no depth alarm and keeps messages no longer than its
 # source, and the source redrives after a single receive.

@@ -26,6 +26,7 @@ import pulumi_aws as aws
 import pytest
 import yaml
 from google.protobuf import empty_pb2, struct_pb2
+from node_packages import install_node_modules
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from integration_blueprint import __version__
@@ -33,6 +34,7 @@ from integration_blueprint.preview.recording import record_program
 
 REPO = Path(__file__).resolve().parents[1]
 PACK = REPO / "policies"
+NODE_PROGRAMS = REPO / "tests" / "node" / "programs"
 PACK_NAME = "integration-blueprint"
 DISTRIBUTION = "integration-blueprint"
 # What the wheel is built from: the repository less what is not source.
@@ -174,6 +176,9 @@ def test_the_wheel_holds_the_policy_pack_and_nothing_of_the_checkout(wheel):
     pack = "integration_blueprint/policies/"
     assert {f"{pack}PulumiPolicy.yaml", f"{pack}__main__.py", f"{pack}requirements.txt",
             f"{pack}rules/__init__.py"} <= names
+    plugin = "integration_blueprint/plugin/"  # the component package the engine starts for other languages
+    assert {f"{plugin}PulumiPlugin.yaml", f"{plugin}__main__.py", f"{plugin}provider.py",
+            f"{plugin}typescript_sdk.py"} <= names
     assert {name.split("/")[0] for name in names} == {"integration_blueprint",
                                                       f"integration_blueprint-{__version__}.dist-info"}
 
@@ -247,11 +252,19 @@ def test_the_installed_pack_starts_as_the_pulumi_cli_starts_it(venv):
 
 
 TYPED_TEAM_PROGRAM = '''
-from integration_blueprint.components import DistributedMapBatch, FifoBillingQueue, IdempotentStreamConsumer
+import pulumi_aws as aws
+
+from integration_blueprint.components import (DistributedMapBatch, FifoBillingQueue, IdempotentStreamConsumer,
+                                              PlatformArgs)
 
 FifoBillingQueue("payroll", {"schedule_enable": False, "batch_size": 10})
 DistributedMapBatch("invoices", {"tolerated_failure_percentage": 5})
 IdempotentStreamConsumer("orders", {"batch_size": "10"})
+
+# What a team does right: shared settings typed once and spread, a child resource extended.
+platform: PlatformArgs = {"alarm_actions": ["arn:aws:sns:eu-west-1:123456789012:oncall"], "log_retention_days": 30}
+billing = FifoBillingQueue("billing", {**platform, "batch_size": 5})
+role: aws.iam.Role = billing.consumer_role
 '''
 # Type-check the team's program against the installed package, not the libraries under it (pulumi-aws
 # alone takes minutes to analyse).
@@ -275,3 +288,52 @@ def test_the_installed_package_is_typed_so_mypy_finds_a_misspelled_key_and_a_wro
     assert 'Extra key "schedule_enable" for TypedDict "FifoBillingQueueArgs"' in checked.stdout
     assert 'Missing key "max_concurrency" for TypedDict "DistributedMapBatchArgs"' in checked.stdout
     assert 'Incompatible types (expression has type "str", TypedDict item "batch_size" has type' in checked.stdout
+    # exactly the three mistakes: the spread platform settings and the typed child type-check
+    assert checked.stdout.count("error:") == 3, checked.stdout
+
+
+COMPONENT_TYPES = {f"blueprint:index:{name}" for name in (
+    "FifoBillingQueue", "IdempotentStreamConsumer", "NonIdempotentStreamConsumer", "DistributedMapBatch")}
+
+
+@pytest.mark.wheel
+def test_the_wheel_and_the_sdk_tarball_preview_a_typescript_and_a_python_program_of_the_four_components(
+        venv, tmp_path):
+    """A TypeScript team with neither the Pulumi CLI nor this repository: the installed `blueprint`
+    writes the SDK, `npm pack` makes the tarball, `npm install <tarball>` puts it into a fresh
+    project, and the installed CLI previews the program (type-checked against the SDK's
+    declarations), its components constructed by the plugin inside the wheel; the Python twin
+    previews from the same virtualenv, with the same resources."""
+    sdk = tmp_path / "sdk"
+    assert installed_cli(venv, "sdk", "--language", "typescript", "--out", str(sdk), cwd=tmp_path).returncode == 0
+    packed = subprocess.run(["npm", "pack", "--json", "--pack-destination", str(tmp_path), str(sdk)],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert packed.returncode == 0, packed.stderr
+    tarball = tmp_path / json.loads(packed.stdout)[0]["filename"]
+
+    typescript = tmp_path / "ts-team"
+    shutil.copytree(NODE_PROGRAMS / "components-ts", typescript)
+    (typescript / "package.json").write_text('{"name": "ts-team", "private": true, "main": "index.ts"}\n')
+    (typescript / "tsconfig.json").write_text(
+        (typescript / "tsconfig.json").read_text().replace('"noCheck": true', '"noCheck": false'))
+    # --legacy-peer-deps: @pulumi/pulumi is the program's own (linked below from the pinned fixtures),
+    # so npm needs no registry here.
+    installed = subprocess.run(["npm", "install", "--offline", "--no-audit", "--no-fund", "--legacy-peer-deps",
+                                str(tarball)], cwd=typescript, capture_output=True, text=True, timeout=300)
+    assert installed.returncode == 0, installed.stderr
+    install_node_modules(typescript)
+    python = tmp_path / "py-team"
+    shutil.copytree(NODE_PROGRAMS / "components-py", python)
+
+    reports = {}
+    for program in (typescript, python):
+        preview = installed_cli(venv, "preview", "--program", str(program), "--stack", "dev", "--json",
+                                "--strict", cwd=program)
+        assert preview.returncode in (0, 1), preview.stderr
+        reports[program.name] = json.loads(preview.stdout)
+
+    for report in reports.values():
+        assert {r["type"] for r in report["resources"]} >= COMPONENT_TYPES
+    resources = {name: {(r["type"], r["name"]) for r in report["resources"]} for name, report in reports.items()}
+    assert resources["ts-team"] == resources["py-team"] and len(resources["ts-team"]) > 40
+    assert reports["ts-team"]["summary"] == reports["py-team"]["summary"]

@@ -156,11 +156,12 @@ def usage_per_million(meter: UsageMeter, scope: RecordedStack, report: Any,
     if streams:
         usage["kinesis_put_payload_units"] += RECORDS  # the producer's records, each under 25 KB
         usage["kinesis_shard_hours"] = sum(s.inputs.get("shardCount") or 1 for s in streams) * aws.HOURS_PER_MONTH
-    counted = state_machines is not None and state_machines.standard_transitions > 0
-    if counted:
+    counted = False
+    if state_machines is not None and state_machines.standard_transitions > 0:
+        counted = True
         usage["state_transitions"] = state_machines.standard_transitions * scale
         usage["express_requests"] = len(state_machines.express_children) * scale
-        usage["express_gb_seconds"] = sum(express_gb_seconds(c) for c in state_machines.express_children) * scale
+        usage["express_gb_seconds"] = sum((express_gb_seconds(c) for c in state_machines.express_children), 0.0) * scale
     for machine in scope.of_type("aws:sfn/stateMachine:StateMachine") if not counted else []:
         top, per_item = _state_counts(machine.inputs.get("definition", "{}"))
         usage["state_transitions"] += top * scale + per_item * RECORDS + max(0.0, invocations - RECORDS)

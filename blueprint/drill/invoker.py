@@ -47,7 +47,8 @@ class Invoker:
     _item_locks: dict = field(default_factory=dict, repr=False)
     _deliveries: Counter = field(default_factory=Counter, repr=False)
     invocations: int = 0
-    duplicates_delivered: int = 0
+    duplicates_delivered: int = 0  # records delivered again
+    duplicate_invocations: int = 0  # invocations that delivered them
     crashes: int = 0
 
     def __call__(self, event: Any, context: Any = None) -> Any:
@@ -91,6 +92,7 @@ class Invoker:
         if duplicate is not None:
             with self._lock:
                 self.duplicates_delivered += count
+                self.duplicate_invocations += 1
                 self.invocations += 1
             try:
                 again_context = context.fresh() if hasattr(context, "fresh") else context  # an invocation of its own

@@ -16,7 +16,7 @@
     failure        a run that could not judge the program, as every report tells it (exit 2)
     fix_language   the pack's Python fix snippets written in the program's language
     managed_policies  the AWS managed policies a stack attaches that the pack cannot judge
-    skipped_checks, render, markdown, sarif   the reports
+    reports        the reports: text and JSON, markdown, SARIF (reports/)
     aws_imports    pulumi_aws's service packages load only the modules a program uses
 
 Public API: `integration_blueprint.preview.run.run_preview`, `recording.record_program`,

@@ -18,12 +18,9 @@ from __future__ import annotations
 import functools
 import importlib
 import os
-import select
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +30,8 @@ import grpc
 from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from integration_blueprint.preview import policy_config, private_channel, process_tree
+from integration_blueprint.preview import policy_config, private_channel
+from integration_blueprint.preview.plugin_process import PluginDidNotStart, PluginProcess
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
 
 # The pack installed with this package (a folder of the namespace: integration_blueprint.policies).
@@ -104,6 +102,10 @@ class Violation:
         return {"policy": self.policy, "level": self.level, "urn": self.urn, "message": self.message}
 
 
+def _tail(stderr: str, lines: int = 25) -> str:
+    return "\n".join(stderr.strip().splitlines()[-lines:]) or "(no output on stderr)"
+
+
 class PolicyAnalyzer:
     def __init__(self, pack_dir: Path = DEFAULT_PACK_DIR, *, project: str = "blueprint",
                  stack: str = "dev"):
@@ -111,21 +113,19 @@ class PolicyAnalyzer:
         if not (self.pack_dir / "PulumiPolicy.yaml").exists():
             raise AnalyzerError(f"{self.pack_dir} is not a policy pack (no PulumiPolicy.yaml); "
                                 "point --policy-pack at the directory that holds it")
-        self._stderr = tempfile.TemporaryFile()
         self._folder = tempfile.mkdtemp(prefix="blueprint-pack-")
         address, token = private_channel.socket_address(self._folder, "analyzer"), private_channel.new_token()
-        handed = private_channel.hand_over({"address": address, "token": token})
-        env = dict(os.environ, PULUMI_PROJECT=project, PULUMI_STACK=stack, PULUMI_DRY_RUN="true",
-                   **{private_channel.FD_VARIABLE: str(handed)})
         try:
-            self._process = subprocess.Popen(
+            self._process = PluginProcess(
                 [sys.executable, "-u", "-m", "integration_blueprint.preview.pack_host", NO_ENGINE, str(self.pack_dir)],
-                cwd=self.pack_dir, stdout=subprocess.PIPE, stderr=self._stderr, env=env, pass_fds=[handed],
-                start_new_session=True)
-        finally:
-            os.close(handed)
+                settings={"address": address, "token": token}, start_timeout=START_TIMEOUT_SECONDS,
+                cwd=self.pack_dir, env=dict(os.environ, PULUMI_PROJECT=project, PULUMI_STACK=stack,
+                                            PULUMI_DRY_RUN="true"))
+        except PluginDidNotStart as failed:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            raise AnalyzerError(f"the policy pack in {self.pack_dir} did not start ({failed}):\n"
+                                f"{_tail(failed.stderr)}") from None
         try:
-            self._read_port()
             self._channel = private_channel.with_token(grpc.insecure_channel(
                 address, options=[("grpc.max_receive_message_length", _MAX_MESSAGE),
                                   ("grpc.max_send_message_length", _MAX_MESSAGE)]), token)
@@ -140,25 +140,8 @@ class PolicyAnalyzer:
 
     # ---- process ---------------------------------------------------------------------------
 
-    def _read_port(self) -> int:
-        stdout = self._process.stdout
-        assert stdout is not None  # Popen(stdout=PIPE)
-        ready, _, _ = select.select([stdout], [], [], START_TIMEOUT_SECONDS)
-        line = stdout.readline() if ready else b""
-        try:
-            port = int(line.strip())
-        except ValueError:
-            process_tree.end(self._process, grace=0)
-            raise AnalyzerError(f"the policy pack in {self.pack_dir} did not start "
-                                f"(it printed {line[:200]!r}):\n{self._stderr_tail()}") from None
-        # Keep reading stdout so a rule that prints cannot fill the pipe and stall the server.
-        threading.Thread(target=stdout.read, daemon=True).start()
-        return port
-
-    def _stderr_tail(self, lines: int = 25) -> str:
-        self._stderr.seek(0)
-        text = self._stderr.read().decode(errors="replace").strip().splitlines()
-        return "\n".join(text[-lines:]) or "(no output on stderr)"
+    def _stderr_tail(self) -> str:
+        return _tail(self._process.stderr_text())
 
     def _call(self, method, request):
         try:
@@ -170,8 +153,7 @@ class PolicyAnalyzer:
         if getattr(self, "_channel", None) is not None:
             self._channel.close()
         if getattr(self, "_process", None) is not None:
-            process_tree.end(self._process)
-        self._stderr.close()
+            self._process.close()
         shutil.rmtree(self._folder, ignore_errors=True)
 
     def __enter__(self) -> "PolicyAnalyzer":

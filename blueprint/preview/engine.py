@@ -18,9 +18,7 @@ computes stays unknown, and the SDK skips `apply` on it).
 from __future__ import annotations
 
 import os
-import select
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -44,8 +42,10 @@ from pulumi.runtime.proto import (
     resource_pb2_grpc,
 )
 
-from integration_blueprint.preview import private_channel, process_tree, redaction, wire
+from integration_blueprint.plugin import PLUGIN_DIR
+from integration_blueprint.preview import private_channel, redaction, wire
 from integration_blueprint.preview.callbacks import CallbackFailed, ProgramCallbacks
+from integration_blueprint.preview.plugin_process import PluginDidNotStart, PluginProcess
 from integration_blueprint.preview.project import ProgramError
 from integration_blueprint.preview.provider import sdk
 from integration_blueprint.preview.provider.contract import STACK_REFERENCE, Provider, UnknownInvoke
@@ -55,7 +55,6 @@ ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
 DEFAULT_REGION = "us-east-1"
 # Where our own component package lives in a checkout (plugin/ beside the packages); a wheel has
 # none, and then our components used remotely are reported as not expanded like any other.
-PLUGIN_DIR = Path(__file__).resolve().parents[2] / "plugin"
 OUR_PACKAGE = "blueprint"
 PLUGIN_START_SECONDS = 60
 # Server threads: a remote component's Construct holds one while the plugin registers the
@@ -367,7 +366,7 @@ class OfflineEngine:
             state = self._construct(request, inputs)
             return resource_pb2.RegisterResourceResponse(urn=urn, object=state)
         reason = ("its package's plugin is not available offline" if package != OUR_PACKAGE
-                  else "this installation has no plugin/ folder to construct it")
+                  else "this installation has no plugin folder to construct it")
         with self._lock:
             self.not_expanded.append(NotExpanded(urn=urn, type=request.type, name=request.name,
                                                  package=package, reason=reason))
@@ -703,32 +702,21 @@ class ComponentPlugin:
     the engine's handed over on a pipe. Its own process group, ended with the engine."""
 
     def __init__(self, folder: Path, engine: OfflineEngine):
-        self.stderr = tempfile.TemporaryFile()
         token, address = private_channel.new_token(), private_channel.socket_address(engine.folder, "plugin")
-        handed = private_channel.hand_over({"address": address, "token": token, "engine_address": engine.address,
-                                            "engine_token": engine.token})
         try:
-            self.process = subprocess.Popen([sys.executable, str(folder), engine.address], stdout=subprocess.PIPE,
-                                            stderr=self.stderr, pass_fds=[handed], start_new_session=True,
-                                            env={**os.environ, private_channel.FD_VARIABLE: str(handed)})
-        finally:
-            os.close(handed)
-        assert self.process.stdout is not None
-        ready, _, _ = select.select([self.process.stdout], [], [], PLUGIN_START_SECONDS)
-        line = self.process.stdout.readline() if ready else b""
-        if not line.strip().isdigit():
-            self.close()
-            raise EngineFailure(f"the component plugin in {folder} did not start: {self.stderr_text()[-2000:]}")
-        threading.Thread(target=self.process.stdout.read, daemon=True).start()
+            self.process = PluginProcess(
+                [sys.executable, str(folder), engine.address], start_timeout=PLUGIN_START_SECONDS,
+                settings={"address": address, "token": token, "engine_address": engine.address,
+                          "engine_token": engine.token})
+        except PluginDidNotStart as failed:
+            raise EngineFailure(f"the component plugin in {folder} did not start: {failed.stderr[-2000:]}") from None
         self.channel = private_channel.with_token(grpc.insecure_channel(address), token)
         self.provider = provider_pb2_grpc.ResourceProviderStub(self.channel)
 
     def stderr_text(self) -> str:
-        self.stderr.seek(0)
-        return self.stderr.read().decode(errors="replace")
+        return self.process.stderr_text()
 
     def close(self) -> None:
         if getattr(self, "channel", None) is not None:
             self.channel.close()
-        process_tree.end(self.process)
-        self.stderr.close()
+        self.process.close()

@@ -30,8 +30,12 @@ Performance section has the figures):
   flags) are unchanged; older Node.js ignores the variable.
 
 The SDK reports a failed program through the Engine's Log (`Running program ... failed with an
-unhandled exception:` and the error's stack, or ts-node's `file.ts(line,col): error TSxxxx`);
-`program_failure` reads those back to the program's own file and line.
+unhandled exception:` and the error's stack, or ts-node's `file.ts(line,col): error TSxxxx`, one
+per diagnostic), and a failed registration once per resource; `program_failure` reads every one of
+them back to the program's own file and line: each TypeScript diagnostic, and each component the
+plugin refused at the line the engine recorded for its registration (`(declared at ...)`), so a
+refusal needs no second run to be located. Node's own rendering of an error object (`<ref *1>`,
+its properties after the stack) is left out.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
 
+from integration_blueprint.preview.argument_lines import refusals_at_keys
 from integration_blueprint.preview.engine import OfflineEngine
 from integration_blueprint.preview.project import ProgramError
 from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS, ProgramFailure, run_program, timeout_message
@@ -66,8 +71,18 @@ INSTALL_HINT = "install the program's dependencies: run `npm ci` (or `npm instal
 # A package the program imports that Node did not find (not a relative path: that is the program's own).
 _MISSING_PACKAGE = re.compile(r"Cannot find module '(?P<package>[^./'][^']*)'")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_TS_ERROR = re.compile(r"^(?P<file>[^\s(][^(\n]*?)\((?P<line>\d+),(?P<column>\d+)\): (?P<message>error TS\d+: .*)$",
-                       re.MULTILINE)
+# ts-node lists every diagnostic: `file.ts(line,col): error TSnnnn: message`, a chained message's
+# further lines indented under it.
+_TS_ERROR = re.compile(r"^(?P<file>[^\s(][^(\n]*?)\((?P<line>\d+),(?P<column>\d+)\): "
+                       r"(?P<message>error TS\d+: .*(?:\n {2,}(?!at ).+)*)$", re.MULTILINE)
+# The SDK's words for a registration the engine refused, and where the engine saw it declared.
+_REGISTRATION_REFUSED = re.compile(r"^Error: failed to register new resource \S+ \[[^\]]+\]: \d+ \w+: ")
+_DECLARED = re.compile(r" \(declared at (?P<file>/[^\n]+?):(?P<line>\d+)\)")
+# util.inspect of an Error: `<ref *1> Error: ...` (`[Error: ...]` when it has no stack) and, after
+# its stack, its own properties in braces (`promise: Promise { <rejected> [Circular *1] }`).
+_INSPECT_REF = re.compile(r"^<ref \*\d+> ", re.MULTILINE)
+_INSPECT_BRACKETS = re.compile(r"^\[(?P<error>[^\n]*)\](?= \{\n)")
+_INSPECT_PROPERTIES = re.compile(r" \{\n(?: {2}\S.*\n)*\}$")
 _FRAME = re.compile(r"^\s*at (?:.* \()?(?P<file>(?:file://)?/[^():]+):(?P<line>\d+):(?P<column>\d+)\)?$",
                     re.MULTILINE)
 _STACK_LINE = re.compile(r"^\s{2,}at \S")  # a V8 stack frame: `    at fn (file:line:col)`, `    at node:internal/...`
@@ -219,24 +234,53 @@ def program_failure(engine: OfflineEngine, returncode: int, output: str, *, prog
     if not errors:  # what the SDK printed instead (an entry point it could not find, a crash)
         tail = "\n".join(_ANSI.sub("", output).strip().splitlines()[-20:])
         return ProgramFailure(f"the program exited with code {returncode}:\n{tail}")
-    failure = _located(errors[0], program_dir, cwd)
+    found: list[ProgramFailure] = []
+    for message in errors:
+        found += [failure for failure in _located(message, program_dir, cwd) if failure not in found]
+    # Registrations fail in whatever order the SDK sent them: shown in the program's order.
+    located = sorted((f for f in found if f.file), key=lambda f: (f.file, f.line))
+    failure, others = (located + [f for f in found if not f.file])[0], located[1:]
     missing = _MISSING_PACKAGE.search(failure.message)
     if missing:
         hint = INSTALL_HINT.format(folder=_package_folder(cwd))
-        return dataclasses.replace(failure, message=f"{failure.message}\n{missing['package']} is not installed: {hint}")
+        failure = dataclasses.replace(failure, message=f"{failure.message}\n{missing['package']} is not installed: {hint}")
+    if failure.file:
+        return dataclasses.replace(failure, also=tuple(f"{f.message} (at {f.file}:{f.line})" for f in others
+                                                        if f != failure))
     return failure
 
 
-def _located(message: str, program_dir: Path, cwd: Path) -> ProgramFailure:
-    """The SDK's logged error as a message and the program's own file and line (ts-node names a
-    file relative to the working directory)."""
-    compile_error = _TS_ERROR.search(message)
-    if compile_error:
+def _located(message: str, program_dir: Path, cwd: Path) -> list[ProgramFailure]:
+    """The SDK's logged error as messages, each at the program's own file and line: every
+    TypeScript diagnostic (ts-node names a file relative to the working directory), a refused
+    registration where the engine saw it declared, else the program's innermost frame."""
+    diagnostics = []
+    for compile_error in _TS_ERROR.finditer(message):
         path = Path(compile_error["file"].strip())
         path = path if path.is_absolute() else cwd / path
-        return ProgramFailure(f"TypeScript {compile_error['message']}", file=str(path.resolve()),
-                              line=int(compile_error["line"]))
-    body = _UNHANDLED.sub("", message, count=1)
+        text = " ".join(line.strip() for line in compile_error["message"].splitlines())
+        diagnostics.append(ProgramFailure(f"TypeScript {text}", file=str(path.resolve()),
+                                          line=int(compile_error["line"])))
+    if diagnostics:
+        return diagnostics
+    body = _without_inspection(_UNHANDLED.sub("", message, count=1))
+    declared = _DECLARED.search(body)
+    if declared and _REGISTRATION_REFUSED.match(body) and _is_program_file(declared["file"], program_dir):
+        refusal = _without_stack(_DECLARED.sub("", _REGISTRATION_REFUSED.sub("", body, count=1), count=1))
+        # `<type> '<name>' could not be constructed: ` and every refusal of the call, a line each
+        head, _, refusals = refusal.partition(": ")
+        return [ProgramFailure(f"{head}: {text}", file=declared["file"], line=at)
+                for text, at in refusals_at_keys(refusals, declared["file"], int(declared["line"]))]
+    return [_at_innermost_frame(body, program_dir)]
+
+
+def _without_inspection(message: str) -> str:
+    """An error as its message and stack, without what util.inspect adds around them."""
+    unwrapped = _INSPECT_BRACKETS.sub(lambda found: found["error"], _INSPECT_REF.sub("", message.rstrip()), count=1)
+    return _INSPECT_PROPERTIES.sub("", unwrapped)
+
+
+def _at_innermost_frame(body: str, program_dir: Path) -> ProgramFailure:
     for frame in _FRAME.finditer(body):
         file = frame["file"].removeprefix("file://")
         if _is_program_file(file, program_dir):

@@ -15,11 +15,15 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from integration_blueprint.preview import private_channel, process_tree
+from integration_blueprint.preview.argument_lines import refusals_at_keys
 from integration_blueprint.preview.engine import ROOT_STACK_TYPE, OfflineEngine
 
 EXEC_SCRIPT = Path(__file__).resolve().with_name("python_exec.py")
 PROGRAM_ERROR_TAG = "BLUEPRINT_PROGRAM_ERROR "
 NO_SDK_TAG = "BLUEPRINT_NO_PULUMI_SDK:"
+# A component's refusal of its arguments (integration_blueprint.components.validation), by the name
+# the program's process reports it under.
+REFUSAL = "ComponentArgumentError"
 # Where python_exec.py writes the program interpreter's import path (for its own provider SDKs).
 SEARCH_PATH_VARIABLE = "BLUEPRINT_SEARCH_PATH_FILE"
 # What the program's exec script prints when it is stopped: the resources it declared (python_exec.py).
@@ -40,6 +44,9 @@ class ProgramFailure:
     raised: bool = False  # an exception the program raised (not an exit, a timeout or a log line)
     # A Node.js run that recorded no stack frames (node_host.NO_STACK_FRAMES): run it again to see them.
     without_stacks: bool = False
+    # Further errors of the same run, each with its own location (every TypeScript diagnostic, every
+    # refused component), shown after the first.
+    also: tuple[str, ...] = ()
 
 
 def run_python_program(engine: OfflineEngine, *, interpreter: list[str], program_dir: Path, main: Path,
@@ -156,6 +163,11 @@ def _failure(engine: OfflineEngine, done: ProgramRun) -> ProgramFailure:
     for message in engine.errors():
         if message.startswith(PROGRAM_ERROR_TAG):
             detail = json.loads(message[len(PROGRAM_ERROR_TAG):])
+            if detail["type"] == REFUSAL and detail["file"]:
+                # Every refusal of the call, each at the line of the key it names.
+                (first, line), *others = refusals_at_keys(detail["message"], detail["file"], detail["line"])
+                return ProgramFailure(f"{REFUSAL}: {first}", file=detail["file"], line=line, raised=True,
+                                      also=tuple(f"{REFUSAL}: {text} (at {detail['file']}:{at})" for text, at in others))
             return ProgramFailure(f"{detail['type']}: {detail['message']}", file=detail["file"],
                                   line=detail["line"], module=detail.get("module", ""), raised=True)
     if NO_SDK_TAG in done.stderr:

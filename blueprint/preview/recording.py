@@ -194,7 +194,8 @@ def _program_error(failure: python_host.ProgramFailure, interpreter: Optional[In
         hint = references.missing_output_hint(failure.message[len("KeyError: "):].strip("'\""))
     file, line = (failure.file, failure.line) if failure.file or hint is None else hint[1:]
     where = f" (at {file}:{line})" if file else ""
-    message = f"{failure.message}{where}" + (f"\n{hint[0]}" if hint else "")
+    message = (f"{failure.message}{where}" + "".join(f"\n{more}" for more in failure.also)
+               + (f"\n{hint[0]}" if hint else ""))
     if failure.module and interpreter is not None:
         message += "\n" + missing_module_hint(failure.module, interpreter)
     if config.environments and not failure.engine_fault:

@@ -16,7 +16,7 @@ import csv
 import io
 import json
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from integration_blueprint.handlers.runtime.map_batch import failed_indexes
 
@@ -48,7 +48,7 @@ def failed_items_from_manifest(s3, bucket: str, manifest_key: str) -> list[dict]
 
 
 def _child_items(child: dict) -> list[dict]:
-    item = child.get("Input")
+    item: Any = child.get("Input")
     item = json.loads(item) if isinstance(item, str) else item
     if not (isinstance(item, dict) and isinstance(item.get("Items"), list)):
         return [item]

@@ -2,9 +2,9 @@
 // of its own. `blueprint preview --program . --stack dev` checks it offline with the policy pack.
 import * as pulumi from "@pulumi/pulumi";
 import * as aws from "@pulumi/aws";
-// The component package's SDK. `pulumi package add <blueprint checkout>/plugin` generates it here
-// (and names it @pulumi/blueprint); this copy lets the program run without the Pulumi CLI.
-import * as blueprint from "./sdks/blueprint";
+// The component package's SDK, an npm package: `blueprint sdk --language typescript --out sdks/blueprint`
+// writes it (no Pulumi CLI needed) and package.json installs it from there (see README).
+import * as blueprint from "@pulumi/blueprint";
 
 const config = new pulumi.Config();
 const oncall = config.require("oncallTopicArn");

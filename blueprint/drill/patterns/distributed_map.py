@@ -270,6 +270,7 @@ class DistributedMapDriver(PatternDriver):
                 rerun = rerun_items(self.client("s3"), self.client("stepfunctions"), state_machine_arn=self.machine_arn,
                                     bucket=self.bucket, header=self.header, items=undone,
                                     name=f"drill-{night}-redrive-{rounds}")
+                assert rerun.execution_arn is not None and rerun.input_key is not None  # started, not a dry run
                 status = self._wait(rerun.execution_arn, step, 0.9, 0.99)["status"]
                 self.drain_queue_messages(self.ops_queue_url)  # a redrive over the threshold alerts again
                 left = self._undone(sorted(self._manifests() - before), rerun.input_key)
@@ -282,7 +283,7 @@ class DistributedMapDriver(PatternDriver):
 
     def _undone(self, manifests: list[str], key: str) -> list[dict]:
         """The items a run left undone: from its ResultWriter manifest, or (without one) its whole file."""
-        if self.result_prefix is None:
+        if self.result_prefix is None or self.result_bucket is None:
             return [self.rows[i] for i in dict.fromkeys(self._file_invoices(key))]
         return [item for manifest in manifests
                 for item in failed_items_from_manifest(self.client("s3"), self.result_bucket, manifest)]
@@ -316,7 +317,7 @@ class DistributedMapDriver(PatternDriver):
             unrecoverable=len(unrecoverable), expected_unrecoverable=len(self.poison_ids),
             parked_before_redrive=self.parked_before, redriven=self.redriven,
             invocations=self.invoker_.invocations,
-            retries=max(0, self.invoker_.invocations - self.invoker_.duplicates_delivered - children))
+            retries=max(0, self.invoker_.invocations - self.invoker_.duplicate_invocations - children))
         report.lost = report.sent - report.processed_once - report.unrecoverable
         report.injected = {"poison_under_threshold": self.poison_under, "dynamodb_outage_runs": int("over" in self.runs)}
         report.notes.extend(self._night_notes() + self.conflict_notes())

@@ -1,7 +1,7 @@
 // The four components with non-default settings, used as a TypeScript team uses them: through the
-// component package's SDK (sdks/blueprint stands for the @pulumi/blueprint that `pulumi package add`
+// component package's SDK (@pulumi/blueprint: `blueprint sdk --language typescript` writes it, as `pulumi package add`
 // generates there). Twin of ../components-py.
-import * as blueprint from "./sdks/blueprint";
+import * as blueprint from "@pulumi/blueprint";
 
 const oncall = "arn:aws:sns:eu-west-1:123456789012:payments-oncall";
 

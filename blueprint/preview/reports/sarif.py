@@ -24,8 +24,8 @@ import json
 from pathlib import Path
 from typing import Optional
 
+import integration_blueprint.preview.reports.skipped_checks as skipped_checks
 from integration_blueprint import __version__
-from integration_blueprint.preview import skipped_checks
 from integration_blueprint.preview.recording import load_project
 from integration_blueprint.preview.run import Finding, PreviewResult
 

@@ -1,4 +1,4 @@
-"""`blueprint preview --format text|json`, and the table of formats the CLI offers.
+"""`blueprint preview --format text|json`.
 
 Every format reads the same `PreviewResult.findings()`: violations joined with their resource and
 their rule's metadata (remediation, url, severity, tags), sorted the same way.
@@ -13,12 +13,9 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from typing import Callable
 
-from integration_blueprint.preview import skipped_checks
-from integration_blueprint.preview.markdown import render_markdown
+import integration_blueprint.preview.reports.skipped_checks as skipped_checks
 from integration_blueprint.preview.run import LEVELS, PreviewResult
-from integration_blueprint.preview.sarif import render_sarif
 
 # C0 and C1 controls (a tab kept), DEL, and the bidirectional controls that reorder what a line shows.
 _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -137,11 +134,3 @@ def _suppressed_lines(result: PreviewResult) -> list[str]:
 
 def render_json(result: PreviewResult) -> str:
     return json.dumps(result.to_json(), indent=2, default=str)
-
-
-FORMATS: dict[str, Callable[[PreviewResult], str]] = {
-    "text": render_text,
-    "json": render_json,
-    "sarif": render_sarif,
-    "markdown": render_markdown,
-}

@@ -5,9 +5,14 @@ A verdict line, a table of the violations (every message escaped for GitHub Flav
 could not run during preview, and per component a Mermaid diagram of the links the pack checks:
 event source -> function (the event source mapping), function -> on-failure destination, queue ->
 DLQ (redrive policy), schedule -> target and DLQ, EventBridge rule -> target, topic -> subscriber,
-pipe source -> target, bucket -> notified queue, topic or function. A resource with a violation is
-drawn red and marked; so is a link held by a resource with a violation (a mapping without
-ReportBatchItemFailures, a subscription whose queue refuses the topic).
+pipe source -> target, bucket -> notified queue, topic or function, state machine -> the functions
+its tasks invoke and the queues or topics it sends to, function -> the queues and topics its
+environment names (what it sends to: the dispatcher's charges queue, a consumer's Retry-DLQ). A
+resource with a violation is drawn red and marked; a link is drawn red when a policy that judges
+that link found a violation on it: on the resource that holds it (a mapping without
+ReportBatchItemFailures, a subscription whose queue refuses the topic, the role policy granting a
+send) or on either end (a redrive whose DLQ keeps messages shorter than its source, a task whose
+function outlasts the state machine's timeout).
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from integration_blueprint.preview import skipped_checks, wire
+import integration_blueprint.preview.reports.skipped_checks as skipped_checks
+from integration_blueprint.preview import wire
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
 from integration_blueprint.preview.run import Finding, PreviewResult
 
@@ -29,6 +35,11 @@ SUBSCRIPTION = "aws:sns/topicSubscription:TopicSubscription"
 PIPE = "aws:pipes/pipe:Pipe"
 BUCKET_NOTIFICATION = "aws:s3/bucketNotification:BucketNotification"
 NOTIFIED = ("queues", "topics", "lambdaFunctions")
+FUNCTION = "aws:lambda/function:Function"
+STATE_MACHINE = "aws:sfn/stateMachine:StateMachine"
+TOPIC = "aws:sns/topic:Topic"
+ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
+SENT_TO = (QUEUE, TOPIC)  # what a function or state machine sends messages to
 OUTSIDE = ""  # the group of links declared outside any component
 MARK = "⚠"
 
@@ -39,6 +50,30 @@ class Link:
     target: str  # URN
     label: str
     held_by: str  # URN of the resource that declares the link
+    kind: str = ""  # a key of JUDGED_BY: which policies judge this link
+
+
+# The policies that judge each kind of link (their violation on the link's holder or either end is
+# the link's verdict); a link of no kind is judged by its holder's violations.
+JUDGED_BY: dict[str, frozenset[str]] = {
+    "mapping": frozenset({
+        "lambda-sqs-esm-reports-batch-item-failures", "lambda-sqs-esm-concurrency-within-reserved",
+        "lambda-stream-esm-has-on-failure-destination", "lambda-stream-esm-bounded-retries",
+        "lambda-esm-role-can-use-source", "sqs-visibility-timeout-covers-function-timeout",
+        "sqs-visibility-timeout-six-times-function-timeout", "sqs-event-source-has-dlq",
+        "kinesis-replay-window-within-retention"}),
+    "on-failure": frozenset({"lambda-async-invoke-has-on-failure-destination",
+                             "lambda-stream-esm-has-on-failure-destination"}),
+    "redrive": frozenset({"sqs-dlq-max-receive-count", "sqs-dlq-retention-exceeds-source", "sqs-dlq-type-matches-source"}),
+    "schedule": frozenset({"scheduler-target-has-retry-and-dlq", "eventbridge-target-allows-delivery"}),
+    "rule-target": frozenset({"eventbridge-target-has-dlq-and-retry-policy", "eventbridge-target-allows-delivery"}),
+    "subscription": frozenset({"sns-subscription-has-redrive-policy", "sns-subscription-endpoint-allows-topic"}),
+    "pipe": frozenset({"pipe-source-has-dlq-and-bounded-retries"}),
+    "notification": frozenset({"s3-notification-target-allows-bucket"}),
+    "task": frozenset({"sfn-task-timeout-covers-lambda-timeout"}),
+    # a send is what the sender's role allows: the IAM rules judge the role policy that grants it
+    "sends": frozenset({"iam-no-wildcard-actions", "iam-no-write-actions-on-all-resources"}),
+}
 
 
 # ---- the links -----------------------------------------------------------------------------
@@ -81,8 +116,30 @@ def _schedule_links(refers: _Resolver, schedule: RecordedResource) -> list[Link]
             if kind.startswith("aws:iam/"):
                 continue
             (dead if kind == QUEUE else invoked).append(urn)
-    return ([Link(schedule.urn, urn, "invokes", schedule.urn) for urn in invoked]
-            + [Link(schedule.urn, urn, "DLQ", schedule.urn) for urn in dead])
+    return ([Link(schedule.urn, urn, "invokes", schedule.urn, "schedule") for urn in invoked]
+            + [Link(schedule.urn, urn, "DLQ", schedule.urn, "schedule") for urn in dead])
+
+
+def _grant(recorded: RecordedStack, refers: _Resolver, sender: RecordedResource, target: str) -> str:
+    """The role policy of `sender`'s role that names `target` (what allows the send), else the sender."""
+    roles = set(refers(sender, "role" if sender.type == FUNCTION else "roleArn"))
+    for policy in recorded.of_type(ROLE_POLICY):
+        if roles & set(refers(policy, "role")) and target in refers(policy, "policy"):
+            return policy.urn
+    return sender.urn
+
+
+def _sends(recorded: RecordedStack, refers: _Resolver, sender: RecordedResource, key: str, kind: str) -> list[Link]:
+    """What a function's environment or a state machine's definition names: the queues and topics
+    it sends to and, for a state machine, the functions its tasks invoke."""
+    found = []
+    for urn in refers(sender, key):
+        target = refers.by_urn[urn]
+        if target.type in SENT_TO:
+            found.append(Link(sender.urn, urn, "sends to", _grant(recorded, refers, sender, urn), "sends"))
+        elif target.type == FUNCTION and kind == "task":
+            found.append(Link(sender.urn, urn, "task invokes", sender.urn, "task"))
+    return found
 
 
 def links(recorded: RecordedStack) -> list[Link]:
@@ -92,29 +149,35 @@ def links(recorded: RecordedStack) -> list[Link]:
         if resource.type == MAPPING:
             functions = refers(resource, "functionName")
             for source in refers(resource, "eventSourceArn"):
-                found += [Link(source, function, "event source mapping", resource.urn) for function in functions]
+                found += [Link(source, function, "event source mapping", resource.urn, "mapping")
+                          for function in functions]
             for destination in refers(resource, "destinationConfig"):
-                found += [Link(function, destination, "on failure", resource.urn) for function in functions]
+                found += [Link(function, destination, "on failure", resource.urn, "on-failure") for function in functions]
         elif resource.type == INVOKE_CONFIG:
             for destination in refers(resource, "destinationConfig"):
-                found += [Link(function, destination, "on failure", resource.urn)
+                found += [Link(function, destination, "on failure", resource.urn, "on-failure")
                           for function in refers(resource, "functionName")]
         elif resource.type == QUEUE:
-            found += [Link(resource.urn, dlq, "redrive (DLQ)", resource.urn)
+            found += [Link(resource.urn, dlq, "redrive (DLQ)", resource.urn, "redrive")
                       for dlq in refers(resource, "redrivePolicy")]
+        elif resource.type == FUNCTION:
+            found += _sends(recorded, refers, resource, "environment", "sends")
+        elif resource.type == STATE_MACHINE:
+            found += _sends(recorded, refers, resource, "definition", "task")
         elif resource.type == SCHEDULE:
             found += _schedule_links(refers, resource)
         elif resource.type == EVENT_TARGET:
-            found += [Link(rule, target, "rule target", resource.urn)
+            found += [Link(rule, target, "rule target", resource.urn, "rule-target")
                       for rule in refers(resource, "rule") for target in refers(resource, "arn")]
         elif resource.type == SUBSCRIPTION:
-            found += [Link(topic, endpoint, f"subscription ({resource.inputs.get('protocol', '?')})", resource.urn)
+            found += [Link(topic, endpoint, f"subscription ({resource.inputs.get('protocol', '?')})", resource.urn,
+                           "subscription")
                       for topic in refers(resource, "topic") for endpoint in refers(resource, "endpoint")]
         elif resource.type == PIPE:
-            found += [Link(source, target, f"pipe: {resource.name}", resource.urn)
+            found += [Link(source, target, f"pipe: {resource.name}", resource.urn, "pipe")
                       for source in refers(resource, "source") for target in refers(resource, "target")]
         elif resource.type == BUCKET_NOTIFICATION:
-            found += [Link(bucket, target, "notification", resource.urn)
+            found += [Link(bucket, target, "notification", resource.urn, "notification")
                       for bucket in refers(resource, "bucket") for key in NOTIFIED for target in refers(resource, key)]
     # In URN order, not registration order: the same program draws the same diagram every run.
     return sorted(set(found), key=lambda link: (link.held_by, link.source, link.target, link.label))
@@ -187,7 +250,16 @@ def _short_type(type_token: str) -> str:
     return f"{module} {rest.rpartition(':')[2]}" if package == "aws" else type_token
 
 
-def _diagram(recorded: RecordedStack, group: list[Link], violated: set[str]) -> list[str]:
+def judged_violated(link: Link, violated: dict[str, set[str]]) -> bool:
+    """The link's verdict: a violation of a policy that judges it, on its holder or either end; a
+    link of no kind (or held by a resource of its own) follows its holder's violations."""
+    judges = JUDGED_BY.get(link.kind, frozenset())
+    if any(judges & violated.get(urn, set()) for urn in {link.held_by, link.source, link.target}):
+        return True
+    return link.held_by in violated and link.held_by not in (link.source, link.target)
+
+
+def _diagram(recorded: RecordedStack, group: list[Link], violated: dict[str, set[str]]) -> list[str]:
     by_urn = recorded.by_urn()
     ids: dict[str, str] = {}
     lines = ["```mermaid", "flowchart LR"]
@@ -203,7 +275,7 @@ def _diagram(recorded: RecordedStack, group: list[Link], violated: set[str]) -> 
     red = []
     for number, link in enumerate(group):
         held = by_urn[link.held_by]
-        broken = link.held_by in violated and link.held_by not in (link.source, link.target)
+        broken = judged_violated(link, violated)
         label = link.label if held.type != MAPPING else f"{link.label}: {held.name}"
         lines.append(f'    {ids[link.source]} -- "{_label((MARK + " " if broken else "") + label)}" --> {ids[link.target]}')
         if broken:
@@ -311,7 +383,10 @@ def render_markdown(result: PreviewResult) -> str:
         lines += _skipped(skipped)
     lines += _suppressed(result)
     lines += _notes(result)
-    violated = {f.urn for f in findings if f.urn}
+    violated: dict[str, set[str]] = {}
+    for finding in findings:
+        if finding.urn:
+            violated.setdefault(finding.urn, set()).add(finding.policy)
     groups: dict[str, list[Link]] = {}
     for link in links(recorded):
         groups.setdefault(component_of(recorded, link.held_by), []).append(link)
