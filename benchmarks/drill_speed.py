@@ -8,7 +8,7 @@ pattern; cpu_s is the CPU time of this process and its worker processes (and the
 only cpu_s means anything: the wall time measures the other processes too.
 
 What a speed patch buys: `BLUEPRINT_PATCHES_WITHOUT=<name>[,<name>...] python benchmarks/drill_speed.py`
-runs the drill without it (integration_blueprint.patches); compare cpu_s with interleaved runs with it.
+runs the drill without it (integration_blueprint.core.patches); compare cpu_s with interleaved runs with it.
 """
 
 import resource

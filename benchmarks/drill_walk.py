@@ -33,7 +33,7 @@ ROOMS = (  # module prefix -> room, most specific first
 )
 
 
-# The registered patches (integration_blueprint.patches) run as part of the library they change:
+# The registered patches (integration_blueprint.core.patches) run as part of the library they change:
 # a shortcut moto calls is moto's work, not a return into the sandbox.
 PATCH_MODULES = ("integration_blueprint.sandbox.shortcuts", "integration_blueprint.sandbox.moto_fixes")
 

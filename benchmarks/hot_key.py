@@ -21,7 +21,7 @@ import boto3  # noqa: E402
 from idempotency_cost import DynamoDBMeter, create_table, table_lookup  # noqa: E402
 from moto import mock_aws  # noqa: E402
 
-from integration_blueprint import patches  # noqa: E402
+from integration_blueprint.core import patches  # noqa: E402
 from integration_blueprint.drill.cost import item_size  # noqa: E402
 from integration_blueprint.handlers.reference.reference_ledger import AccountLedger  # noqa: E402
 from integration_blueprint.handlers.runtime.stream_records import StreamRecord  # noqa: E402

@@ -31,8 +31,8 @@ import boto3  # noqa: E402
 from botocore.exceptions import ClientError  # noqa: E402
 from moto import mock_aws  # noqa: E402
 
-from integration_blueprint import patches  # noqa: E402
-from integration_blueprint.aws_limits import DYNAMODB_TRANSACTION_FACTOR as TRANSACTION_FACTOR  # noqa: E402
+from integration_blueprint.core import patches  # noqa: E402
+from integration_blueprint.core.aws_limits import DYNAMODB_TRANSACTION_FACTOR as TRANSACTION_FACTOR  # noqa: E402
 from integration_blueprint.drill.cost import item_size, read_units, write_units  # noqa: E402
 from integration_blueprint.handlers.reference import billing_consumer  # noqa: E402
 from integration_blueprint.handlers.runtime.billing import Charge  # noqa: E402

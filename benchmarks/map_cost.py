@@ -23,7 +23,7 @@ import sys
 
 os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")
 
-from integration_blueprint import conventions  # noqa: E402
+from integration_blueprint.core import conventions  # noqa: E402
 from integration_blueprint.drill.patterns import DistributedMapDriver  # noqa: E402
 from integration_blueprint.drill.report import REPO, DrillOptions  # noqa: E402
 from integration_blueprint.drill.runner import run_drill  # noqa: E402

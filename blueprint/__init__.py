@@ -10,8 +10,9 @@ modules. Its parts, each with its own curated API (see each package's docstring)
     integration_blueprint.handlers.reference the reference handlers the components deploy by default
     integration_blueprint.policies           the CrossGuard policy pack (a folder `pulumi preview
                                              --policy-pack` runs) and its rules
-    integration_blueprint.aws_limits         AWS's own defaults and limits, with their sources
-    integration_blueprint.conventions        the project's own choices shared by all of the above
+    integration_blueprint.core               what every part shares: AWS's numbers (aws_limits), the
+                                             project's conventions, the patch registry, the catalogue
+                                             of AWS managed policies
     integration_blueprint.program            the blueprint program's stack-config reader
     integration_blueprint.preview            offline preview: recording engine -> policy analyzer
     integration_blueprint.sandbox            local AWS sandbox: emulator, event source mappings

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from integration_blueprint import __version__
-from integration_blueprint.patches import PatchRefused
+from integration_blueprint.core.patches import PatchRefused
 from integration_blueprint.plugin import SchemaError
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerError
 from integration_blueprint.preview.policy_config import PolicyConfigError

@@ -11,7 +11,7 @@ from typing import Mapping, Optional, Sequence
 import pulumi
 import pulumi_aws as aws
 
-from integration_blueprint import conventions
+from integration_blueprint.core import conventions
 
 __all__ = ["AlarmActions", "STATE_MACHINE_ALARMS", "function_errors_alarm", "iterator_age_alarm", "lag_alarm", "metric_alarm",
            "oldest_message_age_alarm", "queue_depth_alarm", "state_machine_alarms"]

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.alarms import AlarmActions
 from integration_blueprint.components.function import PackagedFunction
 from integration_blueprint.components.iam import Statement, policy_document
 from integration_blueprint.components.queues import DeadLetterQueue, dead_letter_queue
 from integration_blueprint.components.settings import Setting
+from integration_blueprint.core import aws_limits, conventions
 
 
 @dataclass

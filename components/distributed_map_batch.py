@@ -26,7 +26,6 @@ from typing import Any, Mapping, Optional, Required, Sequence, cast
 import pulumi
 import pulumi_aws as aws
 
-from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.alarms import queue_depth_alarm, state_machine_alarms
 from integration_blueprint.components.distributed_map_definition import (
     INPUT_KEY_FIELD,
@@ -44,6 +43,7 @@ from integration_blueprint.components.queues import deny_insecure_transport, que
 from integration_blueprint.components.schedules import scheduled_start
 from integration_blueprint.components.tables import idempotency_table
 from integration_blueprint.components.validation import ComponentArgumentError, is_known, require
+from integration_blueprint.core import aws_limits, conventions
 from integration_blueprint.handlers.runtime import config as handler_config
 
 __all__ = ["COMPONENT", "DistributedMapBatch", "DistributedMapBatchArgs", "DistributedMapValues", "INPUT_BUCKET_NAME",

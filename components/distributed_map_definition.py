@@ -27,7 +27,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
-from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.platform import PLATFORM_SETTINGS
 from integration_blueprint.components.settings import (
     REQUIRED,
@@ -38,6 +37,7 @@ from integration_blueprint.components.settings import (
     schedule_expression_setting,
 )
 from integration_blueprint.components.validation import ComponentArgumentError, require, require_range
+from integration_blueprint.core import aws_limits, conventions
 from integration_blueprint.handlers.runtime.retry import TRANSIENT_ERROR_NAME
 
 __all__ = ["COMPONENT", "FAIL_STATE", "INPUT_KEY_FIELD", "IN_PROGRESS_ERROR", "ITEM_STATE", "MAP_STATE",

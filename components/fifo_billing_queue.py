@@ -21,7 +21,6 @@ from typing import Mapping, Optional, Sequence, cast
 import pulumi
 import pulumi_aws as aws
 
-from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.alarms import function_errors_alarm, oldest_message_age_alarm
 from integration_blueprint.components.async_invoke import async_invoke_config, async_invoke_settings
 from integration_blueprint.components.function import PolicyStatementArgs, packaged_function, team_code
@@ -39,6 +38,7 @@ from integration_blueprint.components.settings import (
 )
 from integration_blueprint.components.tables import idempotency_table
 from integration_blueprint.components.validation import is_known, require
+from integration_blueprint.core import aws_limits, conventions
 from integration_blueprint.handlers.runtime import config as handler_config
 
 __all__ = ["COMPONENT", "FifoBillingNumbers", "FifoBillingQueue", "FifoBillingQueueArgs", "PHYSICAL_NAMES",

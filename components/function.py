@@ -2,7 +2,7 @@
 
 The code archive holds this package's `integration_blueprint.handlers` (only its .py files, so the
 zip is reproducible), imported in Lambda as `integration_blueprint.handlers.<runtime|reference>.<module>.<function>`,
-plus the namespace's `__init__`, `aws_limits` and `conventions` modules that handlers share with
+plus the namespace's `__init__` and `core` (`aws_limits`, `conventions`), which handlers share with
 components (they import nothing else), so the components' Pulumi code never reaches the function.
 The files are found from this package itself, never by a top-level name lookup, so a team program
 with its own `handlers/` folder still ships ours. Powertools comes from its public Lambda layer
@@ -31,10 +31,11 @@ import pulumi
 import pulumi_aws as aws
 
 import integration_blueprint as namespace_package
+import integration_blueprint.core as core_package
 import integration_blueprint.handlers as handlers_package
-from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.iam import Statement, service_role
 from integration_blueprint.components.validation import plain
+from integration_blueprint.core import aws_limits, conventions
 
 __all__ = ["ARCHIVE_ROOT", "PackagedFunction", "PolicyStatementArgs", "RuntimeSettings", "TeamCode", "handlers_archive",
            "packaged_function", "powertools_layer_arn", "stack_region", "team_code", "with_handler_runtime"]
@@ -66,9 +67,9 @@ def handlers_archive() -> pulumi.AssetArchive:
     files = sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
     assets: dict[str, Union[pulumi.Asset, pulumi.Archive]] = {
         f"{ARCHIVE_ROOT}/handlers/{p.relative_to(root).as_posix()}": pulumi.FileAsset(str(p)) for p in files}
-    for module in (namespace_package, aws_limits, conventions):
+    for module, folder in ((namespace_package, ""), (core_package, "core/"), (aws_limits, "core/"), (conventions, "core/")):
         path = _module_path(module)
-        assets[f"{ARCHIVE_ROOT}/{path.name}"] = pulumi.FileAsset(str(path))
+        assets[f"{ARCHIVE_ROOT}/{folder}{path.name}"] = pulumi.FileAsset(str(path))
     return pulumi.AssetArchive(assets)
 
 

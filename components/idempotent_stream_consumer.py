@@ -24,7 +24,6 @@ import pulumi
 import pulumi_aws as aws
 
 import integration_blueprint.components.kinesis_consumer as shared
-from integration_blueprint import aws_limits
 from integration_blueprint.components.iam import Statement
 from integration_blueprint.components.kinesis_consumer import StreamConsumerArgs, StreamConsumerOutputs
 from integration_blueprint.components.naming import require_fits
@@ -32,6 +31,7 @@ from integration_blueprint.components.platform import PLATFORM_SETTINGS, publish
 from integration_blueprint.components.settings import Setting, SettingsTable
 from integration_blueprint.components.tables import idempotency_table
 from integration_blueprint.components.validation import ComponentArgumentError, is_known
+from integration_blueprint.core import aws_limits
 from integration_blueprint.handlers.runtime import config as handler_config
 
 __all__ = ["DEFAULT_HANDLER", "DEFAULT_MAXIMUM_RETRY_ATTEMPTS", "IdempotentStreamConsumer",

@@ -24,7 +24,6 @@ from typing import Any, Mapping, Optional, Sequence
 import pulumi
 import pulumi_aws as aws
 
-from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.alarms import (
     AlarmActions,
     function_errors_alarm,
@@ -39,6 +38,7 @@ from integration_blueprint.components.queues import DeadLetterQueue, consume_sta
 from integration_blueprint.components.settings import Setting, SettingsTable, code_settings
 from integration_blueprint.components.tables import idempotency_table
 from integration_blueprint.components.validation import ComponentArgumentError, is_known, require
+from integration_blueprint.core import aws_limits, conventions
 from integration_blueprint.handlers.runtime import config as handler_config
 
 __all__ = ["DlqPair", "LEDGER_HASH_KEY", "Numbers", "PHYSICAL_NAMES", "PolicyStatementArgs", "STREAM_MODES",

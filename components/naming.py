@@ -12,8 +12,8 @@ blocks generate: `function_names`, `queue_name`, `schedule_names`.
 from dataclasses import dataclass
 from typing import Sequence
 
-from integration_blueprint import aws_limits
 from integration_blueprint.components.validation import ComponentArgumentError
+from integration_blueprint.core import aws_limits
 
 __all__ = ["AUTONAME_SUFFIX_LENGTH", "PhysicalName", "function_names", "queue_name", "require_fits", "schedule_names"]
 

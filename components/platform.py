@@ -9,9 +9,9 @@ from typing import Any, Mapping, Sequence, TypedDict
 
 import pulumi
 
-from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.function import RuntimeSettings
 from integration_blueprint.components.settings import Setting, SettingsTable
+from integration_blueprint.core import aws_limits, conventions
 
 __all__ = ["PLATFORM_SETTINGS", "PlatformArgs", "publish", "runtime_settings"]
 

@@ -14,9 +14,9 @@ from typing import Any, Optional, Sequence
 import pulumi
 import pulumi_aws as aws
 
-from integration_blueprint import conventions
 from integration_blueprint.components.alarms import AlarmActions, queue_depth_alarm
 from integration_blueprint.components.iam import Statement
+from integration_blueprint.core import conventions
 
 __all__ = ["SQS_CONSUME_ACTIONS", "DeadLetterQueue", "QueueWithDlq", "consume_statement", "dead_letter_queue",
            "deny_insecure_transport", "queue", "queue_with_dlq", "redrive_policy", "sqs_consumer_mapping"]

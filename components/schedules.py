@@ -11,10 +11,10 @@ from typing import Optional
 import pulumi
 import pulumi_aws as aws
 
-from integration_blueprint import conventions
 from integration_blueprint.components.alarms import AlarmActions
 from integration_blueprint.components.iam import SourceCondition, Statement, account_context, service_role
 from integration_blueprint.components.queues import DeadLetterQueue, dead_letter_queue
+from integration_blueprint.core import conventions
 
 __all__ = ["SCHEDULE_GROUP", "ScheduledStart", "scheduled_start"]
 

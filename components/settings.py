@@ -28,8 +28,8 @@ from typing import Any, Collection, Iterable, Iterator, Mapping, Optional
 
 import pulumi
 
-from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.validation import ComponentArgumentError, is_known
+from integration_blueprint.core import aws_limits, conventions
 
 __all__ = ["REQUIRED", "SCHEDULE_SETTINGS", "STATEMENT_KEYS", "Setting", "SettingsTable", "camel_case", "camel_case_names",
            "code_settings", "schedule_expression_setting"]

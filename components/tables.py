@@ -8,7 +8,7 @@ from typing import Optional
 import pulumi
 import pulumi_aws as aws
 
-from integration_blueprint import aws_limits
+from integration_blueprint.core import aws_limits
 
 __all__ = ["idempotency_table"]
 

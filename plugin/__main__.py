@@ -17,8 +17,8 @@ from pulumi.provider import main
 from pulumi.provider.server import ProviderServicer
 from pulumi.runtime.proto import provider_pb2_grpc
 
-from integration_blueprint import patches
-from integration_blueprint.patches import FIX, PULUMI_VERIFIED, Patcher, patch
+from integration_blueprint.core import patches
+from integration_blueprint.core.patches import FIX, PULUMI_VERIFIED, Patcher, patch
 from integration_blueprint.plugin.provider import BlueprintProvider
 from integration_blueprint.preview import private_channel
 

@@ -25,7 +25,7 @@ from pulumi.provider.server import ComponentInitError
 from integration_blueprint import __version__
 from integration_blueprint.components.reference import COMPONENTS, document_schema
 from integration_blueprint.components.validation import ComponentArgumentError
-from integration_blueprint.patches import FIX, PULUMI_VERIFIED, Patcher, patch
+from integration_blueprint.core.patches import FIX, PULUMI_VERIFIED, Patcher, patch
 
 __all__ = ["PACKAGE_NAME", "BlueprintProvider"]
 

@@ -4,7 +4,7 @@ installed with the package (requirements.txt names it)."""
 
 from pulumi_policy import EnforcementLevel, PolicyPack
 
-from integration_blueprint import patches
+from integration_blueprint.core import patches
 from integration_blueprint.policies import sdk_patches
 from integration_blueprint.policies.rules import POLICIES, _iam
 

@@ -1,4 +1,4 @@
-"""The policy pack's changes to pulumi-policy, registered in integration_blueprint.patches with the
+"""The policy pack's changes to pulumi-policy, registered in integration_blueprint.core.patches with the
 versions they were verified on: on another pulumi-policy the speed changes are skipped (the SDK's
 own Analyze and AnalyzeStack run) and the version fix refuses to run, naming the versions.
 policies/__main__.py applies them around the PolicyPack it serves."""
@@ -15,7 +15,7 @@ from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
 from integration_blueprint import __version__
-from integration_blueprint.patches import FIX, PULUMI_POLICY_VERIFIED, SPEED, Patcher, patch
+from integration_blueprint.core.patches import FIX, PULUMI_POLICY_VERIFIED, SPEED, Patcher, patch
 
 proto = pulumi_policy_sdk.proto  # the analyzer's messages, as the SDK's servicer names them
 

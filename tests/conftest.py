@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from integration_blueprint import patches
+from integration_blueprint.core import patches
 from integration_blueprint.sandbox import shortcuts  # noqa: F401 - registers the patch below
 
 

@@ -3,13 +3,13 @@ child names all fit, and refuses one character more, naming the fix."""
 
 import pytest
 
-from integration_blueprint import aws_limits
 from integration_blueprint.components import (
     DistributedMapBatch,
     FifoBillingQueue,
     IdempotentStreamConsumer,
     NonIdempotentStreamConsumer,
 )
+from integration_blueprint.core import aws_limits
 from integration_blueprint.preview.recording import ProgramError, record_program
 from tests.conftest import REGION_CONFIG
 

@@ -16,7 +16,6 @@ from moto.awslambda.models import LambdaFunction
 from moto.dynamodb.responses import DynamoHandler
 from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 
-from integration_blueprint import aws_limits, conventions
 from integration_blueprint.components.distributed_map_batch import DistributedMapBatch
 from integration_blueprint.components.distributed_map_definition import (
     FAIL_STATE,
@@ -31,6 +30,7 @@ from integration_blueprint.components.distributed_map_definition import (
     to_json,
 )
 from integration_blueprint.components.validation import ComponentArgumentError
+from integration_blueprint.core import aws_limits, conventions
 from integration_blueprint.preview.recording import ProgramError, record_program
 from integration_blueprint.sandbox.distributed_map import unsupported
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext

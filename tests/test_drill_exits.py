@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from integration_blueprint import patches
 from integration_blueprint.cli import main
+from integration_blueprint.core import patches
 from integration_blueprint.sandbox.emulator import EMULATOR_PATCHES
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""The emulator's speed patches (sandbox/shortcuts.py, registered in integration_blueprint.patches)
+"""The emulator's speed patches (sandbox/shortcuts.py, registered in integration_blueprint.core.patches)
 keep moto's answers: the same scenario (DynamoDB expressions and errors, Step Functions paths, a
 JSON error's body; the account and region SQS, S3 and Kinesis read from a request; the User-Agent
 headers sent) gives the same responses on plain moto, with each patch alone and with all of them.
@@ -13,7 +13,7 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 from moto.core.config import default_user_config
 
-from integration_blueprint import patches
+from integration_blueprint.core import patches
 from integration_blueprint.sandbox import shortcuts
 
 

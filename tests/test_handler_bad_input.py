@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from integration_blueprint.aws_limits import SQS_MESSAGE_SIZE_DEFAULT_BYTES
+from integration_blueprint.core.aws_limits import SQS_MESSAGE_SIZE_DEFAULT_BYTES
 from integration_blueprint.handlers.runtime import app_dlq_stream
 from integration_blueprint.handlers.runtime.stream_records import INSERTED_REFERENCE_KIND, MALFORMED_RECORD_KIND
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext

@@ -11,7 +11,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from integration_blueprint import patches
+from integration_blueprint.core import patches
 from integration_blueprint.drill.cost import item_size
 from integration_blueprint.drill.hot_key import measure
 from integration_blueprint.handlers.reference.reference_ledger import (

@@ -109,7 +109,7 @@ def test_dependencies_run_one_way():
             assert reaches(module, "cli") == [], module
         if part in ("preview",):
             assert reaches(module, "sandbox") == [], module
-        if part in ("handlers", "policies", "aws_limits", "conventions"):
+        if part in ("handlers", "policies", "core"):
             assert reaches(module, "components") == [], module
             assert not any(i == "pulumi" or i.startswith("pulumi.") for i in _all_imports(graph, module)), module
 

@@ -8,9 +8,9 @@ import time
 import pytest
 from botocore.exceptions import ClientError
 
-from integration_blueprint import aws_limits
 from integration_blueprint.components.distributed_map_definition import MapSettings, RetrySettings
 from integration_blueprint.components.validation import ComponentArgumentError
+from integration_blueprint.core import aws_limits
 from integration_blueprint.handlers.runtime.map_batch import BATCH_ITEMS_FAILED_ERROR, BatchItemsFailed, process_batch
 from integration_blueprint.handlers.runtime.retry import TransientServiceError
 from integration_blueprint.redrive.map_items import failed_items_from_manifest

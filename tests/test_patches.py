@@ -1,4 +1,4 @@
-"""The registry of third-party patches (integration_blueprint.patches): every entry says what it
+"""The registry of third-party patches (integration_blueprint.core.patches): every entry says what it
 replaces, where it was verified and what it buys; a speed patch outside its versions is skipped with
 one line, a fix refuses to run naming the versions; what a block applied is undone when it ends."""
 
@@ -14,8 +14,8 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from integration_blueprint import patches
-from integration_blueprint.patches import FIX, SPEED, PatchRefused
+from integration_blueprint.core import patches
+from integration_blueprint.core.patches import FIX, SPEED, PatchRefused
 from integration_blueprint.policies import sdk_patches
 from integration_blueprint.preview import aws_imports, pack_host, program_speed
 from integration_blueprint.sandbox import emulator, shortcuts
@@ -33,7 +33,7 @@ def plugin_patch_entries() -> dict:
 import importlib.util, json
 spec = importlib.util.spec_from_file_location("blueprint_plugin_main", {str(REPO / "plugin" / "__main__.py")!r})
 spec.loader.exec_module(importlib.util.module_from_spec(spec))
-from integration_blueprint.patches import REGISTRY
+from integration_blueprint.core.patches import REGISTRY
 print(json.dumps({{name: {{"target": entry.target, "package": entry.package, "buys": entry.buys, "kind": entry.kind,
                           "verified_here": entry.verified_here()}} for name, entry in REGISTRY.items()}}))
 """

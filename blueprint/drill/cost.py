@@ -21,7 +21,7 @@ from collections import Counter
 from decimal import Decimal
 from typing import Any, Optional
 
-from integration_blueprint import aws_limits as aws
+from integration_blueprint.core import aws_limits as aws
 from integration_blueprint.preview.recording import RecordedStack
 from integration_blueprint.sandbox.distributed_map import ExpressChild, StateMachineUsage
 

@@ -24,7 +24,7 @@ import random
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
-from integration_blueprint import aws_limits as aws
+from integration_blueprint.core import aws_limits as aws
 from integration_blueprint.drill.cost import item_size
 
 # The share of a pattern's records that go to its hot key.

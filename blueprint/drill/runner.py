@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from integration_blueprint import patches
+from integration_blueprint.core import patches
+from integration_blueprint.core.patches import PatchRefused
 from integration_blueprint.drill import cost
 from integration_blueprint.drill.patterns import DRIVERS
 from integration_blueprint.drill.patterns.base import DrillDeadline
 from integration_blueprint.drill.patterns.team_code import TEAM_DRIVERS
 from integration_blueprint.drill.report import DrillOptions, DrillReport, PatternReport
-from integration_blueprint.patches import PatchRefused
 from integration_blueprint.preview.recording import ProgramError, record_program
 from integration_blueprint.sandbox.emulator import EMULATOR_PATCHES, running_emulator
 from integration_blueprint.sandbox.errors import SandboxError

@@ -27,7 +27,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from integration_blueprint.patches import SPEED, Patcher, patch
+from integration_blueprint.core.patches import SPEED, Patcher, patch
 
 PACKAGE = "pulumi_aws"
 # What a service package's __init__.py holds besides its star imports (pulumi_aws 7.51).

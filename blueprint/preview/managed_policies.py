@@ -1,7 +1,7 @@
 """The AWS managed policies a stack attaches that the pack cannot judge, for "How this preview ran".
 
 The pack judges an AWS managed policy by the document the shared catalogue holds
-(integration_blueprint.aws_managed_policies, a dated snapshot). A policy the catalogue does not
+(integration_blueprint.core.aws_managed_policies, a dated snapshot). A policy the catalogue does not
 hold, or holds by name only, cannot be judged by what it grants (`CloudWatchFullAccessV2`,
 `AmazonCognitoPowerUser`): the report lists each one with the resources that attach it, so a
 reviewer knows what went unread instead of reading silence as a pass.
@@ -9,7 +9,7 @@ reviewer knows what went unread instead of reading silence as a pass.
 
 from __future__ import annotations
 
-from integration_blueprint.aws_managed_policies import SNAPSHOT_DATE, managed_policy
+from integration_blueprint.core.aws_managed_policies import SNAPSHOT_DATE, managed_policy
 from integration_blueprint.preview import wire
 from integration_blueprint.preview.recording import RecordedStack
 

@@ -13,8 +13,8 @@ import sys
 
 import grpc
 
-from integration_blueprint import patches
-from integration_blueprint.patches import FIX, PULUMI_POLICY_VERIFIED, Patcher, patch
+from integration_blueprint.core import patches
+from integration_blueprint.core.patches import FIX, PULUMI_POLICY_VERIFIED, Patcher, patch
 from integration_blueprint.preview import private_channel
 
 PATCH_NAME = "policy_pack_private_channel"

@@ -125,7 +125,7 @@ def with_token(channel: grpc.Channel, token: str) -> grpc.Channel:
 
 class GrpcAsSeenBy:
     """The grpc module as one library module sees it, some of its functions replaced: how a
-    registered patch (integration_blueprint.patches) changes what that module binds or dials, and
+    registered patch (integration_blueprint.core.patches) changes what that module binds or dials, and
     nothing else in its process."""
 
     def __init__(self, **replaced):

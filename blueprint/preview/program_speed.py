@@ -1,5 +1,5 @@
 """What the program's process need not pay for in an offline preview, as registered speed patches
-(integration_blueprint.patches) that python_exec.py applies when the program's interpreter has this
+(integration_blueprint.core.patches) that python_exec.py applies when the program's interpreter has this
 package: outside their verified versions they are skipped and the program runs as it always does.
 
 The SDK sends each DEBUG message (a few per resource: "Registering resource ...", "Preparing
@@ -10,7 +10,7 @@ run registers the same resources with a fifth of the calls.
 
 from __future__ import annotations
 
-from integration_blueprint.patches import SPEED, Patcher, patch
+from integration_blueprint.core.patches import SPEED, Patcher, patch
 
 DEBUG_LOGS_PATCH = "engine_debug_logs_not_sent"
 

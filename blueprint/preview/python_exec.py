@@ -132,7 +132,7 @@ def _speed_patches():
     uses, and the SDK's DEBUG messages, which the engine never shows, are not sent. Otherwise the
     program runs as it always does."""
     try:
-        from integration_blueprint import patches
+        from integration_blueprint.core import patches
         from integration_blueprint.preview import aws_imports, program_speed
     except ImportError:
         return contextlib.nullcontext()

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
-from integration_blueprint.conventions import SUPPRESSIONS_SECTION
+from integration_blueprint.core.conventions import SUPPRESSIONS_SECTION
 from integration_blueprint.preview.policy_config import PolicyConfigError
 
 CONFIG_KEY = f"blueprint:{SUPPRESSIONS_SECTION}"

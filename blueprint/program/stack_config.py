@@ -30,7 +30,7 @@ import pulumi.runtime.config as pulumi_config
 import yaml
 
 from integration_blueprint.components.settings import Setting, SettingsTable
-from integration_blueprint.conventions import SUPPRESSIONS_SECTION
+from integration_blueprint.core.conventions import SUPPRESSIONS_SECTION
 
 __all__ = ["ENABLED", "NAMESPACE", "SECTIONS", "Section", "StackConfigError", "StackSettings", "check_sections",
            "distributed_map_args", "fifo_billing_args", "idempotent_stream_args", "non_idempotent_stream_args",

@@ -15,7 +15,7 @@ in-process, a team's in execution environments of their own.
                     layers, environment, /tmp, timeout and memory; its AWS calls made here through a
                     pipe); lambda_bootstrap: the first code of that process (standard library only)
     shortcuts       speed changes to moto and botocore, moto_fixes: fixes to moto (both registered in
-                    integration_blueprint.patches with the versions they were verified on)
+                    integration_blueprint.core.patches with the versions they were verified on)
 
 It depends on the recording (integration_blueprint.preview.recording) and nothing above it.
 """

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Optional
 
-from integration_blueprint import aws_limits
+from integration_blueprint.core import aws_limits
 from integration_blueprint.sandbox.errors import FunctionCrashed, error_type
 
 # What Lambda reports for an invocation whose instance died (timeout, out of memory).

@@ -76,8 +76,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
-from integration_blueprint import aws_limits
-from integration_blueprint.patches import FIX, MOTO_VERIFIED, Patcher, patch
+from integration_blueprint.core import aws_limits
+from integration_blueprint.core.patches import FIX, MOTO_VERIFIED, Patcher, patch
 
 NAMES = ("distributed_maps_run_by_the_sandbox",)
 

@@ -9,7 +9,7 @@ have set (AWS_ENDPOINT_URL, for LocalStack) are cleared for the run.
 
 moto spends most of a drill's CPU; sandbox/shortcuts.py makes it faster without changing its answers.
 Every change the emulator makes to moto and botocore (its fixes here and in moto_fixes.py, its speed
-changes) is a registered patch (integration_blueprint.patches), applied for the emulator's block
+changes) is a registered patch (integration_blueprint.core.patches), applied for the emulator's block
 and undone after it.
 """
 
@@ -25,8 +25,8 @@ from typing import Any, Callable, Iterator, Optional
 import boto3
 from botocore.config import Config
 
-from integration_blueprint import patches
-from integration_blueprint.patches import BOTOCORE_VERIFIED, FIX, MOTO_VERIFIED, Patcher, patch
+from integration_blueprint.core import patches
+from integration_blueprint.core.patches import BOTOCORE_VERIFIED, FIX, MOTO_VERIFIED, Patcher, patch
 from integration_blueprint.sandbox import distributed_map, interception, moto_fixes, shortcuts
 from integration_blueprint.sandbox.interception import ANSWERED
 

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator, Optional, Protocol
 import boto3
 from botocore.awsrequest import AWSResponse
 
-from integration_blueprint.patches import BOTOCORE_VERIFIED, FIX, Patcher, patch
+from integration_blueprint.core.patches import BOTOCORE_VERIFIED, FIX, Patcher, patch
 from integration_blueprint.sandbox.errors import error_type
 
 # Set on a botocore request a before-send hook has answered (an interceptor's response): moto must

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 
-from integration_blueprint import aws_limits
-from integration_blueprint.patches import FIX, MOTO_VERIFIED, Patcher, patch
+from integration_blueprint.core import aws_limits
+from integration_blueprint.core.patches import FIX, MOTO_VERIFIED, Patcher, patch
 
 NAMES = ("iterate_map_workers", "fifo_deduplication_lasts_five_minutes", "parse_state_machine_paths_once")
 

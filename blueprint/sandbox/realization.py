@@ -35,7 +35,7 @@ from typing import Any, Callable, Optional
 
 from botocore.exceptions import ClientError
 
-from integration_blueprint import aws_limits
+from integration_blueprint.core import aws_limits
 from integration_blueprint.handlers.runtime import retry
 from integration_blueprint.preview import lambda_archive
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack

@@ -1,5 +1,5 @@
 """Speed changes to moto and botocore for the sandbox's emulator, each registered in the
-patch registry (integration_blueprint.patches) with the versions it was verified on.
+patch registry (integration_blueprint.core.patches) with the versions it was verified on.
 
 moto spends most of a drill's CPU. Each change here keeps moto's answers (same responses, same
 errors; tests/test_emulator_shortcuts.py runs one scenario plain and with each of them alone): it
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from integration_blueprint.patches import (
+from integration_blueprint.core.patches import (
     BOTOCORE_VERIFIED,
     MOTO_VERIFIED,
     SPEED,

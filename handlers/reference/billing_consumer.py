@@ -29,7 +29,7 @@ from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, proce
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from botocore.exceptions import ClientError
 
-from integration_blueprint.conventions import BILLING_LEDGER_TTL_DEFAULT_DAYS
+from integration_blueprint.core.conventions import BILLING_LEDGER_TTL_DEFAULT_DAYS
 from integration_blueprint.handlers.runtime import config
 from integration_blueprint.handlers.runtime.billing import (
     ACCOUNTS_PK,

@@ -14,7 +14,7 @@ from typing import Iterable, Iterator, Optional
 import boto3
 from aws_lambda_powertools import Logger
 
-from integration_blueprint.aws_limits import SQS_SEND_BATCH_MAX_ENTRIES
+from integration_blueprint.core.aws_limits import SQS_SEND_BATCH_MAX_ENTRIES
 from integration_blueprint.handlers.runtime import config
 from integration_blueprint.handlers.runtime.billing import (
     ACCOUNTS_SK,

@@ -46,7 +46,7 @@ import boto3
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 
-from integration_blueprint.conventions import INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS
+from integration_blueprint.core.conventions import INVOICE_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS
 from integration_blueprint.handlers.runtime import config
 from integration_blueprint.handlers.runtime.amounts import AmountError, check_amount
 from integration_blueprint.handlers.runtime.idempotency_store import RetryingDynamoDBPersistenceLayer

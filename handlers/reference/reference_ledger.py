@@ -40,7 +40,7 @@ from typing import Any, Optional
 
 import boto3
 
-from integration_blueprint.aws_limits import (
+from integration_blueprint.core.aws_limits import (
     KINESIS_RETENTION_MAX_HOURS,
     POWERTOOLS_IDEMPOTENCY_TTL_ATTR,
     SQS_RETENTION_MAX_SECONDS,

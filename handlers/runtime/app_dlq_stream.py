@@ -46,7 +46,7 @@ import boto3
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from integration_blueprint.aws_limits import SQS_MESSAGE_SIZE_DEFAULT_BYTES
+from integration_blueprint.core.aws_limits import SQS_MESSAGE_SIZE_DEFAULT_BYTES
 from integration_blueprint.handlers.runtime import config
 from integration_blueprint.handlers.runtime.redaction import PayloadFreeError, bounded, describe_error
 from integration_blueprint.handlers.runtime.retry import call_with_retries, error_code, time_budget

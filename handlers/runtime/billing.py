@@ -10,7 +10,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Optional
 
-from integration_blueprint.aws_limits import SQS_DEDUPLICATION_ID_MAX_LENGTH, SQS_MESSAGE_GROUP_ID_MAX_LENGTH
+from integration_blueprint.core.aws_limits import SQS_DEDUPLICATION_ID_MAX_LENGTH, SQS_MESSAGE_GROUP_ID_MAX_LENGTH
 from integration_blueprint.handlers.runtime.amounts import MAX_AMOUNT_MINOR_UNITS
 from integration_blueprint.handlers.runtime.conflicts import ConflictingDuplicate, conflict
 from integration_blueprint.handlers.runtime.redaction import PayloadFreeError

@@ -51,7 +51,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyValidationError
 
-from integration_blueprint.aws_limits import (
+from integration_blueprint.core.aws_limits import (
     KINESIS_GET_RECORDS_LIMIT_MAX,
     POWERTOOLS_IDEMPOTENCY_EXPIRY_DEFAULT_SECONDS,
 )

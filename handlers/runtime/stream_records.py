@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional, TypeGuard
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 
-from integration_blueprint.aws_limits import KINESIS_ON_FAILURE_BATCH_INFO_KEY
+from integration_blueprint.core.aws_limits import KINESIS_ON_FAILURE_BATCH_INFO_KEY
 from integration_blueprint.handlers.runtime.redaction import PayloadFreeError, bounded
 
 # Mark the messages the app-DLQ consumer inserts, and the version of their layout.

@@ -19,7 +19,7 @@ from typing import Callable, Optional
 
 from botocore.exceptions import ClientError
 
-from integration_blueprint.aws_limits import KINESIS_GET_RECORDS_LIMIT_MAX
+from integration_blueprint.core.aws_limits import KINESIS_GET_RECORDS_LIMIT_MAX
 from integration_blueprint.handlers.runtime import config
 from integration_blueprint.handlers.runtime.redaction import bounded
 from integration_blueprint.handlers.runtime.retry import call_with_retries

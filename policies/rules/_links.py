@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Optional
 from pulumi_policy import PolicyResource
 from pulumi_policy.proxy import UnknownValueError
 
-from integration_blueprint import aws_limits
+from integration_blueprint.core import aws_limits
 
 from ._iam import Statement, statements
 from ._values import Malformed, gather, get, is_set, json_document, whole_number

@@ -1,5 +1,5 @@
 """What AWS managed policies grant, as the rules read it: the shared catalogue
-(integration_blueprint.aws_managed_policies, also the offline engine's `aws.iam.get_policy`),
+(integration_blueprint.core.aws_managed_policies, also the offline engine's `aws.iam.get_policy`),
 narrowed to the policies whose grant it holds. A managed policy that is not there is not guessed at:
 `managed_policy` returns None and the rules say they could not check it."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Optional, TypedDict
 
-from integration_blueprint import aws_managed_policies
-from integration_blueprint.aws_managed_policies import AWS_MANAGED_PREFIX, is_aws_managed
+from integration_blueprint.core import aws_managed_policies
+from integration_blueprint.core.aws_managed_policies import AWS_MANAGED_PREFIX, is_aws_managed
 
 __all__ = ["AWS_MANAGED_PREFIX", "ManagedPolicy", "is_aws_managed", "managed_policy"]
 

@@ -3,7 +3,7 @@
 from pulumi_policy import ReportViolation, StackValidationArgs
 from pulumi_policy.proxy import UnknownValueError
 
-from integration_blueprint import conventions
+from integration_blueprint.core import conventions
 
 from ._links import ALARM, MAPPING, QUEUE, SCHEDULE, RedrivesBySource, StackIndex, label, mapping_source
 from ._policy import HIGH, MANDATORY, rule

@@ -9,7 +9,7 @@ destination (FunctionEventInvokeConfig) or a dead-letter queue (deadLetterConfig
 from pulumi_policy import ReportViolation, StackValidationArgs
 from pulumi_policy.proxy import UnknownValueError
 
-from integration_blueprint import aws_limits
+from integration_blueprint.core import aws_limits
 
 from ._links import (
     ALIAS,

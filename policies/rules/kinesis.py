@@ -7,7 +7,7 @@ every redelivery of that message must happen while the stream still has the reco
 
 from pulumi_policy import ReportViolation, StackValidationArgs
 
-from integration_blueprint import aws_limits
+from integration_blueprint.core import aws_limits
 
 from ._links import MAPPING, QUEUE, STREAM, STREAM_CONSUMER, RedrivesBySource, StackIndex, label, mapping_source
 from ._policy import HIGH, MANDATORY, rule

@@ -5,7 +5,7 @@ from typing import Optional
 
 from pulumi_policy import ReportViolation, StackValidationArgs
 
-from integration_blueprint import aws_limits
+from integration_blueprint.core import aws_limits
 
 from ._links import (
     MAPPING,

@@ -6,7 +6,7 @@ such group exists, creates it with retention "never expire": logs then grow, and
 
 from pulumi_policy import ReportViolation, StackValidationArgs
 
-from integration_blueprint import aws_limits
+from integration_blueprint.core import aws_limits
 
 from ._links import FUNCTION, LOG_GROUP, StackIndex, label
 from ._policy import LOW, MANDATORY, rule

@@ -4,7 +4,7 @@ import re
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
-from integration_blueprint import aws_limits as limits
+from integration_blueprint.core import aws_limits as limits
 
 from ._links import (
     FUNCTION,

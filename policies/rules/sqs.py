@@ -2,7 +2,7 @@
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
-from integration_blueprint import aws_limits, conventions
+from integration_blueprint.core import aws_limits, conventions
 
 from ._links import (
     MAPPING,

@@ -3,7 +3,7 @@ a task that invokes a Lambda function must wait at least as long as the function
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
-from integration_blueprint import aws_limits
+from integration_blueprint.core import aws_limits
 
 from ._links import STATE_MACHINE, StackIndex, function_at, function_timeout, label
 from ._policy import HIGH, MANDATORY, rule

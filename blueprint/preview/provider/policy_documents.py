@@ -1,6 +1,6 @@
 """IAM policy documents as the provider answers them: `get_policy_document` computed as the provider
 computes it (locally, never by AWS), and `get_policy` from the catalogue of AWS managed policies
-(integration_blueprint.aws_managed_policies) when it holds the policy, else invented.
+(integration_blueprint.core.aws_managed_policies) when it holds the policy, else invented.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import hashlib
 import json
 from typing import Any
 
-from integration_blueprint.aws_managed_policies import managed_policy
+from integration_blueprint.core.aws_managed_policies import managed_policy
 from integration_blueprint.preview.provider.values import PARTITION, last_segment, upper_id
 
 EMPTY_POLICY = json.dumps({"Version": "2012-10-17", "Statement": []})

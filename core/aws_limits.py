@@ -2,7 +2,7 @@
 
 Only facts about the services live here: what AWS allows, what it does when a value is not set, and
 the shapes it sends. The project's own choices (how long a DLQ keeps messages, what a component
-defaults to) are in `integration_blueprint.conventions` and the components' settings tables.
+defaults to) are in `integration_blueprint.core.conventions` and the components' settings tables.
 Components, handlers, the policy pack and the sandbox import from here; it imports nothing, so it
 also ships inside every Lambda archive.
 """

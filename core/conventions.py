@@ -1,11 +1,11 @@
 """The project's own choices that several parts share: components deploy them, handlers assume them,
-the policy pack enforces them. Each says why. AWS's facts are in `integration_blueprint.aws_limits`;
+the policy pack enforces them. Each says why. AWS's facts are in `integration_blueprint.core.aws_limits`;
 a setting a user can change is declared in its component's settings table, not here.
 
 It imports only aws_limits, so it also ships inside every Lambda archive.
 """
 
-from integration_blueprint.aws_limits import SQS_RETENTION_MAX_SECONDS
+from integration_blueprint.core.aws_limits import SQS_RETENTION_MAX_SECONDS
 
 # --- Dead-letter queues --------------------------------------------------------------------------
 # AWS advises against maxReceiveCount 1; this project refuses anything <= 3 so a transient failure
