@@ -100,4 +100,4 @@ local: $(VENV)/.installed
 # The component reference pages (docs/components/), generated from the settings rows;
 # tests/test_reference_docs.py fails when they are not current.
 docs: $(VENV)/.installed
-	$(PY) -m integration_blueprint.components.reference docs/components
+	$(PY) -m integration_blueprint.reference_pages docs/components

@@ -426,7 +426,8 @@ def add_sdk_command(subparsers) -> None:
 
 
 def _print_docs(args: argparse.Namespace) -> int:
-    from integration_blueprint.components.reference import COMPONENTS, render_page
+    from integration_blueprint.components.reference import COMPONENTS
+    from integration_blueprint.reference_pages import render_page
 
     by_name = {component.__name__.lower(): component for component in COMPONENTS}
     component = by_name.get(args.component.lower())

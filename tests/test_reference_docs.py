@@ -4,7 +4,7 @@ until the pages are generated again. The README links it."""
 
 import pytest
 
-from integration_blueprint.components import reference
+from integration_blueprint import reference_pages as reference
 from integration_blueprint.components.reference import COMPONENTS, describe_setting
 from tests.conftest import REPO
 
