@@ -23,8 +23,8 @@ from integration_blueprint import __version__
 from integration_blueprint.core.patches import PatchRefused
 from integration_blueprint.plugin import SchemaError
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerError
+from integration_blueprint.preview.language_host import PROGRAM_TIMEOUT_SECONDS
 from integration_blueprint.preview.policy_config import PolicyConfigError
-from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS
 from integration_blueprint.preview.recording import ProgramError
 from integration_blueprint.preview.reports.formats import FORMATS
 from integration_blueprint.preview.reports.text import printable, program_output_lines

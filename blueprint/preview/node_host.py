@@ -53,8 +53,13 @@ from typing import Mapping, Optional
 
 from integration_blueprint.preview.argument_lines import refusals_at_keys
 from integration_blueprint.preview.engine import OfflineEngine
+from integration_blueprint.preview.language_host import (
+    PROGRAM_TIMEOUT_SECONDS,
+    ProgramFailure,
+    run_program,
+    timeout_message,
+)
 from integration_blueprint.preview.project import ProgramError
-from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS, ProgramFailure, run_program, timeout_message
 
 RUN_ENTRY = "@pulumi/pulumi/cmd/run"
 # Preloaded into the program: its calls to the engine carry the run's token (private_channel.py).
@@ -304,3 +309,24 @@ def _without_stack(message: str) -> str:
     while kept and not kept[-1].strip():
         kept.pop()
     return "\n".join(kept).strip()
+
+
+@dataclass(frozen=True)
+class NodeHost:
+    """pulumi-language-nodejs for one program (language_host.LanguageHost)."""
+    project_dir: Path
+    project: dict
+    config: dict[str, str]
+    secret_keys: list[str]
+
+    def run(self, engine: OfflineEngine, *, locate: bool, timeout: float) -> Optional[ProgramFailure]:
+        return run_node_program(engine, project_dir=self.project_dir, project=self.project, config=self.config,
+                                secret_keys=self.secret_keys, full_stacks=locate, timeout=timeout)
+
+    def worth_locating(self, failure: ProgramFailure) -> bool:
+        # A run without stack frames (quicker, see the module's docstring): a run at Node's own depth
+        # shows the failure with the program's file and line.
+        return failure.without_stacks
+
+    def located(self, failure: ProgramFailure, again: Optional[ProgramFailure]) -> ProgramFailure:
+        return again or failure

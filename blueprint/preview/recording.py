@@ -35,6 +35,7 @@ from integration_blueprint.preview.engine import (
     RecordedResource,
 )
 from integration_blueprint.preview.interpreter import Interpreter, missing_module_hint, resolve_interpreter
+from integration_blueprint.preview.language_host import PROGRAM_TIMEOUT_SECONDS, LanguageHost, ProgramFailure
 from integration_blueprint.preview.project import (
     ProgramConfig,
     ProgramError,
@@ -185,7 +186,7 @@ def runtime_name(manifest: dict) -> str:
     return str(runtime.get("name") if isinstance(runtime, dict) else runtime)
 
 
-def _program_error(failure: python_host.ProgramFailure, interpreter: Optional[Interpreter],
+def _program_error(failure: ProgramFailure, interpreter: Optional[Interpreter],
                    config: ProgramConfig, engine: OfflineEngine,
                    references: Optional[StackReferences] = None) -> ProgramError:
     hint = None
@@ -212,7 +213,7 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
                    config: Optional[dict[str, str]] = None, project: Optional[str] = None,
                    unknowns: bool = False,
                    on_resource: Optional[Callable[[RecordedResource], None]] = None,
-                   timeout: float = python_host.PROGRAM_TIMEOUT_SECONDS,
+                   timeout: float = PROGRAM_TIMEOUT_SECONDS,
                    stack_references: Optional[Mapping[str, Path]] = None) -> RecordedStack:
     """Run `program` (a Pulumi project directory, or a callable that declares resources) and
     return every resource it registered (each also handed to `on_resource` as it registers). A
@@ -245,43 +246,30 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
     references = StackReferences(project=project, program_dir=program_dir, given=dict(stack_references or {}),
                                  backend_url=str(backend.get("url") or "") if isinstance(backend, dict) else "")
 
-    def run(locate: bool = False) -> tuple[OfflineEngine, Optional[python_host.ProgramFailure]]:
+    host: LanguageHost
+    if interpreter is not None and main is not None:
+        host = python_host.PythonHost(interpreter.argv, program_dir, main, program_config.values,
+                                      program_config.secret_keys, interpreter.environ())
+    else:
+        host = node_host.NodeHost(program_dir, manifest, program_config.values, program_config.secret_keys)
+
+    def run(locate: bool = False) -> tuple[OfflineEngine, Optional[ProgramFailure]]:
         engine = OfflineEngine(project=project, stack=stack, config=program_config.values,
                                secret_keys=program_config.secret_keys, region=region, region_fix=region_fix,
                                unknowns=unknowns, program_dir=program_dir,
                                on_resource=None if locate else on_resource, stack_references=references)
         try:
-            if interpreter is not None and main is not None:
-                failure = python_host.run_python_program(
-                    engine, interpreter=interpreter.argv, program_dir=program_dir, main=main,
-                    config=program_config.values, secret_keys=program_config.secret_keys,
-                    environ=interpreter.environ(), locate_raise=locate, timeout=timeout)
-            else:
-                failure = node_host.run_node_program(engine, project_dir=program_dir, project=manifest,
-                                                     config=program_config.values,
-                                                     secret_keys=program_config.secret_keys, full_stacks=locate,
-                                                     timeout=timeout)
+            return engine, host.run(engine, locate=locate, timeout=timeout)
         except BaseException:  # an interrupted run (Ctrl-C, SIGTERM) ends the plugin and the engine too
             engine.close()
             raise
-        return engine, failure
 
     engine, failure = run()
     with engine:
-        if (failure is not None and not failure.file and failure.raised and not failure.engine_fault
-                and interpreter is not None):
-            # The program's error lost its traceback (an `apply` callback's, re-raised by the SDK):
-            # run it once more with its own frames traced to find the line.
+        if failure is not None and host.worth_locating(failure):
             again, located = run(locate=True)
             again.close()
-            if located is not None and located.file and located.message == failure.message:
-                failure = located
-        elif failure is not None and failure.without_stacks:
-            # A Node.js run without stack frames (quicker, see node_host): its failure as a run at
-            # Node's own depth shows it, with the program's file and line.
-            again, again_failure = run(locate=True)
-            again.close()
-            failure = again_failure or failure
+            failure = host.located(failure, located)
         if failure is not None:
             raise _program_error(failure, interpreter, program_config, engine, references)
         return RecordedStack(project=project, stack=stack, program_dir=program_dir, config=program_config.values,

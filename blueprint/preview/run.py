@@ -34,8 +34,8 @@ from integration_blueprint.preview.analyzer import (
     Violation,
 )
 from integration_blueprint.preview.failure import RunFailure, from_exception
+from integration_blueprint.preview.language_host import PROGRAM_TIMEOUT_SECONDS
 from integration_blueprint.preview.project import load_config, load_project
-from integration_blueprint.preview.python_host import PROGRAM_TIMEOUT_SECONDS
 from integration_blueprint.preview.recording import (
     RecordedResource,
     RecordedStack,

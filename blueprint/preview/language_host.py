@@ -1,0 +1,115 @@
+"""What every language host of the offline preview shares, and the one interface the recording
+runs a program through (`LanguageHost`): python_host.PythonHost and node_host.NodeHost each start a
+program as its Pulumi language host does; here is how any program's process is run (the engine's
+token handed over on a pipe, its output in the run's private folder, its whole process group
+ended when it exits or times out), how a run that failed is told (`ProgramFailure`), and what a
+stopped program was waiting for.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Protocol
+
+from integration_blueprint.preview import private_channel, process_tree
+from integration_blueprint.preview.engine import ROOT_STACK_TYPE, OfflineEngine
+
+# What a program's process prints when it is stopped: the resources it declared (python_exec.py,
+# node_token.js).
+PENDING_TAG = "BLUEPRINT_PENDING "
+# A preview that runs longer is stuck (an input() in the program, a deadlock, an output that never
+# resolves): it is stopped (`blueprint preview --timeout`).
+PROGRAM_TIMEOUT_SECONDS = 600
+
+
+@dataclass(frozen=True)
+class ProgramFailure:
+    """How a program run ended when it did not succeed: the message to show, and where."""
+    message: str
+    file: str = ""
+    line: int = 0
+    module: str = ""  # the module a ModuleNotFoundError names
+    engine_fault: bool = False
+    raised: bool = False  # an exception the program raised (not an exit, a timeout or a log line)
+    # A Node.js run that recorded no stack frames (node_host.NO_STACK_FRAMES): run it again to see them.
+    without_stacks: bool = False
+    # Further errors of the same run, each with its own location (every TypeScript diagnostic, every
+    # refused component), shown after the first.
+    also: tuple[str, ...] = ()
+
+
+class LanguageHost(Protocol):
+    """A program's language host, as the engine sees it: run the program against an engine, and
+    say whether a failed run is worth a second run that locates its error (and which answer to keep)."""
+
+    def run(self, engine: OfflineEngine, *, locate: bool, timeout: float) -> Optional[ProgramFailure]:
+        """Run the program to its end against `engine`; None when it succeeded. `locate`: the
+        second, slower run that finds where an error was raised."""
+        ...
+
+    def worth_locating(self, failure: ProgramFailure) -> bool:
+        ...
+
+    def located(self, failure: ProgramFailure, again: Optional[ProgramFailure]) -> ProgramFailure:
+        """The failure to report, given the first run's and the locating run's."""
+        ...
+
+
+@dataclass(frozen=True)
+class ProgramRun:
+    """How a program's process ended, and what it printed."""
+    returncode: int
+    stdout: str
+    stderr: str  # without the lines the exec script tags for the preview
+    timed_out: bool = False
+    pending: tuple = ()  # (type, name) of each resource a stopped program had declared
+
+
+def _pending(stderr: str) -> tuple:
+    for line in stderr.splitlines():
+        if line.startswith(PENDING_TAG):
+            return tuple(tuple(entry) for entry in json.loads(line[len(PENDING_TAG):]))
+    return ()
+
+
+def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[str, str],
+                timeout: float) -> ProgramRun:
+    """Run a program's process against `engine` until it exits (or `timeout`), then end its process
+    group (anything it left running). The engine's token is handed over on a pipe
+    (private_channel); its output goes to files in the run's private folder, so a daemon that
+    keeps them open does not hold the preview."""
+    handed = private_channel.hand_over({"engine_token": engine.token})
+    env = {**env, private_channel.FD_VARIABLE: str(handed)}
+    folder = Path(engine.folder)
+    with open(folder / "program.out", "w+b") as out, open(folder / "program.err", "w+b") as err:
+        try:
+            process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                       pass_fds=[handed], start_new_session=True)
+        finally:
+            os.close(handed)
+        try:
+            exited = process_tree.wait(process, timeout)
+        finally:
+            process_tree.end(process)  # SIGTERM first: a stopped Python program reports what it awaited
+        out.seek(0)
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
+        return ProgramRun(process.returncode if exited else -1, out.read().decode(errors="replace"),
+                          "".join(line for line in stderr.splitlines(keepends=True) if not line.startswith(PENDING_TAG)),
+                          timed_out=not exited, pending=_pending(stderr))
+
+
+def timeout_message(engine: OfflineEngine, timeout: float, pending: tuple) -> str:
+    """What a stopped program was waiting for: the resources it declared but never registered (an
+    input that never resolved), as the program reported them when it was stopped."""
+    registered = {(r.type, r.name) for r in engine.resources} | {(ROOT_STACK_TYPE, f"{engine.project}-{engine.stack}")}
+    waiting = [f"{name} ({type_})" for type_, name in pending if (type_, name) not in registered]
+    what = (f"; still waiting to register {', '.join(waiting[:10])}{' and more' if len(waiting) > 10 else ''}: "
+            "an input of theirs never resolved (an Output or a promise that nothing completes?)") if waiting else \
+        " (does it wait for input, on a lock, or on an output that never resolves?)"
+    return (f"the program did not finish within {timeout:g} s (blueprint preview --timeout) and was stopped, with "
+            f"{len(engine.resources)} resources registered{what}")
