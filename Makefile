@@ -16,33 +16,22 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
-# The field's own validators the tests run over what the components generate: asl-validator (npm,
-# pinned with its lock file) over every Step Functions definition; parliament comes with the dev extra.
-VALIDATORS := tools/validators/node_modules/.installed
-$(VALIDATORS): tools/validators/package.json tools/validators/package-lock.json
-	cd tools/validators && npm ci --no-audit --no-fund
+# The Node.js packages the tests run, one folder each with its own lock file, all installed the
+# same way (`npm ci`, never by a test) and stamped by the lock file npm writes into node_modules:
+#   tools/validators  asl-validator, run over every Step Functions definition the components generate
+#                     (parliament, the IAM linter, comes with the dev extra)
+#   tools/mermaid     Mermaid's own parser, run on every diagram blueprint preview draws
+#   tests/node        what the TypeScript test programs resolve (@pulumi/pulumi, @pulumi/aws,
+#                     typescript, ts-node): about 200 MB and a minute from the npm registry
+%/node_modules/.package-lock.json: %/package-lock.json
+	cd $* && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-validators: $(VALIDATORS)
-
-# Mermaid's own parser (node), which the report tests run on every diagram blueprint preview draws:
-# the versions are pinned in tools/mermaid/package-lock.json, installed here and never by a test.
+VALIDATORS := tools/validators/node_modules/.package-lock.json
 MERMAID := tools/mermaid/node_modules/.package-lock.json
-
-$(MERMAID): tools/mermaid/package-lock.json
-	cd tools/mermaid && npm ci --no-audit --no-fund --loglevel=error
-	touch $@
-
-mermaid: $(MERMAID)
-
-# The Node.js packages the TypeScript test programs resolve (@pulumi/pulumi, @pulumi/aws, typescript,
-# ts-node; tests/node/package-lock.json pins them), installed once into tests/node/node_modules.
-# Needs node and npm; about 200 MB and a minute from the npm registry.
 NODE_FIXTURES := tests/node/node_modules/.package-lock.json
-$(NODE_FIXTURES): tests/node/package-lock.json
-	cd tests/node && npm ci --no-audit --no-fund
-	touch $@
-
+validators: $(VALIDATORS)
+mermaid: $(MERMAID)
 node-fixtures: $(NODE_FIXTURES)
 
 # The virtualenvs of the corpus programs pinned to other SDK versions (pulumi 3.80/3.86, pulumi-aws 5
