@@ -204,10 +204,18 @@ def confine_mounts(own_tmp, staging, home, keep):
     try:
         if home and home != "/" and not staging.startswith(home.rstrip("/") + "/"):
             hide(home, keep)
-        if staging.startswith("/tmp/"):
-            inside = os.path.join(own_tmp, os.path.relpath(staging, "/tmp"))
-            os.makedirs(inside, exist_ok=True)
-            mount(staging, inside, ms_bind | ms_rec)
+        # What the function must still reach that lives under /tmp (the staging folder; the runtime's
+        # and layers' packages and the interpreter when the checkout or its virtualenv is there, as in
+        # a CI job's clone) is bound back at its own path inside the function's /tmp, read-only.
+        for path in _outermost(p for p in map(os.path.realpath, [staging, *keep])
+                               if p.startswith("/tmp/") and os.path.exists(p)):
+            inside = os.path.join(own_tmp, os.path.relpath(path, "/tmp"))
+            if os.path.isdir(path):
+                os.makedirs(inside, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(inside), exist_ok=True)
+                open(inside, "a").close()
+            mount(path, inside, ms_bind | ms_rec)
         mount(own_tmp, "/tmp", ms_bind | ms_rec)
         with open("/proc/self/mountinfo") as mounts:
             points = [line.split()[4] for line in mounts]
@@ -223,6 +231,12 @@ def confine_mounts(own_tmp, staging, home, keep):
     except OSError as exc:
         return f"mount namespace present but not usable: {exc}"
     return None
+
+
+def _outermost(paths):
+    """`paths` without those inside another of them, sorted."""
+    paths = sorted(set(paths))
+    return [p for p in paths if not any(p.startswith(other.rstrip("/") + "/") for other in paths if other != p)]
 
 
 def limit_memory(memory_mb):
