@@ -53,11 +53,10 @@ class PluginProcess:
         self.port = int(line)
         threading.Thread(target=stdout.read, daemon=True).start()
 
-    def stderr_text(self, last_lines: Optional[int] = None) -> str:
-        """What the plugin wrote on stderr (its last lines only, if given)."""
+    def stderr_text(self) -> str:
+        """What the plugin wrote on stderr."""
         self.stderr.seek(0)
-        text = self.stderr.read().decode(errors="replace")
-        return text if last_lines is None else "\n".join(text.strip().splitlines()[-last_lines:])
+        return self.stderr.read().decode(errors="replace")
 
     def close(self) -> None:
         """End the plugin and everything it started."""
