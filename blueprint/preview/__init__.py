@@ -5,9 +5,13 @@
     wire           property values as the engine passes them to a program, a provider, an analyzer
     provider/      the provider behind Check/Create/Read/Invoke (provider.contract.Provider): auto-names,
                    ids and ARNs, typed outputs from the SDK's declarations read from source, data sources
-    engine         the engine's gRPC services (ResourceMonitor, Engine) answered offline
+    engine         the engine's resource registry (OfflineEngine), which answers the program
+    engine_services  the engine's gRPC services (ResourceMonitor, Engine), over a socket or in-process
+    language_host  the one interface a program is run through, and what every host shares
     python_host    start a Python program as the language host does (python_exec.py runs in it)
     node_host      start a Node.js/TypeScript program as the Node.js language host does
+    callbacks, stack_references  transforms called back into the program; StackReferences read offline
+    private_channel, process_tree, plugin_process  the run's private channels, process groups, plugins
     recording      run a program against the engine and record every resource (RecordedStack)
     policy_config  read and check a policy pack config file (--policy-pack-config)
     analyzer       start the real policy pack and put a recording through its gRPC Analyzer
@@ -17,7 +21,8 @@
     fix_language   the pack's Python fix snippets written in the program's language
     managed_policies  the AWS managed policies a stack attaches that the pack cannot judge
     reports        the reports: text and JSON, markdown, SARIF (reports/)
-    aws_imports    pulumi_aws's service packages load only the modules a program uses
+    suppressions   findings accepted with a reason, in the program's source or the stack file
+    aws_imports, program_speed  speed patches applied in the program's own process
 
 Public API: `integration_blueprint.preview.run.run_preview`, `recording.record_program`,
 `analyzer.PolicyAnalyzer`.

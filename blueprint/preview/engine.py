@@ -22,7 +22,6 @@ import shutil
 import sys
 import tempfile
 import threading
-import traceback
 from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +29,7 @@ from typing import Callable, Optional, Sequence
 from urllib.parse import unquote, urlparse
 
 import grpc
-from google.protobuf import empty_pb2, struct_pb2
+from google.protobuf import struct_pb2
 from google.rpc import status_pb2
 from pulumi.runtime.proto import (
     engine_pb2,
@@ -45,9 +44,14 @@ from pulumi.runtime.proto import (
 from integration_blueprint.plugin import PLUGIN_DIR
 from integration_blueprint.preview import private_channel, redaction, wire
 from integration_blueprint.preview.callbacks import CallbackFailed, ProgramCallbacks
+from integration_blueprint.preview.engine_services import (
+    EngineService,
+    InProcessStub,
+    ProgramFacingError,
+    ResourceMonitorService,
+)
 from integration_blueprint.preview.plugin_process import PluginDidNotStart, PluginProcess
 from integration_blueprint.preview.project import ProgramError
-from integration_blueprint.preview.provider import sdk
 from integration_blueprint.preview.provider.contract import STACK_REFERENCE, Provider, UnknownInvoke
 from integration_blueprint.preview.stack_references import StackOutputs, StackReferences
 
@@ -67,25 +71,6 @@ _MAX_MESSAGE = 400 * 1024 * 1024
 # 20 s, closes the connection (GOAWAY ENHANCE_YOUR_CALM "ping_timeout"), which the SDK reports as
 # RESOURCE_EXHAUSTED on its next registration. On loopback there is no bandwidth to probe.
 _PATIENT_PINGS = [("grpc.http2.bdp_probe", 0), ("grpc.keepalive_timeout_ms", 3_600_000)]
-
-# What this engine supports, as the SDK asks for it (GetDeploymentInfo; SupportsFeature's legacy
-# names for older SDKs). Transforms call back into the program (callbacks.py); hooks are
-# registered and, as in any preview, not run around steps that are not executed.
-_FEATURES = [resource_pb2.RESOURCE_MONITOR_FEATURE_SECRETS,
-             resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES,
-             resource_pb2.RESOURCE_MONITOR_FEATURE_OUTPUT_VALUES,
-             resource_pb2.RESOURCE_MONITOR_FEATURE_ALIAS_SPECS,
-             resource_pb2.RESOURCE_MONITOR_FEATURE_DELETED_WITH,
-             resource_pb2.RESOURCE_MONITOR_FEATURE_REPLACE_WITH,
-             resource_pb2.RESOURCE_MONITOR_FEATURE_TRANSFORMS,
-             resource_pb2.RESOURCE_MONITOR_FEATURE_INVOKE_TRANSFORMS,
-             resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_HOOKS,
-             resource_pb2.RESOURCE_MONITOR_FEATURE_ERROR_HOOKS,
-             resource_pb2.RESOURCE_MONITOR_FEATURE_INVOKE_DEPENDS_ON,
-             resource_pb2.RESOURCE_MONITOR_FEATURE_INVOKE_PARENT]
-_LEGACY_FEATURES = {"secrets", "resourceReferences", "outputValues", "aliasSpecs", "deletedWith", "replaceWith",
-                    "transforms", "invokeTransforms", "resourceHooks", "errorHooks"}
-
 
 @dataclass
 class RecordedResource:
@@ -190,7 +175,7 @@ class OfflineEngine:
                                    interceptors=[private_channel.TokenCheck(self.token)],
                                    options=[("grpc.max_receive_message_length", _MAX_MESSAGE),
                                             ("grpc.max_send_message_length", _MAX_MESSAGE), *_PATIENT_PINGS])
-        self._monitor_service, self._engine_service = _Monitor(self), _Engine(self)
+        self._monitor_service, self._engine_service = ResourceMonitorService(self), EngineService(self)
         resource_pb2_grpc.add_ResourceMonitorServicer_to_server(self._monitor_service, self._server)
         engine_pb2_grpc.add_EngineServicer_to_server(self._engine_service, self._server)
         self.address = private_channel.socket_address(self.folder, "engine")
@@ -210,12 +195,12 @@ class OfflineEngine:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def in_process_stubs(self) -> tuple["_InProcessStub", "_InProcessStub"]:
+    def in_process_stubs(self) -> tuple["InProcessStub", "InProcessStub"]:
         """(monitor, engine) for an SDK running in this process: the same services and the same
         protobuf requests and responses, handed over by a call instead of a loopback socket (a
         gRPC round trip costs a few hundred microseconds of CPU, and the SDK makes five per
         resource). Remote components and plugins still reach the engine over gRPC."""
-        return _InProcessStub(self._monitor_service), _InProcessStub(self._engine_service)
+        return InProcessStub(self._monitor_service), InProcessStub(self._engine_service)
 
     def urn(self, parent: str, type_token: str, name: str) -> str:
         return make_urn(parent, type_token, name, stack=self.stack, project=self.project)
@@ -240,7 +225,7 @@ class OfflineEngine:
         try:
             request = self.callbacks.transform_resource(request, urn, self._ancestors(request.parent))
         except CallbackFailed as exc:
-            raise _ProgramFacingError(f"a transform of {request.type} {request.name!r} failed: {exc}") from None
+            raise ProgramFacingError(f"a transform of {request.type} {request.name!r} failed: {exc}") from None
         inputs = wire.from_struct(request.object)
         if request.remote:
             return self._register_remote(request, urn, inputs)
@@ -344,7 +329,7 @@ class OfflineEngine:
         region = region or self.region
         if region is None and type_token.startswith("aws:"):
             # The AWS provider refuses to configure without a region: the first AWS resource fails.
-            raise _ProgramFacingError(f"the AWS provider has no region for {type_token}: {self.region_fix}")
+            raise ProgramFacingError(f"the AWS provider has no region for {type_token}: {self.region_fix}")
         return region or DEFAULT_REGION
 
     def register_outputs(self, request) -> None:
@@ -397,7 +382,7 @@ class OfflineEngine:
             # A refused setting is the component's message to the program, as under `pulumi preview`.
             refusal = _construct_error(exc, request.type, request.name)
             self.refusals.append(refusal)
-            raise _ProgramFacingError(refusal) from None
+            raise ProgramFacingError(refusal) from None
         return response.state
 
     # ---- data sources and reads ------------------------------------------------------------
@@ -406,7 +391,7 @@ class OfflineEngine:
         try:
             request = self.callbacks.transform_invoke(request)
         except CallbackFailed as exc:
-            raise _ProgramFacingError(f"an invoke transform of {request.tok} failed: {exc}") from None
+            raise ProgramFacingError(f"an invoke transform of {request.tok} failed: {exc}") from None
         args = wire.plain(wire.downgrade(wire.from_struct(request.args)))
         if request.tok == "pulumi:pulumi:getResource":
             return self._get_resource(args.get("urn", ""))
@@ -448,7 +433,7 @@ class OfflineEngine:
         try:
             found = self.stack_references.lookup(request.id, declared if self._is_program_file(declared[0]) else ("", 0))
         except ProgramError as exc:
-            raise _ProgramFacingError(str(exc)) from None
+            raise ProgramFacingError(str(exc)) from None
         if isinstance(found, StackOutputs):
             outputs = {key: wire.secret(value) if key in found.secret_names else value
                        for key, value in found.outputs.items()}
@@ -509,190 +494,6 @@ def _checked(analyzer_view: dict, provider_view: dict, planned: dict) -> dict:
         else:
             checked[key] = wire.secret(value) if wire.has_secret(sent) else value
     return checked
-
-
-class _ProgramFacingError(Exception):
-    """An answer the program must see as its own error (a component's refusal), not ours."""
-
-
-def _answer(method):
-    """Run a service method; a failure of the engine itself is recorded with its traceback (and
-    reported as the tool's own failure), while the program sees the gRPC error the real engine
-    would give it."""
-    def answered(self, request, context):
-        search_path = self.engine.sdk_search_path() if self.engine.sdk_search_path else None
-        try:
-            with sdk.searching(search_path):
-                return method(self, request, context)
-        except RecursionError:
-            # Python's own limit (sys.getrecursionlimit), reached by a value nested hundreds deep.
-            return _answer_program(self, request, context, _ProgramFacingError(_too_deep(request)))
-        except _ProgramFacingError as exc:
-            return _answer_program(self, request, context, exc)
-        except Exception as exc:  # noqa: BLE001 - reported as the engine's own failure
-            self.engine.failures.append(f"{method.__name__}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
-            context.abort(grpc.StatusCode.INTERNAL, f"offline engine failure in {method.__name__}: {exc}")
-    answered.__name__ = method.__name__
-    return answered
-
-
-def _answer_program(service, request, context, exc: "_ProgramFacingError"):
-    where = service.engine._source(request) if hasattr(request, "stackTrace") else ("", 0)
-    declared = f" (declared at {where[0]}:{where[1]})" if service.engine._is_program_file(where[0]) else ""
-    context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{exc}{declared}")
-
-
-def _too_deep(request) -> str:
-    what = " ".join(part for part in (getattr(request, "type", "") or getattr(request, "tok", ""),
-                                      repr(getattr(request, "name", "")) if getattr(request, "name", "") else "") if part)
-    return (f"{what or 'a value'}: its inputs are nested too deeply for the offline engine to read (past Python's "
-            f"recursion limit, {sys.getrecursionlimit()} frames); flatten the value, or pass it as a JSON string")
-
-
-class _Monitor(resource_pb2_grpc.ResourceMonitorServicer):
-    def __init__(self, engine: OfflineEngine):
-        self.engine = engine
-
-    @_answer
-    def GetDeploymentInfo(self, request, context):
-        engine = self.engine
-        return resource_pb2.DeploymentInfo(
-            project=engine.project, stack=engine.stack, organization=engine.organization, dryRun=True,
-            parallel=16, config=engine.config, configSecretKeys=engine.secret_keys, supportedFeatures=_FEATURES)
-
-    @_answer
-    def SupportsFeature(self, request, context):
-        supported = request.id in _LEGACY_FEATURES
-        return resource_pb2.SupportsFeatureResponse(hasSupport=supported)
-
-    @_answer
-    def RegisterResource(self, request, context):
-        return self.engine.register(request)
-
-    @_answer
-    def RegisterResourceOutputs(self, request, context):
-        self.engine.register_outputs(request)
-        return empty_pb2.Empty()
-
-    @_answer
-    def Invoke(self, request, context):
-        return self.engine.invoke(request)
-
-    @_answer
-    def ReadResource(self, request, context):
-        return self.engine.read(request)
-
-    @_answer
-    def Call(self, request, context):
-        failure = provider_pb2.CheckFailure(
-            property="", reason=f"{request.tok} is a method of a provider or remote component, which the offline "
-                                "preview cannot call (it needs the provider's plugin)")
-        return provider_pb2.CallResponse(failures=[failure])
-
-    @_answer
-    def RegisterPackage(self, request, context):
-        return resource_pb2.RegisterPackageResponse(ref=f"{request.name}@{request.version}")
-
-    @_answer
-    def SignalAndWaitForShutdown(self, request, context):
-        # The program is done; its Callbacks service stops next: our channels to it close first
-        # (a channel the service closes under it makes gRPC log a GOAWAY on our stderr).
-        self.engine.callbacks.close()
-        return empty_pb2.Empty()
-
-    @_answer
-    def RegisterStackTransform(self, request, context):
-        self.engine.callbacks.add_stack_transform(request)
-        return empty_pb2.Empty()
-
-    @_answer
-    def RegisterStackInvokeTransform(self, request, context):
-        self.engine.callbacks.add_invoke_transform(request)
-        return empty_pb2.Empty()
-
-    @_answer
-    def RegisterResourceHook(self, request, context):
-        self.engine.callbacks.add_hook(request.name, request.on_dry_run)
-        return empty_pb2.Empty()
-
-    @_answer
-    def RegisterErrorHook(self, request, context):
-        self.engine.callbacks.add_hook(request.name, False)  # error hooks run only when a step fails
-        return empty_pb2.Empty()
-
-
-class _Engine(engine_pb2_grpc.EngineServicer):
-    def __init__(self, engine: OfflineEngine):
-        self.engine = engine
-
-    @_answer
-    def Log(self, request, context):
-        self.engine.log(request)
-        return empty_pb2.Empty()
-
-    @_answer
-    def GetRootResource(self, request, context):
-        return engine_pb2.GetRootResourceResponse(urn=self.engine.root_urn)
-
-    @_answer
-    def SetRootResource(self, request, context):
-        self.engine.root_urn = request.urn
-        return engine_pb2.SetRootResourceResponse()
-
-    @_answer
-    def RequirePulumiVersion(self, request, context):
-        return empty_pb2.Empty()
-
-
-class _InProcessRpcError(grpc.RpcError):
-    """What a gRPC stub raises when the call fails: the SDK reads code() and details()."""
-
-    def __init__(self, code: grpc.StatusCode, details: str):
-        super().__init__(details)
-        self._code, self._details = code, details
-
-    def code(self) -> grpc.StatusCode:
-        return self._code
-
-    def details(self) -> str:
-        return self._details
-
-
-class _InProcessContext:
-    """The part of a gRPC servicer context the services use."""
-
-    def __init__(self):
-        self.code: Optional[grpc.StatusCode] = None
-        self.details = ""
-
-    def abort(self, code: grpc.StatusCode, details: str):
-        raise _InProcessRpcError(code, details)
-
-    def set_code(self, code: grpc.StatusCode) -> None:
-        self.code = code
-
-    def set_details(self, details: str) -> None:
-        self.details = details
-
-
-class _InProcessStub:
-    """A service called as its gRPC stub is (`stub.Method(request)`), within this process."""
-
-    def __init__(self, service):
-        self._service = service
-
-    def __getattr__(self, name: str):
-        method = getattr(self._service, name)
-
-        def call(request, *args, **kwargs):
-            context = _InProcessContext()
-            try:
-                return method(request, context)
-            except NotImplementedError:
-                # The generated servicer's default: the method is not served.
-                raise _InProcessRpcError(context.code or grpc.StatusCode.UNIMPLEMENTED,
-                                         context.details or f"{name} is not implemented") from None
-        return call
 
 
 class ComponentPlugin:

@@ -1,0 +1,227 @@
+"""The engine's gRPC services as a program (and a component plugin) calls them: ResourceMonitor and
+Engine, each method answered by the offline engine's resource registry (engine.OfflineEngine), and the
+same services called in-process, with the same protobuf requests and responses and no socket (a
+callable program the tests and benchmarks record).
+
+A failure of the engine itself is recorded with its traceback and reported as the tool's own; an
+answer the program must see as its own error (a component's refusal, a value nested too deep) is
+the gRPC error the real engine would give it, at the program's line.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from typing import Any, Optional
+
+import grpc
+from google.protobuf import empty_pb2
+from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, provider_pb2, resource_pb2, resource_pb2_grpc
+
+from integration_blueprint.preview.provider import sdk
+
+# The registry the services answer from: engine.OfflineEngine, which builds them (typed loosely, so
+# this module does not import the one that imports it).
+Registry = Any
+
+# What this engine supports, as the SDK asks for it (GetDeploymentInfo; SupportsFeature's legacy
+# names for older SDKs). Transforms call back into the program (callbacks.py); hooks are
+# registered and, as in any preview, not run around steps that are not executed.
+_FEATURES = [resource_pb2.RESOURCE_MONITOR_FEATURE_SECRETS,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_OUTPUT_VALUES,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_ALIAS_SPECS,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_DELETED_WITH,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_REPLACE_WITH,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_TRANSFORMS,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_INVOKE_TRANSFORMS,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_HOOKS,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_ERROR_HOOKS,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_INVOKE_DEPENDS_ON,
+             resource_pb2.RESOURCE_MONITOR_FEATURE_INVOKE_PARENT]
+_LEGACY_FEATURES = {"secrets", "resourceReferences", "outputValues", "aliasSpecs", "deletedWith", "replaceWith",
+                    "transforms", "invokeTransforms", "resourceHooks", "errorHooks"}
+
+
+class ProgramFacingError(Exception):
+    """An answer the program must see as its own error (a component's refusal), not ours."""
+
+
+def _answer(method):
+    """Run a service method; a failure of the engine itself is recorded with its traceback (and
+    reported as the tool's own failure), while the program sees the gRPC error the real engine
+    would give it."""
+    def answered(self, request, context):
+        search_path = self.engine.sdk_search_path() if self.engine.sdk_search_path else None
+        try:
+            with sdk.searching(search_path):
+                return method(self, request, context)
+        except RecursionError:
+            # Python's own limit (sys.getrecursionlimit), reached by a value nested hundreds deep.
+            return _answer_program(self, request, context, ProgramFacingError(_too_deep(request)))
+        except ProgramFacingError as exc:
+            return _answer_program(self, request, context, exc)
+        except Exception as exc:  # noqa: BLE001 - reported as the engine's own failure
+            self.engine.failures.append(f"{method.__name__}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+            context.abort(grpc.StatusCode.INTERNAL, f"offline engine failure in {method.__name__}: {exc}")
+    answered.__name__ = method.__name__
+    return answered
+
+
+def _answer_program(service, request, context, exc: "ProgramFacingError"):
+    where = service.engine._source(request) if hasattr(request, "stackTrace") else ("", 0)
+    declared = f" (declared at {where[0]}:{where[1]})" if service.engine._is_program_file(where[0]) else ""
+    context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{exc}{declared}")
+
+
+def _too_deep(request) -> str:
+    what = " ".join(part for part in (getattr(request, "type", "") or getattr(request, "tok", ""),
+                                      repr(getattr(request, "name", "")) if getattr(request, "name", "") else "") if part)
+    return (f"{what or 'a value'}: its inputs are nested too deeply for the offline engine to read (past Python's "
+            f"recursion limit, {sys.getrecursionlimit()} frames); flatten the value, or pass it as a JSON string")
+
+
+class ResourceMonitorService(resource_pb2_grpc.ResourceMonitorServicer):
+    def __init__(self, engine: Registry):
+        self.engine = engine
+
+    @_answer
+    def GetDeploymentInfo(self, request, context):
+        engine = self.engine
+        return resource_pb2.DeploymentInfo(
+            project=engine.project, stack=engine.stack, organization=engine.organization, dryRun=True,
+            parallel=16, config=engine.config, configSecretKeys=engine.secret_keys, supportedFeatures=_FEATURES)
+
+    @_answer
+    def SupportsFeature(self, request, context):
+        supported = request.id in _LEGACY_FEATURES
+        return resource_pb2.SupportsFeatureResponse(hasSupport=supported)
+
+    @_answer
+    def RegisterResource(self, request, context):
+        return self.engine.register(request)
+
+    @_answer
+    def RegisterResourceOutputs(self, request, context):
+        self.engine.register_outputs(request)
+        return empty_pb2.Empty()
+
+    @_answer
+    def Invoke(self, request, context):
+        return self.engine.invoke(request)
+
+    @_answer
+    def ReadResource(self, request, context):
+        return self.engine.read(request)
+
+    @_answer
+    def Call(self, request, context):
+        failure = provider_pb2.CheckFailure(
+            property="", reason=f"{request.tok} is a method of a provider or remote component, which the offline "
+                                "preview cannot call (it needs the provider's plugin)")
+        return provider_pb2.CallResponse(failures=[failure])
+
+    @_answer
+    def RegisterPackage(self, request, context):
+        return resource_pb2.RegisterPackageResponse(ref=f"{request.name}@{request.version}")
+
+    @_answer
+    def SignalAndWaitForShutdown(self, request, context):
+        # The program is done; its Callbacks service stops next: our channels to it close first
+        # (a channel the service closes under it makes gRPC log a GOAWAY on our stderr).
+        self.engine.callbacks.close()
+        return empty_pb2.Empty()
+
+    @_answer
+    def RegisterStackTransform(self, request, context):
+        self.engine.callbacks.add_stack_transform(request)
+        return empty_pb2.Empty()
+
+    @_answer
+    def RegisterStackInvokeTransform(self, request, context):
+        self.engine.callbacks.add_invoke_transform(request)
+        return empty_pb2.Empty()
+
+    @_answer
+    def RegisterResourceHook(self, request, context):
+        self.engine.callbacks.add_hook(request.name, request.on_dry_run)
+        return empty_pb2.Empty()
+
+    @_answer
+    def RegisterErrorHook(self, request, context):
+        self.engine.callbacks.add_hook(request.name, False)  # error hooks run only when a step fails
+        return empty_pb2.Empty()
+
+
+class EngineService(engine_pb2_grpc.EngineServicer):
+    def __init__(self, engine: Registry):
+        self.engine = engine
+
+    @_answer
+    def Log(self, request, context):
+        self.engine.log(request)
+        return empty_pb2.Empty()
+
+    @_answer
+    def GetRootResource(self, request, context):
+        return engine_pb2.GetRootResourceResponse(urn=self.engine.root_urn)
+
+    @_answer
+    def SetRootResource(self, request, context):
+        self.engine.root_urn = request.urn
+        return engine_pb2.SetRootResourceResponse()
+
+    @_answer
+    def RequirePulumiVersion(self, request, context):
+        return empty_pb2.Empty()
+
+
+class _InProcessRpcError(grpc.RpcError):
+    """What a gRPC stub raises when the call fails: the SDK reads code() and details()."""
+
+    def __init__(self, code: grpc.StatusCode, details: str):
+        super().__init__(details)
+        self._code, self._details = code, details
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
+
+
+class _InProcessContext:
+    """The part of a gRPC servicer context the services use."""
+
+    def __init__(self):
+        self.code: Optional[grpc.StatusCode] = None
+        self.details = ""
+
+    def abort(self, code: grpc.StatusCode, details: str):
+        raise _InProcessRpcError(code, details)
+
+    def set_code(self, code: grpc.StatusCode) -> None:
+        self.code = code
+
+    def set_details(self, details: str) -> None:
+        self.details = details
+
+
+class InProcessStub:
+    """A service called as its gRPC stub is (`stub.Method(request)`), within this process."""
+
+    def __init__(self, service):
+        self._service = service
+
+    def __getattr__(self, name: str):
+        method = getattr(self._service, name)
+
+        def call(request, *args, **kwargs):
+            context = _InProcessContext()
+            try:
+                return method(request, context)
+            except NotImplementedError:
+                # The generated servicer's default: the method is not served.
+                raise _InProcessRpcError(context.code or grpc.StatusCode.UNIMPLEMENTED,
+                                         context.details or f"{name} is not implemented") from None
+        return call
