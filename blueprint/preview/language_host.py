@@ -42,6 +42,15 @@ class ProgramFailure:
     also: tuple[str, ...] = ()
 
 
+def engine_failure(engine: OfflineEngine) -> Optional[ProgramFailure]:
+    """The offline engine's own failure while it answered the program, if there was one: reported
+    as ours, whatever the program's language."""
+    if not engine.failures:
+        return None
+    return ProgramFailure("the offline engine itself failed (this is a bug in blueprint, not in your "
+                          "program; please report it with this message):\n" + engine.failures[0], engine_fault=True)
+
+
 class LanguageHost(Protocol):
     """A program's language host, as the engine sees it: run the program against an engine, and
     say whether a failed run is worth a second run that locates its error (and which answer to keep)."""

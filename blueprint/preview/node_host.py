@@ -56,6 +56,7 @@ from integration_blueprint.preview.engine import OfflineEngine
 from integration_blueprint.preview.language_host import (
     PROGRAM_TIMEOUT_SECONDS,
     ProgramFailure,
+    engine_failure,
     run_program,
     timeout_message,
 )
@@ -231,10 +232,9 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
 
 def program_failure(engine: OfflineEngine, returncode: int, output: str, *, program_dir: Path,
                     cwd: Path) -> ProgramFailure:
-    if engine.failures:
-        return ProgramFailure("the offline engine itself failed (this is a bug in blueprint, not in your "
-                              "program; please report it with this message):\n" + engine.failures[0],
-                              engine_fault=True)
+    ours = engine_failure(engine)
+    if ours is not None:
+        return ours
     errors = [_ANSI.sub("", message) for message in engine.errors()]
     if not errors:  # what the SDK printed instead (an entry point it could not find, a crash)
         tail = "\n".join(_ANSI.sub("", output).strip().splitlines()[-20:])

@@ -19,6 +19,7 @@ from integration_blueprint.preview.language_host import (
     PROGRAM_TIMEOUT_SECONDS,
     ProgramFailure,
     ProgramRun,
+    engine_failure,
     run_program,
     timeout_message,
 )
@@ -84,10 +85,9 @@ def _reader(path: Path) -> Callable[[], Optional[tuple[str, ...]]]:
 
 
 def _failure(engine: OfflineEngine, done: ProgramRun) -> ProgramFailure:
-    if engine.failures:
-        return ProgramFailure("the offline engine itself failed (this is a bug in blueprint, not in your "
-                              "program; please report it with this message):\n" + engine.failures[0],
-                              engine_fault=True)
+    ours = engine_failure(engine)
+    if ours is not None:
+        return ours
     for message in engine.errors():
         if message.startswith(PROGRAM_ERROR_TAG):
             detail = json.loads(message[len(PROGRAM_ERROR_TAG):])

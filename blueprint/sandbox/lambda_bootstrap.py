@@ -186,8 +186,7 @@ def confine_mounts(own_tmp, staging, home, keep):
     def hide(home, keep):
         """An empty folder over the user's home, with only `keep` (the interpreter's and the SDK's own
         files, when they live there) put back, read-only like the rest."""
-        kept = sorted({p for p in map(os.path.realpath, keep) if p.startswith(home.rstrip("/") + "/") and os.path.exists(p)})
-        kept = [p for p in kept if not any(p.startswith(other + "/") for other in kept if other != p)]
+        kept = _outermost(p for p in map(os.path.realpath, keep) if p.startswith(home.rstrip("/") + "/") and os.path.exists(p))
         held = []
         for number, path in enumerate(kept):  # held where the empty folder will not cover them
             place = os.path.join(own_tmp, f".sandbox-hold-{number}")
