@@ -288,7 +288,8 @@ def test_the_typescript_example_a_team_copies_passes_the_gate(tmp_path, capsys, 
     # (about 15 s of CPU against @pulumi/aws's declarations) where only the verdicts are tested.
     monkeypatch.setenv("PULUMI_NODEJS_TRANSPILE_ONLY", "true")
 
-    assert main(["preview", "--program", str(program), "--stack", "dev", "--format", "json"]) == 0
+    assert main(["preview", "--program", str(program), "--stack", "dev", "--format", "json"]) == 1  # judged: no log group
+    assert json.loads(capsys.readouterr().out)["error"] is None
 
     report = json.loads(capsys.readouterr().out)
     assert report["summary"]["mandatory"] == 0 and report["summary"]["resources"] > 20
@@ -380,3 +381,23 @@ def test_a_typescript_programs_stack_transform_is_called_back_before_its_resourc
 
     assert recorded.named("jobs").inputs["tags"] == {"team": "orders"}
     assert recorded.stack_outputs["tags"] == {"team": "orders"}
+
+
+def test_a_build_folder_not_built_stops_the_preview_at_the_functions_line_naming_the_path(tmp_path, capsys):
+    """`pulumi preview` hashes every archive as the program registers it: a FileArchive of a dist/
+    that `npm run build` did not make fails there, the program's own error (exit 2)."""
+    program = tmp_path / "thumbnails"
+    shutil.copytree(PROGRAMS / "build-folder-missing-ts", program)
+    (program / "node_modules").symlink_to(NODE_MODULES)
+
+    assert main(["preview", "--program", str(program), "--stack", "dev", "--format", "json"]) == 2
+
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["kind"] == "program" and (error["file"], error["line"]) == (str(program / "index.ts"), 13)
+    assert (f"failed to compute archive hash for \".\": couldn't read archive path '{program}/dist': "
+            f"stat {program}/dist: no such file or directory") in error["message"]
+
+    (program / "dist").mkdir()
+    (program / "dist" / "index.js").write_text("exports.handler = async () => [];\n")
+    assert main(["preview", "--program", str(program), "--stack", "dev", "--format", "json"]) == 1  # judged: no log group
+    assert json.loads(capsys.readouterr().out)["error"] is None

@@ -42,7 +42,7 @@ from pulumi.runtime.proto import (
 )
 
 from integration_blueprint.plugin import PLUGIN_DIR
-from integration_blueprint.preview import private_channel, redaction, wire
+from integration_blueprint.preview import assets, private_channel, redaction, wire
 from integration_blueprint.preview.callbacks import CallbackFailed, ProgramCallbacks
 from integration_blueprint.preview.engine_services import (
     EngineService,
@@ -145,6 +145,8 @@ class OfflineEngine:
         self.config, self.secret_keys = dict(config), list(secret_keys)
         self.region, self.region_fix, self.unknowns = region, region_fix, unknowns
         self.program_dir = program_dir
+        # Where the program runs (its host sets it): relative asset and archive paths are read from there.
+        self.working_directory = program_dir or Path.cwd()
         self.on_resource = on_resource
         self.resources: list[RecordedResource] = []
         self.not_expanded: list[NotExpanded] = []
@@ -227,6 +229,10 @@ class OfflineEngine:
         except CallbackFailed as exc:
             raise ProgramFacingError(f"a transform of {request.type} {request.name!r} failed: {exc}") from None
         inputs = wire.from_struct(request.object)
+        unreadable = assets.unreadable(inputs, self.working_directory)
+        if unreadable is not None:
+            # The engine hashes every asset and archive as it registers the resource, in a preview too.
+            raise ProgramFacingError(unreadable)
         if request.remote:
             return self._register_remote(request, urn, inputs)
         analyzer_view = wire.downgrade(inputs)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,9 @@ from integration_blueprint.preview.engine import ROOT_STACK_TYPE, OfflineEngine
 # What a program's process prints when it is stopped: the resources it declared (python_exec.py,
 # node_token.js).
 PENDING_TAG = "BLUEPRINT_PENDING "
+# Where the engine saw a registration it refused declared, at the end of its error
+# (engine_services: a component's refusal, an archive it could not read, a value nested too deep).
+DECLARED_AT = re.compile(r" \(declared at (?P<file>/[^\n]+?):(?P<line>\d+)\)")
 # A preview that runs longer is stuck (an input() in the program, a deadlock, an output that never
 # resolves): it is stopped (`blueprint preview --timeout`).
 PROGRAM_TIMEOUT_SECONDS = 600
@@ -91,6 +95,7 @@ def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[
     group (anything it left running). The engine's token is handed over on a pipe
     (private_channel); its output goes to files in the run's private folder, so a daemon that
     keeps them open does not hold the preview."""
+    engine.working_directory = cwd
     handed = private_channel.hand_over({"engine_token": engine.token})
     env = {**env, private_channel.FD_VARIABLE: str(handed)}
     folder = Path(engine.folder)

@@ -16,6 +16,7 @@ from typing import Callable, Optional
 from integration_blueprint.preview.argument_lines import refusals_at_keys
 from integration_blueprint.preview.engine import OfflineEngine
 from integration_blueprint.preview.language_host import (
+    DECLARED_AT,
     PROGRAM_TIMEOUT_SECONDS,
     ProgramFailure,
     ProgramRun,
@@ -96,8 +97,13 @@ def _failure(engine: OfflineEngine, done: ProgramRun) -> ProgramFailure:
                 (first, line), *others = refusals_at_keys(detail["message"], detail["file"], detail["line"])
                 return ProgramFailure(f"{REFUSAL}: {first}", file=detail["file"], line=line, raised=True,
                                       also=tuple(f"{REFUSAL}: {text} (at {detail['file']}:{at})" for text, at in others))
-            return ProgramFailure(f"{detail['type']}: {detail['message']}", file=detail["file"],
-                                  line=detail["line"], module=detail.get("module", ""), raised=True)
+            message, file, line = f"{detail['type']}: {detail['message']}", detail["file"], detail["line"]
+            declared = DECLARED_AT.search(message)
+            if declared and not file:
+                # The engine refused a registration (an archive it could not read, a value too deep):
+                # the SDK raises it with no frame of the program's; the engine saw where it was declared.
+                message, file, line = DECLARED_AT.sub("", message, count=1), declared["file"], int(declared["line"])
+            return ProgramFailure(message, file=file, line=line, module=detail.get("module", ""), raised=True)
     if NO_SDK_TAG in done.stderr:
         return ProgramFailure("the Pulumi SDK is not installed in the program's interpreter", module="pulumi")
     errors = engine.errors()
