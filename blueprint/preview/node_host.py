@@ -57,6 +57,7 @@ from integration_blueprint.preview.language_host import (
     PROGRAM_TIMEOUT_SECONDS,
     ProgramFailure,
     engine_failure,
+    is_gate_file,
     run_program,
     timeout_message,
 )
@@ -225,7 +226,7 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
         return None
     failure = program_failure(engine, done.returncode, done.stderr or done.stdout, program_dir=project_dir, cwd=pwd)
     # Without frames only a TypeScript compile error, which names its line itself, has a file.
-    if quick and not failure.file and not failure.engine_fault:
+    if quick and not failure.file and not failure.gate_part:
         return dataclasses.replace(failure, without_stacks=True)
     return failure
 
@@ -238,6 +239,9 @@ def program_failure(engine: OfflineEngine, returncode: int, output: str, *, prog
     errors = [_ANSI.sub("", message) for message in engine.errors()]
     if not errors:  # what the SDK printed instead (an entry point it could not find, a crash)
         tail = "\n".join(_ANSI.sub("", output).strip().splitlines()[-20:])
+        preload = _raised_in_gate(_ANSI.sub("", output))
+        if preload:  # the gate's preload failed before the SDK could report anything
+            return _preload_failure(f"the program's process exited with code {returncode}:\n{tail}", preload)
         return ProgramFailure(f"the program exited with code {returncode}:\n{tail}")
     found: list[ProgramFailure] = []
     for message in errors:
@@ -269,6 +273,9 @@ def _located(message: str, program_dir: Path, cwd: Path) -> list[ProgramFailure]
     if diagnostics:
         return diagnostics
     body = _without_inspection(_UNHANDLED.sub("", message, count=1))
+    preload = _raised_in_gate(body)
+    if preload:
+        return [_preload_failure(body, preload)]
     declared = _DECLARED.search(body)
     if declared and _REGISTRATION_REFUSED.match(body) and _is_program_file(declared["file"], program_dir):
         refusal = _without_stack(_DECLARED.sub("", _REGISTRATION_REFUSED.sub("", body, count=1), count=1))
@@ -277,6 +284,19 @@ def _located(message: str, program_dir: Path, cwd: Path) -> list[ProgramFailure]
         return [ProgramFailure(f"{head}: {text}", file=declared["file"], line=at)
                 for text, at in refusals_at_keys(refusals, declared["file"], int(declared["line"]))]
     return [_at_innermost_frame(body, program_dir)]
+
+
+def _raised_in_gate(text: str) -> str:
+    """The gate's own file (node_token.js) an error was thrown in, its innermost V8 frame, else ""."""
+    innermost = _FRAME.search(text)
+    file = innermost["file"].removeprefix("file://") if innermost else ""
+    return file if is_gate_file(file) else ""
+
+
+def _preload_failure(text: str, file: str) -> ProgramFailure:
+    """An error thrown by the gate's own code preloaded into the program (node_token.js): the gate's,
+    named, with its stack; `pulumi preview` runs no such code."""
+    return ProgramFailure(text.strip(), tool_part=f"the Node.js language host's preload ({Path(file).name})")
 
 
 def _without_inspection(message: str) -> str:
