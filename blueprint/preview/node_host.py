@@ -64,6 +64,10 @@ from integration_blueprint.preview.language_host import (
 from integration_blueprint.preview.project import ProgramError
 
 RUN_ENTRY = "@pulumi/pulumi/cmd/run"
+# Every file's type-check diagnostics, when a run stopped at the first file's (with_every_diagnostic).
+TS_DIAGNOSTICS = Path(__file__).resolve().with_name("ts_diagnostics.js")
+TYPE_CHECK_TIMEOUT_SECONDS = 300
+TYPESCRIPT_PREFIX = "TypeScript "
 # Preloaded into the program: its calls to the engine carry the run's token (private_channel.py).
 TOKEN_PRELOAD = Path(__file__).resolve().with_name("node_token.js")
 # V8 records no frames in an Error's stack: a first run's, for speed (see above).
@@ -225,6 +229,9 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
     if done.returncode == 0 and not engine.failures:
         return None
     failure = program_failure(engine, done.returncode, done.stderr or done.stdout, program_dir=project_dir, cwd=pwd)
+    if failure.file and failure.message.startswith(TYPESCRIPT_PREFIX):
+        failure = with_every_diagnostic(failure, node=node, pwd=pwd, entry_point=entry_point,
+                                        tsconfig=options.tsconfig, env=env)
     # Without frames only a TypeScript compile error, which names its line itself, has a file.
     if quick and not failure.file and not failure.gate_part:
         return dataclasses.replace(failure, without_stacks=True)
@@ -263,13 +270,7 @@ def _located(message: str, program_dir: Path, cwd: Path) -> list[ProgramFailure]
     """The SDK's logged error as messages, each at the program's own file and line: every
     TypeScript diagnostic (ts-node names a file relative to the working directory), a refused
     registration where the engine saw it declared, else the program's innermost frame."""
-    diagnostics = []
-    for compile_error in _TS_ERROR.finditer(message):
-        path = Path(compile_error["file"].strip())
-        path = path if path.is_absolute() else cwd / path
-        text = " ".join(line.strip() for line in compile_error["message"].splitlines())
-        diagnostics.append(ProgramFailure(f"TypeScript {text}", file=str(path.resolve()),
-                                          line=int(compile_error["line"])))
+    diagnostics = _diagnostics(message, cwd)
     if diagnostics:
         return diagnostics
     body = _without_inspection(_UNHANDLED.sub("", message, count=1))
@@ -297,6 +298,54 @@ def _preload_failure(text: str, file: str) -> ProgramFailure:
     """An error thrown by the gate's own code preloaded into the program (node_token.js): the gate's,
     named, with its stack; `pulumi preview` runs no such code."""
     return ProgramFailure(text.strip(), tool_part=f"the Node.js language host's preload ({Path(file).name})")
+
+
+def _diagnostics(output: str, cwd: Path) -> list[ProgramFailure]:
+    """Each TypeScript diagnostic in ts-node's (or tsc's) words, at its file (relative to `cwd`) and line."""
+    diagnostics = []
+    for compile_error in _TS_ERROR.finditer(output):
+        path = Path(compile_error["file"].strip())
+        path = path if path.is_absolute() else cwd / path
+        text = " ".join(line.strip() for line in compile_error["message"].splitlines())
+        diagnostics.append(ProgramFailure(f"{TYPESCRIPT_PREFIX}{text}", file=str(path.resolve()),
+                                          line=int(compile_error["line"])))
+    return diagnostics
+
+
+def _entry_file(pwd: Path, entry_point: str) -> Optional[Path]:
+    """The program's entry file as the SDK's run finds it: `main:` of Pulumi.yaml, else package.json's
+    `main`, else index.ts (what the type check starts from)."""
+    if entry_point == ".":
+        try:
+            main = json.loads((pwd / "package.json").read_text()).get("main")
+        except (OSError, ValueError, AttributeError):
+            main = None
+        entry_point = main if isinstance(main, str) else "index.ts"
+    path = pwd / entry_point
+    path = path / "index.ts" if path.is_dir() else path
+    return path if path.is_file() and path.suffix in (".ts", ".tsx") else None
+
+
+def with_every_diagnostic(failure: ProgramFailure, *, node: str, pwd: Path, entry_point: str, tsconfig: str,
+                          env: Mapping[str, str]) -> ProgramFailure:
+    """A type-check failure with every file's diagnostics: ts-node stops at the first file with an
+    error, so the files its entry reaches are checked again at once (ts_diagnostics.js), as `tsc` does."""
+    config = pwd / (tsconfig or "tsconfig.json")
+    entry = _entry_file(pwd, entry_point)
+    if not config.is_file():
+        return failure
+    roots = sorted({failure.file} | ({str(entry)} if entry else set()))
+    try:
+        done = subprocess.run([node, str(TS_DIAGNOSTICS), str(config), *roots], cwd=pwd, env=dict(env),
+                              capture_output=True, text=True, timeout=TYPE_CHECK_TIMEOUT_SECONDS,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return failure
+    if done.returncode != 0:  # no compiler to be found: the run's own diagnostics stand
+        return failure
+    found = [failure, *_diagnostics(done.stdout, pwd)]
+    first, *others = sorted({(f.file, f.line, f.message): f for f in found}.values(), key=lambda f: (f.file, f.line))
+    return dataclasses.replace(first, also=tuple(f"{f.message} (at {f.file}:{f.line})" for f in others))
 
 
 def _without_inspection(message: str) -> str:
