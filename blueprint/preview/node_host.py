@@ -31,11 +31,13 @@ Performance section has the figures):
 
 The SDK reports a failed program through the Engine's Log (`Running program ... failed with an
 unhandled exception:` and the error's stack, or ts-node's `file.ts(line,col): error TSxxxx`, one
-per diagnostic), and a failed registration once per resource; `program_failure` reads every one of
-them back to the program's own file and line: each TypeScript diagnostic, and each component the
+per diagnostic of the one file it stopped at), and a failed registration once per resource;
+`program_failure` reads every one of them back to the program's own file and line: each TypeScript
+diagnostic (every file's, checked again by ts_diagnostics.js as ts-node checks one), and each component the
 plugin refused at the line the engine recorded for its registration (`(declared at ...)`), so a
 refusal needs no second run to be located. Node's own rendering of an error object (`<ref *1>`,
-its properties after the stack) is left out.
+its properties after the stack) is left out. An error thrown in the gate's own preload
+(node_token.js: its innermost frame in our files) is the gate's failure, never the program's.
 """
 
 from __future__ import annotations
