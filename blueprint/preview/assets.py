@@ -45,7 +45,7 @@ class Unreadable(Exception):
 def unreadable(inputs: dict, working_directory: Path) -> Optional[str]:
     """The engine's error for the first asset or archive of a registration's inputs that cannot be
     read from `working_directory` (the program's), or None when every one can."""
-    for key, value in _assets(inputs, ""):
+    for key, value in assets_in(inputs, ""):
         try:
             _read(value, working_directory)
         except Unreadable as exc:
@@ -54,7 +54,7 @@ def unreadable(inputs: dict, working_directory: Path) -> Optional[str]:
     return None
 
 
-def _assets(value: Any, key: str) -> Iterator[tuple[str, dict]]:
+def assets_in(value: Any, key: str = "") -> Iterator[tuple[str, dict]]:
     """Every asset or archive a value holds (inside secrets, lists and objects), with the key the
     engine names it by, in the order it hashes them: an AssetArchive's members (by name, each
     named by its own key) before the archive itself, object keys in sorted order."""
@@ -62,16 +62,16 @@ def _assets(value: Any, key: str) -> Iterator[tuple[str, dict]]:
     if sig in (wire.ASSET_SIG, wire.ARCHIVE_SIG):
         if isinstance(value.get("assets"), dict):
             for name in sorted(value["assets"]):
-                yield from _assets(value["assets"][name], name)
+                yield from assets_in(value["assets"][name], name)
         yield key, value
     elif sig in (wire.SECRET_SIG, wire.OUTPUT_VALUE_SIG):
-        yield from _assets(value.get("value"), key)
+        yield from assets_in(value.get("value"), key)
     elif isinstance(value, dict):
         for name in sorted(value):
-            yield from _assets(value[name], name)
+            yield from assets_in(value[name], name)
     elif isinstance(value, list):
         for item in value:
-            yield from _assets(item, key)
+            yield from assets_in(item, key)
 
 
 def _read(value: dict, working_directory: Path) -> None:
