@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 
 import grpc
+import pulumi
+import pulumi_aws as aws
 import pytest
 from pulumi.runtime.proto import resource_pb2
 
@@ -121,6 +123,32 @@ aws.iam.Policy("nested", policy=deep)
     for _ in range(depth):
         policy = policy["k"]
     assert policy == "leaf"
+
+
+def test_a_component_whose_outputs_nest_as_deep_as_the_gate_reads_is_judged_by_the_pack(policy_analyzer):
+    """pulumi-policy reads a value recursively; at Python's default limit the pack crashed near 190
+    levels (and the user was told to check a --policy-pack flag they never passed)."""
+    def program():
+        class ApprovalChain(pulumi.ComponentResource):
+            def __init__(self, name):
+                super().__init__("acme:workflows:ApprovalChain", name)
+                chain: dict = {"step": 0}
+                for step in range(DEEPEST_JUDGED_NESTING - 2):
+                    chain = {"step": step, "next": chain}
+                aws.sqs.Queue(f"{name}-requests", opts=pulumi.ResourceOptions(parent=self))
+                self.register_outputs({"chain": chain})
+        ApprovalChain("approvals")
+
+    recorded = record_program(program, stack="test")
+    policy_analyzer.configure({})
+
+    violations = policy_analyzer.analyze(recorded)
+
+    assert "queue-topic-policy-denies-insecure-transport" in {v.policy for v in violations}
+    chain = recorded.named("approvals").outputs["chain"]
+    for _ in range(DEEPEST_JUDGED_NESTING - 2):
+        chain = chain["next"]
+    assert chain == {"step": 0}
 
 
 def test_a_value_deeper_than_the_gate_reads_fails_the_gate_naming_the_limit_and_the_resource():
