@@ -2,7 +2,12 @@
 cannot read fails the registration in the engine's words, naming the path; what it can is silent."""
 
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -88,10 +93,25 @@ def test_a_broken_link_in_a_build_folder_fails_the_walk_and_links_to_folders_are
         f"failed to compute archive hash for \"code\": stat {program}/dist/lib/vendored.py: no such file or directory")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file whatever its mode")
-def test_a_file_the_engine_may_not_read_fails_naming_it(program):
-    (program / "dist" / "lib" / "util.py").chmod(0)
+def test_a_file_the_engine_may_not_read_fails_naming_it():
+    """Read as a user who may not read it: root reads any file, so as root the check runs in a user
+    namespace of its own (`unshare --user`: an unmapped uid, without root's override)."""
+    folder = Path(tempfile.mkdtemp(prefix="blueprint-unreadable-"))  # 0755: another user may walk it
+    try:
+        folder.chmod(0o755)
+        (folder / "dist" / "lib").mkdir(parents=True)
+        (folder / "dist" / "app.py").write_text("def handler(event, context):\n    return event\n")
+        (folder / "dist" / "lib" / "util.py").write_text("X = 1\n")
+        (folder / "dist" / "lib" / "util.py").chmod(0)
+        check = (f"from pathlib import Path\nfrom integration_blueprint.preview import assets, wire\n"
+                 f"print(assets.unreadable({{'code': {{wire.SIG: wire.ARCHIVE_SIG, 'path': 'dist'}}}}, Path({str(folder)!r})))")
+        as_user = ["unshare", "--user"] if os.geteuid() == 0 else []
+        done = subprocess.run([*as_user, sys.executable, "-c", check], capture_output=True, text=True, timeout=60)
+    finally:
+        shutil.rmtree(folder)
+    if as_user and done.stderr.startswith("unshare:"):
+        pytest.skip(f"root without user namespaces cannot be another user here: {done.stderr.strip()}")
 
-    assert unreadable({"code": file_archive("dist")}, program) == (
-        f"failed to compute archive hash for \"code\": failed to open asset file '{program}/dist/lib/util.py': "
-        f"open {program}/dist/lib/util.py: permission denied")
+    assert done.stdout.strip() == (
+        f"failed to compute archive hash for \"code\": failed to open asset file '{folder}/dist/lib/util.py': "
+        f"open {folder}/dist/lib/util.py: permission denied"), done.stderr
