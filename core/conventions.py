@@ -75,3 +75,12 @@ ALARM_PERIOD_SECONDS = 60
 # The stack file's section that lists findings accepted with a reason (read by `blueprint preview`,
 # preview/suppressions.py); the blueprint program's stack reader leaves it alone.
 SUPPRESSIONS_SECTION = "suppressions"
+
+# --- Values the gate and the policy pack read ---------------------------------------------------
+# How deep a resource's property value (its inputs or a component's outputs) may nest and still be
+# read and judged: the gate's engine and the policy pack each raise Python's recursion limit to read
+# this deep (pulumi-policy and protobuf's json_format read values recursively). The Pulumi engine
+# itself reads about 5,000 levels: protobuf-go's recursion limit is 10,000 messages (encoding/protowire
+# DefaultRecursionLimit), two per level of a Struct (a Value and the Struct or ListValue it holds).
+# Deeper than this the gate names the limit and the resource instead of judging.
+DEEPEST_JUDGED_NESTING = 1_000

@@ -334,8 +334,12 @@ def test_a_failure_of_the_tool_itself_is_reported_as_the_tools_in_every_format(t
         result = failed_preview(program, bug, stack="test")
     [invocation] = to_sarif(result)["runs"][0]["invocations"]
     assert invocation["executionSuccessful"] is False
-    assert "a bug in blueprint" in invocation["toolExecutionNotifications"][0]["message"]["text"]
-    assert "KeyError: 'engine state'" in invocation["toolExecutionNotifications"][0]["message"]["text"]
-    assert json.loads(FORMATS["json"](result))["error"]["kind"] == "tool"
-    assert "could not run: The offline preview itself failed" in render_markdown(result)
+    [notification] = invocation["toolExecutionNotifications"]
+    assert notification["message"]["text"].startswith("The gate failed: blueprint (a failure of blueprint's offline "
+                                                      "preview, not of the program)")
+    assert notification["properties"] == {"part": "blueprint"}
+    assert "KeyError: 'engine state'" in notification["message"]["text"]
+    error = json.loads(FORMATS["json"](result))["error"]
+    assert (error["kind"], error["part"]) == ("tool", "blueprint") and "the same way under" not in error["fix"]
+    assert "could not run: The gate failed" in render_markdown(result)
     assert result.exit_code == 2

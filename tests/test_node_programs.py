@@ -380,3 +380,47 @@ def test_a_typescript_programs_stack_transform_is_called_back_before_its_resourc
 
     assert recorded.named("jobs").inputs["tags"] == {"team": "orders"}
     assert recorded.stack_outputs["tags"] == {"team": "orders"}
+
+
+def test_a_build_folder_not_built_stops_the_preview_at_the_functions_line_naming_the_path(tmp_path, capsys):
+    """`pulumi preview` hashes every archive as the program registers it: a FileArchive of a dist/
+    that `npm run build` did not make fails there, the program's own error (exit 2)."""
+    program = tmp_path / "thumbnails"
+    shutil.copytree(PROGRAMS / "build-folder-missing-ts", program)
+    (program / "node_modules").symlink_to(NODE_MODULES)
+
+    assert main(["preview", "--program", str(program), "--stack", "dev", "--format", "json"]) == 2
+
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["kind"] == "program" and (error["file"], error["line"]) == (str(program / "index.ts"), 13)
+    assert (f"failed to compute archive hash for \".\": couldn't read archive path '{program}/dist': "
+            f"stat {program}/dist: no such file or directory") in error["message"]
+
+    (program / "dist").mkdir()
+    (program / "dist" / "index.js").write_text("exports.handler = async () => [];\n")
+    assert main(["preview", "--program", str(program), "--stack", "dev", "--format", "json"]) == 1  # judged: no log group
+    assert json.loads(capsys.readouterr().out)["error"] is None
+
+
+def test_every_files_type_errors_are_reported_each_at_its_file_and_line(tmp_path):
+    """ts-node stops at the first file with a type error (the entry's own here); `tsc` reports every
+    file's, and so does the preview, each at its file and line."""
+    index_ts = ('import { makeQueues } from "./queues";\nimport { topicName } from "./topics";\n\n'
+                'const retentionDays: number = "14";\nmakeQueues(retentionDays, topicName());\n')
+    queues_ts = ('import * as aws from "@pulumi/aws";\n\nexport function makeQueues(days: number, topic: string) {\n'
+                 '    new aws.sqs.Queue("jobs", { messageRetentionSeconds: `${days * 86400}` });\n'
+                 '    new aws.sns.Topic(topic, { fifoTopic: "yes" });\n}\n')
+    topics_ts = 'export function topicName(): string {\n    return 42;\n}\n'
+    program = ts_project(tmp_path / "app", index_ts, files={"queues.ts": queues_ts, "topics.ts": topics_ts})
+    (program / "tsconfig.json").write_text(TSCONFIG.read_text().replace('"noCheck": true', '"noCheck": false'))
+
+    with pytest.raises(ProgramError) as failed:
+        record_program(program, stack="dev")
+
+    message = str(failed.value)
+    located = re.findall(r"error (TS\d+): .*? \(at (\S+):(\d+)\)", message)
+    assert sorted(located) == sorted([("TS2322", str(program / "index.ts"), "4"),
+                                      ("TS2322", str(program / "queues.ts"), "4"),
+                                      ("TS2322", str(program / "queues.ts"), "5"),
+                                      ("TS2322", str(program / "topics.ts"), "2")]), message
+    assert (failed.value.file, failed.value.line) == (str(program / "index.ts"), 4)

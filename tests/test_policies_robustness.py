@@ -194,14 +194,20 @@ def test_every_rule_answers_whatever_any_property_holds():
     assert not crashes, "\n".join(f"{rule} raised {kind}: {message}" for (rule, kind), message in sorted(crashes.items()))
 
 
+# Deeper than the pack's process reads JSON (its recursion limit, raised in policies/__main__.py to
+# read values as deep as the gate judges).
+BEYOND_THE_PACK = "[" * 20_000 + "]" * 20_000
+
+
 def test_the_pack_answers_over_grpc_with_verdicts_for_the_values_that_crashed_it(policy_analyzer):
-    deep_definition = '{"StartAt": "A", "States": {"A": ' + DEEP + "}}"
+    deep_definition = '{"StartAt": "A", "States": {"A": ' + BEYOND_THE_PACK + "}}"
 
     def program():
         dlq = aws.sqs.Queue("dlq", message_retention_seconds=1_209_600)
         aws.sqs.Queue("huge", redrive_policy=dlq.arn.apply(
             lambda arn: json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 10**400})))
-        aws.sqs.Queue("deep", redrive_policy="[" * 1000 + "]" * 1000, policy='{"Statement": ' + DEEP + "}")
+        aws.sqs.Queue("deep", redrive_policy=BEYOND_THE_PACK, policy='{"Statement": ' + BEYOND_THE_PACK + "}")
+        aws.sqs.Queue("deep-but-read", redrive_policy="[" * 1000 + "]" * 1000)
         aws.sfn.StateMachine("deep-machine", role_arn="arn:aws:iam::123456789012:role/r", definition=deep_definition)
 
     violations = analyse(policy_analyzer, program)
@@ -211,3 +217,4 @@ def test_the_pack_answers_over_grpc_with_verdicts_for_the_values_that_crashed_it
     assert "nested too deeply" in messages[("sqs-dlq-max-receive-count", "deep")]
     assert "nested too deeply" in messages[("queue-topic-policy-no-public-principal", "deep")]
     assert any("nested too deeply" in m for (_, name), m in messages.items() if name == "deep-machine")
+    assert "must be a JSON object" in messages[("sqs-dlq-max-receive-count", "deep-but-read")]

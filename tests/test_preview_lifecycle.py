@@ -10,9 +10,16 @@ import sys
 import time
 from pathlib import Path
 
+import grpc
+import pulumi
+import pulumi_aws as aws
 import pytest
+from pulumi.runtime.proto import resource_pb2
 
 from integration_blueprint.cli import EXIT_INTERRUPTED, EXIT_TERMINATED
+from integration_blueprint.core.conventions import DEEPEST_JUDGED_NESTING
+from integration_blueprint.preview import language_host
+from integration_blueprint.preview.engine import OfflineEngine
 from integration_blueprint.preview.recording import ProgramError, record_program
 
 BLUEPRINT = Path(sys.executable).with_name("blueprint")
@@ -101,8 +108,9 @@ def test_a_stopped_preview_ends_its_program_and_pack_and_exits_without_a_traceba
     assert not any(alive(child) for child in children)
 
 
-@pytest.mark.parametrize("depth", [200])
+@pytest.mark.parametrize("depth", [200, 400])
 def test_inputs_nested_as_deep_as_the_sdk_sends_them_are_read(tmp_path, depth):
+    """The Pulumi engine reads about 5,000 levels; a Python program's SDK sends a few hundred."""
     program = write_program(tmp_path / "program", f'''
 import pulumi_aws as aws
 deep = "leaf"
@@ -117,17 +125,49 @@ aws.iam.Policy("nested", policy=deep)
     assert policy == "leaf"
 
 
-def test_inputs_nested_deeper_than_python_can_read_are_refused_naming_the_resource_not_as_our_bug(tmp_path):
-    program = write_program(tmp_path / "program", '''
-import pulumi_aws as aws
-deep = "leaf"
-for _ in range(400):
-    deep = {"k": deep}
-aws.iam.Policy("nested", policy=deep)
-''')
-    with pytest.raises(ProgramError) as refused:
-        record_program(program, timeout=60)
-    message = str(refused.value)
-    assert "aws:iam/policy:Policy 'nested'" in message and "nested too deeply" in message
-    assert "__main__.py:6" in message
-    assert "bug in blueprint" not in message
+def test_a_component_whose_outputs_nest_as_deep_as_the_gate_reads_is_judged_by_the_pack(policy_analyzer):
+    """pulumi-policy reads a value recursively; at Python's default limit the pack crashed near 190
+    levels (and the user was told to check a --policy-pack flag they never passed)."""
+    def program():
+        class ApprovalChain(pulumi.ComponentResource):
+            def __init__(self, name):
+                super().__init__("acme:workflows:ApprovalChain", name)
+                chain: dict = {"step": 0}
+                for step in range(DEEPEST_JUDGED_NESTING - 2):
+                    chain = {"step": step, "next": chain}
+                aws.sqs.Queue(f"{name}-requests", opts=pulumi.ResourceOptions(parent=self))
+                self.register_outputs({"chain": chain})
+        ApprovalChain("approvals")
+
+    recorded = record_program(program, stack="test")
+    policy_analyzer.configure({})
+
+    violations = policy_analyzer.analyze(recorded)
+
+    assert "queue-topic-policy-denies-insecure-transport" in {v.policy for v in violations}
+    chain = recorded.named("approvals").outputs["chain"]
+    for _ in range(DEEPEST_JUDGED_NESTING - 2):
+        chain = chain["next"]
+    assert chain == {"step": 0}
+
+
+def test_a_value_deeper_than_the_gate_reads_fails_the_gate_naming_the_limit_and_the_resource():
+    """Deeper than conventions.DEEPEST_JUDGED_NESTING (a JavaScript program's SDK sends such values):
+    the gate's own limit, never blamed on the program."""
+    deep: object = "leaf"
+    for _ in range(DEEPEST_JUDGED_NESTING + 200):
+        deep = {"k": deep}
+    with OfflineEngine(project="app", stack="dev", config={}) as engine:
+        monitor, _ = engine.in_process_stubs()
+        request = resource_pb2.RegisterResourceRequest(type="aws:iam/policy:Policy", name="nested", custom=True)
+        request.object.update({"policy": deep})
+
+        with pytest.raises(grpc.RpcError) as answered:
+            monitor.RegisterResource(request)
+
+        assert answered.value.code() == grpc.StatusCode.INTERNAL
+        failure = language_host.engine_failure(engine)
+    assert failure is not None and failure.engine_fault
+    assert (f"aws:iam/policy:Policy 'nested' holds a value nested {DEEPEST_JUDGED_NESTING + 201} levels deep; the "
+            f"offline preview reads values nested up to {DEEPEST_JUDGED_NESTING} levels") in failure.message
+    assert "`pulumi preview --policy-pack`" in failure.message and "Traceback" not in failure.message

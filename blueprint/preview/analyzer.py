@@ -50,11 +50,16 @@ _MAX_MESSAGE = 400 * 1024 * 1024  # the pack's own limit (pulumi_policy._MAX_RPC
 
 
 class AnalyzerError(Exception):
-    """The policy pack could not be started or failed while analysing."""
+    """The policy pack could not be started or failed while analysing. `own_pack`: the pack is
+    blueprint's own (no --policy-pack given), so its failure is the gate's."""
 
     # The run's secret values, set by the preview when the pack failed after the program ran: its
     # error may quote one, and the report masks them (run.py _secrets_kept).
     secrets: tuple[str, ...] = ()
+
+    def __init__(self, message: str, *, pack_dir: Optional[Path] = None):
+        super().__init__(message)
+        self.own_pack = pack_dir is not None and Path(pack_dir).resolve() == DEFAULT_PACK_DIR.resolve()
 
 
 # The pack's PolicySeverity (proto) as the SDK's Severity names; UNSPECIFIED is left out.
@@ -124,7 +129,7 @@ class PolicyAnalyzer:
         except PluginDidNotStart as failed:
             shutil.rmtree(self._folder, ignore_errors=True)
             raise AnalyzerError(f"the policy pack in {self.pack_dir} did not start ({failed}):\n"
-                                f"{_tail(failed.stderr)}") from None
+                                f"{_tail(failed.stderr)}", pack_dir=self.pack_dir) from None
         try:
             self._channel = private_channel.with_token(grpc.insecure_channel(
                 address, options=[("grpc.max_receive_message_length", _MAX_MESSAGE),
@@ -147,7 +152,8 @@ class PolicyAnalyzer:
         try:
             return method(request)
         except grpc.RpcError as exc:
-            raise AnalyzerError(f"the policy pack failed: {exc.details()}\n{self._stderr_tail()}") from None
+            raise AnalyzerError(f"the policy pack failed: {exc.details()}\n{self._stderr_tail()}",
+                                pack_dir=self.pack_dir) from None
 
     def close(self) -> None:
         if getattr(self, "_channel", None) is not None:

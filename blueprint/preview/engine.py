@@ -42,13 +42,14 @@ from pulumi.runtime.proto import (
 )
 
 from integration_blueprint.plugin import PLUGIN_DIR
-from integration_blueprint.preview import private_channel, redaction, wire
+from integration_blueprint.preview import assets, private_channel, redaction, wire
 from integration_blueprint.preview.callbacks import CallbackFailed, ProgramCallbacks
 from integration_blueprint.preview.engine_services import (
     EngineService,
     InProcessStub,
     ProgramFacingError,
     ResourceMonitorService,
+    read_deep_values,
 )
 from integration_blueprint.preview.plugin_process import PluginDidNotStart, PluginProcess
 from integration_blueprint.preview.project import ProgramError
@@ -110,7 +111,12 @@ class LogEntry:
 
 
 class EngineFailure(Exception):
-    """The offline engine itself failed while answering the program: our bug, not the program's."""
+    """The offline engine itself failed while answering the program: our bug, not the program's.
+    `part`: the part of the gate that failed, when not the engine itself (the component plugin)."""
+
+    def __init__(self, message: str, part: str = ""):
+        super().__init__(message)
+        self.part = part
 
 
 def make_urn(parent: str, type_token: str, name: str, *, stack: str, project: str) -> str:
@@ -145,11 +151,14 @@ class OfflineEngine:
         self.config, self.secret_keys = dict(config), list(secret_keys)
         self.region, self.region_fix, self.unknowns = region, region_fix, unknowns
         self.program_dir = program_dir
+        # Where the program runs (its host sets it): relative asset and archive paths are read from there.
+        self.working_directory = program_dir or Path.cwd()
         self.on_resource = on_resource
         self.resources: list[RecordedResource] = []
         self.not_expanded: list[NotExpanded] = []
         self.logs: list[LogEntry] = []
         self.failures: list[str] = []  # the engine's own failures, with their tracebacks
+        self.failure_part = ""  # the part of the gate the first failure was in, when not the engine (the plugin)
         self.refusals: list[str] = []  # what a remote component's Construct refused
         self.invented: list[str] = []  # lookups answered by invention (nothing is looked up offline)
         self._constructed_secrets: list = []  # secrets a remote component was given (it may refuse them)
@@ -166,6 +175,7 @@ class OfflineEngine:
         self.sdk_search_path: Optional[Callable[[], Optional[Sequence[str]]]] = None
         self.callbacks = ProgramCallbacks()
         self.provider = Provider()
+        read_deep_values()
         self._plugin: Optional[ComponentPlugin] = None
         # The run's private folder (0700) holds the engine's socket, the plugin's and the program's
         # captured output; only callers with `token` are answered (private_channel).
@@ -227,6 +237,10 @@ class OfflineEngine:
         except CallbackFailed as exc:
             raise ProgramFacingError(f"a transform of {request.type} {request.name!r} failed: {exc}") from None
         inputs = wire.from_struct(request.object)
+        unreadable = assets.unreadable(inputs, self.working_directory)
+        if unreadable is not None:
+            # The engine hashes every asset and archive as it registers the resource, in a preview too.
+            raise ProgramFacingError(unreadable)
         if request.remote:
             return self._register_remote(request, urn, inputs)
         analyzer_view = wire.downgrade(inputs)
@@ -510,7 +524,8 @@ class ComponentPlugin:
                 settings={"address": address, "token": token, "engine_address": engine.address,
                           "engine_token": engine.token})
         except PluginDidNotStart as failed:
-            raise EngineFailure(f"the component plugin in {folder} did not start: {failed.stderr[-2000:]}") from None
+            raise EngineFailure(f"the component plugin in {folder} did not start: {failed.stderr[-2000:]}",
+                                part="the component plugin") from None
         self.channel = private_channel.with_token(grpc.insecure_channel(address), token)
         self.provider = provider_pb2_grpc.ResourceProviderStub(self.channel)
 

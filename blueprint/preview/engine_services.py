@@ -3,9 +3,10 @@ Engine, each method answered by the offline engine's resource registry (engine.O
 same services called in-process, with the same protobuf requests and responses and no socket (a
 callable program the tests and benchmarks record).
 
-A failure of the engine itself is recorded with its traceback and reported as the tool's own; an
-answer the program must see as its own error (a component's refusal, a value nested too deep) is
-the gRPC error the real engine would give it, at the program's line.
+A failure of the engine itself is recorded with its traceback and reported as the tool's own, and
+so is a value nested deeper than the gate reads (conventions.DEEPEST_JUDGED_NESTING, named with
+the resource); an answer the program must see as its own error (a component's refusal, an archive
+the engine cannot read) is the gRPC error the real engine would give it, at the program's line.
 """
 
 from __future__ import annotations
@@ -15,14 +16,20 @@ import traceback
 from typing import Any, Optional
 
 import grpc
-from google.protobuf import empty_pb2
+from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, provider_pb2, resource_pb2, resource_pb2_grpc
 
+from integration_blueprint.core.conventions import DEEPEST_JUDGED_NESTING
+from integration_blueprint.preview import wire
 from integration_blueprint.preview.provider import sdk
 
 # The registry the services answer from: engine.OfflineEngine, which builds them (typed loosely, so
 # this module does not import the one that imports it).
 Registry = Any
+
+# The engine reads a value recursively: wire.from_struct spends two frames per level of nesting, the
+# rest (downgrade, plain, to_struct, redaction) one or two.
+ENGINE_FRAMES_PER_LEVEL = 3
 
 # What this engine supports, as the SDK asks for it (GetDeploymentInfo; SupportsFeature's legacy
 # names for older SDKs). Transforms call back into the program (callbacks.py); hooks are
@@ -56,12 +63,15 @@ def _answer(method):
         try:
             with sdk.searching(search_path):
                 return method(self, request, context)
-        except RecursionError:
-            # Python's own limit (sys.getrecursionlimit), reached by a value nested hundreds deep.
-            return _answer_program(self, request, context, ProgramFacingError(_too_deep(request)))
+        except (RecursionError, wire.TooDeep):
+            # A value deeper than the engine reads: the gate's limit, not the program's error.
+            _too_deep(self.engine, request, method.__name__)
+            context.abort(grpc.StatusCode.INTERNAL, f"offline engine failure in {method.__name__}: {self.engine.failures[-1]}")
         except ProgramFacingError as exc:
             return _answer_program(self, request, context, exc)
         except Exception as exc:  # noqa: BLE001 - reported as the engine's own failure
+            if not self.engine.failures:
+                self.engine.failure_part = getattr(exc, "part", "")
             self.engine.failures.append(f"{method.__name__}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
             context.abort(grpc.StatusCode.INTERNAL, f"offline engine failure in {method.__name__}: {exc}")
     answered.__name__ = method.__name__
@@ -74,11 +84,28 @@ def _answer_program(service, request, context, exc: "ProgramFacingError"):
     context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{exc}{declared}")
 
 
-def _too_deep(request) -> str:
-    what = " ".join(part for part in (getattr(request, "type", "") or getattr(request, "tok", ""),
-                                      repr(getattr(request, "name", "")) if getattr(request, "name", "") else "") if part)
-    return (f"{what or 'a value'}: its inputs are nested too deeply for the offline engine to read (past Python's "
-            f"recursion limit, {sys.getrecursionlimit()} frames); flatten the value, or pass it as a JSON string")
+def read_deep_values() -> None:
+    """Python's recursion limit raised (never lowered) so that the engine reads a value nested as
+    deep as the gate judges (conventions.DEEPEST_JUDGED_NESTING; Python's default of 1,000 frames
+    stopped it near 400 levels, which the Pulumi engine reads)."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), DEEPEST_JUDGED_NESTING * ENGINE_FRAMES_PER_LEVEL + 2_000))
+
+
+def _too_deep(engine: Registry, request, method: str) -> None:
+    """A value the engine did not read: deeper than the gate judges (its limit and the resource
+    named), or else (Python's recursion limit within it) the engine's own bug, its traceback kept.
+    Either way the gate's failure."""
+    depth = max((wire.nesting(value) for _, value in request.ListFields() if isinstance(value, struct_pb2.Struct)),
+                default=0)
+    if depth <= DEEPEST_JUDGED_NESTING:
+        engine.failures.append(f"{method}: RecursionError at {depth} levels of nesting\n{traceback.format_exc()}")
+        return
+    kind, name = getattr(request, "type", "") or getattr(request, "tok", ""), getattr(request, "name", "")
+    what = f"{kind} {name!r}" if name else kind or getattr(request, "urn", "") or "a value"
+    engine.failures.append(
+        f"{method}: {what} holds a value nested {depth} levels deep; the offline preview reads values nested up to "
+        f"{DEEPEST_JUDGED_NESTING} levels (the Pulumi engine reads about 5,000), so it cannot judge this program: "
+        "judge it with `pulumi preview --policy-pack`, or pass the value as a JSON string")
 
 
 class ResourceMonitorService(resource_pb2_grpc.ResourceMonitorServicer):

@@ -1,9 +1,15 @@
 """A run that could not judge the program, as every report tells it: what failed, where, how to fix.
 
 A component that refused an argument, a program that raised, a stack or policy config the run
-could not read, a policy pack that failed, and a failure of the tool itself all still leave a
-report in the format asked for (SARIF `executionSuccessful: false` with the message and the
-program's file:line, a markdown section, a JSON `error`), and the run exits 2.
+could not read, a policy pack given with --policy-pack that failed, and a failure of the gate
+itself all still leave a report in the format asked for (SARIF `executionSuccessful: false` with
+the message and the program's file:line, a markdown section, a JSON `error`), and the run exits 2.
+
+Whose failure it is comes from evidence, not from the message's words: a failure raised in the
+gate's own code (the shim or preload in the program's process: its innermost frame in our files,
+language_host.raised_in_gate), in the engine, the component plugin or blueprint's own policy pack
+is "the gate failed", naming the part (`part`); only the program's own errors say that `pulumi
+preview` fails the same way.
 """
 
 from __future__ import annotations
@@ -27,12 +33,14 @@ KINDS = {
     "policy-config": ("The policy config could not be used",
                       "Fix the policy config file the message names (its policies, levels and settings must be "
                       "the pack's: `blueprint policy ls` lists them)."),
-    "policy-pack": ("The policy pack failed",
+    "policy-pack": ("The policy pack given with --policy-pack failed",
                     "Check that --policy-pack names a policy pack the installed pulumi-policy can run; the "
                     "pack's own error is above."),
-    "tool": ("The offline preview itself failed (a bug in blueprint, not in the program)",
+    "tool": ("The gate failed (a failure of blueprint's offline preview, not of the program)",
              "Report it with this message; `pulumi preview --policy-pack` still judges the program."),
 }
+# The part of the gate a failure of its own is told by when nothing names another.
+GATE_PARTS = {"engine": "the offline engine", "pack": "the policy pack (blueprint's own)", "tool": "blueprint"}
 
 
 @dataclass(frozen=True)
@@ -42,9 +50,12 @@ class RunFailure:
     file: str = ""  # the program's file and line where it failed, when known
     line: int = 0
     secrets: tuple[Any, ...] = ()  # values the run knew to be secret (the reports mask them)
+    part: str = ""  # of a failure of the gate ("tool"): which part of it failed
 
     @property
     def title(self) -> str:
+        if self.kind == "tool" and self.part:
+            return f"The gate failed: {self.part} (a failure of blueprint's offline preview, not of the program)"
         return KINDS[self.kind][0]
 
     @property
@@ -60,10 +71,13 @@ def from_exception(exc: BaseException) -> RunFailure:
     """The failure an exception stands for: the user's to fix (a ProgramError, a policy config or
     policy pack error) or the tool's own (anything else, with its traceback)."""
     if isinstance(exc, ProgramError):
-        kind = "tool" if exc.engine_fault else "refused" if exc.refused else "program"
-        return RunFailure(kind, str(exc), file=exc.file, line=exc.line, secrets=tuple(exc.secrets))
+        part = exc.tool_part or (GATE_PARTS["engine"] if exc.engine_fault else "")
+        kind = "tool" if part else "refused" if exc.refused else "program"
+        return RunFailure(kind, str(exc), file=exc.file, line=exc.line, secrets=tuple(exc.secrets), part=part)
     if isinstance(exc, PolicyConfigError):
         return RunFailure("policy-config", str(exc))
     if isinstance(exc, AnalyzerError):
+        if exc.own_pack:  # blueprint's own pack failing is the gate failing: no flag of the user's is to blame
+            return RunFailure("tool", str(exc), secrets=exc.secrets, part=GATE_PARTS["pack"])
         return RunFailure("policy-pack", str(exc), secrets=exc.secrets)
-    return RunFailure("tool", "".join(traceback.format_exception(exc)).strip())
+    return RunFailure("tool", "".join(traceback.format_exception(exc)).strip(), part=GATE_PARTS["tool"])

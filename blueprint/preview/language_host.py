@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,9 @@ from integration_blueprint.preview.engine import ROOT_STACK_TYPE, OfflineEngine
 # What a program's process prints when it is stopped: the resources it declared (python_exec.py,
 # node_token.js).
 PENDING_TAG = "BLUEPRINT_PENDING "
+# Where the engine saw a registration it refused declared, at the end of its error
+# (engine_services: a component's refusal, an archive it could not read).
+DECLARED_AT = re.compile(r" \(declared at (?P<file>/[^\n]+?):(?P<line>\d+)\)")
 # A preview that runs longer is stuck (an input() in the program, a deadlock, an output that never
 # resolves): it is stopped (`blueprint preview --timeout`).
 PROGRAM_TIMEOUT_SECONDS = 600
@@ -40,6 +44,36 @@ class ProgramFailure:
     # Further errors of the same run, each with its own location (every TypeScript diagnostic, every
     # refused component), shown after the first.
     also: tuple[str, ...] = ()
+    # The part of the gate that failed (its shim or preload in the program's process, the engine, the
+    # plugin), when the failure is the gate's own and not the program's.
+    tool_part: str = ""
+
+    @property
+    def gate_part(self) -> str:
+        """The part of the gate that failed, or "" when the failure is the program's."""
+        return self.tool_part or (ENGINE_PART if self.engine_fault else "")
+
+
+# The gate's own code that runs inside a program's process (python_exec.py, node_token.js and the
+# modules they import all live in this folder): a failure whose innermost frame lies here is the
+# gate's, not the program's, whatever its message says.
+GATE_CODE = Path(__file__).resolve().parent
+ENGINE_PART = "the offline engine"
+# A Python traceback's frames, outermost first (the last one is where it was raised).
+_PYTHON_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.MULTILINE)
+
+
+def is_gate_file(path: str) -> bool:
+    """Whether `path` is one of the gate's own files (not the program's, not a library's)."""
+    if not path.startswith("/"):
+        return False
+    return Path(path).resolve().is_relative_to(GATE_CODE)
+
+
+def raised_in_gate(traceback_text: str) -> str:
+    """The gate's own file a Python traceback was raised in (its innermost frame), else ""."""
+    frames = _PYTHON_FRAME.findall(traceback_text)
+    return frames[-1][0] if frames and is_gate_file(frames[-1][0]) else ""
 
 
 def engine_failure(engine: OfflineEngine) -> Optional[ProgramFailure]:
@@ -47,8 +81,9 @@ def engine_failure(engine: OfflineEngine) -> Optional[ProgramFailure]:
     as ours, whatever the program's language."""
     if not engine.failures:
         return None
-    return ProgramFailure("the offline engine itself failed (this is a bug in blueprint, not in your "
-                          "program; please report it with this message):\n" + engine.failures[0], engine_fault=True)
+    part = engine.failure_part or ENGINE_PART
+    return ProgramFailure(f"{part} itself failed (this is a bug in blueprint, not in your program; please report it "
+                          "with this message):\n" + engine.failures[0], engine_fault=True, tool_part=part)
 
 
 class LanguageHost(Protocol):
@@ -91,6 +126,7 @@ def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[
     group (anything it left running). The engine's token is handed over on a pipe
     (private_channel); its output goes to files in the run's private folder, so a daemon that
     keeps them open does not hold the preview."""
+    engine.working_directory = cwd
     handed = private_channel.hand_over({"engine_token": engine.token})
     env = {**env, private_channel.FD_VARIABLE: str(handed)}
     folder = Path(engine.folder)

@@ -31,11 +31,13 @@ Performance section has the figures):
 
 The SDK reports a failed program through the Engine's Log (`Running program ... failed with an
 unhandled exception:` and the error's stack, or ts-node's `file.ts(line,col): error TSxxxx`, one
-per diagnostic), and a failed registration once per resource; `program_failure` reads every one of
-them back to the program's own file and line: each TypeScript diagnostic, and each component the
+per diagnostic of the one file it stopped at), and a failed registration once per resource;
+`program_failure` reads every one of them back to the program's own file and line: each TypeScript
+diagnostic (every file's, checked again by ts_diagnostics.js as ts-node checks one), and each component the
 plugin refused at the line the engine recorded for its registration (`(declared at ...)`), so a
 refusal needs no second run to be located. Node's own rendering of an error object (`<ref *1>`,
-its properties after the stack) is left out.
+its properties after the stack) is left out. An error thrown in the gate's own preload
+(node_token.js: its innermost frame in our files) is the gate's failure, never the program's.
 """
 
 from __future__ import annotations
@@ -57,12 +59,17 @@ from integration_blueprint.preview.language_host import (
     PROGRAM_TIMEOUT_SECONDS,
     ProgramFailure,
     engine_failure,
+    is_gate_file,
     run_program,
     timeout_message,
 )
 from integration_blueprint.preview.project import ProgramError
 
 RUN_ENTRY = "@pulumi/pulumi/cmd/run"
+# Every file's type-check diagnostics, when a run stopped at the first file's (with_every_diagnostic).
+TS_DIAGNOSTICS = Path(__file__).resolve().with_name("ts_diagnostics.js")
+TYPE_CHECK_TIMEOUT_SECONDS = 300
+TYPESCRIPT_PREFIX = "TypeScript "
 # Preloaded into the program: its calls to the engine carry the run's token (private_channel.py).
 TOKEN_PRELOAD = Path(__file__).resolve().with_name("node_token.js")
 # V8 records no frames in an Error's stack: a first run's, for speed (see above).
@@ -224,8 +231,11 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
     if done.returncode == 0 and not engine.failures:
         return None
     failure = program_failure(engine, done.returncode, done.stderr or done.stdout, program_dir=project_dir, cwd=pwd)
+    if failure.file and failure.message.startswith(TYPESCRIPT_PREFIX):
+        failure = with_every_diagnostic(failure, node=node, pwd=pwd, entry_point=entry_point,
+                                        tsconfig=options.tsconfig, env=env)
     # Without frames only a TypeScript compile error, which names its line itself, has a file.
-    if quick and not failure.file and not failure.engine_fault:
+    if quick and not failure.file and not failure.gate_part:
         return dataclasses.replace(failure, without_stacks=True)
     return failure
 
@@ -238,6 +248,9 @@ def program_failure(engine: OfflineEngine, returncode: int, output: str, *, prog
     errors = [_ANSI.sub("", message) for message in engine.errors()]
     if not errors:  # what the SDK printed instead (an entry point it could not find, a crash)
         tail = "\n".join(_ANSI.sub("", output).strip().splitlines()[-20:])
+        preload = _raised_in_gate(_ANSI.sub("", output))
+        if preload:  # the gate's preload failed before the SDK could report anything
+            return _preload_failure(f"the program's process exited with code {returncode}:\n{tail}", preload)
         return ProgramFailure(f"the program exited with code {returncode}:\n{tail}")
     found: list[ProgramFailure] = []
     for message in errors:
@@ -259,16 +272,13 @@ def _located(message: str, program_dir: Path, cwd: Path) -> list[ProgramFailure]
     """The SDK's logged error as messages, each at the program's own file and line: every
     TypeScript diagnostic (ts-node names a file relative to the working directory), a refused
     registration where the engine saw it declared, else the program's innermost frame."""
-    diagnostics = []
-    for compile_error in _TS_ERROR.finditer(message):
-        path = Path(compile_error["file"].strip())
-        path = path if path.is_absolute() else cwd / path
-        text = " ".join(line.strip() for line in compile_error["message"].splitlines())
-        diagnostics.append(ProgramFailure(f"TypeScript {text}", file=str(path.resolve()),
-                                          line=int(compile_error["line"])))
+    diagnostics = _diagnostics(message, cwd)
     if diagnostics:
         return diagnostics
     body = _without_inspection(_UNHANDLED.sub("", message, count=1))
+    preload = _raised_in_gate(body)
+    if preload:
+        return [_preload_failure(body, preload)]
     declared = _DECLARED.search(body)
     if declared and _REGISTRATION_REFUSED.match(body) and _is_program_file(declared["file"], program_dir):
         refusal = _without_stack(_DECLARED.sub("", _REGISTRATION_REFUSED.sub("", body, count=1), count=1))
@@ -277,6 +287,67 @@ def _located(message: str, program_dir: Path, cwd: Path) -> list[ProgramFailure]
         return [ProgramFailure(f"{head}: {text}", file=declared["file"], line=at)
                 for text, at in refusals_at_keys(refusals, declared["file"], int(declared["line"]))]
     return [_at_innermost_frame(body, program_dir)]
+
+
+def _raised_in_gate(text: str) -> str:
+    """The gate's own file (node_token.js) an error was thrown in, its innermost V8 frame, else ""."""
+    innermost = _FRAME.search(text)
+    file = innermost["file"].removeprefix("file://") if innermost else ""
+    return file if is_gate_file(file) else ""
+
+
+def _preload_failure(text: str, file: str) -> ProgramFailure:
+    """An error thrown by the gate's own code preloaded into the program (node_token.js): the gate's,
+    named, with its stack; `pulumi preview` runs no such code."""
+    return ProgramFailure(text.strip(), tool_part=f"the Node.js language host's preload ({Path(file).name})")
+
+
+def _diagnostics(output: str, cwd: Path) -> list[ProgramFailure]:
+    """Each TypeScript diagnostic in ts-node's (or tsc's) words, at its file (relative to `cwd`) and line."""
+    diagnostics = []
+    for compile_error in _TS_ERROR.finditer(output):
+        path = Path(compile_error["file"].strip())
+        path = path if path.is_absolute() else cwd / path
+        text = " ".join(line.strip() for line in compile_error["message"].splitlines())
+        diagnostics.append(ProgramFailure(f"{TYPESCRIPT_PREFIX}{text}", file=str(path.resolve()),
+                                          line=int(compile_error["line"])))
+    return diagnostics
+
+
+def _entry_file(pwd: Path, entry_point: str) -> Optional[Path]:
+    """The program's entry file as the SDK's run finds it: `main:` of Pulumi.yaml, else package.json's
+    `main`, else index.ts (what the type check starts from)."""
+    if entry_point == ".":
+        try:
+            main = json.loads((pwd / "package.json").read_text()).get("main")
+        except (OSError, ValueError, AttributeError):
+            main = None
+        entry_point = main if isinstance(main, str) else "index.ts"
+    path = pwd / entry_point
+    path = path / "index.ts" if path.is_dir() else path
+    return path if path.is_file() and path.suffix in (".ts", ".tsx") else None
+
+
+def with_every_diagnostic(failure: ProgramFailure, *, node: str, pwd: Path, entry_point: str, tsconfig: str,
+                          env: Mapping[str, str]) -> ProgramFailure:
+    """A type-check failure with every file's diagnostics: ts-node stops at the first file with an
+    error, so the files its entry reaches are checked again at once (ts_diagnostics.js), as `tsc` does."""
+    config = pwd / (tsconfig or "tsconfig.json")
+    entry = _entry_file(pwd, entry_point)
+    if not config.is_file():
+        return failure
+    roots = sorted({failure.file} | ({str(entry)} if entry else set()))
+    try:
+        done = subprocess.run([node, str(TS_DIAGNOSTICS), str(config), *roots], cwd=pwd, env=dict(env),
+                              capture_output=True, text=True, timeout=TYPE_CHECK_TIMEOUT_SECONDS,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return failure
+    if done.returncode != 0:  # no compiler to be found: the run's own diagnostics stand
+        return failure
+    found = [failure, *_diagnostics(done.stdout, pwd)]
+    first, *others = sorted({(f.file, f.line, f.message): f for f in found}.values(), key=lambda f: (f.file, f.line))
+    return dataclasses.replace(first, also=tuple(f"{f.message} (at {f.file}:{f.line})" for f in others))
 
 
 def _without_inspection(message: str) -> str:

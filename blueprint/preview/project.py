@@ -30,12 +30,15 @@ class ProgramError(Exception):
     """The program, its project file or its stack config could not be run. `file` and `line`: where
     in the program it failed, when known; `refused`: a component refused one of its arguments;
     `engine_fault`: the offline engine itself failed; `secrets`: the values the run knew to be
-    secret when it failed (its report masks them); `stdout`, `stderr`: what the program printed."""
+    secret when it failed (its report masks them); `stdout`, `stderr`: what the program printed;
+    `tool_part`: the part of the gate that failed, when the failure is the gate's own."""
 
     def __init__(self, message: str = "", *, file: str = "", line: int = 0, refused: bool = False,
-                 engine_fault: bool = False, secrets: tuple = (), stdout: str = "", stderr: str = ""):
+                 engine_fault: bool = False, secrets: tuple = (), stdout: str = "", stderr: str = "",
+                 tool_part: str = ""):
         super().__init__(message)
         self.file, self.line, self.refused, self.engine_fault = file, line, refused, engine_fault
+        self.tool_part = tool_part
         self.secrets, self.stdout, self.stderr = secrets, stdout, stderr
 
 

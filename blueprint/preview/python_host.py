@@ -16,10 +16,12 @@ from typing import Callable, Optional
 from integration_blueprint.preview.argument_lines import refusals_at_keys
 from integration_blueprint.preview.engine import OfflineEngine
 from integration_blueprint.preview.language_host import (
+    DECLARED_AT,
     PROGRAM_TIMEOUT_SECONDS,
     ProgramFailure,
     ProgramRun,
     engine_failure,
+    raised_in_gate,
     run_program,
     timeout_message,
 )
@@ -91,20 +93,38 @@ def _failure(engine: OfflineEngine, done: ProgramRun) -> ProgramFailure:
     for message in engine.errors():
         if message.startswith(PROGRAM_ERROR_TAG):
             detail = json.loads(message[len(PROGRAM_ERROR_TAG):])
+            shim = raised_in_gate(detail.get("traceback", ""))
+            if shim:
+                return _shim_failure(f"{detail['type']}: {detail['message']}", shim, detail["traceback"])
             if detail["type"] == REFUSAL and detail["file"]:
                 # Every refusal of the call, each at the line of the key it names.
                 (first, line), *others = refusals_at_keys(detail["message"], detail["file"], detail["line"])
                 return ProgramFailure(f"{REFUSAL}: {first}", file=detail["file"], line=line, raised=True,
                                       also=tuple(f"{REFUSAL}: {text} (at {detail['file']}:{at})" for text, at in others))
-            return ProgramFailure(f"{detail['type']}: {detail['message']}", file=detail["file"],
-                                  line=detail["line"], module=detail.get("module", ""), raised=True)
+            message, file, line = f"{detail['type']}: {detail['message']}", detail["file"], detail["line"]
+            declared = DECLARED_AT.search(message)
+            if declared and not file:
+                # The engine refused a registration (an archive it could not read, a transform that failed):
+                # the SDK raises it with no frame of the program's; the engine saw where it was declared.
+                message, file, line = DECLARED_AT.sub("", message, count=1), declared["file"], int(declared["line"])
+            return ProgramFailure(message, file=file, line=line, module=detail.get("module", ""), raised=True)
     if NO_SDK_TAG in done.stderr:
         return ProgramFailure("the Pulumi SDK is not installed in the program's interpreter", module="pulumi")
     errors = engine.errors()
     if errors:
         return ProgramFailure("\n".join(errors))
     tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-20:])
+    shim = raised_in_gate(done.stderr)
+    if shim:  # the shim failed before the program could report anything (an import of its own)
+        return _shim_failure(f"the program's process exited with code {done.returncode}", shim, tail)
     return ProgramFailure(f"the program exited with code {done.returncode}:\n{tail}")
+
+
+def _shim_failure(message: str, file: str, traceback_text: str) -> ProgramFailure:
+    """A failure raised in the gate's own code inside the program's process (python_exec.py or a
+    module it imports): the gate's, named, with its traceback; `pulumi preview` would not fail so."""
+    return ProgramFailure(f"{message}\n{traceback_text.strip()}",
+                          tool_part=f"the Python language host's shim ({Path(file).name})")
 
 
 @dataclass(frozen=True)
@@ -125,7 +145,7 @@ class PythonHost:
     def worth_locating(self, failure: ProgramFailure) -> bool:
         # The program's error lost its traceback (an `apply` callback's, re-raised by the SDK): a run
         # with its own frames traced finds the line.
-        return not failure.file and failure.raised and not failure.engine_fault
+        return not failure.file and failure.raised and not failure.gate_part
 
     def located(self, failure: ProgramFailure, again: Optional[ProgramFailure]) -> ProgramFailure:
         return again if again is not None and again.file and again.message == failure.message else failure

@@ -199,13 +199,14 @@ def _program_error(failure: ProgramFailure, interpreter: Optional[Interpreter],
                + (f"\n{hint[0]}" if hint else ""))
     if failure.module and interpreter is not None:
         message += "\n" + missing_module_hint(failure.module, interpreter)
-    if config.environments and not failure.engine_fault:
+    if config.environments and not failure.gate_part:
         message += (f"\nThe stack imports ESC environment {', '.join(config.environments)}, which an offline "
                     "preview cannot resolve: values it would set are unset (set them in the stack file to "
                     "preview offline)")
     refused = bool(engine.refusals) or failure.message.startswith(f"{COMPONENT_REFUSAL}:")
     return ProgramError(message, file=file, line=line, refused=refused,
-                        engine_fault=failure.engine_fault, secrets=tuple(engine.secret_values()),
+                        engine_fault=failure.engine_fault, tool_part=failure.gate_part,
+                        secrets=tuple(engine.secret_values()),
                         stdout=engine.program_stdout, stderr=engine.program_stderr)
 
 

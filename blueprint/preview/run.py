@@ -263,7 +263,8 @@ class PreviewResult:
             # Why the run could not judge the program (null when it could): then the lists are empty.
             "error": None if failure is None else {
                 "kind": failure.kind, "title": failure.title, "message": self.masked(failure.message),
-                "file": failure.file or None, "line": failure.line or None, "fix": failure.fix},
+                "file": failure.file or None, "line": failure.line or None, "fix": failure.fix,
+                "part": failure.part or None},
             "resources": [{"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent,
                            "inputs": shown(r.inputs, r.secret_paths)}
                           for r in sorted(self.recorded.resources, key=lambda r: r.urn)],

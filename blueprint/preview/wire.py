@@ -25,6 +25,8 @@ from typing import Any, Iterator
 
 from google.protobuf import struct_pb2
 
+from integration_blueprint.core.conventions import DEEPEST_JUDGED_NESTING
+
 # The SDK's wire constants (pulumi.runtime.rpc; the same values in every SDK language).
 SIG = "4dabf18193072939515e22adb298388d"
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
@@ -35,31 +37,55 @@ ARCHIVE_SIG = "0def7320c3a5731c473e5ecbe6d01bc7"
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 
 
+class TooDeep(ValueError):
+    """A value nested deeper than the gate reads (conventions.DEEPEST_JUDGED_NESTING)."""
+
+
 def from_struct(struct: struct_pb2.Struct) -> dict:
     """The Struct's JSON form (as json_format.MessageToDict gives it), one frame per level of
-    nesting, so inputs nested as deep as an SDK sends them are read (MessageToDict spends six)."""
-    return _from_fields(struct.fields)
+    nesting, so inputs nested as deep as an SDK sends them are read (MessageToDict spends six);
+    TooDeep past DEEPEST_JUDGED_NESTING levels, so everything after this reads every value it gets."""
+    return _from_fields(struct.fields, 1)
 
 
-def _from_fields(fields) -> dict:
+def _from_fields(fields, depth: int) -> dict:
+    if depth > DEEPEST_JUDGED_NESTING:
+        raise TooDeep(depth)
     converted = {}
     for key, value in fields.items():
-        converted[key] = _from_value(value)
+        converted[key] = _from_value(value, depth)
     return converted
 
 
-def _from_value(value: struct_pb2.Value) -> Any:
+def _from_value(value: struct_pb2.Value, depth: int) -> Any:
     kind = value.WhichOneof("kind")
     if kind == "struct_value":
-        return _from_fields(value.struct_value.fields)
+        return _from_fields(value.struct_value.fields, depth + 1)
     if kind == "list_value":
+        if depth + 1 > DEEPEST_JUDGED_NESTING:
+            raise TooDeep(depth + 1)
         items = []
         for item in value.list_value.values:
-            items.append(_from_value(item))
+            items.append(_from_value(item, depth + 1))
         return items
     if kind == "null_value" or kind is None:
         return None
     return getattr(value, kind)
+
+
+def nesting(struct: struct_pb2.Struct) -> int:
+    """How many levels of objects and lists a Struct nests (itself one), counted without recursion:
+    how deep a value is when it was too deep to read."""
+    deepest, waiting = 0, [(struct, 1)]
+    while waiting:
+        message, depth = waiting.pop()
+        deepest = max(deepest, depth)
+        values = message.fields.values() if isinstance(message, struct_pb2.Struct) else message.values
+        for value in values:
+            kind = value.WhichOneof("kind")
+            if kind in ("struct_value", "list_value"):
+                waiting.append((getattr(value, kind), depth + 1))
+    return deepest
 
 
 def to_struct(values: dict) -> struct_pb2.Struct:

@@ -37,7 +37,7 @@ UNEXPECTED_SHAPE = (TypeError, AttributeError, KeyError, IndexError, RecursionEr
 
 def unexpected(exc: Exception) -> str:
     if isinstance(exc, RecursionError):
-        return "a value is nested too deeply to read (about 1,000 levels); AWS refuses such documents too"
+        return "a value is nested too deeply to read; AWS refuses such documents too"
     if isinstance(exc, OverflowError):
         return "a number is too large to compare (above 1e308); use a value AWS accepts"
     return (f"a value does not have the shape AWS expects ({type(exc).__name__}: {excerpt(str(exc))}); check the "
@@ -220,8 +220,7 @@ def json_document(props: Mapping, key: str) -> Optional[dict]:
     except json.JSONDecodeError as exc:
         raise Malformed(f"{key} is not valid JSON ({exc.msg} at character {exc.pos}): {excerpt(raw)!r}") from None
     except RecursionError:
-        raise Malformed(f"{key} is nested too deeply to read (about 1,000 levels); AWS refuses such documents "
-                        "too") from None
+        raise Malformed(f"{key} is nested too deeply to read; AWS refuses such documents too") from None
     if not isinstance(document, dict):
         raise Malformed(f"{key} must be a JSON object, got {excerpt(raw)!r}")
     return document

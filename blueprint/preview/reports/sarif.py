@@ -204,6 +204,8 @@ def _failure_notification(result: PreviewResult) -> dict:
     notification: dict = {"level": "error", "message": {
         "text": f"{failure.title}: {result.masked(failure.message)}\nHow to fix: {failure.fix}"},
         "descriptor": {"id": f"blueprint-preview/{failure.kind}"}}
+    if failure.part:  # the gate's own failure: which part of it
+        notification["properties"] = {"part": failure.part}
     if failure.file:
         notification["locations"] = [{"physicalLocation": {"artifactLocation": _artifact(Path(failure.file)),
                                                            "region": {"startLine": max(failure.line, 1)}}}]
