@@ -134,6 +134,14 @@ SFN_RETRY_JITTER_STRATEGIES = ("FULL", "NONE")
 SFN_LAMBDA_TRANSIENT_ERRORS = ("Lambda.ServiceException", "Lambda.AWSLambdaException",
                                "Lambda.SdkClientException", "Lambda.TooManyRequestsException",
                                "Lambda.ClientExecutionTimeoutException", "Lambda.Unknown")
+# The same page: the transient Lambda service errors a Task that invokes Lambda must retry (a 500 or a
+# throttle from the Lambda service, not the function's own error), and the wildcards that match them
+# in a Retrier's ErrorEquals (States.TaskFailed matches every error but States.Timeout:
+# https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html#error-handling-error-representation).
+SFN_LAMBDA_SERVICE_ERRORS = ("Lambda.ServiceException", "Lambda.AWSLambdaException",
+                             "Lambda.SdkClientException", "Lambda.TooManyRequestsException")
+SFN_ERROR_WILDCARDS = ("States.ALL", "States.TaskFailed")
+SFN_RETRY_MAX_ATTEMPTS_DEFAULT = 3
 # https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html (vended-logs prefix keeps the
 # CloudWatch Logs resource policy small)
 SFN_LOG_GROUP_PREFIX = "/aws/vendedlogs/states/"

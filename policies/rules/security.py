@@ -2,6 +2,7 @@
 
 import json
 from functools import lru_cache
+from typing import Optional
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
@@ -99,17 +100,26 @@ def _managed_policy_arns(args: ResourceValidationArgs) -> list[str]:
     return [arn] if isinstance(arn, str) else []
 
 
-def _wildcard_managed_policy(arn: str) -> bool:
-    """AWS managed policies that allow whole services or everything: judged by their document
-    where the pack knows it (AdministratorAccess, PowerUserAccess, AmazonSQSFullAccess, ...), else
-    by AWS's naming (the <Service>FullAccess family)."""
+def _wildcard_managed_policy(arn: str) -> Optional[str]:
+    """What an AWS managed policy grants by wildcard, said for a violation, or None when it names
+    its actions. Judged by its document where the catalogue holds it (AdministratorAccess,
+    AmazonSQSFullAccess, AWSLambdaExecute's logs:*, ReadOnlyAccess's Get*/List*), else by AWS's
+    naming (the <Service>FullAccess family)."""
     if not is_aws_managed(arn):
-        return False
+        return None
     known = managed_policy(arn)
     if known is None:
-        return arn.rsplit("/", 1)[-1].endswith("FullAccess")
-    return any(s.allows and (s.not_actions is not None or any(is_wildcard(a) for a in s.actions))
-               for s in statements(known["document"], arn))
+        return "allows whole services (its name says so)" if arn.rsplit("/", 1)[-1].endswith("FullAccess") else None
+    allowed = [s for s in statements(known["document"], arn) if s.allows]
+    if any(s.not_actions is not None or "*" in s.actions for s in allowed):
+        return "allows every action of every service but those it lists" if not any(
+            "*" in s.actions for s in allowed) else "allows every action of every service"
+    wildcards = sorted({a for s in allowed for a in s.actions if is_wildcard(a)})
+    if not wildcards:
+        return None
+    whole = [a for a in wildcards if a.endswith(":*")]
+    shown_ = ", ".join((whole or wildcards)[:6]) + (", ..." if len(whole or wildcards) > 6 else "")
+    return f"allows whole services ({shown_})" if whole else f"grants wildcard actions ({shown_})"
 
 
 @lru_cache(maxsize=None)
@@ -127,9 +137,10 @@ def _baseline_on_every_resource() -> dict[str, str]:
 
 def _check_wildcard_actions(args: ResourceValidationArgs, report: ReportViolation) -> None:
     for arn in _managed_policy_arns(args):
-        if _wildcard_managed_policy(arn):
-            report(f"attaches the AWS managed policy {arn}, which allows whole services (or "
-                   "everything): write a policy that names the actions the code calls.", None)
+        grants_ = _wildcard_managed_policy(arn)
+        if grants_:
+            report(f"attaches the AWS managed policy {arn}, which {grants_}: write a policy that names the "
+                   "actions the code calls.", None)
     for statement in _statements(args):
         if not statement.allows:
             continue
