@@ -79,6 +79,7 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
     index = StackIndex(args.resources)
     kept = set()
     retries: dict[str, object] = {}  # function URN -> its invoke config's maximumRetryAttempts
+    configs: dict[str, str] = {}  # function URN -> the name of its FunctionEventInvokeConfig
 
     def note_config(config):
         destination = given(get(config.props, "destinationConfig", "onFailure", default={}), "destination")
@@ -89,6 +90,7 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
             return
         if destination:
             kept.add(function.urn)
+        configs[function.urn] = config.name
         if is_set(config.props, "maximumRetryAttempts"):
             retries[function.urn] = config.props["maximumRetryAttempts"]
     unknown_configs = gather(index.of_type(INVOKE_CONFIG), note_config)
@@ -106,11 +108,18 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
         reported.add(function.urn)
         report(f"function {label(function)} is invoked asynchronously by {_caller(caller)} but has no "
                f"on-failure destination or dead-letter queue: an error it returns is {_retried(retries.get(function.urn))} "
-               "(a target's or schedule's DLQ only catches delivery failures). Add an "
-               "aws.lambda_.FunctionEventInvokeConfig with destination_config.on_failure.destination (an "
-               "SQS queue with a depth alarm), or set the function's dead_letter_config.", function.urn)
+               f"(a target's or schedule's DLQ only catches delivery failures). {_fix(configs.get(function.urn))}",
+               function.urn)
 
     each(list(_callers(index)), check, report, lambda item: item[0].urn)
+
+
+def _fix(config_name) -> str:
+    if config_name is not None:  # the function has its invoke config: the destination goes there
+        return (f"Set destination_config.on_failure.destination (an SQS queue with a depth alarm) on its "
+                f"FunctionEventInvokeConfig '{config_name}', or set the function's dead_letter_config.")
+    return ("Add an aws.lambda_.FunctionEventInvokeConfig with destination_config.on_failure.destination (an "
+            "SQS queue with a depth alarm), or set the function's dead_letter_config.")
 
 
 def _retried(attempts) -> str:

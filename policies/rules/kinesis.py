@@ -68,11 +68,20 @@ def _check_replay_window(args: StackValidationArgs, report: ReportViolation) -> 
             report(f"on-failure queue {label(queue)} of mapping '{mapping.name}' replays records of "
                    f"stream {label(stream)} for up to {shown(age + window)} s (record age limit {shown(age)} s, "
                    f"{how}) but the stream keeps records {shown(retention)} s: the last replays would find "
-                   "the records gone. Raise the stream's retentionPeriod or lower the queue's "
-                   "delay, visibility timeout or maxReceiveCount (or maximumRecordAgeInSeconds).",
-                   mapping.urn)
+                   f"the records gone. {_replay_fix(retention, receives is None)}", mapping.urn)
 
     each(mappings, check, report, lambda m: m.urn)
+
+
+def _replay_fix(retention: float, no_redrive: bool) -> str:
+    """Only what the program can still change: a stream already at Kinesis's longest retention
+    cannot keep records longer."""
+    shorter = ("give the queue a redrive policy (its retention alone is the window now)" if no_redrive else
+               "lower the queue's delay, visibility timeout or maxReceiveCount (or maximumRecordAgeInSeconds)")
+    if retention >= aws_limits.KINESIS_RETENTION_MAX_HOURS * 3600:
+        return (f"The stream already keeps records the {aws_limits.KINESIS_RETENTION_MAX_HOURS} h Kinesis allows at "
+                f"most: {shorter}.")
+    return f"Raise the stream's retentionPeriod or {shorter}."
 
 
 kinesis_replay_window_within_retention = rule(

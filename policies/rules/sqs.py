@@ -84,9 +84,14 @@ def _visibility_rule(args: StackValidationArgs, report: ReportViolation, multipl
                   if with_batching_window else 0)
         required = multiplier * timeout + window
         if visibility < required:
+            if required <= aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS:
+                fix = f"set visibilityTimeoutSeconds to at least {shown(required)}."
+            else:  # no visibility timeout SQS accepts is long enough: only the function can give way
+                longest = (aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS - window) // multiplier
+                fix = (f"that needs {shown(required)} s, beyond the {aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS} s "
+                       f"SQS allows: lower the function's timeout to at most {shown(longest)} s.")
             report(f"queue {label(queue)} has visibilityTimeoutSeconds {shown(visibility)} but function "
-                   f"{label(function)} may run {shown(timeout)} s; {advice} "
-                   f"set visibilityTimeoutSeconds to at least {shown(required)}.", queue.urn)
+                   f"{label(function)} may run {shown(timeout)} s; {advice} {fix}", queue.urn)
 
     each(index.of_type(MAPPING), check, report, lambda m: m.urn)
 
