@@ -41,7 +41,8 @@ PHRASES = [
     (re.compile(r"\b(?:is )?(not) retried"), "maximumRetryAttempts"),
 ]
 # "visibilityTimeoutSeconds 30", "maxReceiveCount is 1", "scalingConfig.maximumConcurrency 5"
-PROPERTY_VALUE = re.compile(r"\b((?:[a-z]+[A-Z]\w*\.)*[a-zA-Z]*[a-z][A-Z]\w*|timeout|batchSize) (?:is )?(-?\d+(?:\.\d+)?)\b(?![-.\d])")
+PROPERTY_VALUE = re.compile(r"\b((?:[a-z]+[A-Z]\w*\.)*[a-zA-Z]*[a-z][A-Z]\w*|timeout|batchSize) (?:is )?"
+                            r"(-?\d+(?:\.\d+)?)\b(?![-.\d])")
 # "Set the DLQ's messageRetentionSeconds to 1209600": a fix that names a value
 FIX = re.compile(r"[Ss]et (?:the [\w' ]+?'s |its )?((?:[a-z]+[A-Z]\w*\.)*[a-z]+[A-Z]\w*) to (-?\d+)\b(?![-\d])")
 BADLY_WRITTEN = re.compile(r"\b\d+(?:\.\d+)?e[+-]?\d+\b|\b\d+\.0\b")
