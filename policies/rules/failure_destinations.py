@@ -131,7 +131,7 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
             return
         report(f"{writer} sends {lost} to {destination.named()}, which it writes with role {label(role)}; that role "
                f"is not allowed {action} on it, so each of them is lost instead of kept. Allow {action} on the "
-               f"{destination.kind}'s ARN in role {label(role)}'s policy.", holder.urn)
+               f"{destination.kind}'s ARN in the policy of role {label(role)}.", holder.urn)
 
     def check_schedule(schedule):
         target = get(schedule.props, "target", default={})

@@ -101,9 +101,9 @@ def _managed_policy_arns(args: ResourceValidationArgs) -> list[str]:
 
 
 def _wildcard_managed_policy(arn: str) -> Optional[str]:
-    """What an AWS managed policy grants by wildcard, said for a violation, or None when it names
-    its actions. Judged by its document where the catalogue holds it (AdministratorAccess,
-    AmazonSQSFullAccess, AWSLambdaExecute's logs:*, ReadOnlyAccess's Get*/List*), else by AWS's
+    """How an AWS managed policy allows whole services or everything, said for a violation, or None.
+    Judged by its document where the catalogue holds it (AdministratorAccess, AmazonSQSFullAccess,
+    AWSLambdaExecute's logs:*; ReadOnlyAccess's Get*/List* name no whole service), else by AWS's
     naming (the <Service>FullAccess family)."""
     if not is_aws_managed(arn):
         return None
@@ -111,15 +111,14 @@ def _wildcard_managed_policy(arn: str) -> Optional[str]:
     if known is None:
         return "allows whole services (its name says so)" if arn.rsplit("/", 1)[-1].endswith("FullAccess") else None
     allowed = [s for s in statements(known["document"], arn) if s.allows]
-    if any(s.not_actions is not None or "*" in s.actions for s in allowed):
-        return "allows every action of every service but those it lists" if not any(
-            "*" in s.actions for s in allowed) else "allows every action of every service"
-    wildcards = sorted({a for s in allowed for a in s.actions if is_wildcard(a)})
-    if not wildcards:
+    if any("*" in s.actions for s in allowed):
+        return "allows every action of every service"
+    if any(s.not_actions is not None for s in allowed):
+        return "allows every action of every service but those it lists"
+    whole = sorted({a for s in allowed for a in s.actions if a.endswith(":*")})
+    if not whole:
         return None
-    whole = [a for a in wildcards if a.endswith(":*")]
-    shown_ = ", ".join((whole or wildcards)[:6]) + (", ..." if len(whole or wildcards) > 6 else "")
-    return f"allows whole services ({shown_})" if whole else f"grants wildcard actions ({shown_})"
+    return f"allows whole services ({', '.join(whole[:6])}{', ...' if len(whole) > 6 else ''})"
 
 
 @lru_cache(maxsize=None)

@@ -159,6 +159,8 @@ def _check_task_timeouts(args: StackValidationArgs, report: ReportViolation) -> 
 # ---- sfn-lambda-task-retries-service-errors -------------------------------------------------------
 
 SERVICE_ERRORS = aws_limits.SFN_LAMBDA_SERVICE_ERRORS
+# AWS's best-practice retrier for Lambda's service errors, with jitter so throttled tasks spread out
+SUGGESTED_BACKOFF = {"IntervalSeconds": 2, "MaxAttempts": 6, "BackoffRate": 2, "JitterStrategy": "FULL"}
 LAMBDA_INVOKE_ANY_PARTITION = re.compile(r"arn:[a-z-]+:states:::lambda:invoke")
 
 
@@ -186,10 +188,10 @@ def _check_lambda_retries(args: ResourceValidationArgs, report: ReportViolation)
         if not missing:
             continue
         has = "has no Retry" if not retriers else f"has a Retry that does not retry {', '.join(missing)}"
-        report(f"task {path} invokes Lambda and {has}: one throttle or transient Lambda service error fails "
-               f"the task at once. Add a retrier first in its Retry: {{\"ErrorEquals\": {json.dumps(missing)}, "
-               "\"IntervalSeconds\": 2, \"MaxAttempts\": 6, \"BackoffRate\": 2, \"JitterStrategy\": \"FULL\"} "
-               "(AWS's list also names Lambda.ClientExecutionTimeoutException).", None)
+        retrier = json.dumps({"ErrorEquals": missing, **SUGGESTED_BACKOFF})
+        report(f"task {path} invokes Lambda and {has}: each of these errors (a throttle, a transient Lambda "
+               f"service error) fails the task at once. Add a retrier first in its Retry: {retrier} (AWS's list "
+               "also names Lambda.ClientExecutionTimeoutException).", None)
 
 
 def _invokes_lambda(task: dict) -> bool:
