@@ -2,7 +2,7 @@
 
 The pack judges an AWS managed policy by the document the shared catalogue holds
 (integration_blueprint.core.aws_managed_policies, a dated snapshot). A policy the catalogue does not
-hold, or holds by name only, cannot be judged by what it grants (`CloudWatchFullAccessV2`,
+hold cannot be judged by what it grants (another service's, `AmazonRDSReadOnlyAccess`,
 `AmazonCognitoPowerUser`): the report lists each one with the resources that attach it, so a
 reviewer knows what went unread instead of reading silence as a pass.
 """
