@@ -224,6 +224,9 @@ SFN_TASK_TIMEOUT_DEFAULT_SECONDS = 99_999_999
 # https://docs.aws.amazon.com/sns/latest/dg/sns-dead-letter-queues.html: the DLQ of an EventBridge
 # target must be a standard queue; an SNS subscription's DLQ has the type of its topic.
 EVENTBRIDGE_RETRY_ATTEMPTS_MAX = 185
+# https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-retry-policy.html: without a retry
+# policy a target is retried for 24 hours and up to 185 times (both are also the defaults of each field).
+EVENTBRIDGE_EVENT_AGE_DEFAULT_SECONDS = 86_400
 
 # --- Prices (US East (N. Virginia), us-east-1; public on-demand prices read 2026-11-22) ---------
 # Used by the drill's cost per million records (drill/cost.py). Free tiers are not deducted.

@@ -65,7 +65,8 @@ def zero_retries_no_destination():
     rule = aws.cloudwatch.EventRule("dispatch-hourly", schedule_expression="rate(1 hour)")
     aws.lambda_.Permission("dispatch-from-events", action="lambda:InvokeFunction", function=fn.name,
                            principal="events.amazonaws.com", source_arn=rule.arn)
-    aws.cloudwatch.EventTarget("dispatch-target", rule=rule.name, arn=fn.arn)
+    aws.cloudwatch.EventTarget("dispatch-target", rule=rule.name, arn=fn.arn,
+                               retry_policy={"maximum_retry_attempts": 0, "maximum_event_age_in_seconds": 600})
     schedule_dlq = aws.sqs.Queue("nightly-dlq", message_retention_seconds=1_209_600)
     aws.scheduler.Schedule("nightly", schedule_expression="cron(0 3 * * ? *)", flexible_time_window={"mode": "OFF"},
                            target={"arn": schedule_dlq.arn, "role_arn": role.arn,
@@ -91,6 +92,8 @@ def test_the_named_messages_say_what_the_program_sets(policy_analyzer):
     [dropped] = flagged(violations, "lambda-async-invoke-has-on-failure-destination")
     assert "not retried (maximumRetryAttempts 0)" in dropped.message and "2 times" not in dropped.message
     assert "FunctionEventInvokeConfig 'dispatch-async'" in dropped.message  # the config it already has
+    [target] = flagged(violations, "eventbridge-target-has-dlq-and-retry-policy")
+    assert "not retried (retryPolicy.maximumRetryAttempts 0)" in target.message and "24 hours" not in target.message
     [schedule] = flagged(violations, "scheduler-target-has-retry-and-dlq")
     assert "at its first failure (retryPolicy.maximumRetryAttempts 0: not retried)" in schedule.message
     assert "default retries" not in schedule.message
