@@ -17,6 +17,7 @@ import re
 from typing import Any, Iterable
 
 from integration_blueprint.core import aws_limits
+from integration_blueprint.preview import wire
 
 # property -> what AWS assumes when a resource does not set it (every value a rule may have used)
 DEFAULTS: dict[str, set[float]] = {
@@ -80,19 +81,8 @@ class Stack:
     def related(self, resource) -> list:
         """The resource and those whose inputs name it (its invoke config, its redrive policy)."""
         def mentions(other) -> bool:
-            return any(isinstance(v, str) and resource.name in v for v in _strings(other.inputs))
+            return any(resource.name in text for text in wire.strings(other.inputs))
         return [resource] + [r for r in self.resources if r is not resource and mentions(r)]
-
-
-def _strings(value: Any):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
 
 
 def _named(stack: Stack, text: str, own) -> list:
