@@ -75,11 +75,14 @@ class Destination:
     def named(self) -> str:
         return f"{self.kind} {label(self.resource) if self.resource is not None else self.arn}"
 
-    def resource_arn(self) -> Optional[str]:
-        """The ARN a role's statement must cover; None (any resource) for S3, whose objects Lambda names."""
+    def resource_arns(self) -> list[Optional[str]]:
+        """The ARNs a role's statement may cover to allow the write: as written and the resource's own
+        (a function named by its alias's ARN is the function); [None] (any resource) when neither is
+        known, and for S3, whose object keys Lambda chooses."""
         if self.action == "s3:PutObject":
-            return None
-        return self.arn or known_arn(self.resource)
+            return [None]
+        arns = [a for a in (self.arn, known_arn(self.resource)) if a is not None]
+        return list(dict.fromkeys(arns)) or [None]
 
 
 def _destination(index: StackIndex, holder: PolicyResource, prop: str, read: Callable[[], object]) -> Destination:
@@ -115,7 +118,7 @@ def _role_report(roles: RoleGrants, role: Optional[PolicyResource], destination:
     """The action `role` lacks on the destination, or None when it may write (or cannot be judged here)."""
     if role is None or destination.action is None:
         return None
-    if roles.allows(role, destination.action, destination.resource_arn()):
+    if any(roles.allows(role, destination.action, arn) for arn in destination.resource_arns()):
         return None
     return destination.action
 
