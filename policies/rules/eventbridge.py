@@ -92,8 +92,8 @@ def _check_pipes(args: StackValidationArgs, report: ReportViolation) -> None:
         parameters = get(pipe.props, "sourceParameters", key, default={})
         problems = []
         if not is_set(get(parameters, "deadLetterConfig", default={}), "arn"):
-            problems.append(f"set sourceParameters.{key}.deadLetterConfig.arn (a standard SQS queue, SNS "
-                            "topic or S3 bucket) so records that exhaust their retries are kept")
+            problems.append(f"set sourceParameters.{key}.deadLetterConfig.arn (an SQS queue or SNS "
+                            "topic: what a pipe's DLQ accepts) so records that exhaust their retries are kept")
         retries, age = retry_bounds(parameters, f"pipe '{pipe.name}': {key}.")
         retention, kept = stream_retention_seconds(index, source, arn)
         why = unbounded_because(retries, age, retention, kept)
