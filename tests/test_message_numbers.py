@@ -133,3 +133,37 @@ def test_every_corpus_message_states_the_program_numbers(policy_analyzer, name, 
     for unknowns in (False, True):
         recorded = record_program(PROGRAMS_DIR / name, stack=expected["stack"], unknowns=unknowns)
         assert wrong_in(policy_analyzer.analyze(recorded), recorded) == [], unknowns
+
+
+def consumed_stream_and_queue(*, stream_hours, visibility, receives, function_timeout):
+    """A stream whose on-failure queue is consumed again by the same function (a replay lane)."""
+    stream = aws.kinesis.Stream("events", shard_count=1, retention_period=stream_hours,
+                                encryption_type="KMS", kms_key_id="alias/aws/kinesis")
+    dead = aws.sqs.Queue("events-retry-dlq", message_retention_seconds=1_209_600)
+    retry = aws.sqs.Queue("events-retry", visibility_timeout_seconds=visibility, redrive_policy=dead.arn.apply(
+        lambda arn: json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": receives})))
+    fn = aws.lambda_.Function("events-fn", role="arn:aws:iam::123456789012:role/events", runtime="python3.12",
+                              handler="app.handler", code=pulumi.AssetArchive({}), timeout=function_timeout)
+    aws.lambda_.EventSourceMapping("events-mapping", event_source_arn=stream.arn, function_name=fn.name,
+                                   starting_position="LATEST", maximum_retry_attempts=3,
+                                   destination_config={"on_failure": {"destination_arn": retry.arn}})
+    aws.lambda_.EventSourceMapping("events-retry-mapping", event_source_arn=retry.arn, function_name=fn.name,
+                                   function_response_types=["ReportBatchItemFailures"])
+
+
+def test_a_fix_beyond_what_aws_accepts_is_not_offered(policy_analyzer):
+    # the stream already keeps records the 8760 h Kinesis allows: only the replay lane can shrink
+    policy_analyzer.configure({})
+    longest = policy_analyzer.analyze(record_program(lambda: consumed_stream_and_queue(
+        stream_hours=8760, visibility=43_200, receives=1000, function_timeout=900), stack="test"))
+    [replay] = flagged(longest, "kinesis-replay-window-within-retention")
+    assert "Raise the stream's retentionPeriod" not in replay.message
+    assert "already keeps records the 8760 h Kinesis allows at most" in replay.message
+    # six times a 900 s function (here a team's multiplier of 60) is beyond the 43200 s SQS allows
+    policy_analyzer.configure({"sqs-visibility-timeout-six-times-function-timeout": {"multiplier": 60}})
+    beyond = policy_analyzer.analyze(record_program(lambda: consumed_stream_and_queue(
+        stream_hours=24, visibility=900, receives=5, function_timeout=900), stack="test"))
+    [visibility] = flagged(beyond, "sqs-visibility-timeout-six-times-function-timeout")
+    assert "set visibilityTimeoutSeconds to at least" not in visibility.message
+    assert "needs 54000 s, beyond the 43200 s SQS allows: lower the function's timeout to at most 720 s" in \
+        visibility.message
