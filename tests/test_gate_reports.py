@@ -222,7 +222,7 @@ existing = aws.sqs.get_queue(name="made-up-queue")
 aws.lambda_.get_function(function_name="made-up-function")
 aws.get_caller_identity()
 role = aws.iam.Role("r", assume_role_policy='{"Version": "2012-10-17", "Statement": []}',
-                    managed_policy_arns=["arn:aws:iam::aws:policy/CloudWatchFullAccessV2",
+                    managed_policy_arns=["arn:aws:iam::aws:policy/AmazonRDSReadOnlyAccess",
                                          "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"])
 aws.iam.RolePolicyAttachment("cognito", role=role.name,
                              policy_arn="arn:aws:iam::aws:policy/AmazonCognitoPowerUser")
@@ -236,7 +236,7 @@ def test_invented_lookups_and_unjudged_managed_policies_are_listed_and_fail_stri
     assert "aws:sqs/getQueue:getQueue(name='made-up-queue')" in notes
     assert "aws:lambda/getFunction:getFunction(functionName='made-up-function')" in notes
     assert "getCallerIdentity" not in notes  # answered from facts: the preview's placeholder account
-    assert "arn:aws:iam::aws:policy/CloudWatchFullAccessV2 (attached by r)" in notes
+    assert "arn:aws:iam::aws:policy/AmazonRDSReadOnlyAccess (attached by r)" in notes
     assert "arn:aws:iam::aws:policy/AmazonCognitoPowerUser (attached by cognito)" in notes
     assert "AWSLambdaBasicExecutionRole" not in notes  # judged from the catalogue
     assert result.exit_code == 0

@@ -44,6 +44,8 @@ ALL_RULES = {
     "sfn-task-timeout-covers-lambda-timeout", "lambda-log-group-has-retention", "aws-resource-names-within-limits",
     # the paths where messages vanish (issue 23)
     "sns-subscription-endpoint-allows-topic", "eventbridge-target-allows-delivery", "s3-notification-target-allows-bucket",
+    # failure destinations their writer can write, Lambda tasks that retry Lambda's transient errors (issue 40)
+    "failure-destination-writable", "sfn-lambda-task-retries-service-errors",
 }
 
 
@@ -123,11 +125,11 @@ def test_a_wrong_policy_config_is_refused_with_what_to_fix(policy_analyzer, docu
 def test_text_output_shows_the_resource_tree_and_violations_by_level(preview):
     text = render_text(preview(EVERY_VIOLATION, "test"))
     assert "    + aws:sqs/queue:Queue  orders\n" in text
-    mandatory, advisory = text.index("Mandatory policy violations (31):"), text.index("Advisory policy violations (3):")
+    mandatory, advisory = text.index("Mandatory policy violations (33):"), text.index("Advisory policy violations (3):")
     assert mandatory < advisory
     assert "  [sqs-event-source-has-dlq] orders (aws:sqs/queue:Queue)" in text[mandatory:advisory]
     assert "Give the queue a redrivePolicy" in text
-    assert text.rstrip().endswith("31 mandatory and 3 advisory violations: the stack may not be deployed.")
+    assert text.rstrip().endswith("33 mandatory and 3 advisory violations: the stack may not be deployed.")
 
 
 # ---- the command line ------------------------------------------------------------------
@@ -147,7 +149,7 @@ def test_cli_json_output_and_exit_1_on_mandatory_violations(capsys, flag):
     assert set(queue) == {"urn", "type", "name", "parent", "inputs"} and queue["type"] == "aws:sqs/queue:Queue"
     assert {v["policy"] for v in output["violations"]} == ALL_RULES
     assert all(set(v) == FINDING_FIELDS and v["level"] in ("advisory", "mandatory") for v in output["violations"])
-    assert output["summary"]["mandatory"] == 31 and output["summary"]["advisory"] == 3
+    assert output["summary"]["mandatory"] == 33 and output["summary"]["advisory"] == 3
 
 
 def test_json_violations_name_their_resource_and_are_sorted(capsys):
@@ -306,7 +308,7 @@ def test_sarif_locates_a_component_child_at_the_components_declaration():
 def test_markdown_has_a_verdict_a_table_and_a_diagram_of_the_checked_links(preview):
     markdown = render_markdown(preview(EVERY_VIOLATION, "test"))
     lines = markdown.splitlines()
-    assert lines[0] == ("### ❌ Policy preview of stack <code>test</code>: 31 mandatory and 3 advisory violations; "
+    assert lines[0] == ("### ❌ Policy preview of stack <code>test</code>: 33 mandatory and 3 advisory violations; "
                         "the stack may not be deployed")
     rows = [line for line in lines if line.startswith("| mandatory |") or line.startswith("| advisory |")]
     assert len(rows) == len(ALL_RULES) and all(line.count(" | ") == 3 for line in rows)

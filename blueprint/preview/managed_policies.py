@@ -2,18 +2,18 @@
 
 The pack judges an AWS managed policy by the document the shared catalogue holds
 (integration_blueprint.core.aws_managed_policies, a dated snapshot). A policy the catalogue does not
-hold, or holds by name only, cannot be judged by what it grants (`CloudWatchFullAccessV2`,
+hold cannot be judged by what it grants (another service's, `AmazonRDSReadOnlyAccess`,
 `AmazonCognitoPowerUser`): the report lists each one with the resources that attach it, so a
 reviewer knows what went unread instead of reading silence as a pass.
 """
 
 from __future__ import annotations
 
-from integration_blueprint.core.aws_managed_policies import SNAPSHOT_DATE, managed_policy
+from integration_blueprint.core.aws_managed_policies import managed_policy, snapshot_date
 from integration_blueprint.preview import wire
 from integration_blueprint.preview.recording import RecordedStack
 
-__all__ = ["SNAPSHOT_DATE", "not_judged"]
+__all__ = ["not_judged", "snapshot_date"]
 
 # An AWS managed policy's ARN in any partition: arn:<partition>:iam::aws:policy/<path><name>.
 _MANAGED = ":iam::aws:policy/"

@@ -211,7 +211,7 @@ class PreviewResult:
                          f"'it exists' branch{strict}")
         for arn, holders in managed_policies.not_judged(recorded).items():
             notes.append(f"AWS managed policy {arn} (attached by {', '.join(holders)}) is not in the pack's catalogue "
-                         f"of managed policies (snapshot {managed_policies.SNAPSHOT_DATE}): what it grants was not "
+                         f"of managed policies (snapshot {managed_policies.snapshot_date()}): what it grants was not "
                          "judged")
         notes.extend(recorded.notes)
         if recorded.unread_stack_references:

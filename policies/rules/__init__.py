@@ -6,6 +6,7 @@ from . import (
     delivery,
     dynamodb,
     eventbridge,
+    failure_destinations,
     kinesis,
     lambda_mappings,
     logs,
@@ -33,5 +34,6 @@ POLICIES = [
     *security.POLICIES,
     *resource_policies.POLICIES,
     *delivery.POLICIES,
+    *failure_destinations.POLICIES,
     *names.POLICIES,
 ]

@@ -23,7 +23,7 @@ from pulumi_policy.proxy import UnknownValueError
 from integration_blueprint.core import aws_limits
 
 from ._iam import Statement, statements
-from ._values import Malformed, gather, get, is_set, json_document, whole_number
+from ._values import Malformed, gather, get, is_set, json_document, shown, whole_number
 
 QUEUE = "aws:sqs/queue:Queue"
 REDRIVE_POLICY = "aws:sqs/redrivePolicy:RedrivePolicy"
@@ -272,7 +272,7 @@ def function_timeout(function: PolicyResource) -> float:
     timeout = whole_number(get(function.props, "timeout", default=aws_limits.LAMBDA_TIMEOUT_DEFAULT_SECONDS),
                            f"function {label(function)}: timeout")
     if not 1 <= timeout <= aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS:
-        raise Malformed(f"function {label(function)}: timeout is {timeout:g}; Lambda accepts "
+        raise Malformed(f"function {label(function)}: timeout is {shown(timeout)}; Lambda accepts "
                         f"1-{aws_limits.LAMBDA_TIMEOUT_MAX_SECONDS} s")
     return timeout
 

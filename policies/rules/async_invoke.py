@@ -26,7 +26,7 @@ from ._links import (
     schedule_target,
 )
 from ._policy import HIGH, MANDATORY, rule
-from ._values import each, gather, get, given, plain
+from ._values import each, gather, get, given, is_set, plain, shown, whole_number
 
 
 def _callers(index: StackIndex):
@@ -78,13 +78,21 @@ def _caller(caller) -> str:
 def _check(args: StackValidationArgs, report: ReportViolation) -> None:
     index = StackIndex(args.resources)
     kept = set()
+    retries: dict[str, object] = {}  # function URN -> its invoke config's maximumRetryAttempts
+    configs: dict[str, str] = {}  # function URN -> the name of its FunctionEventInvokeConfig
 
     def note_config(config):
-        destination = get(config.props, "destinationConfig", "onFailure", default={})
-        if given(destination, "destination"):
-            function = function_at(index, config, "functionName", lambda: get(config.props, "functionName"))
-            if function is not None:
-                kept.add(function.urn)
+        destination = given(get(config.props, "destinationConfig", "onFailure", default={}), "destination")
+        if not destination and not is_set(config.props, "maximumRetryAttempts"):
+            return
+        function = function_at(index, config, "functionName", lambda: get(config.props, "functionName"))
+        if function is None:
+            return
+        if destination:
+            kept.add(function.urn)
+        configs[function.urn] = config.name
+        if is_set(config.props, "maximumRetryAttempts"):
+            retries[function.urn] = config.props["maximumRetryAttempts"]
     unknown_configs = gather(index.of_type(INVOKE_CONFIG), note_config)
     reported = set()
 
@@ -99,13 +107,31 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
             raise unknown_configs[0]  # an invoke config we cannot read may belong to this function
         reported.add(function.urn)
         report(f"function {label(function)} is invoked asynchronously by {_caller(caller)} but has no "
-               "on-failure destination or dead-letter queue: an error it "
-               f"returns is retried {aws_limits.LAMBDA_ASYNC_RETRY_ATTEMPTS_DEFAULT} times by Lambda and then the "
-               "event is dropped (a target's or schedule's DLQ only catches delivery failures). Add an "
-               "aws.lambda_.FunctionEventInvokeConfig with destination_config.on_failure.destination (an "
-               "SQS queue with a depth alarm), or set the function's dead_letter_config.", function.urn)
+               f"on-failure destination or dead-letter queue: an error it returns is {_retried(retries.get(function.urn))} "
+               f"(a target's or schedule's DLQ only catches delivery failures). {_fix(configs.get(function.urn))}",
+               function.urn)
 
     each(list(_callers(index)), check, report, lambda item: item[0].urn)
+
+
+def _fix(config_name) -> str:
+    if config_name is not None:  # the function has its invoke config: the destination goes there
+        return (f"Set destination_config.on_failure.destination (an SQS queue with a depth alarm) on its "
+                f"FunctionEventInvokeConfig '{config_name}', or set the function's dead_letter_config.")
+    return ("Add an aws.lambda_.FunctionEventInvokeConfig with destination_config.on_failure.destination (an "
+            "SQS queue with a depth alarm), or set the function's dead_letter_config.")
+
+
+def _retried(attempts) -> str:
+    """What Lambda does with a failed event, in the function's own maximumRetryAttempts (its
+    FunctionEventInvokeConfig's, else Lambda's default)."""
+    if attempts is None:
+        attempts = aws_limits.LAMBDA_ASYNC_RETRY_ATTEMPTS_DEFAULT
+    attempts = whole_number(attempts, "FunctionEventInvokeConfig maximumRetryAttempts")
+    if attempts == 0:
+        return "not retried (maximumRetryAttempts 0): the event is dropped at once"
+    times = "once" if attempts == 1 else f"{shown(attempts)} times"
+    return f"retried {times} by Lambda and then the event is dropped"
 
 
 lambda_async_invoke_has_on_failure_destination = rule(

@@ -88,14 +88,14 @@ def _lets(statements: list[Statement], service: str, action: str, source_arn: Op
         not s.allows and not s.condition and matches(s) for s in statements)
 
 
-def _fix(target: PolicyResource, service: str, source: str) -> str:
+def policy_fix(target: PolicyResource, service: str, source: str) -> str:
     kind = "QueuePolicy" if target.resource_type == QUEUE else "TopicPolicy"
     return (f"Add a {kind} statement: Effect Allow, Principal {{\"Service\": \"{service}\"}}, Action "
             f"\"{SEND[target.resource_type]}\", Resource the {'queue' if target.resource_type == QUEUE else 'topic'}'s "
             f"ARN, Condition {{\"ArnEquals\": {{\"aws:SourceArn\": <{source} ARN>}}}}.")
 
 
-def _arn(resource: Optional[PolicyResource]) -> Optional[str]:
+def known_arn(resource: Optional[PolicyResource]) -> Optional[str]:
     return known(lambda: get(resource.props, "arn")) if resource is not None else None
 
 
@@ -125,7 +125,7 @@ class Invokers:
         return False
 
 
-def _policy_lets(policies: ResourcePolicies, target: PolicyResource, service: str, source_arn: Optional[str]) -> bool:
+def policy_lets(policies: ResourcePolicies, target: PolicyResource, service: str, source_arn: Optional[str]) -> bool:
     """Whether the queue's or topic's policy lets `service` send; not while a policy's owner is unknown."""
     if _lets(policies.statements(target), service, SEND[target.resource_type], source_arn):
         return True
@@ -154,7 +154,7 @@ def _check_sns(args: StackValidationArgs, report: ReportViolation) -> None:
         if protocol not in ("sqs", "lambda"):
             return
         topic = index.follow(subscription, "topic", lambda: get(subscription.props, "topic"), [TOPIC])
-        topic_arn = _arn(topic) or known(lambda: get(subscription.props, "topic"))
+        topic_arn = known_arn(topic) or known(lambda: get(subscription.props, "topic"))
         delivers = f"subscription '{subscription.name}' delivers topic {label(topic) if topic else topic_arn}"
         if protocol == "lambda":
             function = function_at(index, subscription, "endpoint", lambda: get(subscription.props, "endpoint"))
@@ -167,10 +167,10 @@ def _check_sns(args: StackValidationArgs, report: ReportViolation) -> None:
         queue = index.follow(subscription, "endpoint", lambda: get(subscription.props, "endpoint"), [QUEUE])
         if queue is None:
             return  # a queue of another stack: its policy is not here to read
-        if _policy_lets(policies, queue, SNS, topic_arn):
+        if policy_lets(policies, queue, SNS, topic_arn):
             return
         report(f"{delivers} to queue {label(queue)}, whose policy does not let {SNS} send to it: SNS accepts the "
-               f"subscription and drops every message it cannot deliver. {_fix(queue, SNS, 'topic')}", subscription.urn)
+               f"subscription and drops every message it cannot deliver. {policy_fix(queue, SNS, 'topic')}", subscription.urn)
 
     each(index.of_type(SUBSCRIPTION), check, report, lambda s: s.urn)
 
@@ -209,7 +209,7 @@ def _check_eventbridge(args: StackValidationArgs, report: ReportViolation) -> No
         if delivered is None:
             return
         rules = [d for d in target.property_dependencies.get("rule", []) if d.resource_type.endswith(":EventRule")]
-        rule_arn = _arn(rules[0]) if len(rules) == 1 else None
+        rule_arn = known_arn(rules[0]) if len(rules) == 1 else None
         rule_name = known(lambda: get(target.props, "rule"))
         if delivered.resource_type in (FUNCTION, ALIAS):
             function = function_at(index, target, "arn", lambda: get(target.props, "arn"))
@@ -219,12 +219,12 @@ def _check_eventbridge(args: StackValidationArgs, report: ReportViolation) -> No
                    f"{label(function)}, which has no aws.lambda_.Permission for {EVENTS}: the rule matches and "
                    f"every invocation fails and is dropped. {_permission_fix(EVENTS, 'rule')}", target.urn)
             return
-        if _policy_lets(policies, delivered, EVENTS, rule_arn):
+        if policy_lets(policies, delivered, EVENTS, rule_arn):
             return
         what = "queue" if delivered.resource_type == QUEUE else "topic"
         report(f"EventTarget '{target.name}'{f' of rule {rule_name!r}' if rule_name else ''} delivers to {what} "
                f"{label(delivered)}, whose policy does not let {EVENTS} send to it: the rule matches and every "
-               f"event is dropped (or sits in the target's DLQ). {_fix(delivered, EVENTS, 'rule')}", target.urn)
+               f"event is dropped (or sits in the target's DLQ). {policy_fix(delivered, EVENTS, 'rule')}", target.urn)
 
     def check_schedule(schedule):
         delivered = schedule_target(index, schedule, [QUEUE, TOPIC])
@@ -234,7 +234,7 @@ def _check_eventbridge(args: StackValidationArgs, report: ReportViolation) -> No
         if role is None:
             return  # a role of another stack: its policies are not here to read
         action = SEND[delivered.resource_type]
-        if not roles.allows(role, action, _arn(delivered)):
+        if not roles.allows(role, action, known_arn(delivered)):
             what = "queue" if delivered.resource_type == QUEUE else "topic"
             report(f"schedule '{schedule.name}' delivers to {what} {label(delivered)} with role {label(role)}, "
                    f"which is not allowed {action} on it: every invocation fails and is dropped (or sits in the "
@@ -294,12 +294,12 @@ def _check_s3(args: StackValidationArgs, report: ReportViolation) -> None:
         target = index.follow(notification, key, lambda: entry.get(arn_key), [kind])
         if target is None:
             return
-        if _policy_lets(policies, target, S3, bucket_arn):
+        if policy_lets(policies, target, S3, bucket_arn):
             return
         what = "queue" if kind == QUEUE else "topic"
         report(f"BucketNotification '{notification.name}' sends {key}[{i}] to {what} {label(target)}, whose policy "
                f"does not let {S3} send to it: S3 refuses the configuration (the deploy fails) or, once the "
-               f"policy changes, drops the events. {_fix(target, S3, 'bucket')}", notification.urn)
+               f"policy changes, drops the events. {policy_fix(target, S3, 'bucket')}", notification.urn)
 
     items = [(n, key, arn_key, kind, i) for n in index.of_type(BUCKET_NOTIFICATION) for key, arn_key, kind in NOTIFIED
              for i in range(len(_entries(n, key)))]

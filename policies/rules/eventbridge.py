@@ -4,6 +4,8 @@ or a stream keeps what fails and does not retry forever."""
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 from pulumi_policy.proxy import UnknownValueError
 
+from integration_blueprint.core import aws_limits
+
 from ._links import (
     EVENT_TARGET,
     PIPE,
@@ -17,7 +19,7 @@ from ._links import (
     label,
 )
 from ._policy import HIGH, MANDATORY, rule
-from ._values import each, get, given, is_set, resource_rule
+from ._values import each, get, given, is_set, resource_rule, shown, whole_number
 from .lambda_mappings import retry_bounds, stream_retention_seconds, unbounded_because
 
 
@@ -37,7 +39,26 @@ def _check_target(args: ResourceValidationArgs, report: ReportViolation) -> None
             report(f"the dead-letter queue {arn} is FIFO; EventBridge needs a standard queue.", None)
     if missing:
         report("the rule target has no " + " and no ".join(missing) + ": an event EventBridge cannot "
-               "deliver is retried for up to 24 hours by default and then dropped with no record of it.", None)
+               f"deliver is {_retried(args.props)} and then dropped with no record of it.", None)
+
+
+def _retried(props) -> str:
+    """How EventBridge retries a target, in the program's own retryPolicy where it has one."""
+    if not given(props, "retryPolicy"):
+        return (f"retried up to {aws_limits.EVENTBRIDGE_RETRY_ATTEMPTS_MAX} times within "
+                f"{aws_limits.EVENTBRIDGE_EVENT_AGE_DEFAULT_SECONDS} s by default")
+    try:
+        attempts = get(props, "retryPolicy", "maximumRetryAttempts")
+        age = get(props, "retryPolicy", "maximumEventAgeInSeconds")
+    except UnknownValueError:
+        return "retried as its retryPolicy sets"
+    attempts = (aws_limits.EVENTBRIDGE_RETRY_ATTEMPTS_MAX if attempts is None
+                else whole_number(attempts, "retryPolicy.maximumRetryAttempts"))
+    age = (aws_limits.EVENTBRIDGE_EVENT_AGE_DEFAULT_SECONDS if age is None
+           else whole_number(age, "retryPolicy.maximumEventAgeInSeconds"))
+    if attempts == 0:
+        return "not retried (retryPolicy.maximumRetryAttempts 0)"
+    return f"retried up to {shown(attempts)} times within {shown(age)} s"
 
 
 # ---- pipe-source-has-dlq-and-bounded-retries ------------------------------------------------------
@@ -71,8 +92,8 @@ def _check_pipes(args: StackValidationArgs, report: ReportViolation) -> None:
         parameters = get(pipe.props, "sourceParameters", key, default={})
         problems = []
         if not is_set(get(parameters, "deadLetterConfig", default={}), "arn"):
-            problems.append(f"set sourceParameters.{key}.deadLetterConfig.arn (a standard SQS queue, SNS "
-                            "topic or S3 bucket) so records that exhaust their retries are kept")
+            problems.append(f"set sourceParameters.{key}.deadLetterConfig.arn (an SQS queue or SNS "
+                            "topic: what a pipe's DLQ accepts) so records that exhaust their retries are kept")
         retries, age = retry_bounds(parameters, f"pipe '{pipe.name}': {key}.")
         retention, kept = stream_retention_seconds(index, source, arn)
         why = unbounded_because(retries, age, retention, kept)

@@ -11,7 +11,7 @@ from integration_blueprint.core import aws_limits
 
 from ._links import MAPPING, QUEUE, STREAM, STREAM_CONSUMER, RedrivesBySource, StackIndex, label, mapping_source
 from ._policy import HIGH, MANDATORY, rule
-from ._values import each, gather, get, number, within
+from ._values import each, gather, get, number, shown, within
 from .lambda_mappings import retry_bounds
 from .sqs import retention as retention_of_queue
 
@@ -63,16 +63,25 @@ def _check_replay_window(args: StackValidationArgs, report: ReportViolation) -> 
             how = "the queue has no redrive policy, so it is redelivered for its whole retention"
         else:
             window = delay + receives * visibility
-            how = f"delay {delay:g} s + {receives:g} receives x {visibility:g} s visibility"
+            how = f"delay {shown(delay)} s + {shown(receives)} receives x {shown(visibility)} s visibility"
         if age + window > retention:
             report(f"on-failure queue {label(queue)} of mapping '{mapping.name}' replays records of "
-                   f"stream {label(stream)} for up to {age + window:g} s (record age limit {age:g} s, "
-                   f"{how}) but the stream keeps records {retention:g} s: the last replays would find "
-                   "the records gone. Raise the stream's retentionPeriod or lower the queue's "
-                   "delay, visibility timeout or maxReceiveCount (or maximumRecordAgeInSeconds).",
-                   mapping.urn)
+                   f"stream {label(stream)} for up to {shown(age + window)} s (record age limit {shown(age)} s, "
+                   f"{how}) but the stream keeps records {shown(retention)} s: the last replays would find "
+                   f"the records gone. {_replay_fix(retention, receives is None)}", mapping.urn)
 
     each(mappings, check, report, lambda m: m.urn)
+
+
+def _replay_fix(retention: float, no_redrive: bool) -> str:
+    """Only what the program can still change: a stream already at Kinesis's longest retention
+    cannot keep records longer."""
+    shorter = ("give the queue a redrive policy (its retention alone is the window now)" if no_redrive else
+               "lower the queue's delay, visibility timeout or maxReceiveCount (or maximumRecordAgeInSeconds)")
+    if retention >= aws_limits.KINESIS_RETENTION_MAX_HOURS * 3600:
+        return (f"The stream already keeps records the {aws_limits.KINESIS_RETENTION_MAX_HOURS} h Kinesis allows at "
+                f"most: {shorter}.")
+    return f"Raise the stream's retentionPeriod or {shorter}."
 
 
 kinesis_replay_window_within_retention = rule(

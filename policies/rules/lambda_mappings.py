@@ -23,7 +23,7 @@ from ._links import (
 )
 from ._policy import CRITICAL, HIGH, MANDATORY, MEDIUM, rule
 from ._roles import RoleGrants
-from ._values import Malformed, each, get, given, is_set, known, number, plain, whole_number, within
+from ._values import Malformed, each, get, given, is_set, known, number, plain, shown, whole_number, within
 
 REPORT_BATCH_ITEM_FAILURES = "ReportBatchItemFailures"
 RELIABILITY = ["reliability", "lambda", "event-source-mapping"]
@@ -52,7 +52,7 @@ def _check_batch_item_failures(index, mapping, report: ReportViolation) -> None:
     window = number(mapping.props, "maximumBatchingWindowInSeconds", 0)
     if batch == 1 and not window:
         return  # a failed batch is the one message that failed: nothing that succeeded is redone
-    report(f"SQS mapping '{mapping.name}' (batchSize {batch:g}) does not set functionResponseTypes "
+    report(f"SQS mapping '{mapping.name}' (batchSize {shown(batch)}) does not set functionResponseTypes "
            f"[\"{REPORT_BATCH_ITEM_FAILURES}\"]: one failed message makes the whole batch "
            "visible again, so messages that succeeded are processed again.", mapping.urn)
 
@@ -74,7 +74,7 @@ def stream_retention_seconds(index: StackIndex, source, arn) -> tuple:
         hours = within(number(source.props, "retentionPeriod", aws_limits.KINESIS_RETENTION_DEFAULT_HOURS),
                        aws_limits.KINESIS_RETENTION_MIN_HOURS, aws_limits.KINESIS_RETENTION_MAX_HOURS,
                        f"stream {label(source)}: retentionPeriod (hours)")
-        return hours * 3600, f"stream {label(source)} keeps records {hours:g} h"
+        return hours * 3600, f"stream {label(source)} keeps records {shown(hours)} h"
     if (source is not None and source.resource_type == TABLE) or (isinstance(arn, str) and arn_service(arn) == "dynamodb"):
         hours = aws_limits.DYNAMODB_STREAM_RETENTION_HOURS
         return hours * 3600, f"DynamoDB streams keep records {hours} h"
@@ -102,8 +102,8 @@ def unbounded_because(retries, age, retention, kept: str) -> str:
         return ("retries a failing batch until the record expires (maximumRetryAttempts and "
                 "maximumRecordAgeInSeconds are both -1, the defaults)")
     if retention is not None and age >= retention:
-        return (f"bounds retries only by maximumRecordAgeInSeconds {age:g}, which is at or beyond the "
-                f"source's retention ({kept}, {retention:g} s), so it bounds nothing")
+        return (f"bounds retries only by maximumRecordAgeInSeconds {shown(age)}, which is at or beyond the "
+                f"source's retention ({kept}, {shown(retention)} s), so it bounds nothing")
     return ""
 
 
@@ -141,12 +141,20 @@ def _check_concurrency(index, mapping, report: ReportViolation) -> None:
         return
     how = (f"no scalingConfig.maximumConcurrency (the poller scales up to "
            f"{aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MAX} concurrent invocations)" if maximum is None
-           else f"scalingConfig.maximumConcurrency {maximum:g}")
+           else f"scalingConfig.maximumConcurrency {shown(maximum)}")
+    if reserved < aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MIN:
+        # no maximumConcurrency fits: AWS accepts none below its minimum
+        fix = (f"No maximumConcurrency fits under it (AWS accepts {aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MIN}-"
+               f"{aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MAX}): raise reservedConcurrentExecutions to at least "
+               f"{aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MIN} and set maximumConcurrency to at most that, or remove "
+               "the reservation.")
+    else:
+        fix = (f"Set scalingConfig.maximumConcurrency to at most {shown(reserved)} (or raise the reserved "
+               "concurrency above it).")
     report(f"SQS mapping '{mapping.name}' has {how} but function {label(function)} has reserved "
-           f"concurrency {reserved:g}: the poller's throttled invocations return the messages to the "
+           f"concurrency {shown(reserved)}: the poller's throttled invocations return the messages to the "
            "queue, each throttle consumes a receive, and healthy messages reach the DLQ after "
-           f"maxReceiveCount. Set maximumConcurrency to at most {max(reserved, aws_limits.SQS_ESM_MAXIMUM_CONCURRENCY_MIN):g} "
-           "(or raise the reserved concurrency).", mapping.urn)
+           f"maxReceiveCount. {fix}", mapping.urn)
 
 
 # ---- lambda-esm-role-can-use-source -------------------------------------------------------------

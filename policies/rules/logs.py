@@ -10,13 +10,13 @@ from integration_blueprint.core import aws_limits
 
 from ._links import FUNCTION, LOG_GROUP, StackIndex, label
 from ._policy import LOW, MANDATORY, rule
-from ._values import Malformed, each, gather, get, is_set, known, to_number
+from ._values import Malformed, each, gather, get, is_set, known, shown, to_number
 
 
 def _retention_days(group) -> float:
     days = to_number(get(group.props, "retentionInDays", default=0), f"log group {label(group)}: retentionInDays") or 0
     if days and days not in aws_limits.LOG_RETENTION_ALLOWED_DAYS:
-        raise Malformed(f"log group {label(group)}: retentionInDays is {days:g}; CloudWatch Logs accepts "
+        raise Malformed(f"log group {label(group)}: retentionInDays is {shown(days)}; CloudWatch Logs accepts "
                         f"{', '.join(map(str, aws_limits.LOG_RETENTION_ALLOWED_DAYS))}")
     return days
 

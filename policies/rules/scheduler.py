@@ -3,9 +3,11 @@
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 from pulumi_policy.proxy import UnknownValueError
 
+from integration_blueprint.core import aws_limits
+
 from ._links import SCHEDULE
 from ._policy import HIGH, MANDATORY, rule
-from ._values import get, given, resource_rule
+from ._values import get, given, resource_rule, shown, whole_number
 
 
 def _check(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -24,8 +26,25 @@ def _check(args: ResourceValidationArgs, report: ReportViolation) -> None:
         if isinstance(arn, str) and arn.endswith(".fifo"):
             report(f"the dead-letter queue {arn} is FIFO; Scheduler needs a standard queue.", None)
     if missing:
-        report("schedule has no " + " and no ".join(missing) + ": an invocation that fails is "
-               "dropped after Scheduler's default retries with no record of it.", None)
+        report("schedule has no " + " and no ".join(missing) + f": an invocation that fails is "
+               f"dropped {_after_retries(target)} with no record of it.", None)
+
+
+def _after_retries(target) -> str:
+    """When Scheduler gives up on an invocation, in the program's own retry settings."""
+    if not given(target, "retryPolicy"):
+        return (f"after Scheduler's default retries ({aws_limits.SCHEDULER_RETRY_ATTEMPTS_MAX} retries over "
+                f"{aws_limits.SCHEDULER_EVENT_AGE_MAX_SECONDS} s)")
+    try:
+        attempts = get(target, "retryPolicy", "maximumRetryAttempts")
+    except UnknownValueError:
+        return "after its retries"
+    if attempts is None:
+        return f"after its retries ({aws_limits.SCHEDULER_RETRY_ATTEMPTS_MAX} by default)"
+    attempts = whole_number(attempts, "target.retryPolicy.maximumRetryAttempts")
+    if attempts == 0:
+        return "at its first failure (retryPolicy.maximumRetryAttempts 0: not retried)"
+    return f"after its {shown(attempts)} {'retry' if attempts == 1 else 'retries'}"
 
 
 scheduler_target_has_retry_and_dlq = rule(

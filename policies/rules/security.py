@@ -2,6 +2,7 @@
 
 import json
 from functools import lru_cache
+from typing import Optional
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs
 
@@ -99,17 +100,25 @@ def _managed_policy_arns(args: ResourceValidationArgs) -> list[str]:
     return [arn] if isinstance(arn, str) else []
 
 
-def _wildcard_managed_policy(arn: str) -> bool:
-    """AWS managed policies that allow whole services or everything: judged by their document
-    where the pack knows it (AdministratorAccess, PowerUserAccess, AmazonSQSFullAccess, ...), else
-    by AWS's naming (the <Service>FullAccess family)."""
+def _wildcard_managed_policy(arn: str) -> Optional[str]:
+    """How an AWS managed policy allows whole services or everything, said for a violation, or None.
+    Judged by its document where the catalogue holds it (AdministratorAccess, AmazonSQSFullAccess,
+    AWSLambdaExecute's logs:*; ReadOnlyAccess's Get*/List* name no whole service), else by AWS's
+    naming (the <Service>FullAccess family)."""
     if not is_aws_managed(arn):
-        return False
+        return None
     known = managed_policy(arn)
     if known is None:
-        return arn.rsplit("/", 1)[-1].endswith("FullAccess")
-    return any(s.allows and (s.not_actions is not None or any(is_wildcard(a) for a in s.actions))
-               for s in statements(known["document"], arn))
+        return "allows whole services (its name says so)" if arn.rsplit("/", 1)[-1].endswith("FullAccess") else None
+    allowed = [s for s in statements(known["document"], arn) if s.allows]
+    if any("*" in s.actions for s in allowed):
+        return "allows every action of every service"
+    if any(s.not_actions is not None for s in allowed):
+        return "allows every action of every service but those it lists"
+    whole = sorted({a for s in allowed for a in s.actions if a.endswith(":*")})
+    if not whole:
+        return None
+    return f"allows whole services ({', '.join(whole[:6])}{', ...' if len(whole) > 6 else ''})"
 
 
 @lru_cache(maxsize=None)
@@ -127,9 +136,10 @@ def _baseline_on_every_resource() -> dict[str, str]:
 
 def _check_wildcard_actions(args: ResourceValidationArgs, report: ReportViolation) -> None:
     for arn in _managed_policy_arns(args):
-        if _wildcard_managed_policy(arn):
-            report(f"attaches the AWS managed policy {arn}, which allows whole services (or "
-                   "everything): write a policy that names the actions the code calls.", None)
+        grants_ = _wildcard_managed_policy(arn)
+        if grants_:
+            report(f"attaches the AWS managed policy {arn}, which {grants_}: write a policy that names the "
+                   "actions the code calls.", None)
     for statement in _statements(args):
         if not statement.allows:
             continue

@@ -21,7 +21,7 @@ from ._links import (
     redrive_owners,
 )
 from ._policy import ADVISORY, HIGH, LOW, MANDATORY, MEDIUM, rule
-from ._values import Unverifiable, config_value, each, is_set, number, resource_rule, within
+from ._values import Unverifiable, config_value, each, is_set, number, resource_rule, shown, within
 
 # ---- sqs-dlq-max-receive-count ------------------------------------------------------------------
 
@@ -31,10 +31,10 @@ def _check_max_receive_count(args: ResourceValidationArgs, report: ReportViolati
         return
     count = max_receive_count(args.props)
     if count < minimum:
-        report(f"maxReceiveCount is {count:g}; set it to at least {minimum:g} so a transient failure "
+        report(f"maxReceiveCount is {shown(count)}; set it to at least {shown(minimum)} so a transient failure "
                "(a throttle, a timeout) does not send a healthy message to the DLQ.", None)
     elif count > aws_limits.SQS_MAX_RECEIVE_COUNT_MAX:
-        report(f"maxReceiveCount is {count:g}; SQS accepts 1-{aws_limits.SQS_MAX_RECEIVE_COUNT_MAX}.", None)
+        report(f"maxReceiveCount is {shown(count)}; SQS accepts 1-{aws_limits.SQS_MAX_RECEIVE_COUNT_MAX}.", None)
 
 
 DLQ_DOC = "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html"
@@ -84,9 +84,14 @@ def _visibility_rule(args: StackValidationArgs, report: ReportViolation, multipl
                   if with_batching_window else 0)
         required = multiplier * timeout + window
         if visibility < required:
-            report(f"queue {label(queue)} has visibilityTimeoutSeconds {visibility:g} but function "
-                   f"{label(function)} may run {timeout:g} s; {advice} "
-                   f"set visibilityTimeoutSeconds to at least {required:g}.", queue.urn)
+            if required <= aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS:
+                fix = f"set visibilityTimeoutSeconds to at least {shown(required)}."
+            else:  # no visibility timeout SQS accepts is long enough: only the function can give way
+                longest = (aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS - window) // multiplier
+                fix = (f"that needs {shown(required)} s, beyond the {aws_limits.SQS_VISIBILITY_TIMEOUT_MAX_SECONDS} s "
+                       f"SQS allows: lower the function's timeout to at most {shown(longest)} s.")
+            report(f"queue {label(queue)} has visibilityTimeoutSeconds {shown(visibility)} but function "
+                   f"{label(function)} may run {shown(timeout)} s; {advice} {fix}", queue.urn)
 
     each(index.of_type(MAPPING), check, report, lambda m: m.urn)
 
@@ -99,7 +104,7 @@ def _check_covers(args: StackValidationArgs, report: ReportViolation) -> None:
 def _check_six_times(args: StackValidationArgs, report: ReportViolation) -> None:
     multiplier = config_value(args.get_config(), "multiplier", aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR)
     _visibility_rule(args, report, multiplier,
-                     f"AWS recommends {multiplier:g}x the function timeout plus the batching window "
+                     f"AWS recommends {shown(multiplier)}x the function timeout plus the batching window "
                      "so retries of throttled invocations do not redeliver the batch:",
                      with_batching_window=True)
 
@@ -164,7 +169,7 @@ def _check_retention(args: StackValidationArgs, report: ReportViolation) -> None
         source_kept = retention(source)
         if dlq is None:
             raise Unverifiable(f"the DLQ {dlq_arn} of queue {label(source)} is outside this stack: "
-                               f"check by hand that it keeps messages longer than {source_kept:g} s")
+                               f"check by hand that it keeps messages longer than {shown(source_kept)} s")
         kept = retention(dlq)
         if kept > source_kept:
             return
@@ -173,9 +178,14 @@ def _check_retention(args: StackValidationArgs, report: ReportViolation) -> None
                    "when it moves to the DLQ, so here the DLQ's own retention is all the time anyone has)")
         else:
             why = "a message keeps its original enqueue time, so it would expire in the DLQ before anyone sees it"
-        report(f"DLQ {label(dlq)} keeps messages {kept:g} s, not longer than its source "
-               f"{label(source)} ({source_kept:g} s): {why}. Set the DLQ's "
-               f"messageRetentionSeconds to {conventions.DLQ_RETENTION_SECONDS}.", dlq.urn)
+        if kept >= aws_limits.SQS_RETENTION_MAX_SECONDS:
+            # the DLQ already keeps messages as long as SQS allows: only the source can give way
+            fix = (f"The DLQ already keeps messages the {aws_limits.SQS_RETENTION_MAX_SECONDS} s SQS allows at most: "
+                   f"lower the source's messageRetentionSeconds below {shown(kept)}.")
+        else:
+            fix = f"Set the DLQ's messageRetentionSeconds to {conventions.DLQ_RETENTION_SECONDS}."
+        report(f"DLQ {label(dlq)} keeps messages {shown(kept)} s, not longer than its source "
+               f"{label(source)} ({shown(source_kept)} s): {why}. {fix}", dlq.urn)
     _redrive_pairs(args, report, check_pair)
 
 

@@ -1,5 +1,9 @@
 """Step Functions rules: a Distributed Map must be bounded, tolerate some failures, and back off;
-a task that invokes a Lambda function must wait at least as long as the function may run."""
+a task that invokes a Lambda function must wait at least as long as the function may run, and
+retry the Lambda service's transient errors."""
+
+import json
+import re
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
@@ -7,7 +11,7 @@ from integration_blueprint.core import aws_limits
 
 from ._links import STATE_MACHINE, StackIndex, function_at, function_timeout, label
 from ._policy import HIGH, MANDATORY, rule
-from ._values import Malformed, a_list, an_object, each, json_document, resource_rule, to_number, whole_number, within
+from ._values import Malformed, a_list, an_object, each, json_document, resource_rule, shown, to_number, whole_number, within
 
 EXCEEDED = aws_limits.DISTRIBUTED_MAP_TOLERATED_FAILURE_ERROR
 LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
@@ -143,13 +147,59 @@ def _check_task_timeouts(args: StackValidationArgs, report: ReportViolation) -> 
                              1, aws_limits.SFN_TASK_TIMEOUT_DEFAULT_SECONDS, f"definition: {path}.TimeoutSeconds")
             runs = function_timeout(function)
             if timeout < runs:
-                report(f"state machine {label(machine)}: task {path} times out after {timeout:g} s but "
-                       f"function {label(function)} may run {runs:g} s: the task gives up (and a Retry "
+                report(f"state machine {label(machine)}: task {path} times out after {shown(timeout)} s but "
+                       f"function {label(function)} may run {shown(runs)} s: the task gives up (and a Retry "
                        "on States.Timeout starts the item again) while the first invocation still "
-                       f"runs. Set TimeoutSeconds to at least {runs:g} (the function timeout plus a margin).",
+                       f"runs. Set TimeoutSeconds to at least {shown(runs)} (the function timeout plus a margin).",
                        machine.urn)
 
     each(index.of_type(STATE_MACHINE), check, report, lambda m: m.urn)
+
+
+# ---- sfn-lambda-task-retries-service-errors -------------------------------------------------------
+
+SERVICE_ERRORS = aws_limits.SFN_LAMBDA_SERVICE_ERRORS
+# AWS's best-practice retrier for Lambda's service errors, with jitter so throttled tasks spread out
+SUGGESTED_BACKOFF = {"IntervalSeconds": 2, "MaxAttempts": 6, "BackoffRate": 2, "JitterStrategy": "FULL"}
+LAMBDA_INVOKE_ANY_PARTITION = re.compile(r"arn:[a-z-]+:states:::lambda:invoke")
+
+
+def _retried(retriers: list, error: str, path: str) -> bool:
+    """Whether a Retry retries `error`: Step Functions applies the first retrier whose ErrorEquals
+    names the error or a wildcard covering it, and retries only if its MaxAttempts is above 0."""
+    for i, retrier in enumerate(retriers):
+        names = a_list(retrier.get("ErrorEquals"), f"definition: {path}.Retry[{i}].ErrorEquals")
+        if error in names or any(w in names for w in aws_limits.SFN_ERROR_WILDCARDS):
+            attempts = whole_number(retrier.get("MaxAttempts", aws_limits.SFN_RETRY_MAX_ATTEMPTS_DEFAULT),
+                                    f"definition: {path}.Retry[{i}].MaxAttempts")
+            return attempts > 0
+    return False
+
+
+def _check_lambda_retries(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    definition = json_document(args.props, "definition")
+    if definition is None:
+        return
+    for path, state in _walk(_states(definition, "the definition"), ""):
+        if state.get("Type") != "Task" or not _invokes_lambda(state):
+            continue
+        retriers = _retriers(state, path)
+        missing = [e for e in SERVICE_ERRORS if not _retried(retriers, e, path)]
+        if not missing:
+            continue
+        has = "has no Retry" if not retriers else f"has a Retry that does not retry {', '.join(missing)}"
+        retrier = json.dumps({"ErrorEquals": missing, **SUGGESTED_BACKOFF})
+        report(f"task {path} invokes Lambda and {has}: each of these errors (a throttle, a transient Lambda "
+               f"service error) fails the task at once. Add a retrier first in its Retry: {retrier} (AWS's list "
+               "also names Lambda.ClientExecutionTimeoutException).", None)
+
+
+def _invokes_lambda(task: dict) -> bool:
+    """arn:<partition>:states:::lambda:invoke[.waitForTaskToken] (whatever names the function, a
+    FunctionName.$ too) or a function's own ARN as the Resource."""
+    resource = task.get("Resource")
+    return isinstance(resource, str) and (LAMBDA_INVOKE_ANY_PARTITION.match(resource) is not None
+                                          or _invoked_function(task) is not None)
 
 
 SFN = ["reliability", "step-functions"]
@@ -176,4 +226,19 @@ sfn_task_timeout_covers_lambda_timeout = rule(
     validate=_check_task_timeouts,
 )
 
-POLICIES = [sfn_distributed_map_bounded, sfn_task_timeout_covers_lambda_timeout]
+sfn_lambda_task_retries_service_errors = rule(
+    "resource", name="sfn-lambda-task-retries-service-errors",
+    display_name="Lambda tasks retry Lambda's transient errors",
+    description=("A Step Functions Task that invokes Lambda (arn:aws:states:::lambda:invoke or a function ARN), "
+                 "also inside Parallel branches and Map processors, needs a Retry that retries "
+                 f"{', '.join(SERVICE_ERRORS)} (named, or through States.ALL / States.TaskFailed, with "
+                 "MaxAttempts above 0): without it one throttle or Lambda service hiccup fails the execution."),
+    level=MANDATORY, severity=HIGH, tags=[*SFN, "lambda", "retries"],
+    remediation=("Add to the task's Retry, first: {\"ErrorEquals\": [\"Lambda.ServiceException\", "
+                 "\"Lambda.AWSLambdaException\", \"Lambda.SdkClientException\", \"Lambda.TooManyRequestsException\"], "
+                 "\"IntervalSeconds\": 2, \"MaxAttempts\": 6, \"BackoffRate\": 2, \"JitterStrategy\": \"FULL\"}."),
+    url="https://docs.aws.amazon.com/step-functions/latest/dg/bp-lambda-serviceexception.html",
+    validate=resource_rule(_check_lambda_retries, STATE_MACHINE),
+)
+
+POLICIES = [sfn_distributed_map_bounded, sfn_task_timeout_covers_lambda_timeout, sfn_lambda_task_retries_service_errors]
