@@ -2,7 +2,7 @@
 // (policy_packs.py): the pack's Analyzer server, which @pulumi/policy's serve() binds to a loopback
 // TCP port any local process could call, listens on the run's private channel instead (the Unix
 // socket in the run's 0700 folder, private_channel.py), answers only calls carrying the gate's token,
-// and answers Configure once: the gate configures the pack before the program starts, so the program
+// and answers Configure and ConfigureStack once: the gate configures the pack first, so the program
 // under test cannot reconfigure or disable it even if it found the token. The settings are read once
 // from the pipe the preview handed over (never a command line or the environment). The pack still
 // prints its "port" as its first line, as every Pulumi plugin does.
@@ -21,7 +21,7 @@ const TOKEN_HEADER = "blueprint-run-token";
 const REFUSAL = "this channel belongs to one blueprint preview run; a call without the run's token is refused";
 const ONCE_REFUSAL = "this method was called once already by the blueprint preview run that owns the channel; " +
     "a second call is refused (the pack is configured once, before the program starts)";
-const ONCE = run.reconfigurable ? [] : ["configure"];
+const ONCE = run.reconfigurable ? [] : ["configure", "configureStack"];
 const token = Buffer.from(run.token);
 const called = new Set();
 const guarded = Symbol("blueprint private channel");

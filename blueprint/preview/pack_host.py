@@ -1,8 +1,8 @@
 """Run a Python policy pack as the Pulumi CLI does (`python -m pulumi.policy <engine> <pack-dir>`), with
 its Analyzer server on the preview run's private channel (private_channel): its Unix socket in the
 run's private folder, every call checked for the gate's token, both handed over on a pipe, and
-Configure answered once: the gate configures the pack before the program starts, and a second
-Configure (the program under test, had it found the token) is refused. The pack prints its "port"
+Configure and ConfigureStack answered once: the gate configures the pack before the program's
+resources reach it, and a second call (the program under test, had it found the token) is refused. The pack prints its "port"
 (the SDK's add_insecure_port result) as the first line, as it always does.
 
 Started by policy_packs.py in one of two ways:
@@ -27,7 +27,8 @@ if sys.path and os.path.abspath(sys.path[0] or os.curdir) == _HERE:  # run as a 
     del sys.path[0]
 
 PATCH_NAME = "policy_pack_private_channel"
-CONFIGURE = "/pulumirpc.Analyzer/Configure"
+# The calls that set what the pack judges by: answered once, for the gate.
+CONFIGURE_ONCE = ("/pulumirpc.Analyzer/Configure", "/pulumirpc.Analyzer/ConfigureStack")
 _run: dict = {}  # the run's channel: {"address": ..., "token": ..., "reconfigurable": ...}, as handed over
 
 
@@ -68,7 +69,7 @@ def _private_server(patcher) -> None:
     import grpc
     import pulumi_policy.policy as policy_module
 
-    once = () if _run.get("reconfigurable") else (CONFIGURE,)
+    once = () if _run.get("reconfigurable") else CONFIGURE_ONCE
 
     def server(*args, **kwargs):
         check = private_channel.TokenCheck(_run["token"], once=once)

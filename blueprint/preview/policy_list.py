@@ -66,7 +66,7 @@ def list_rules(analyzer: PolicyAnalyzer, program_dir: Path, *, shared: bool = Fa
             document = {key: value for key, value in document.items() if key in own}
         for name, entry in analyzer.resolve(document, source=str(path)).items():
             levels[name][stack] = entry.enforcement_level
-    return RuleListing(pack=analyzer.info.name, version=analyzer.info.version, pack_dir=analyzer.pack_dir,
+    return RuleListing(pack=analyzer.info.name, version=analyzer.version, pack_dir=analyzer.pack_dir,
                        stack_dir=folder, stacks=stacks, rules=rules, levels=levels)
 
 
