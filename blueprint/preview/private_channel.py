@@ -88,7 +88,8 @@ class TokenCheck(grpc.ServerInterceptor):
         self._token = token.encode()
         self._refused = grpc.unary_unary_rpc_method_handler(_refuse)
         self._refused_again = grpc.unary_unary_rpc_method_handler(_refuse_again)
-        self._once, self._called, self._lock = set(once), set(), threading.Lock()
+        self._once, self._lock = set(once), threading.Lock()
+        self._called: set[str] = set()
 
     def intercept_service(self, continuation, handler_call_details):
         if not _carries(handler_call_details.invocation_metadata, self._token):
