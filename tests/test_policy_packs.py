@@ -115,6 +115,11 @@ def test_the_stacks_policy_config_configures_each_pack_with_its_own_entries(caps
     code, report, _ = preview(capsys, "--policy-pack", str(TEAM_PYTHON), "--policy-pack", OURS, program=program)
     assert by_pack(report)["team-data-rules"] == {("s3-bucket-versioned", "invoice-archive", "mandatory")}
     assert all(v["policy"] != "dynamodb-table-encrypted-with-kms" for v in report["violations"])
+    shared = tmp_path / "shared.json"  # --policy-config: the config of every pack without its own
+    shared.write_text((program / "policy.test.json").read_text())
+    code, again, _ = preview(capsys, "--policy-pack", str(TEAM_PYTHON), "--policy-pack", OURS,
+                             "--policy-config", str(shared), program=PROGRAM)
+    assert by_pack(again) == by_pack(report) and again["policyPacks"][0]["policyConfig"] == str(shared)
     (program / "policy.test.json").write_text(json.dumps({"dynamodb-tables-per-stak": {"maximum": 2}}))
     code, _, err = preview(capsys, "--policy-pack", str(TEAM_PYTHON), "--policy-pack", OURS, program=program)
     assert code == 2 and "no policy named dynamodb-tables-per-stak in the policy packs it configures " \

@@ -365,7 +365,11 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
         except policy_packs.PackError as exc:
             raise AnalyzerError(str(exc)) from None
     stack_default = stack_policy_config(program_dir, stack)
-    configs = [_PackConfig.of(request.config or stack_default, shared=request.config is None) for request in packs]
+    # A file several packs take (the stack's, or --policy-config for every pack) is shared: each
+    # pack takes its own entries of it.
+    configs = [_PackConfig.of(request.config or stack_default,
+                              shared=request.config is None or [r.config for r in packs].count(request.config) > 1)
+               for request in packs]
     if analyzer is not None:
         started = [analyzer] if isinstance(analyzer, PolicyAnalyzer) else list(analyzer)
         configs = configs[:1] * len(started) if len(configs) < len(started) else configs
@@ -398,7 +402,9 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
             with _secrets_kept(recorded):
                 started = [future.result() for future in starting]  # the first pack that did not start raises
                 _PackConfig.check_shared(configs, started)
-                runs = [(one, stream.resolved, stream.finish(recorded)) for one, stream in zip(started, streams)]
+                # Each pack's last answers (its AnalyzeStack) at once: the slowest pack's, not their sum.
+                found = list(pool.map(lambda stream: stream.finish(recorded), streams))
+                runs = [(one, stream.resolved, violations) for one, stream, violations in zip(started, streams, found)]
                 result = _result(runs, recorded, configs)
         finally:
             for future in starting:  # each pack that started is ended, whatever happened
