@@ -236,3 +236,7 @@ def test_awsguard_a_team_pack_and_ours_each_report_their_violations_in_every_for
     assert any("s3-bucket-versioned" in row and "team-data-rules<br><sub>2.3.0</sub>" in row for row in rows)
     shown = text.read_text()
     assert "Policy pack: pulumi-awsguard 1.0.0" in shown and "      Policy pack: team-data-rules 2.3.0" in shown
+    assert main(["policy", "ls", "--policy-pack", str(AWSGUARD), "--json"]) == 0  # what a team sees will run
+    listing = json.loads(capsys.readouterr().out)
+    assert listing["pack"] == "pulumi-awsguard" and len(listing["policies"]) > 20
+    assert {p["levels"]["default"] for p in listing["policies"]} == {"mandatory"}  # its initial config's

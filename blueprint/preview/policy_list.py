@@ -19,7 +19,7 @@ from integration_blueprint.preview import policy_config
 from integration_blueprint.preview.analyzer import PolicyAnalyzer, Rule
 from integration_blueprint.preview.recording import load_project
 
-DEFAULT_COLUMN = "default"  # the pack's own level, with no policy config
+DEFAULT_COLUMN = "default"  # the pack's own level (and its initial config's), with no policy config
 
 
 @dataclass
@@ -58,7 +58,9 @@ def list_rules(analyzer: PolicyAnalyzer, program_dir: Path, *, shared: bool = Fa
     folder, stacks = stacks_of(program_dir)
     own = {rule for rule in analyzer.rules} | {"all"}
     rules = sorted(analyzer.rules.values(), key=lambda r: r.name)
-    levels = {r.name: {DEFAULT_COLUMN: r.level} for r in rules}
+    # The pack's own levels after its initial config (AWSGuard's `all: "mandatory"`), as a run without
+    # a policy config would judge with them.
+    levels = {name: {DEFAULT_COLUMN: entry.enforcement_level} for name, entry in analyzer.resolve({}).items()}
     for stack in stacks:
         path = folder / f"policy.{stack}.json" if folder else None
         document = policy_config.load(path) if path and path.exists() else {}
