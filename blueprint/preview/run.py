@@ -444,8 +444,9 @@ class _PackConfig:
             packs = ", ".join(one.name for _, one in sharing)
             raise policy_config.PolicyConfigError(
                 f"{sharing[0][0].path}: no policy named {', '.join(unknown)} in the policy packs it configures "
-                f"({packs}); give a pack a config of its own with --policy-pack-config, or see their policies "
-                "with `blueprint policy ls --policy-pack DIR`")
+                f"({packs}); add the pack those entries are for (the blueprint's: --policy-pack \"$(blueprint "
+                "policy path)\"), give each pack a config of its own with --policy-pack-config, or see the packs' "
+                "policies with `blueprint policy ls --policy-pack DIR`")
 
 
 class _StreamedAnalysis:
