@@ -4,13 +4,17 @@ starts it, configured once before the program's resources reach it, each with it
 report names the pack of each violation, and the exit code counts every pack's mandatory ones."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
 
+import grpc
 import pytest
+from google.protobuf import empty_pb2
+from pulumi.runtime.proto import analyzer_pb2_grpc
 
 from integration_blueprint.cli import main
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerError, PolicyAnalyzer
@@ -29,6 +33,14 @@ def preview(capsys, *args: str, program: Path = PROGRAM, stack: str = "test") ->
     code = main(["preview", "--program", str(program), "--stack", stack, "--json", *args])
     captured = capsys.readouterr()
     return code, json.loads(captured.out), captured.err
+
+
+def listening_tcp_ports(pid: int) -> set[int]:
+    """The TCP ports a process listens on (its socket inodes in /proc/net/tcp, state LISTEN)."""
+    inodes = {os.readlink(fd)[len("socket:["):-1] for fd in Path(f"/proc/{pid}/fd").iterdir()
+              if os.readlink(fd).startswith("socket:[")}
+    return {int(fields[1].split(":")[1], 16) for fields in (line.split() for line in
+            Path("/proc/net/tcp").read_text().splitlines()[1:]) if fields[3] == "0A" and fields[9] in inodes}
 
 
 def by_pack(report: dict) -> dict[str, set[tuple[str, str, str]]]:
@@ -201,6 +213,11 @@ def test_a_typescript_pack_is_compiled_configured_and_configured_once(capsys, tm
     assert code == 2 and "policy pack team-queue-rules: queue-retention-at-least.minimumSeconds: 30 is less than " \
                          "the minimum of 60" in err
     with PolicyAnalyzer(TEAM_TYPESCRIPT) as analyzer:
+        assert analyzer.address.startswith("unix:") and not listening_tcp_ports(analyzer._process.process.pid)
+        with grpc.insecure_channel(analyzer.address) as channel:  # a process without the run's token
+            with pytest.raises(grpc.RpcError) as refused:
+                analyzer_pb2_grpc.AnalyzerStub(channel).GetAnalyzerInfo(empty_pb2.Empty(), timeout=10)
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
         analyzer.configure({})
         with pytest.raises(AnalyzerError, match="called once already"):
             analyzer.configure({"all": "disabled"})

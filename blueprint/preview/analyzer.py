@@ -135,6 +135,7 @@ class PolicyAnalyzer:
         self._stated_version = str(stated) if stated is not None else ""
         self._folder = tempfile.mkdtemp(prefix="blueprint-pack-")
         address, token = private_channel.socket_address(self._folder, "analyzer"), private_channel.new_token()
+        self.address = address  # the pack's private socket (a call without the run's token is refused)
         settings = {"address": address, "token": token, "reconfigurable": reconfigurable, **_registry_paths()}
         try:
             self._process = PluginProcess(start.argv, settings=settings, start_timeout=START_TIMEOUT_SECONDS,
