@@ -27,9 +27,10 @@ KINDS = {
     "policy-config": ("The policy config could not be used",
                       "Fix the policy config file the message names (its policies, levels and settings must be "
                       "the pack's: `blueprint policy ls` lists them)."),
-    "policy-pack": ("The policy pack failed",
-                    "Check that --policy-pack names a policy pack the installed pulumi-policy can run; the "
-                    "pack's own error is above."),
+    "policy-pack": ("A policy pack failed",
+                    "Check that each --policy-pack names a policy pack folder whose dependencies are installed "
+                    "(`npm install` in a Node.js pack, the virtualenv its PulumiPolicy.yaml names for a Python "
+                    "one); the pack and its own error are named above."),
     "tool": ("The offline preview itself failed (a bug in blueprint, not in the program)",
              "Report it with this message; `pulumi preview --policy-pack` still judges the program."),
 }

@@ -73,8 +73,11 @@ def render_text(result: PreviewResult) -> str:
     lines = [f"Previewing stack '{recorded.stack}' of {recorded.program_dir or recorded.project}"
              f"{' (outputs unknown, as in a first preview)' if recorded.unknowns else ''}",
              f"Policy config: {result.policy_config or '(pack defaults)'}"]
-    lines += [f"Policy pack: {pack.name} {pack.version} ({pack.directory}), config "
-              f"{pack.policy_config or '(pack defaults)'}" for pack in result.packs]
+    if len(result.packs) > 1:  # each pack with its own config instead
+        lines[-1:] = [f"Policy pack: {pack.name} {pack.version} ({pack.directory}), config "
+                      f"{pack.policy_config or '(pack defaults)'}" for pack in result.packs]
+    elif result.packs:
+        lines.append(f"Policy pack: {result.packs[0].name} {result.packs[0].version} ({result.packs[0].directory})")
     lines += ["", "Resources:"]
 
     def tree(parent: str, depth: int) -> None:
