@@ -9,10 +9,10 @@ Started by policy_packs.py in one of two ways:
 - `python -m integration_blueprint.preview.pack_host <engine> <pack-dir>`: blueprint's own pack, in
   this package's interpreter;
 - `<pack's python> -u .../pack_host.py <engine> <pack-dir>`: a team's pack in the interpreter its
-  PulumiPolicy.yaml chooses, which need not have this package. Then this file imports only the
-  standard library and grpc (which pulumi-policy brings), loads its sibling private_channel.py and the
-  patch registry (core/patches.py, its path handed over) by file, and takes its own folder off
-  sys.path, so nothing here shadows a module of the pack.
+  PulumiPolicy.yaml chooses, which need not have this package (or has another version of it). Then
+  this file imports only the standard library and grpc (which pulumi-policy brings), loads its
+  sibling private_channel.py and the gate's patch registry (core/patches.py, its path handed over)
+  by file, and takes its own folder off sys.path, so nothing here shadows a module of the pack.
 """
 
 from __future__ import annotations
@@ -44,10 +44,10 @@ def _load(name: str, path: str, package_dir: str = ""):
     return module
 
 
-try:
+if __package__:  # `-m integration_blueprint.preview.pack_host`: this package's interpreter
     from integration_blueprint.core import patches
     from integration_blueprint.preview import private_channel
-except ImportError:  # a team's pack interpreter, without this package: what the gate handed over
+else:  # a script in a team's pack interpreter: the gate's own files, whatever that environment holds
     private_channel = _load("blueprint_private_channel", os.path.join(_HERE, "private_channel.py"))
     _run.update(private_channel.handed_over() or {})
     if "registry" not in _run:

@@ -357,8 +357,7 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
     with them a `recorded` run of the same program and stack is analysed instead of recording it
     again. A program still running after `timeout` seconds is stopped (a ProgramError)."""
     program_dir = Path(program_dir).resolve()
-    if packs is None:
-        packs = [PackRequest(Path(pack_dir), policy_config_path)]
+    packs = list(packs or ()) or [PackRequest(Path(pack_dir), policy_config_path)]
     for request in packs:  # a pack that cannot start fails the run before the program runs
         try:
             policy_packs.require_startable(Path(request.directory).resolve())
