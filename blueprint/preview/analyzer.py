@@ -127,7 +127,7 @@ class PolicyAnalyzer:
         self.pack_dir = Path(pack_dir).resolve()
         try:
             start = policy_packs.start_command(self.pack_dir, engine=NO_ENGINE, project=project, stack=stack,
-                                               config=config or {}, own_pack=self.pack_dir == DEFAULT_PACK_DIR)
+                                               config=config or {}, own_pack=self.pack_dir == DEFAULT_PACK_DIR.resolve())
         except policy_packs.PackError as exc:
             raise AnalyzerError(str(exc)) from None
         self.runtime = start.runtime
