@@ -316,7 +316,7 @@ def _list_policies(args: argparse.Namespace) -> int:
     for pack in packs:
         # The stacks' policy.<stack>.json may configure other packs too (the blueprint's, mostly):
         # a pack listed with others, or not the blueprint's, takes only its own entries.
-        shared = len(packs) > 1 or Path(pack).resolve() != DEFAULT_PACK_DIR
+        shared = len(packs) > 1 or Path(pack).resolve() != DEFAULT_PACK_DIR.resolve()
         with PolicyAnalyzer(Path(pack)) as analyzer:
             listings.append(list_rules(analyzer, _program_dir(args, required=False), shared=shared))
     if args.json:  # one pack: its object, as before; several: a list of them
