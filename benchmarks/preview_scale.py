@@ -49,7 +49,7 @@ def process_cpu_seconds(pid: int) -> float:
 
 def main() -> None:
     recording, analysis = {}, {}
-    with PolicyAnalyzer() as analyzer:
+    with PolicyAnalyzer(reconfigurable=True) as analyzer:  # one pack for every size
         analyzer.configure({})
         pack = analyzer._process.process.pid
         for groups in SIZES:

@@ -80,15 +80,18 @@ def _run_preview(args: argparse.Namespace) -> int:
     from integration_blueprint.preview.run import failed_preview, run_preview
 
     policy_config_path = Path(args.policy_config) if args.policy_config else None
+    if args.policy_pack_config and not args.policy_config and len(args.policy_pack_config) == 1 \
+            and len(args.policy_pack or []) <= 1:
+        policy_config_path = Path(args.policy_pack_config[0])  # the one pack's config, for the reports
     output = "json" if args.json else args.format
     # SIGTERM unwinds like Ctrl-C: the program's, the pack's and the plugin's process groups are
     # ended on the way out (main turns it into exit 143).
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     said_on_stderr = False  # a failed run's text report is its error, already printed
     try:
-        result = run_preview(_program_dir(args), stack=args.stack, policy_config_path=policy_config_path,
-                             unknowns=args.unknowns, pack_dir=Path(args.policy_pack), strict=args.strict,
-                             timeout=args.timeout, stack_references=dict(args.stack_reference or []))
+        result = run_preview(_program_dir(args), stack=args.stack, unknowns=args.unknowns, strict=args.strict,
+                             timeout=args.timeout, stack_references=dict(args.stack_reference or []),
+                             packs=_pack_requests(args))
     except Exception as exc:  # noqa: BLE001 - a bug of the tool is reported too, as a tool error
         result = failed_preview(_program_dir(args, required=False), exc, stack=args.stack, unknowns=args.unknowns,
                                 policy_config_path=policy_config_path, strict=args.strict)
@@ -106,6 +109,30 @@ def _run_preview(args: argparse.Namespace) -> int:
     for format_name, path in args.report:  # this run's report in more formats (a failed run's too)
         Path(path).write_text(FORMATS[format_name](result) + "\n")
     return result.exit_code
+
+
+def _pack_requests(args: argparse.Namespace) -> list:
+    """Every --policy-pack with its --policy-pack-config, paired in order as the Pulumi CLI pairs them
+    (pkg/cmd/pulumi/operations/up.go validatePolicyPackConfig): none, or one for every pack. No
+    --policy-pack: the blueprint's own pack. --policy-config is the config of every pack without
+    its own (default: the stack's <stackConfigDir>/policy.<stack>.json)."""
+    from integration_blueprint.preview.run import PackRequest
+
+    packs, configs = args.policy_pack or [], args.policy_pack_config or []
+    if configs and not packs:
+        raise PolicyConfigError('"--policy-pack-config" must be specified with "--policy-pack": give the pack '
+                                f'it configures, e.g. --policy-pack "{DEFAULT_PACK_DIR}" --policy-pack-config '
+                                f'{configs[0]}')
+    if configs and len(configs) != len(packs):
+        raise PolicyConfigError(f'the number of "--policy-pack-config" flags ({len(configs)}) must match the number '
+                                f'of "--policy-pack" flags ({len(packs)}): the first config goes with the first '
+                                'pack, the second with the second, and so on')
+    if configs and args.policy_config:
+        raise PolicyConfigError('--policy-config and --policy-pack-config both given: with --policy-pack-config '
+                                'every pack has its own config; leave --policy-config out')
+    shared = Path(args.policy_config) if args.policy_config else None
+    return [PackRequest(Path(pack).resolve(), Path(config) if config else shared)
+            for pack, config in zip(packs or [str(DEFAULT_PACK_DIR)], configs or [None] * max(len(packs), 1))]
 
 
 def _report(text: str) -> tuple[str, str]:
@@ -127,10 +154,16 @@ def add_preview_command(subparsers) -> None:
     parser.add_argument("--stack", default="dev", help="stack name; its config is Pulumi.<stack>.yaml "
                         "in the project's stackConfigDir (default: dev)")
     parser.add_argument("--program", help="the Pulumi project directory (default: the current directory)")
-    parser.add_argument("--policy-config", help="policy pack config JSON, as for --policy-pack-config "
-                        "(default: <stackConfigDir>/policy.<stack>.json if present)")
-    parser.add_argument("--policy-pack", default=str(DEFAULT_PACK_DIR),
-                        help="the policy pack directory (default: the pack installed with this package)")
+    parser.add_argument("--policy-config", help="policy pack config JSON for every pack without a "
+                        "--policy-pack-config of its own (default: <stackConfigDir>/policy.<stack>.json if present)")
+    parser.add_argument("--policy-pack", action="append", metavar="DIR",
+                        help="a policy pack directory (PulumiPolicy.yaml; Python or Node.js/TypeScript), as for "
+                             "`pulumi preview --policy-pack`: repeatable, every pack given runs (default: the "
+                             "pack installed with this package; once one is given, only those given run, so add "
+                             '--policy-pack "$(blueprint policy path)" to keep it)')
+    parser.add_argument("--policy-pack-config", action="append", metavar="FILE",
+                        help="the policy config JSON of the --policy-pack in the same position (repeatable, as "
+                             "for `pulumi preview`: none, or one for every --policy-pack)")
     parser.add_argument("--unknowns", action="store_true",
                         help="leave outputs unknown, as in a first `pulumi preview`")
     parser.add_argument("--strict", action="store_true",
@@ -278,9 +311,18 @@ def _list_policies(args: argparse.Namespace) -> int:
     from integration_blueprint.preview.analyzer import PolicyAnalyzer
     from integration_blueprint.preview.policy_list import list_rules, render_json, render_text
 
-    with PolicyAnalyzer(Path(args.policy_pack)) as analyzer:
-        listing = list_rules(analyzer, _program_dir(args, required=False))
-    print(render_json(listing) if args.json else render_text(listing))
+    listings = []
+    packs = args.policy_pack or [str(DEFAULT_PACK_DIR)]
+    for pack in packs:
+        # The stacks' policy.<stack>.json may configure other packs too (the blueprint's, mostly):
+        # a pack listed with others, or not the blueprint's, takes only its own entries.
+        shared = len(packs) > 1 or Path(pack).resolve() != DEFAULT_PACK_DIR.resolve()
+        with PolicyAnalyzer(Path(pack)) as analyzer:
+            listings.append(list_rules(analyzer, _program_dir(args, required=False), shared=shared))
+    if args.json:  # one pack: its object, as before; several: a list of them
+        print(render_json(listings[0]) if len(listings) == 1 else render_json(listings))
+    else:
+        print("\n\n".join(render_text(listing) for listing in listings))
     return 0
 
 
@@ -300,8 +342,9 @@ def add_policy_command(subparsers) -> None:
                     "project), what it checks and its config settings. The pack is asked over its "
                     "Analyzer interface, as the Pulumi CLI asks it.")
     ls.add_argument("--program", help="the Pulumi project whose stacks to show (default: the current directory)")
-    ls.add_argument("--policy-pack", default=str(DEFAULT_PACK_DIR),
-                    help="the policy pack directory (default: the pack installed with this package)")
+    ls.add_argument("--policy-pack", action="append", metavar="DIR",
+                    help="a policy pack directory, Python or Node.js/TypeScript (repeatable: each pack is listed; "
+                         "default: the pack installed with this package)")
     ls.add_argument("--json", action="store_true", help="print one JSON object")
     ls.set_defaults(run=_list_policies)
 

@@ -155,10 +155,10 @@ def billing_env(monkeypatch):
 @pytest.fixture(scope="session")
 def policy_analyzer():
     """The real policy pack, started once per test session the way the Pulumi CLI starts it, and
-    reused: each test Configures it before it analyses."""
+    reused: each test Configures it before it analyses (a preview's own pack answers Configure once)."""
     from integration_blueprint.preview.analyzer import PolicyAnalyzer
 
-    with PolicyAnalyzer() as analyzer:
+    with PolicyAnalyzer(reconfigurable=True) as analyzer:
         yield analyzer
 
 

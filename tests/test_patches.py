@@ -238,7 +238,7 @@ def test_pack_verdicts_are_the_same_without_its_speed_patches(monkeypatch, recor
     with_patches = preview(policy_analyzer)
     speed = [name for name in sdk_patches.NAMES if patches.REGISTRY[name].kind == SPEED]
     monkeypatch.setenv(patches.WITHOUT_VARIABLE, ",".join(speed))
-    with PolicyAnalyzer(project="every-violation", stack="test") as without_patches:
+    with PolicyAnalyzer(project="every-violation", stack="test", reconfigurable=True) as without_patches:
         assert preview(without_patches) == with_patches
     assert with_patches["violations"]
 

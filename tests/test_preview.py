@@ -11,6 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from integration_blueprint import __version__
 from integration_blueprint.cli import main
 from integration_blueprint.preview import policy_config
 from integration_blueprint.preview.analyzer import PolicyAnalyzer
@@ -26,7 +27,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 EVERY_VIOLATION = FIXTURES / "every_violation"
 METADATA_PACK = FIXTURES / "metadata_pack"  # one rule with remediation, url, severity and tags; one without
 SARIF_SCHEMA = FIXTURES / "schemas" / "sarif-schema-2.1.0.json"
-FINDING_FIELDS = {"policy", "level", "urn", "type", "name", "message", "remediation", "url", "severity", "tags"}
+FINDING_FIELDS = {"policy", "level", "urn", "type", "name", "message", "remediation", "url", "severity", "tags",
+                  "policyPack", "policyPackVersion"}
 ALL_RULES = {
     "sqs-dlq-max-receive-count", "sqs-visibility-timeout-covers-function-timeout",
     "sqs-visibility-timeout-six-times-function-timeout", "sqs-dlq-retention-exceeds-source",
@@ -141,7 +143,7 @@ def test_cli_json_output_and_exit_1_on_mandatory_violations(capsys, flag):
     assert code == 1
     assert set(output) == {"stack", "program", "resources", "violations", "skippedChecks", "summary", "notExpanded",
                            "secretPlaceholders", "unresolvedEnvironments", "notes", "error", "inventedLookups",
-                           "programOutput", "suppressed", "suppressions", "unreadStackReferences"}
+                           "programOutput", "suppressed", "suppressions", "unreadStackReferences", "policyPacks"}
     assert output["notExpanded"] == [] and output["secretPlaceholders"] == [] and output["error"] is None
     assert output["suppressed"] == [] and output["suppressions"] == [] and output["unreadStackReferences"] == []
     assert output["stack"] == "ci" and output["program"] == str(EVERY_VIOLATION)
@@ -198,7 +200,8 @@ def test_cli_refuses_a_misspelled_setting_in_the_policy_config_file(tmp_path, ca
     code = main(["preview", "--program", str(EVERY_VIOLATION), "--policy-config", str(config)])
     err = capsys.readouterr().err
     assert code == 2
-    assert err.startswith(f"error: {config}: policy sqs-dlq-max-receive-count has no setting 'minimun'")
+    assert err.startswith(f"error: {config}: policy pack integration-blueprint: policy sqs-dlq-max-receive-count "
+                          "has no setting 'minimun'")
 
 
 # ---- rule metadata in every format ------------------------------------------------------------
@@ -216,7 +219,7 @@ def test_json_carries_the_rule_metadata_and_falls_back_to_the_description(metada
         "policy": "queue-named-explicitly", "level": "mandatory", "urn": "", "type": "aws:sqs/queue:Queue",
         "name": "", "message": "", "remediation": "Set `name` on the queue.",
         "url": "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-queues.html",
-        "severity": "high", "tags": ["reliability", "sqs"]}
+        "severity": "high", "tags": ["reliability", "sqs"], "policyPack": "metadata-pack", "policyPackVersion": "0.0.1"}
     bare = findings["queue-has-no-delay"]
     assert (bare["remediation"], bare["url"], bare["severity"], bare["tags"]) == (
         "Queues must not delay messages.", None, None, [])
@@ -230,7 +233,8 @@ def test_text_shows_the_fix_and_the_link_where_the_rule_has_them(metadata_result
 
 
 def test_sarif_rules_carry_help_url_severity_and_tags(metadata_result):
-    rules = {r["id"]: r for r in to_sarif(metadata_result)["runs"][0]["tool"]["driver"]["rules"]}
+    [pack] = to_sarif(metadata_result)["runs"][0]["tool"]["extensions"]
+    rules = {r["id"]: r for r in pack["rules"]}
     named = rules["queue-named-explicitly"]
     assert named["help"]["text"] == "Set `name` on the queue."
     assert named["helpUri"].startswith("https://docs.aws.amazon.com/")
@@ -268,12 +272,15 @@ def test_sarif_is_valid_against_the_published_sarif_2_1_0_schema(every_violation
 
 def test_sarif_has_one_rule_per_policy_and_one_result_per_violation(every_violation_sarif):
     run = every_violation_sarif["runs"][0]
-    rules = run["tool"]["driver"]["rules"]
+    [pack] = run["tool"]["extensions"]  # the one pack that judged it, named and versioned as it names itself
+    assert (pack["name"], pack["version"]) == ("integration-blueprint", __version__)
+    rules = pack["rules"]
     assert [r["id"] for r in rules] == sorted(ALL_RULES)
     assert all(r["fullDescription"]["text"] and r["help"]["text"] for r in rules)
     assert len(run["results"]) == len(ALL_RULES)  # the fixture trips every rule once
     for result in run["results"]:
-        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        assert rules[result["rule"]["index"]]["id"] == result["ruleId"] == result["rule"]["id"]
+        assert result["rule"]["toolComponent"] == {"index": 0}
         assert result["level"] in ("error", "warning")
 
 
@@ -311,7 +318,7 @@ def test_markdown_has_a_verdict_a_table_and_a_diagram_of_the_checked_links(previ
     assert lines[0] == ("### ❌ Policy preview of stack <code>test</code>: 33 mandatory and 3 advisory violations; "
                         "the stack may not be deployed")
     rows = [line for line in lines if line.startswith("| mandatory |") or line.startswith("| advisory |")]
-    assert len(rows) == len(ALL_RULES) and all(line.count(" | ") == 3 for line in rows)
+    assert len(rows) == len(ALL_RULES) and all(line.count(" | ") == 4 for line in rows)  # level, policy, pack, ...
     assert "```mermaid" in markdown
     assert re.search(r'n\d+\["⚠ orders<br/>sqs Queue"\]:::violation', markdown)  # no DLQ: marked
     assert '-- "⚠ event source mapping: orders-mapping" -->' in markdown  # no ReportBatchItemFailures

@@ -101,8 +101,8 @@ def test_a_message_full_of_markdown_characters_reads_on_github_as_written():
                                     [rule("p")]))
     cells = rendered_cells(report)
     assert NASTY in cells
-    assert cells[:4] == ["level", "policy", "resource", "finding"]  # one table, four columns: nothing split a row
-    assert len(cells) == 8
+    assert cells[:5] == ["level", "policy", "pack", "resource", "finding"]  # one table, five columns: nothing split a row
+    assert len(cells) == 10
 
 
 def test_a_fix_full_of_markdown_characters_reads_on_github_as_written():
@@ -314,8 +314,8 @@ def test_hostile_names_render_on_github_as_text_without_links_images_comments_or
     assert not re.search(r'(href|src)="[^"]*evil', page) and "<img" not in page and "<!--" not in page
     assert page.count("<h3>") == 1 and page.count("<table>") == 1
     cells = rendered_cells(render_markdown(preview))
-    assert len(cells) == 8  # one header row and one row of four cells: nothing split the row
-    assert cells[6].startswith(HOSTILE.split("\n")[0])  # the resource cell: the name as written
+    assert len(cells) == 10  # one header row and one row of five cells: nothing split the row
+    assert cells[8].startswith(HOSTILE.split("\n")[0])  # the resource cell: the name as written
     assert len(diagrams(render_markdown(preview))) == 1  # no fence closed early
 
 

@@ -1,25 +1,27 @@
-"""The policy pack, started the way the Pulumi CLI starts it and asked over its gRPC interface.
+"""A policy pack, started the way the Pulumi CLI starts it and asked over its gRPC interface.
 
-The CLI runs a Python pack as `python -u -m pulumi.policy <engine-address> <pack-dir>`; the pack's
-`PolicyPack(...)` starts a gRPC Analyzer server on a free loopback port and prints the port as the
-first line of stdout. The CLI then calls GetAnalyzerInfo, Configure (the resolved policy config),
-Analyze once per resource with its inputs, and AnalyzeStack once with every resource's outputs,
-parent, dependencies and property dependencies. This module does the same, the pack started
-through pack_host.py, which puts its server on the run's private channel (a Unix socket in a 0700
-folder, this process's token on every call), so no other process can reconfigure or ask the pack;
-the pack leads its own process group, ended with it.
+The CLI starts a pack through its runtime's language host (policy_packs.py: a Python pack as
+`python -u -m pulumi.policy <engine-address> <pack-dir>`, a Node.js one through the policy SDK's
+`run-policy-pack` entry); the pack's `PolicyPack(...)` starts a gRPC Analyzer server on a free
+loopback port and prints the port as the first line of stdout. The CLI then calls
+GetAnalyzerInfo, Configure (the resolved policy config), Analyze once per resource with its inputs,
+and AnalyzeStack once with every resource's outputs, parent, dependencies and property
+dependencies. This module does the same, the pack started through our host (pack_host.py,
+node_pack_host.js), which puts its server on the run's private channel (a Unix socket in a 0700
+folder, this process's token on every call), so no other process can ask the pack, and answers
+Configure once, so nothing can reconfigure it after the gate did; the pack leads its own process
+group, ended with it.
 
-One started pack serves many analyses (Configure may be called again between them), which keeps
-the tests and the benchmark from paying the start-up cost each time.
+The tests and the benchmark start a pack once for many analyses (`reconfigurable=True`: Configure
+may be called again between them), which keeps them from paying the start-up cost each time.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-import os
+import importlib.util
 import shutil
-import sys
 import tempfile
 from collections import deque
 from dataclasses import dataclass
@@ -30,7 +32,8 @@ import grpc
 from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from integration_blueprint.preview import policy_config, private_channel
+from integration_blueprint.core import patches
+from integration_blueprint.preview import policy_config, policy_packs, private_channel
 from integration_blueprint.preview.plugin_process import PluginDidNotStart, PluginProcess
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
 
@@ -102,34 +105,50 @@ class Violation:
     level: str  # "advisory" or "mandatory"
     urn: str  # "" for the stack as a whole
     message: str
+    pack: str = ""  # the policy pack's name and version, as its diagnostic names them
+    pack_version: str = ""
 
     def to_json(self) -> dict:
-        return {"policy": self.policy, "level": self.level, "urn": self.urn, "message": self.message}
+        return {"policy": self.policy, "level": self.level, "urn": self.urn, "message": self.message,
+                "policyPack": self.pack, "policyPackVersion": self.pack_version}
 
 
 def _tail(stderr: str, lines: int = 25) -> str:
     return "\n".join(stderr.strip().splitlines()[-lines:]) or "(no output on stderr)"
 
 
+def _registry_paths() -> dict[str, str]:
+    """Where a team's pack interpreter, which lacks this package, loads the patch registry from
+    (pack_host.py): core/patches.py and the `packaging` it checks versions with."""
+    packaging = importlib.util.find_spec("packaging")
+    assert packaging is not None and packaging.submodule_search_locations, "packaging is a dependency"
+    return {"registry": str(Path(patches.__file__).resolve()),
+            "packaging": str(list(packaging.submodule_search_locations)[0])}
+
+
 class PolicyAnalyzer:
     def __init__(self, pack_dir: Path = DEFAULT_PACK_DIR, *, project: str = "blueprint",
-                 stack: str = "dev"):
+                 stack: str = "dev", config: Optional[dict[str, str]] = None, reconfigurable: bool = False):
         self.pack_dir = Path(pack_dir).resolve()
-        if not (self.pack_dir / "PulumiPolicy.yaml").exists():
-            raise AnalyzerError(f"{self.pack_dir} is not a policy pack (no PulumiPolicy.yaml); "
-                                "point --policy-pack at the directory that holds it")
+        try:
+            start = policy_packs.start_command(self.pack_dir, engine=NO_ENGINE, project=project, stack=stack,
+                                               config=config or {}, own_pack=self.pack_dir == DEFAULT_PACK_DIR.resolve())
+        except policy_packs.PackError as exc:
+            raise AnalyzerError(str(exc)) from None
+        self.runtime = start.runtime
+        stated = policy_packs.read_manifest(self.pack_dir).get("version")
+        self._stated_version = str(stated) if stated is not None else ""
         self._folder = tempfile.mkdtemp(prefix="blueprint-pack-")
         address, token = private_channel.socket_address(self._folder, "analyzer"), private_channel.new_token()
+        self.address = address  # the pack's private socket (a call without the run's token is refused)
+        settings = {"address": address, "token": token, "reconfigurable": reconfigurable, **_registry_paths()}
         try:
-            self._process = PluginProcess(
-                [sys.executable, "-u", "-m", "integration_blueprint.preview.pack_host", NO_ENGINE, str(self.pack_dir)],
-                settings={"address": address, "token": token}, start_timeout=START_TIMEOUT_SECONDS,
-                cwd=self.pack_dir, env=dict(os.environ, PULUMI_PROJECT=project, PULUMI_STACK=stack,
-                                            PULUMI_DRY_RUN="true"))
+            self._process = PluginProcess(start.argv, settings=settings, start_timeout=START_TIMEOUT_SECONDS,
+                                          cwd=start.cwd, env=start.env)
         except PluginDidNotStart as failed:
             shutil.rmtree(self._folder, ignore_errors=True)
-            raise AnalyzerError(f"the policy pack in {self.pack_dir} did not start ({failed}):\n"
-                                f"{_tail(failed.stderr)}", pack_dir=self.pack_dir) from None
+            raise AnalyzerError(f"the policy pack in {self.pack_dir} did not start ({failed}; run by "
+                                f"{start.started_by}):\n{_tail(failed.stderr)}", pack_dir=self.pack_dir) from None
         try:
             self._channel = private_channel.with_token(grpc.insecure_channel(
                 address, options=[("grpc.max_receive_message_length", _MAX_MESSAGE),
@@ -143,6 +162,16 @@ class PolicyAnalyzer:
             self.close()
             raise
 
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def version(self) -> str:
+        """The version PulumiPolicy.yaml states, which the CLI shows for a local pack (the Python SDK
+        always answers 0.0.1, expecting it), else the pack's own answer."""
+        return self._stated_version or self.info.version
+
     # ---- process ---------------------------------------------------------------------------
 
     def _stderr_tail(self) -> str:
@@ -152,7 +181,8 @@ class PolicyAnalyzer:
         try:
             return method(request)
         except grpc.RpcError as exc:
-            raise AnalyzerError(f"the policy pack failed: {exc.details()}\n{self._stderr_tail()}",
+            name = getattr(getattr(self, "info", None), "name", "") or self.pack_dir
+            raise AnalyzerError(f"the policy pack {name} failed: {exc.details()}\n{self._stderr_tail()}",
                                 pack_dir=self.pack_dir) from None
 
     def close(self) -> None:
@@ -179,7 +209,18 @@ class PolicyAnalyzer:
                 source: str = "policy config") -> dict[str, policy_config.ResolvedPolicyConfig]:
         """What a policy config document makes of each policy (level and settings), checked
         against the pack's schemas, without configuring the pack."""
-        return policy_config.resolve(list(self.info.policies), document or {}, source, _LEVEL_NAMES)
+        if document and not self.info.supportsConfig:  # the CLI's refusal (pkg/engine/update.go)
+            raise policy_config.PolicyConfigError(f"{source}: policy pack {self.info.name} at {self.pack_dir} does not "
+                                                  "support config; leave its config out")
+        return policy_config.resolve(list(self.info.policies), document or {}, source, _LEVEL_NAMES,
+                                     pack=self.info.name, initial=self.initial_config)
+
+    @property
+    def initial_config(self) -> dict[str, Any]:
+        """The config the pack gives itself (AnalyzerInfo.initialConfig), as a config document."""
+        return {name: {"enforcementLevel": _LEVEL_NAMES.get(entry.enforcementLevel, "advisory"),
+                       **(json_format.MessageToDict(entry.properties) if entry.HasField("properties") else {})}
+                for name, entry in self.info.initialConfig.items()}
 
     def configure(self, document: Optional[dict[str, Any]] = None,
                   source: str = "policy config") -> dict[str, policy_config.ResolvedPolicyConfig]:
@@ -189,6 +230,7 @@ class PolicyAnalyzer:
         for name, entry in resolved.items():
             config = request.policyConfig[name]
             config.enforcementLevel = _LEVELS[entry.enforcement_level]
+            config.properties.SetInParent()  # always sent, as the CLI sends it: the Node.js SDK reads it unchecked
             config.properties.update(entry.properties)
         self._call(self._stub.Configure, request)
         return resolved
@@ -233,7 +275,8 @@ class Analysis:
 
     def _collect_oldest(self) -> None:
         urn, future = self._in_flight.popleft()
-        self._violations += _violations(self.analyzer._call(lambda _: future.result(), None), default_urn=urn)
+        self._violations += _violations(self.analyzer._call(lambda _: future.result(), None), self.analyzer,
+                                        default_urn=urn)
 
     def finish(self, recorded: RecordedStack) -> list[Violation]:
         """Every resource's verdicts in registration order, then AnalyzeStack's."""
@@ -250,7 +293,7 @@ class Analysis:
             for key, urns in resource.property_dependencies.items():
                 entry.propertyDependencies[key].urns.extend(urns)
         violations += _violations(self.analyzer._call(self.analyzer._stub.AnalyzeStack, stack_request),
-                                  default_urn="")
+                                  self.analyzer, default_urn="")
         return violations
 
 
@@ -260,7 +303,7 @@ def _struct(values: dict) -> struct_pb2.Struct:
     return struct
 
 
-def _violations(response, default_urn: str) -> list[Violation]:
+def _violations(response, analyzer: PolicyAnalyzer, default_urn: str) -> list[Violation]:
     found = []
     for diagnostic in response.diagnostics:
         level = _LEVEL_NAMES.get(diagnostic.enforcementLevel, "advisory")
@@ -268,5 +311,7 @@ def _violations(response, default_urn: str) -> list[Violation]:
             continue
         found.append(Violation(policy=diagnostic.policyName,
                                level="mandatory" if level == "remediate" else level,
-                               urn=diagnostic.urn or default_urn, message=diagnostic.message))
+                               urn=diagnostic.urn or default_urn, message=diagnostic.message,
+                               pack=diagnostic.policyPackName or analyzer.name,
+                               pack_version=analyzer.version))
     return found

@@ -33,9 +33,10 @@ KINDS = {
     "policy-config": ("The policy config could not be used",
                       "Fix the policy config file the message names (its policies, levels and settings must be "
                       "the pack's: `blueprint policy ls` lists them)."),
-    "policy-pack": ("The policy pack given with --policy-pack failed",
-                    "Check that --policy-pack names a policy pack the installed pulumi-policy can run; the "
-                    "pack's own error is above."),
+    "policy-pack": ("A policy pack failed",
+                    "Check that each --policy-pack names a policy pack folder whose dependencies are installed "
+                    "(`npm install` in a Node.js pack, the virtualenv its PulumiPolicy.yaml names for a Python "
+                    "one); the pack and its own error are named above."),
     "tool": ("The gate failed (a failure of blueprint's offline preview, not of the program)",
              "Report it with this message; `pulumi preview --policy-pack` still judges the program."),
 }

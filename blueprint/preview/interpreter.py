@@ -89,10 +89,12 @@ def _program_folder(project_dir: Path, project: dict) -> Path:
     return main if main.is_dir() else main.parent
 
 
-def resolve_interpreter(project_dir: Path, environ: Mapping[str, str] = os.environ) -> Interpreter:
-    """The interpreter the program in `project_dir` (the folder of its Pulumi.yaml) runs under."""
+def resolve_interpreter(project_dir: Path, environ: Mapping[str, str] = os.environ,
+                        project: Optional[dict] = None) -> Interpreter:
+    """The interpreter the program in `project_dir` (the folder of its Pulumi.yaml) runs under;
+    `project` another manifest with the same runtime options (a policy pack's PulumiPolicy.yaml)."""
     project_dir = Path(project_dir).resolve()
-    project = load_project(project_dir)
+    project = load_project(project_dir) if project is None else project
     options, program_dir = _runtime_options(project), _program_folder(project_dir, project)
     virtualenv = options.get("virtualenv")
     if virtualenv is not None and not isinstance(virtualenv, str):

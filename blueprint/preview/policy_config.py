@@ -54,9 +54,17 @@ def _level(value: Any, where: str) -> str:
 
 
 def resolve(policies: list, document: dict[str, Any], source: str = "policy config",
-            level_names: Optional[Mapping[Any, str]] = None) -> dict[str, ResolvedPolicyConfig]:
-    """`policies` are the analyzer's PolicyInfo messages (name, enforcementLevel, configSchema)."""
+            level_names: Optional[Mapping[Any, str]] = None, pack: str = "",
+            initial: Optional[dict[str, Any]] = None) -> dict[str, ResolvedPolicyConfig]:
+    """`policies` are the analyzer's PolicyInfo messages (name, enforcementLevel, configSchema) of
+    the pack named `pack`, which every refusal names beside the file. `initial`: the config the pack
+    gives itself (AnalyzerInfo.initialConfig, e.g. AWSGuard's `new AwsGuard({all: "mandatory"})`) in
+    the same form as a document, applied before it, as the CLI applies it (pkg/resource/analyzer/
+    config.go ReconcilePolicyPackConfig: the schemas' defaults, then the pack's initial config, then
+    the file)."""
     level_names = level_names or {}
+    if pack:
+        source = f"{source}: policy pack {pack}"
     resolved: dict[str, ResolvedPolicyConfig] = {}
     schemas: dict[str, dict] = {}
     for policy in policies:
@@ -70,6 +78,26 @@ def resolve(policies: list, document: dict[str, Any], source: str = "policy conf
     if unknown:
         raise PolicyConfigError(f"{source}: no policy named {', '.join(unknown)} in the pack; its "
                                 f"policies are: {', '.join(sorted(resolved))}")
+    own = {name: value for name, value in (initial or {}).items() if name in resolved or name == "all"}
+    _apply(resolved, own, f"the initial config of policy pack {pack or '(unnamed)'}")
+    _apply(resolved, document, source)
+
+    for name, entry in resolved.items():
+        schema = schemas[name]
+        if not schema and entry.properties:
+            raise PolicyConfigError(f"{source}: policy {name} takes no settings, got {sorted(entry.properties)}")
+        _refuse_unknown_settings(name, entry.properties, schema, source)
+        if schema:
+            try:
+                jsonschema.validate(entry.properties, {"type": "object", **schema})
+            except jsonschema.ValidationError as exc:
+                where = ".".join(str(p) for p in exc.absolute_path) or "(settings)"
+                raise PolicyConfigError(f"{source}: {name}.{where}: {exc.message}") from None
+    return resolved
+
+
+def _apply(resolved: dict[str, ResolvedPolicyConfig], document: dict[str, Any], source: str) -> None:
+    """`all` first, then each policy's own entry (ReconcilePolicyPackConfig's applyConfig)."""
     if "all" in document:
         value = document["all"]
         level = value.get("enforcementLevel") if isinstance(value, dict) else value
@@ -88,19 +116,6 @@ def resolve(policies: list, document: dict[str, Any], source: str = "policy conf
             entry.properties.update(settings)
         else:
             raise PolicyConfigError(f"{source}: {name} must be an enforcement level or an object, got {value!r}")
-
-    for name, entry in resolved.items():
-        schema = schemas[name]
-        if not schema and entry.properties:
-            raise PolicyConfigError(f"{source}: policy {name} takes no settings, got {sorted(entry.properties)}")
-        _refuse_unknown_settings(name, entry.properties, schema, source)
-        if schema:
-            try:
-                jsonschema.validate(entry.properties, {"type": "object", **schema})
-            except jsonschema.ValidationError as exc:
-                where = ".".join(str(p) for p in exc.absolute_path) or "(settings)"
-                raise PolicyConfigError(f"{source}: {name}.{where}: {exc.message}") from None
-    return resolved
 
 
 def _refuse_unknown_settings(name: str, properties: dict[str, Any], schema: dict, source: str) -> None:

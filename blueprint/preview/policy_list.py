@@ -19,7 +19,7 @@ from integration_blueprint.preview import policy_config
 from integration_blueprint.preview.analyzer import PolicyAnalyzer, Rule
 from integration_blueprint.preview.recording import load_project
 
-DEFAULT_COLUMN = "default"  # the pack's own level, with no policy config
+DEFAULT_COLUMN = "default"  # the pack's own level (and its initial config's), with no policy config
 
 
 @dataclass
@@ -52,16 +52,23 @@ def stacks_of(program_dir: Path) -> tuple[Optional[Path], list[str]]:
     return folder, sorted(names)
 
 
-def list_rules(analyzer: PolicyAnalyzer, program_dir: Path) -> RuleListing:
+def list_rules(analyzer: PolicyAnalyzer, program_dir: Path, *, shared: bool = False) -> RuleListing:
+    """`shared`: the stacks' policy configs configure other packs too (several listed at once), so
+    this pack takes only `all` and its own policies' entries, as `blueprint preview` does."""
     folder, stacks = stacks_of(program_dir)
+    own = {rule for rule in analyzer.rules} | {"all"}
     rules = sorted(analyzer.rules.values(), key=lambda r: r.name)
-    levels = {r.name: {DEFAULT_COLUMN: r.level} for r in rules}
+    # The pack's own levels after its initial config (AWSGuard's `all: "mandatory"`), as a run without
+    # a policy config would judge with them.
+    levels = {name: {DEFAULT_COLUMN: entry.enforcement_level} for name, entry in analyzer.resolve({}).items()}
     for stack in stacks:
         path = folder / f"policy.{stack}.json" if folder else None
         document = policy_config.load(path) if path and path.exists() else {}
+        if shared:
+            document = {key: value for key, value in document.items() if key in own}
         for name, entry in analyzer.resolve(document, source=str(path)).items():
             levels[name][stack] = entry.enforcement_level
-    return RuleListing(pack=analyzer.info.name, version=analyzer.info.version, pack_dir=analyzer.pack_dir,
+    return RuleListing(pack=analyzer.info.name, version=analyzer.version, pack_dir=analyzer.pack_dir,
                        stack_dir=folder, stacks=stacks, rules=rules, levels=levels)
 
 
@@ -101,5 +108,8 @@ def render_text(listing: RuleListing) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
-def render_json(listing: RuleListing) -> str:
+def render_json(listing) -> str:
+    """One listing as its object, several (a list) as a list of them."""
+    if isinstance(listing, list):
+        return json.dumps([one.to_json() for one in listing], indent=2)
     return json.dumps(listing.to_json(), indent=2)

@@ -20,6 +20,7 @@ import hmac
 import json
 import os
 import secrets
+import threading
 from typing import Optional
 
 import grpc
@@ -71,17 +72,35 @@ async def _refuse_async(request, context):
     await context.abort(grpc.StatusCode.UNAUTHENTICATED, REFUSAL)
 
 
-class TokenCheck(grpc.ServerInterceptor):
-    """A server's calls go through only with the run's token."""
+ONCE_REFUSAL = ("this method was called once already by the blueprint preview run that owns the channel; "
+                "a second call is refused (the pack is configured once, before the program starts)")
 
-    def __init__(self, token: str):
+
+def _refuse_again(request, context):
+    context.abort(grpc.StatusCode.FAILED_PRECONDITION, ONCE_REFUSAL)
+
+
+class TokenCheck(grpc.ServerInterceptor):
+    """A server's calls go through only with the run's token; the methods named in `once` (full
+    gRPC method names) only the first time, even with it."""
+
+    def __init__(self, token: str, once: tuple[str, ...] = ()):
         self._token = token.encode()
         self._refused = grpc.unary_unary_rpc_method_handler(_refuse)
+        self._refused_again = grpc.unary_unary_rpc_method_handler(_refuse_again)
+        self._once, self._lock = set(once), threading.Lock()
+        self._called: set[str] = set()
 
     def intercept_service(self, continuation, handler_call_details):
-        if _carries(handler_call_details.invocation_metadata, self._token):
-            return continuation(handler_call_details)
-        return self._refused
+        if not _carries(handler_call_details.invocation_metadata, self._token):
+            return self._refused
+        method = handler_call_details.method
+        if method in self._once:
+            with self._lock:
+                if method in self._called:
+                    return self._refused_again
+                self._called.add(method)
+        return continuation(handler_call_details)
 
 
 class AsyncTokenCheck(grpc.aio.ServerInterceptor):

@@ -15,13 +15,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence, Union
 
 from integration_blueprint.preview import (
     fix_language,
     lambda_archive,
     managed_policies,
     policy_config,
+    policy_packs,
     redaction,
     suppressions,
 )
@@ -51,6 +52,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 NOTE_PREFIX = "can't run policy '"
 NOTE_REASON = " during preview: "
 LEVELS = ("mandatory", "advisory")
+UNNAMED_PACK = "policy-pack"  # a result's pack when it was made from rules alone (no pack named them)
 
 
 def stack_policy_config(program_dir: Path, stack: str) -> Optional[Path]:
@@ -76,6 +78,8 @@ class Finding:
     severity: Optional[str]
     tags: tuple[str, ...]
     suppression: Optional[suppressions.Suppression] = None  # the accepted risk that covers it
+    pack: str = ""  # the policy pack that reported it, and its version
+    pack_version: str = ""
 
     @property
     def skipped(self) -> bool:
@@ -90,7 +94,8 @@ class Finding:
     def to_json(self) -> dict:
         return {"policy": self.policy, "level": self.level, "urn": self.urn, "type": self.type,
                 "name": self.name, "message": self.message, "remediation": self.remediation,
-                "url": self.url, "severity": self.severity, "tags": list(self.tags)}
+                "url": self.url, "severity": self.severity, "tags": list(self.tags),
+                "policyPack": self.pack, "policyPackVersion": self.pack_version}
 
 
 def handler_notes(recorded: RecordedStack) -> list[str]:
@@ -134,13 +139,38 @@ def _secrets_kept(recorded: RecordedStack):
         raise
 
 
+@dataclass(frozen=True)
+class PackRun:
+    """One policy pack of the run: its name and version (as GetAnalyzerInfo gives them), its folder,
+    its policies, their levels after its policy config, and that config's file."""
+    name: str
+    version: str
+    directory: Path
+    rules: dict[str, Rule]
+    levels: dict[str, str]
+    policy_config: Optional[Path] = None
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "version": self.version, "path": str(self.directory),
+                "policies": len(self.rules), "policyConfig": str(self.policy_config) if self.policy_config else None}
+
+
+@dataclass(frozen=True)
+class PackRequest:
+    """A pack the run was asked for (--policy-pack) and its config file (the paired
+    --policy-pack-config; None: the stack's own policy config if any, else the pack's defaults)."""
+    directory: Path
+    config: Optional[Path] = None
+
+
 @dataclass
 class PreviewResult:
     recorded: RecordedStack
     violations: list[Violation]
     policy_config: Optional[Path]
-    rules: dict[str, Rule] = field(default_factory=dict)
+    rules: dict[str, Rule] = field(default_factory=dict)  # every pack's policies by name (the first pack's on a clash)
     levels: dict[str, str] = field(default_factory=dict)  # each policy's level after the policy config
+    packs: list[PackRun] = field(default_factory=list)  # every pack that judged the program, in the order given
     strict: bool = False  # a remote component that could not be expanded fails the preview
     suppressions: list[suppressions.Suppression] = field(default_factory=list)
     today: datetime.date = field(default_factory=lambda: datetime.datetime.now(datetime.timezone.utc).date())
@@ -157,6 +187,22 @@ class PreviewResult:
 
     def count(self, level: str) -> int:
         return sum(1 for v in self.violations if v.level == level)
+
+    def judged_by(self) -> list[PackRun]:
+        """The packs that judged the program; a result made without them (from rules alone) as one
+        unnamed pack holding those rules."""
+        return self.packs or [PackRun(name=UNNAMED_PACK, version="", directory=Path(), rules=self.rules,
+                                      levels=self.levels, policy_config=self.policy_config)]
+
+    def rule(self, pack: str, policy: str) -> Optional[Rule]:
+        """A policy as the pack that reported it describes it (two packs may share a policy name)."""
+        own = next((p.rules for p in self.packs if p.name == pack), None)
+        return own.get(policy) if own is not None else self.rules.get(policy)
+
+    def level(self, pack: str, policy: str) -> Optional[str]:
+        """A policy's level after its pack's policy config."""
+        own = next((p.levels for p in self.packs if p.name == pack), None)
+        return own.get(policy) if own is not None else self.levels.get(policy)
 
     def violation_findings(self) -> list[Finding]:
         """The violations that count: not a check skipped during preview, not suppressed."""
@@ -243,7 +289,7 @@ class PreviewResult:
         for violation in self.violations:
             resource = by_urn.get(violation.urn)
             kind, name = (resource.type, resource.name) if resource else type_and_name(violation.urn)
-            rule = self.rules.get(violation.policy)
+            rule = self.rule(violation.pack, violation.policy)
             accepted = next((s for s in self.suppressions if not s.expired(self.today)
                              and s.covers(violation.policy, violation.urn, name)), None)
             found.append(Finding(
@@ -251,8 +297,9 @@ class PreviewResult:
                 message=self.shown(violation.message),
                 remediation=self.shown(rule.remediation or rule.description) if rule else "",
                 url=rule.url if rule else None, severity=rule.severity if rule else None,
-                tags=rule.tags if rule else (), suppression=accepted))
-        return tuple(sorted(found, key=lambda f: (LEVELS.index(f.level), f.policy, f.urn, f.message)))
+                tags=rule.tags if rule else (), suppression=accepted, pack=violation.pack,
+                pack_version=violation.pack_version))
+        return tuple(sorted(found, key=lambda f: (LEVELS.index(f.level), f.policy, f.pack, f.urn, f.message)))
 
     def to_json(self) -> dict:
         skipped, shown = self.skipped_findings(), self.redactor.value
@@ -274,8 +321,10 @@ class PreviewResult:
                            for f in self.suppressed_findings()],
             "suppressions": self.suppressions_json(),
             # Checks a rule could not make during preview (a value unknown until apply): not violations.
-            "skippedChecks": [{"policy": f.policy, "urn": f.urn, "type": f.type, "name": f.name,
+            "skippedChecks": [{"policy": f.policy, "policyPack": f.pack, "urn": f.urn, "type": f.type, "name": f.name,
                                "reason": f.skip_reason} for f in skipped],
+            # Every pack that judged the program, in the order given.
+            "policyPacks": [pack.to_json() for pack in self.packs],
             "notExpanded": [{"urn": c.urn, "type": c.type, "name": c.name, "package": c.package, "reason": c.reason}
                             for c in self.recorded.not_expanded],
             "secretPlaceholders": list(self.recorded.secrets),
@@ -297,54 +346,116 @@ class PreviewResult:
 def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
                 policy_config_path: Optional[Path] = None, unknowns: bool = False,
                 pack_dir: Path = DEFAULT_PACK_DIR,
-                analyzer: Optional[PolicyAnalyzer] = None, strict: bool = False,
+                analyzer: Union[None, PolicyAnalyzer, Sequence[PolicyAnalyzer]] = None, strict: bool = False,
                 recorded: Optional[RecordedStack] = None,
                 timeout: float = PROGRAM_TIMEOUT_SECONDS,
-                stack_references: Optional[dict[str, Path]] = None) -> PreviewResult:
-    """Record `program_dir` for `stack` and analyse it. `policy_config_path` None: the stack's own
-    file if there is one. An already started `analyzer` is reused (and left running), and with it
-    a `recorded` run of the same program and stack is analysed instead of recording it again. A
-    program still running after `timeout` seconds is stopped (a ProgramError)."""
+                stack_references: Optional[dict[str, Path]] = None,
+                packs: Optional[Sequence[PackRequest]] = None) -> PreviewResult:
+    """Record `program_dir` for `stack` and analyse it with every pack of `packs` (default: the one
+    in `pack_dir`, configured by `policy_config_path`). A pack without a config file of its own is
+    configured by the stack's policy config (`<stackConfigDir>/policy.<stack>.json`) if there is
+    one. Already started analyzers (`analyzer`, one or several) are reused (and left running), and
+    with them a `recorded` run of the same program and stack is analysed instead of recording it
+    again. A program still running after `timeout` seconds is stopped (a ProgramError)."""
     program_dir = Path(program_dir).resolve()
-    if policy_config_path is None:
-        policy_config_path = stack_policy_config(program_dir, stack)
-    document = policy_config.load(policy_config_path) if policy_config_path else {}
+    packs = list(packs or ()) or [PackRequest(Path(pack_dir), policy_config_path)]
+    for request in packs:  # a pack that cannot start fails the run before the program runs
+        try:
+            policy_packs.require_startable(Path(request.directory).resolve())
+        except policy_packs.PackError as exc:
+            raise AnalyzerError(str(exc)) from None
+    stack_default = stack_policy_config(program_dir, stack)
+    # A file several packs take (the stack's, or --policy-config for every pack) is shared: each
+    # pack takes its own entries of it.
+    configs = [_PackConfig.of(request.config or stack_default,
+                              shared=request.config is None or [r.config for r in packs].count(request.config) > 1)
+               for request in packs]
     if analyzer is not None:
+        started = [analyzer] if isinstance(analyzer, PolicyAnalyzer) else list(analyzer)
+        configs = configs[:1] * len(started) if len(configs) < len(started) else configs
         if recorded is None:
             recorded = record_program(program_dir, stack=stack, unknowns=unknowns, timeout=timeout,
                                       stack_references=stack_references)
         with _secrets_kept(recorded):
-            result = _analyse(analyzer, recorded, document, policy_config_path)
+            _PackConfig.check_shared(configs, started)
+            runs = [(one, _configure(one, config), one.analyze(recorded)) for one, config in zip(started, configs)]
+            result = _result(runs, recorded, configs)
         result.strict = strict
         return result
-    # The pack starts (a Python process importing pulumi and the rules) while the program runs, on
-    # the other core, and each resource is sent to it as the program registers it, as the engine
-    # does; a stack config error comes first.
+    # The packs start (each a process importing its SDK and its rules) while the program runs, on
+    # the other core, all at once, and each resource is sent to every pack as the program
+    # registers it, as the engine does; a stack config error comes first.
     config = load_config(program_dir, stack).values
-    streamed = _StreamedAnalysis(pack_dir, document, policy_config_path, stack=stack,
-                                 project=load_project(program_dir)["name"], config=config)
-    with ThreadPoolExecutor(1) as pool:
-        starting = pool.submit(streamed.start)
+    project = load_project(program_dir)["name"]
+    streams = [_StreamedAnalysis(request.directory, pack_config, stack=stack, project=project, config=config)
+               for request, pack_config in zip(packs, configs)]
+
+    def each_resource(resource: RecordedResource) -> None:
+        for stream in streams:
+            stream.add(resource)
+
+    with ThreadPoolExecutor(len(streams)) as pool:
+        starting = [pool.submit(stream.start) for stream in streams]
         try:
-            recorded = record_program(program_dir, stack=stack, unknowns=unknowns, on_resource=streamed.add,
+            recorded = record_program(program_dir, stack=stack, unknowns=unknowns, on_resource=each_resource,
                                       timeout=timeout, stack_references=stack_references)
-        except BaseException:
-            if starting.exception() is None:
-                starting.result().close()
-            raise
-        with _secrets_kept(recorded), starting.result() as started:
-            result = _result(started, recorded, streamed.finish(recorded), policy_config_path, streamed.resolved)
-            result.strict = strict
-            return result
+            with _secrets_kept(recorded):
+                started = [future.result() for future in starting]  # the first pack that did not start raises
+                _PackConfig.check_shared(configs, started)
+                # Each pack's last answers (its AnalyzeStack) at once: the slowest pack's, not their sum.
+                found = list(pool.map(lambda stream: stream.finish(recorded), streams))
+                runs = [(one, stream.resolved, violations) for one, stream, violations in zip(started, streams, found)]
+                result = _result(runs, recorded, configs)
+        finally:
+            for future in starting:  # each pack that started is ended, whatever happened
+                if future.exception() is None:
+                    future.result().close()
+    result.strict = strict
+    return result
+
+
+@dataclass(frozen=True)
+class _PackConfig:
+    """A pack's policy config: its own file (a paired --policy-pack-config), or the stack's, which
+    every pack without its own shares: each pack takes `all` and the entries of its own policies,
+    and an entry no pack has is refused (a misspelled name would otherwise configure nothing)."""
+    path: Optional[Path]
+    document: dict
+    shared: bool
+
+    @classmethod
+    def of(cls, path: Optional[Path], *, shared: bool) -> "_PackConfig":
+        return cls(path, policy_config.load(path) if path else {}, shared and path is not None)
+
+    def for_pack(self, analyzer: PolicyAnalyzer) -> dict:
+        if not self.shared:
+            return self.document
+        names = {policy.name for policy in analyzer.info.policies} | {"all"}
+        return {key: value for key, value in self.document.items() if key in names}
+
+    @staticmethod
+    def check_shared(configs: Sequence["_PackConfig"], analyzers: Sequence[PolicyAnalyzer]) -> None:
+        sharing = [(config, one) for config, one in zip(configs, analyzers) if config.shared]
+        if not sharing:
+            return
+        known = {policy.name for _, one in sharing for policy in one.info.policies} | {"all"}
+        unknown = sorted(set(sharing[0][0].document) - known)
+        if unknown:
+            packs = ", ".join(one.name for _, one in sharing)
+            raise policy_config.PolicyConfigError(
+                f"{sharing[0][0].path}: no policy named {', '.join(unknown)} in the policy packs it configures "
+                f"({packs}); add the pack those entries are for (the blueprint's: --policy-pack \"$(blueprint "
+                "policy path)\"), give each pack a config of its own with --policy-pack-config, or see the packs' "
+                "policies with `blueprint policy ls --policy-pack DIR`")
 
 
 class _StreamedAnalysis:
     """Resources go to the pack as the program registers them; those registered before the pack
     has started and been configured wait here until it has."""
 
-    def __init__(self, pack_dir: Path, document: dict, path: Optional[Path], *, stack: str, project: str,
+    def __init__(self, pack_dir: Path, pack_config: _PackConfig, *, stack: str, project: str,
                  config: dict[str, str]):
-        self.pack_dir, self.document, self.path = pack_dir, document, path
+        self.pack_dir, self.pack_config = pack_dir, pack_config
         self.stack, self.project, self.config = stack, project, config
         self._lock = threading.Lock()
         self._waiting: list[RecordedResource] = []
@@ -352,9 +463,9 @@ class _StreamedAnalysis:
         self.resolved: dict = {}
 
     def start(self) -> PolicyAnalyzer:
-        analyzer = PolicyAnalyzer(self.pack_dir, project=self.project, stack=self.stack)
+        analyzer = PolicyAnalyzer(self.pack_dir, project=self.project, stack=self.stack, config=self.config)
         try:
-            self.resolved = _configure(analyzer, self.document, self.path)
+            self.resolved = _configure(analyzer, self.pack_config)
             analysis = analyzer.begin(stack=self.stack, project=self.project, config=self.config)
         except BaseException:
             analyzer.close()
@@ -378,22 +489,27 @@ class _StreamedAnalysis:
         return self._analysis.finish(recorded)
 
 
-def _analyse(analyzer, recorded, document, path) -> PreviewResult:
-    resolved = _configure(analyzer, document, path)
-    return _result(analyzer, recorded, analyzer.analyze(recorded), path, resolved)
+def _configure(analyzer: PolicyAnalyzer, pack_config: _PackConfig) -> dict:
+    """Configure the pack from its policy config; what it made of each rule."""
+    path = pack_config.path
+    return analyzer.configure(pack_config.for_pack(analyzer), source=str(path) if path else "policy config")
 
 
-def _configure(analyzer: PolicyAnalyzer, document: dict, path: Optional[Path]) -> dict:
-    """Configure the pack from the policy config document (read from `path`); what it made of each rule."""
-    return analyzer.configure(document, source=str(path) if path else "policy config")
-
-
-def _result(analyzer: PolicyAnalyzer, recorded: RecordedStack, violations: list[Violation],
-            path: Optional[Path], resolved: dict) -> PreviewResult:
-    rules = analyzer.rules
+def _result(runs: Sequence[tuple[PolicyAnalyzer, dict, list[Violation]]], recorded: RecordedStack,
+            configs: Sequence[_PackConfig]) -> PreviewResult:
+    """The run's result from each pack's (analyzer, resolved config, violations)."""
+    packs = [PackRun(name=one.name, version=one.version, directory=one.pack_dir, rules=one.rules,
+                     levels={name: entry.enforcement_level for name, entry in resolved.items()},
+                     policy_config=config.path)
+             for (one, resolved, _), config in zip(runs, configs)]
+    rules: dict[str, Rule] = {}
+    levels: dict[str, str] = {}
+    for pack in reversed(packs):  # the first pack's on a clash of names
+        rules.update(pack.rules)
+        levels.update(pack.levels)
     stack_file = stack_config_path(recorded.program_dir, recorded.stack) if recorded.program_dir else None
-    return PreviewResult(recorded, violations, path, rules=rules,
-                         levels={name: entry.enforcement_level for name, entry in resolved.items()},
+    return PreviewResult(recorded, [v for _, _, found in runs for v in found], packs[0].policy_config if packs else None,
+                         rules=rules, levels=levels, packs=packs,
                          suppressions=suppressions.collect(recorded, rules, stack_file))
 
 

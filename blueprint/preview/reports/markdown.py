@@ -306,7 +306,8 @@ def found(finding: Finding, description: str) -> str:
 
 def _row(finding: Finding, description: str) -> str:
     where = f"{code(finding.name)}<br><sub>{escape(finding.type)}</sub>" if finding.urn else "(stack)"
-    return f"| {finding.level} | {code(finding.policy)} | {where} | {escape(found(finding, description))} |"
+    pack = f"{escape(finding.pack)}<br><sub>{escape(finding.pack_version)}</sub>"
+    return f"| {finding.level} | {code(finding.policy)} | {pack} | {where} | {escape(found(finding, description))} |"
 
 
 def _fixes(findings: list[Finding]) -> list[str]:
@@ -374,9 +375,13 @@ def render_markdown(result: PreviewResult) -> str:
              f"{len(recorded.resources)} resources of {code(recorded.project)}; policy config: "
              f"{code(result.policy_config.name if result.policy_config else 'pack defaults')}"
              f"{'; outputs unknown, as in a first preview' if recorded.unknowns else ''}.", ""]
+    if len(result.packs) > 1:
+        lines += ["Policy packs: " + ", ".join(
+            f"{escape(pack.name)} {escape(pack.version)} (config "
+            f"{code(pack.policy_config.name if pack.policy_config else 'pack defaults')})" for pack in result.packs), ""]
     if findings:
-        lines += ["| level | policy | resource | finding |", "| --- | --- | --- | --- |"]
-        lines += [_row(f, result.shown(result.rules[f.policy].description) if f.policy in result.rules else "")
+        lines += ["| level | policy | pack | resource | finding |", "| --- | --- | --- | --- | --- |"]
+        lines += [_row(f, result.shown(rule.description) if (rule := result.rule(f.pack, f.policy)) else "")
                   for f in findings]
         lines += ["", "**How to fix**", "", *_fixes(findings), ""]
     if skipped:

@@ -1,7 +1,10 @@
 """`blueprint preview --format sarif`: the findings as SARIF 2.1.0 for GitHub code scanning.
 
-One rule (reportingDescriptor) per policy of the pack, with its description, its help (remediation
-steps) and, where the rule has them, its url, tags and severity; one result per violation, located
+One tool extension (toolComponent) per policy pack of the run, named and versioned as the pack
+names itself, with one rule (reportingDescriptor) per policy of that pack: its description, its
+help (remediation steps) and, where the rule has them, its url, tags and severity; each result
+points at its pack's rule (rule.toolComponent.index, as CodeQL points at its query packs). One
+result per violation, located
 at the user's own line that declared the resource, in whichever module of the program: the
 `source_file`/`source_line` the engine records for each resource (for a resource a component
 declares, its nearest ancestor the user's code declared). A recording without them (an older
@@ -27,7 +30,7 @@ from typing import Optional
 import integration_blueprint.preview.reports.skipped_checks as skipped_checks
 from integration_blueprint import __version__
 from integration_blueprint.preview.recording import load_project
-from integration_blueprint.preview.run import Finding, PreviewResult
+from integration_blueprint.preview.run import UNNAMED_PACK, Finding, PackRun, PreviewResult
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -94,8 +97,8 @@ def category(result: PreviewResult) -> str:
     return f"blueprint-preview/{program}/{recorded.stack}/"
 
 
-def _rule_descriptor(result: PreviewResult, name: str) -> dict:
-    rule = result.rules[name]
+def _rule_descriptor(result: PreviewResult, pack: PackRun, name: str) -> dict:
+    rule = pack.rules[name]
     description = result.shown(rule.description)
     help_text = result.shown(rule.remediation or rule.description)
     descriptor: dict = {
@@ -104,7 +107,7 @@ def _rule_descriptor(result: PreviewResult, name: str) -> dict:
         "fullDescription": {"text": description},
         "help": {"text": help_text,
                  "markdown": help_text + (f"\n\n[{rule.url}]({rule.url})" if rule.url else "")},
-        "defaultConfiguration": {"level": _RESULT_LEVELS[result.levels.get(name, rule.level)]},
+        "defaultConfiguration": {"level": _RESULT_LEVELS[pack.levels.get(name, rule.level)]},
         "properties": {"tags": sorted({"pulumi-policy", *rule.tags})},
     }
     if rule.url:
@@ -112,6 +115,33 @@ def _rule_descriptor(result: PreviewResult, name: str) -> dict:
     if rule.severity:
         descriptor["properties"]["security-severity"] = _SECURITY_SEVERITY[rule.severity]
     return descriptor
+
+
+class _Rules:
+    """Each pack as a tool extension, and where each (pack, policy) sits: the reference a result
+    or a notification makes to its rule."""
+
+    def __init__(self, result: PreviewResult):
+        self.extensions: list[dict] = []
+        self._where: dict[tuple[str, str], dict] = {}
+        for number, pack in enumerate(result.judged_by()):
+            names = sorted(pack.rules)
+            self.extensions.append({"name": pack.name, "version": pack.version or "0.0.0",
+                                    "informationUri": TOOL_URI,
+                                    "rules": [_rule_descriptor(result, pack, name) for name in names]})
+            for index, name in enumerate(names):
+                self._where.setdefault((pack.name, name), {"id": name, "index": index,
+                                                           "toolComponent": {"index": number}})
+
+    def __contains__(self, finding: Finding) -> bool:
+        return self._key(finding) in self._where
+
+    def __getitem__(self, finding: Finding) -> dict:
+        return self._where[self._key(finding)]
+
+    def _key(self, finding: Finding) -> tuple[str, str]:
+        """A finding of a result made from rules alone belongs to its one unnamed pack."""
+        return (finding.pack or UNNAMED_PACK, finding.policy)
 
 
 class _Locator:
@@ -162,7 +192,7 @@ class _Locator:
         return 1
 
 
-def _result(finding: Finding, rule_index: int, artifact: dict, line: int) -> dict:
+def _result(finding: Finding, rule: dict, artifact: dict, line: int) -> dict:
     location: dict = {"physicalLocation": {"artifactLocation": artifact, "region": {"startLine": line}}}
     if finding.urn:
         location["logicalLocations"] = [{"name": finding.name, "fullyQualifiedName": finding.urn,
@@ -170,7 +200,7 @@ def _result(finding: Finding, rule_index: int, artifact: dict, line: int) -> dic
     identity = "\n".join((finding.policy, finding.urn, finding.message)).encode()
     return {
         "ruleId": finding.policy,
-        "ruleIndex": rule_index,
+        "rule": rule,
         "level": _RESULT_LEVELS[finding.level],
         "message": {"text": finding.message},
         "locations": [location],
@@ -191,10 +221,10 @@ def _suppressed(sarif_result: dict, finding: Finding) -> dict:
     return {**sarif_result, "suppressions": [suppression]}
 
 
-def _notification(finding: Finding, rule_index: int) -> dict:
+def _notification(finding: Finding, rule: dict) -> dict:
     where = f"{finding.name} ({finding.type}): " if finding.urn else ""
     return {"level": "note", "message": {"text": f"{finding.policy}: {where}{skipped_checks.reason(finding)}"},
-            "associatedRule": {"id": finding.policy, "index": rule_index}}
+            "associatedRule": rule}
 
 
 def _failure_notification(result: PreviewResult) -> dict:
@@ -212,12 +242,12 @@ def _failure_notification(result: PreviewResult) -> dict:
     return notification
 
 
-def _invocation(result: PreviewResult, index: dict[str, int]) -> dict:
+def _invocation(result: PreviewResult, index: _Rules) -> dict:
     """The run: whether it could judge the program (a failed run is `executionSuccessful: false`,
     which code scanning records as an unsuccessful analysis without closing the category's
     alerts), the checks that could not run during preview and how the preview ran, as tool
     execution notifications."""
-    notifications = [_notification(f, index[f.policy]) for f in skipped_checks.skipped(result) if f.policy in index]
+    notifications = [_notification(f, index[f]) for f in skipped_checks.skipped(result) if f in index]
     notifications += [{"level": "note", "message": {"text": note}} for note in result.notes()]
     if result.failure is not None:
         notifications.insert(0, _failure_notification(result))
@@ -225,19 +255,18 @@ def _invocation(result: PreviewResult, index: dict[str, int]) -> dict:
 
 
 def to_sarif(result: PreviewResult) -> dict:
-    names = sorted(result.rules)
-    index = {name: i for i, name in enumerate(names)}
+    index = _Rules(result)
     locate = _Locator(result) if result.failure is None else None  # a failed run may have no project file
     return {
         "$schema": SARIF_SCHEMA_URI,
         "version": SARIF_VERSION,
         "runs": [{
-            "tool": {"driver": {"name": TOOL_NAME, "informationUri": TOOL_URI, "version": __version__,
-                                "rules": [_rule_descriptor(result, name) for name in names]}},
+            "tool": {"driver": {"name": TOOL_NAME, "informationUri": TOOL_URI, "version": __version__},
+                     "extensions": index.extensions},
             "automationDetails": {"id": category(result)},
             "invocations": [_invocation(result, index)],
-            "results": [_result(f, index[f.policy], *locate(f)) for f in skipped_checks.violations(result)]
-            + [_suppressed(_result(f, index[f.policy], *locate(f)), f) for f in result.suppressed_findings()]
+            "results": [_result(f, index[f], *locate(f)) for f in skipped_checks.violations(result)]
+            + [_suppressed(_result(f, index[f], *locate(f)), f) for f in result.suppressed_findings()]
             if locate else [],
         }],
     }

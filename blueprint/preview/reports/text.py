@@ -72,7 +72,13 @@ def render_text(result: PreviewResult) -> str:
 
     lines = [f"Previewing stack '{recorded.stack}' of {recorded.program_dir or recorded.project}"
              f"{' (outputs unknown, as in a first preview)' if recorded.unknowns else ''}",
-             f"Policy config: {result.policy_config or '(pack defaults)'}", "", "Resources:"]
+             f"Policy config: {result.policy_config or '(pack defaults)'}"]
+    if len(result.packs) > 1:  # each pack with its own config instead
+        lines[-1:] = [f"Policy pack: {pack.name} {pack.version} ({pack.directory}), config "
+                      f"{pack.policy_config or '(pack defaults)'}" for pack in result.packs]
+    elif result.packs:
+        lines.append(f"Policy pack: {result.packs[0].name} {result.packs[0].version} ({result.packs[0].directory})")
+    lines += ["", "Resources:"]
 
     def tree(parent: str, depth: int) -> None:
         for resource in children.get(parent, []):
@@ -90,7 +96,8 @@ def render_text(result: PreviewResult) -> str:
             where = f"{finding.name} ({finding.type})" if finding.urn else "(stack)"
             lines.append(f"  [{finding.policy}] {where}")
             lines += [f"      {line}" for line in finding.message.split("\n") if line.strip()]
-            rule = result.rules.get(finding.policy)
+            lines.append(f"      Policy pack: {finding.pack} {finding.pack_version}")
+            rule = result.rule(finding.pack, finding.policy)
             if rule is not None and rule.remediation:  # else the description above says the fix
                 lines.append(f"      Fix: {finding.remediation}")
             if finding.url:
