@@ -39,6 +39,9 @@ class Invoker:
     # The event source ("aws:sqs", "aws:kinesis") of the only deliveries that may be duplicated or
     # crashed, for a pattern whose contract covers one lane; None: every delivery.
     lane: Optional[str] = None
+    # Crash after each write of the handler in turn (write 1, 2, ... of an invocation), so every
+    # boundary between two of its writes is hit across the run (plan_boundary).
+    crash_boundaries: bool = False
     # For single-item events: which item an event is, so the final outcome per item is known.
     item_key: Optional[Callable[[Any], Optional[str]]] = None
     outcomes: dict = field(default_factory=dict)  # item -> "ok" | "failed" (last delivery)

@@ -34,6 +34,7 @@ from integration_blueprint.core.patches import PatchRefused
 from integration_blueprint.drill import cost
 from integration_blueprint.drill.patterns import DRIVERS
 from integration_blueprint.drill.patterns.base import DrillDeadline
+from integration_blueprint.drill.outcomes import Outcome, Snapshot, judge_outcome
 from integration_blueprint.drill.patterns.team_code import TEAM_DRIVERS
 from integration_blueprint.drill.report import DrillOptions, DrillReport, PatternReport
 from integration_blueprint.preview.recording import ProgramError, record_program
@@ -458,6 +459,33 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
             driver.replay(meter)
             report.usage_per_million = cost.usage_per_million(meter, recorded, report, emulator.state_machine_usage)
             report.notes.append(cost.summary(report.usage_per_million))
-            report.wall_time_s = round(time.monotonic() - started, 2)
-            step(1.0)
-            return report
+            # What the run left, read before its emulator goes (a pattern that did not finish has no outcome).
+            outcome = None if report.failure else Snapshot(sandbox, driver.own_queue_urls()).take(sandbox.journal)
+        if outcome is not None:
+            reference_started = time.monotonic()
+            reference = _reference_outcome(options, name, driver_class, recorded)
+            judge_outcome(report, driver, outcome, reference)
+            report.reference_time_s = round(time.monotonic() - reference_started, 2)
+        report.wall_time_s = round(time.monotonic() - started, 2)
+        step(1.0)
+        return report
+
+
+def _reference_outcome(options: DrillOptions, name: str, driver_class, recorded) -> Outcome:
+    """The reference run (drill/outcomes.py): the same driver, seed and records in a fresh sandbox of
+    the same stack, each record delivered once in the lane's order, no faults; what it left."""
+    faults = FaultInjector(seed=f"{options.seed}:{name}")  # never enabled: nothing is injected
+    with running_emulator(recorded.config.get("aws:region", "us-east-1")) as emulator:
+        sandbox = Sandbox(recorded, emulator, Interception(requests=faults)).realize()
+        driver = driver_class(sandbox, options, faults, random.Random(f"{options.seed}:{name}"))
+        driver.reference = True
+        driver.deadline_seconds = pattern_deadline_seconds(options)
+        driver.deadline = time.monotonic() + driver.deadline_seconds
+        driver.prepare()
+        driver.drive(_no_progress)
+        driver.recover(_no_progress)
+        return Snapshot(sandbox, driver.own_queue_urls()).take(sandbox.journal)
+
+
+def _no_progress(_fraction: float) -> None:
+    """The reference run reports no progress of its own: the bar stays on the faulted run's."""
