@@ -48,8 +48,8 @@ _POWERTOOLS_STATUSES = {"INPROGRESS", "COMPLETED", "EXPIRED"}
 _EPOCH_SECONDS = (1_000_000_000, 4_000_000_000)
 _VOLATILE_TEXT = (
     ("time", re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?")),
-    ("uuid", re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")),
-    ("uuid", re.compile(r"\b[0-9a-f]{32}\b")),
+    ("generated id", re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")),
+    ("generated id", re.compile(r"\b[0-9a-f]{32}\b")),
     ("time", re.compile(r"(?<![\d.])[1-3]\d{9}(?:\d{3})?(?:\.\d+)?(?![\d.])")),
 )
 # Bodies above this are compared by their SHA-256.

@@ -34,6 +34,7 @@ from integration_blueprint.core.patches import PatchRefused
 from integration_blueprint.drill import cost
 from integration_blueprint.drill.patterns import DRIVERS
 from integration_blueprint.drill.patterns.base import DrillDeadline
+from integration_blueprint.drill.effects import WRITE_OPERATIONS
 from integration_blueprint.drill.outcomes import Outcome, Snapshot, judge_outcome
 from integration_blueprint.drill.patterns.team_code import TEAM_DRIVERS
 from integration_blueprint.drill.report import DrillOptions, DrillReport, PatternReport
@@ -424,7 +425,8 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
     """One pattern in its own sandbox, realized from its component's part of the recording: the
     fault window (drive), then the recovery phase (recover: the runbook's redrive), then the check."""
     with open(log_file, "w") as log, _output_to(log):
-        faults = FaultInjector(transient_rate=options.transient, seed=f"{options.seed}:{name}")
+        faults = FaultInjector(transient_rate=options.transient, seed=f"{options.seed}:{name}",
+                               write_operations=WRITE_OPERATIONS)
         with running_emulator(recorded.config.get("aws:region", "us-east-1")) as emulator:
             # The faults reach the handlers' AWS calls through the sandbox's one seam; the driver
             # wraps its functions through the same interception (sandbox.interception.wrap).
@@ -452,7 +454,7 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
             except DrillDeadline as exc:
                 faults.enabled = faults.outage = False
                 report = _state_at_deadline(driver, options, str(exc))
-            report.notes.extend(driver.isolation_notes())
+            report.notes.extend(driver.isolation_notes() + driver.crash_notes())
             report.injected = {**driver.injected(), "transient": faults.transient_injected, **report.injected}
             report.conflicts_sent, report.conflicts_parked = driver.conflicts_sent, driver.conflicts_parked
             meter = cost.UsageMeter()  # what the handlers' AWS calls would bill

@@ -103,6 +103,10 @@ class PatternDriver:
     def invokers(self) -> list[Invoker]:
         return [v for v in vars(self).values() if isinstance(v, Invoker)]
 
+    def crash_notes(self) -> list[str]:
+        """Which write boundaries the drill's crashes fell on, per function."""
+        return [note for invoker in self.invokers() for note in [invoker.boundary_note()] if note]
+
     def conflict_count(self) -> int:
         """How many conflicting duplicates to send (none when outside the pattern's contract)."""
         if "conflicts" in self.not_covered or self.reference:

@@ -183,8 +183,8 @@ class FifoBillingDriver(PatternDriver):
             return
         scheduled, month = CRASH_RUN
         batches = math.ceil(len([k for k in self.month_of if self.month_of[k] == month]) / 10)
-        # Die after the accounts scan and half the SendMessageBatch calls: half the month is enqueued.
-        self.dispatcher.crash_next_after = 1 + max(1, batches // 2)
+        # Die after half the SendMessageBatch calls (a crash counts writes): half the month is enqueued.
+        self.dispatcher.crash_next_after = max(1, batches // 2)
         self.runs[month] = [self.sandbox.fire_schedule(self.schedule, scheduled)]
         self.runs[month].append(self.sandbox.fire_schedule(self.schedule, scheduled))  # at least once
         scheduled, month = OUTAGE_RUN
