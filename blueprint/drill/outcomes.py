@@ -50,7 +50,7 @@ _VOLATILE_TEXT = (
     ("time", re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?")),
     ("generated id", re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")),
     ("generated id", re.compile(r"\b[0-9a-f]{32}\b")),
-    ("time", re.compile(r"(?<![\d.])[1-3]\d{9}(?:\d{3})?(?:\.\d+)?(?![\d.])")),
+    ("time", re.compile(r"(?<![\w.])[1-3]\d{9}(?:\d{3})?(?:\.\d+)?(?![\w.])")),
 )
 # Bodies above this are compared by their SHA-256.
 OBJECT_TEXT_LIMIT = 65_536
@@ -84,6 +84,7 @@ class Outcome:
     places: dict = field(default_factory=dict)
     # What the run's puts wrote to each item or object on the way (for telling an order dependency).
     history: dict = field(default_factory=lambda: defaultdict(set))
+    bookkeeping: set = field(default_factory=set)  # (place, key) of each Powertools idempotency record
     volatile: Volatile = field(default_factory=Volatile)
 
 
@@ -160,7 +161,7 @@ class Snapshot:
                     else:  # a deduplication id or an execution name: AWS takes it once
                         messages[f"{_KINDS.get(call.operation, 'target')} {_name(effect.target)}"][effect.identity] = 1
         for table in sorted(tables):
-            outcome.places[f"table {table}"] = self._items(table, outcome.volatile)
+            outcome.places[f"table {table}"] = self._items(table, outcome.volatile, outcome.bookkeeping)
         for bucket, key in sorted(objects):
             found = self._object(bucket, key)
             if found is not None:
@@ -197,13 +198,16 @@ class Snapshot:
         key = ", ".join(f"{name}={normalized(item.get(name), place, name, volatile)}" for name in key_names)
         return key, normalized(shown, place, "", volatile, self.ttl.get(table, ""))
 
-    def _items(self, table: str, volatile: Volatile) -> dict:
+    def _items(self, table: str, volatile: Volatile, bookkeeping: set) -> dict:
         ddb = self.sandbox.emulator.client("dynamodb", self.sandbox.session)
         found: dict = defaultdict(list)
         for page in ddb.get_paginator("scan").paginate(TableName=table):
             for raw in page.get("Items", []):
-                key, value = self._item_entry(table, _plain(raw), volatile)
+                item = _plain(raw)
+                key, value = self._item_entry(table, item, volatile)
                 found[key].append(value)
+                if item.get("status") in _POWERTOOLS_STATUSES and "expiration" in item:
+                    bookkeeping.add((f"table {table}", key))
         return found
 
     def _object(self, bucket: str, key: str) -> Optional[str]:
@@ -313,6 +317,9 @@ class Comparison:
 
     differences: list = field(default_factory=list)  # Difference, not order-dependent
     order_dependent: list = field(default_factory=list)  # Difference whose outcome is an earlier record's
+    # Items one run left and the other not that hold nothing but their key and values of a kind
+    # (a guard or Powertools record a retry path writes): bookkeeping, named.
+    markers: list = field(default_factory=list)
     places: int = 0  # how many places were compared
     volatile: str = ""  # the fields compared as their kind, named
 
@@ -333,6 +340,11 @@ class Comparison:
         if self.order_dependent:
             notes.append("outcome depends on delivery order (the last writer wins, not a duplicate): "
                          + " | ".join(d.describe() for d in self.order_dependent[:SHOWN]))
+        if self.markers:
+            places = Counter(d.place for d in self.markers)
+            notes.append("bookkeeping items only one run left (their key and times only, or Powertools records: "
+                         "how a retry path marks what it applied), not compared: "
+                         + ", ".join(f"{count} in {place}" for place, count in sorted(places.items())))
         if self.volatile:
             notes.append(f"compared as their kind (they differ between runs by nature): {self.volatile}")
         return notes
@@ -353,7 +365,9 @@ def compare(here: Outcome, reference: Outcome, records_in: Callable[[str], list[
             difference = Difference(place, key, a, b)
             difference.records = _records(records_in, a, b, key)
             difference.writers = _writers(log, place, key) if log is not None else ""
-            if key and len(a) == 1 and canonical(a[0]) in reference.history.get((place, key), set()):
+            if _bookkeeping_only(place, key, a or b, here.bookkeeping | reference.bookkeeping) and not (a and b):
+                comparison.markers.append(difference)
+            elif key and len(a) == 1 and canonical(a[0]) in reference.history.get((place, key), set()):
                 difference.order_dependent = True
                 comparison.order_dependent.append(difference)
             else:
@@ -365,6 +379,18 @@ def compare(here: Outcome, reference: Outcome, records_in: Callable[[str], list[
                 volatile.note(place, name, kind)
     comparison.volatile = volatile.describe()
     return comparison
+
+
+def _bookkeeping_only(place: str, key: str, values: list, bookkeeping: set) -> bool:
+    """An item that is a Powertools record, or holds only its key and values compared as their kind."""
+    if not place.startswith("table ") or not key:
+        return False
+    if (place, key) in bookkeeping:
+        return True
+    key_names = {part.split("=", 1)[0] for part in key.split(", ")}
+    return all(isinstance(value, dict) and all(
+        name in key_names or (isinstance(v, str) and v.startswith("<") and v.endswith(">")) for name, v in value.items())
+        for value in values)
 
 
 def _records(records_in: Callable[[str], list[str]], here: list, reference: list, key: str) -> list[str]:

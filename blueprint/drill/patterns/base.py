@@ -55,7 +55,7 @@ class PatternDriver:
         self.parked_before = 0  # what the recovery phase found parked, and sent back
         self.redriven = 0
         # The reference run (drill/outcomes.py): the same records, each delivered once in the lane's
-        # order, with no duplicates, crashes, conflicts or outages. Every random draw is still made, so
+        # order, with no duplicates, crashes or outages (conflicting duplicates are records: sent too). Every random draw is still made, so
         # the records are the same as the faulted run's.
         self.reference = False
 
@@ -109,7 +109,7 @@ class PatternDriver:
 
     def conflict_count(self) -> int:
         """How many conflicting duplicates to send (none when outside the pattern's contract)."""
-        if "conflicts" in self.not_covered or self.reference:
+        if "conflicts" in self.not_covered:  # the reference run sends them too: they are records
             return 0
         return round(self.options.records * self.options.conflicts)
 

@@ -179,7 +179,10 @@ class FifoBillingDriver(PatternDriver):
         if self.reference:  # each month's run once, neither crashed nor down
             for scheduled, month in (CRASH_RUN, OUTAGE_RUN):
                 self.runs[month] = [self.sandbox.fire_schedule(self.schedule, scheduled)]
-            self._drain(step, 0.0, 0.7)
+            self._drain(step, 0.0, 0.6)
+            if self.conflict_count():
+                self.send_conflicts()
+                self._drain(step, 0.6, 0.7)
             return
         scheduled, month = CRASH_RUN
         batches = math.ceil(len([k for k in self.month_of if self.month_of[k] == month]) / 10)
