@@ -170,8 +170,8 @@ class Invoker:
         hit = ", ".join(f"write {n} ({self.boundary_operations.get(n, '?')}) {count}x"
                         for n, count in sorted(self.boundaries.items()))
         missed = [n for n in range(1, self._aimed_at() + 1) if not self.boundaries[n]]
-        beyond = (f"; boundaries after write {CRASH_BOUNDARIES_MAX + 1}" + (f"..{self.writes_seen}" if self.writes_seen > CRASH_BOUNDARIES_MAX + 1 else "") + " not aimed at"
-                  if self.writes_seen > CRASH_BOUNDARIES_MAX else "")
+        later = f"{CRASH_BOUNDARIES_MAX + 1}" + (f"..{self.writes_seen}" if self.writes_seen > CRASH_BOUNDARIES_MAX + 1 else "")
+        beyond = f"; boundaries after write {later} not aimed at" if self.writes_seen > CRASH_BOUNDARIES_MAX else ""
         return (f"{name}: crashes fell after {hit}, of the {self.writes_seen} write(s) an invocation made at most"
                 + (f"; not reached: after write {', '.join(map(str, missed))}" if missed else "") + beyond)
 

@@ -90,7 +90,8 @@ class DrillReport:
         return all(r.passed for r in self.patterns.values()) and not self.not_drilled
 
 
-COLUMNS = ("sent", "processed_once", "duplicate_effects", "outcome_differences", "parked_before_redrive", "redriven", "unrecoverable",
+COLUMNS = ("sent", "processed_once", "duplicate_effects", "outcome_differences", "parked_before_redrive", "redriven",
+           "unrecoverable",
            "expected_unrecoverable", "conflicts_sent", "conflicts_parked", "lost", "invocations", "retries",
            "wall_time_s")
 

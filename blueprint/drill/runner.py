@@ -32,10 +32,10 @@ from typing import Any, Callable, Optional
 from integration_blueprint.core import patches
 from integration_blueprint.core.patches import PatchRefused
 from integration_blueprint.drill import cost
-from integration_blueprint.drill.patterns import DRIVERS
-from integration_blueprint.drill.patterns.base import DrillDeadline
 from integration_blueprint.drill.effects import WRITE_OPERATIONS
 from integration_blueprint.drill.outcomes import Outcome, Snapshot, judge_outcome
+from integration_blueprint.drill.patterns import DRIVERS
+from integration_blueprint.drill.patterns.base import DrillDeadline
 from integration_blueprint.drill.patterns.team_code import TEAM_DRIVERS
 from integration_blueprint.drill.report import DrillOptions, DrillReport, PatternReport
 from integration_blueprint.preview.recording import ProgramError, record_program

@@ -55,8 +55,8 @@ class PatternDriver:
         self.parked_before = 0  # what the recovery phase found parked, and sent back
         self.redriven = 0
         # The reference run (drill/outcomes.py): the same records, each delivered once in the lane's
-        # order, with no duplicates, crashes or outages (conflicting duplicates are records: sent too). Every random draw is still made, so
-        # the records are the same as the faulted run's.
+        # order, with no duplicates, crashes or outages (conflicting duplicates are records: sent
+        # too). Every random draw is still made, so the records are the same as the faulted run's.
         self.reference = False
 
     def check_deadline(self, doing: str) -> None:
