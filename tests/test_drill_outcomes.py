@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from integration_blueprint.drill.invoker import Invoker
-from integration_blueprint.drill.outcomes import Outcome, Volatile, compare, normalized
+from integration_blueprint.drill.outcomes import Outcome, Volatile, compare, masked, normalized, varying
 from integration_blueprint.drill.report import DrillOptions, format_table
 from integration_blueprint.drill.runner import run_drill
 from integration_blueprint.sandbox.errors import InjectedCrash
@@ -117,3 +117,23 @@ def test_crashes_fall_after_each_write_in_turn_until_every_boundary_was_hit():
     assert invoker.boundary_operations == {1: "PutItem", 2: "PutItem", 3: "PutItem"}
     assert outcomes == {"crashed": 3, "ok": 9}
     assert invoker.boundary_note().startswith("the function: crashes fell after write 1 (PutItem) 1x, write 2 (PutItem) 1x")
+
+
+def test_what_differs_between_two_clean_reference_runs_is_evidence_it_varies_by_nature_and_is_named():
+    # A field the code fills with a random number (not time-like, not a uuid): it differs between two
+    # clean runs, so it is not judged; the doubled total still is.
+    here = outcome("table t", "pk=acct-1", {"total": "20", "nonce": "8812"})
+    first = outcome("table t", "pk=acct-1", {"total": "10", "nonce": "1234"})
+    second = outcome("table t", "pk=acct-1", {"total": "10", "nonce": "5678"})
+
+    varies = varying(first, second)
+    comparison = compare(masked(here, varies), masked(first, varies), lambda text: [])
+
+    assert varies == {"table t": {"nonce"}}
+    assert [d.describe() for d in comparison.differences] == ["table t pk=acct-1: total 20 here, 10 in the reference run"]
+    assert comparison.volatile == "table t: nonce (differs between two clean reference runs)"
+    # Keys that differ between clean runs (a random id per record): the values compared whatever their key.
+    keyed = varying(outcome("table t", "pk=1", {"v": "a"}), outcome("table t", "pk=2", {"v": "a"}))
+    same = compare(masked(outcome("table t", "pk=3", {"v": "a"}), keyed),
+                   masked(outcome("table t", "pk=1", {"v": "a"}), keyed), lambda text: [])
+    assert not same.differences

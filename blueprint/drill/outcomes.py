@@ -381,6 +381,54 @@ def compare(here: Outcome, reference: Outcome, records_in: Callable[[str], list[
     return comparison
 
 
+# What `varying` puts for a place whose keys differ between two clean runs: its values are compared
+# as a multiset, whatever key each has.
+ANY_KEY = "<any key>"
+VARIES = "<varies>"
+
+
+def varying(first: Outcome, second: Outcome) -> dict[str, set[str]]:
+    """By place, what differs between two clean reference runs of the same records: the fields of
+    items with the same key (or the whole value: a body), ANY_KEY when the keys themselves differ."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for place in set(first.places) & set(second.places):
+        a, b = first.places[place], second.places[place]
+        if set(a) != set(b):
+            found[place].add(ANY_KEY)
+        for key in set(a) & set(b):
+            for one, other in zip(sorted(a[key], key=canonical), sorted(b[key], key=canonical)):
+                if one == other:
+                    continue
+                if isinstance(one, dict) and isinstance(other, dict):
+                    found[place].update(name for name in set(one) | set(other) if one.get(name) != other.get(name))
+                else:
+                    found[place].add(VARIES)
+    return dict(found)
+
+
+def masked(outcome: Outcome, varies: dict[str, set[str]]) -> Outcome:
+    """`outcome` with what varies between clean runs compared as VARIES (and named as such)."""
+    result = Outcome(places={}, history=outcome.history, bookkeeping=outcome.bookkeeping, volatile=Volatile())
+    for place, names in outcome.volatile.fields.items():
+        for name, kind in names.items():
+            result.volatile.note(place, name, kind)
+    for place, keyed in outcome.places.items():
+        what = varies.get(place, set())
+        entries: dict = defaultdict(list)
+        for key, values in keyed.items():
+            for value in values:
+                if VARIES in what:
+                    value = VARIES
+                elif isinstance(value, dict) and what:
+                    value = {name: (VARIES if name in what else v) for name, v in value.items()}
+                entries["" if ANY_KEY in what else key].append(value)
+        for name in what:
+            shown = {ANY_KEY: "key", VARIES: "value"}.get(name, name)
+            result.volatile.note(place, shown, "differs between two clean reference runs")
+        result.places[place] = entries
+    return result
+
+
 def _bookkeeping_only(place: str, key: str, values: list, bookkeeping: set) -> bool:
     """An item that is a Powertools record, or holds only its key and values compared as their kind."""
     if not place.startswith("table ") or not key:
@@ -424,10 +472,18 @@ def _same_key(identity: str, key: str) -> bool:
     return sorted(p.strip() for p in identity.split(",")) == sorted(p.strip() for p in key.split(","))
 
 
-def judge_outcome(report: Any, driver: Any, here: Outcome, reference: Outcome) -> Comparison:
+def judge_outcome(report: Any, driver: Any, here: Outcome, reference: Outcome,
+                  reference_again: Optional[Callable[[], Outcome]] = None) -> Comparison:
     """The faulted run's outcome against the reference run's, into the pattern's report (a
-    difference fails it; one that depends on delivery order is counted apart)."""
+    difference fails it; one that depends on delivery order is counted apart). When they differ and
+    `reference_again` is given, a second clean reference run is the evidence for what varies by
+    nature: what differs between the two clean runs is compared as `<varies>` and named."""
     comparison = compare(here, reference, driver.records_in, driver.effect_log_of_run())
+    if comparison.differences and reference_again is not None:
+        varies = varying(reference, reference_again())
+        if varies:
+            comparison = compare(masked(here, varies), masked(reference, varies), driver.records_in,
+                                 driver.effect_log_of_run())
     report.outcome_differences = len(comparison.differences)
     report.order_dependent = len(comparison.order_dependent)
     report.notes.extend(comparison.notes())
