@@ -465,9 +465,12 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
             outcome = None if report.failure else Snapshot(sandbox, driver.own_queue_urls()).take(sandbox.journal)
         if outcome is not None:
             reference_started = time.monotonic()
-            reference = _reference_outcome(options, name, driver_class, recorded)
-            judge_outcome(report, driver, outcome, reference,
-                          reference_again=lambda: _reference_outcome(options, name, driver_class, recorded))
+            try:
+                reference = _reference_outcome(options, name, driver_class, recorded)
+                judge_outcome(report, driver, outcome, reference,
+                              reference_again=lambda: _reference_outcome(options, name, driver_class, recorded))
+            except (DrillDeadline, SandboxError) as exc:  # without a reference there is no judgement
+                report.failure = f"{name}: the reference run (each record once, no faults) did not finish: {exc}"
             report.reference_time_s = round(time.monotonic() - reference_started, 2)
         report.wall_time_s = round(time.monotonic() - started, 2)
         step(1.0)
