@@ -364,7 +364,9 @@ def compare(here: Outcome, reference: Outcome, records_in: Callable[[str], list[
                 continue
             difference = Difference(place, key, a, b)
             difference.records = _records(records_in, a, b, key)
-            difference.writers = _writers(log, place, key) if log is not None else ""
+            # Only the differences the report shows are explained (it reads every record's effects).
+            shown = len(comparison.differences) < SHOWN
+            difference.writers = _writers(log, place, key) if log is not None and shown else ""
             if _bookkeeping_only(place, key, a or b, here.bookkeeping | reference.bookkeeping) and not (a and b):
                 comparison.markers.append(difference)
             elif key and len(a) == 1 and canonical(a[0]) in reference.history.get((place, key), set()):
