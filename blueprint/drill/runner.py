@@ -7,7 +7,12 @@ Faults, all seeded:
 - poison: a fraction P of the records are payloads the reference handlers reject;
 - transient: a fraction P of the AWS calls the handlers make fail with throttling/5xx at the
   botocore layer (sandbox/faults.py, the request interceptor the drill gives the sandbox);
-- crashes: K invocations per pattern die right after one of their AWS calls succeeded.
+- crashes: K invocations per pattern die right after one of their AWS writes succeeded (after write
+  1, 2, ... of an invocation in turn, with crashes added until each boundary was hit: invoker.py).
+
+Then the judgement: the driver's own checks, and the outcome (drill/outcomes.py): what the run left
+in every place a function wrote to, against a reference run of the same driver and seed in a fresh
+sandbox (each record once, in the lane's order, no faults).
 
 Each pattern's reference side effect would visibly double if done twice (an atomic ADD to a
 balance, a ledger write audited at the botocore layer), so duplicates cannot hide.
