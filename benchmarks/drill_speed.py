@@ -31,8 +31,9 @@ def main():
     from multiprocessing import forkserver
     forkserver._forkserver._stop()
     for name, pattern in report.patterns.items():
-        print(f"{name:22} wall_s={pattern.wall_time_s:7.2f} invocations={pattern.invocations:5d} "
-              f"{'ok' if pattern.passed else 'FAIL'}")
+        # reference_s: of wall_s, the reference run the outcome is judged against (drill/outcomes.py).
+        print(f"{name:22} wall_s={pattern.wall_time_s:7.2f} reference_s={pattern.reference_time_s:7.2f} "
+              f"invocations={pattern.invocations:5d} {'ok' if pattern.passed else 'FAIL'}")
     usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
     cpu = sum(u.ru_utime + u.ru_stime for u in usage)
     print(f"drill_speed records={RECORDS} workers={WORKERS or len(report.patterns)} total_s={total:.1f} cpu_s={cpu:.1f}")

@@ -133,6 +133,9 @@ def test_every_pattern_loses_nothing_and_does_nothing_twice_under_the_default_fa
         assert pattern.injected["poison"] == 2
         # Each changed record re-sent under its id was parked (the non-idempotent pattern keeps no id).
         assert pattern.conflicts_sent == pattern.conflicts_parked == (0 if name == "non_idempotent_stream" else 2)
+        # Judged as a team's code is: its final state against a reference run's (drill/outcomes.py).
+        compared = next(note for note in pattern.notes if note.startswith("outcome compared with a reference run"))
+        assert pattern.outcome_differences == 0 and "0 differ" in compared and pattern.reference_time_s > 0, compared
     # Faults really happened where each pattern's contract says they are survivable.
     for name in DRIVERS:  # the non-idempotent pattern: in its Retry-DLQ lane only
         assert report.patterns[name].injected["duplicates"] > 0, name
@@ -353,6 +356,7 @@ def test_a_seed_reproduces_a_drill_exactly_and_recovery_completes_under_40_perce
     first, second = (report.to_json()["patterns"][name] for report in reports)
 
     first.pop("wall_time_s"), second.pop("wall_time_s")
+    first.pop("reference_time_s"), second.pop("reference_time_s")  # timings, like the wall time
     # A guard item's TTL is the wall clock plus a day: its size follows the number's trailing zeros
     # (DynamoDB trims them), so the largest item may differ by a byte between two runs.
     for report in (first, second):

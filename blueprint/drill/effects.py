@@ -282,6 +282,10 @@ _EXTRACTORS: dict[str, Callable[[EffectLog, dict], list[Effect]]] = {
 }
 
 
+# Every operation that writes (an effect or a lane's send): where a crash can fall (sandbox/faults.py).
+WRITE_OPERATIONS = frozenset(_EXTRACTORS)
+
+
 @dataclass
 class Verdict:
     """What the effects say about the records the drill sent."""

@@ -39,6 +39,12 @@ class Invoker:
     # The event source ("aws:sqs", "aws:kinesis") of the only deliveries that may be duplicated or
     # crashed, for a pattern whose contract covers one lane; None: every delivery.
     lane: Optional[str] = None
+    # Crash after each write of the handler in turn (write 1, 2, ... of an invocation), so every
+    # boundary between two of its writes is hit across the run (plan_boundary).
+    crash_boundaries: bool = False
+    writes_seen: int = 0  # the most writes an invocation in the lane made without crashing
+    boundaries: Counter = field(default_factory=Counter)  # write n -> crashes that fell right after it
+    boundary_operations: dict = field(default_factory=dict)  # write n -> the operation it was
     # For single-item events: which item an event is, so the final outcome per item is known.
     item_key: Optional[Callable[[Any], Optional[str]]] = None
     outcomes: dict = field(default_factory=dict)  # item -> "ok" | "failed" (last delivery)
@@ -113,23 +119,61 @@ class Invoker:
                 # A planned crash waits for an invocation that makes enough AWS calls to die after one.
                 due = (key if key in self.crash_items else None) if key is not None else \
                     min((n for n in self.crash_plan if n <= self.invocations), default=None)
+                if due is None and key is None and self._boundary_unhit() and self.invocations % EXTRA_CRASH_SPACING == 0:
+                    due = self.invocations  # a crash more, until every boundary was hit once
                 # An item (a Map child) may make a single AWS call, and a crash it is too short for
                 # cannot move to another item without the thread timing deciding which: it dies
-                # right after its first successful call.
-                crash_after = (1 if key is not None else rng.randint(1, 3)) if due is not None else None
+                # right after its first successful write.
+                if due is None:
+                    crash_after = None
+                elif key is not None:
+                    crash_after = 1
+                else:
+                    crash_after = self._next_boundary() if self.crash_boundaries else rng.randint(1, 3)
                 self.crash_plan.discard(due)
                 self.crash_items.discard(due)
         try:
-            return self.faults.run(self.function, event, context, key=identity, crash_after=crash_after)
-        except InjectedCrash:  # the drill's (a timeout or running out of memory is the function's own)
+            response = self.faults.run(self.function, event, context, key=identity, crash_after=crash_after)
+        except InjectedCrash as crash:  # the drill's (a timeout or running out of memory is the function's own)
             with self._lock:
                 self.crashes += 1
+                if crash_after is not None:
+                    self.boundaries[crash_after] += 1
+                    self.boundary_operations.setdefault(crash_after, str(crash).rsplit(" ", 1)[-1])
             due = None
             raise
         finally:
             if due is not None:  # it made too few calls to crash: the next one will
                 with self._lock:
                     (self.crash_items if isinstance(due, str) else self.crash_plan).add(due)
+        if self._in_lane(event):
+            with self._lock:
+                self.writes_seen = max(self.writes_seen, len(self.faults.last_writes()))
+        return response
+
+    def _aimed_at(self) -> int:
+        """How many boundaries the crashes aim at: after each of the first writes of an invocation."""
+        return min(self.writes_seen, CRASH_BOUNDARIES_MAX)
+
+    def _boundary_unhit(self) -> bool:
+        return self.crash_boundaries and any(self.boundaries[n] == 0 for n in range(1, self._aimed_at() + 1))
+
+    def _next_boundary(self) -> int:
+        """The boundary least crashed at so far (the earliest of those): after write n of the invocation."""
+        return min(range(1, max(self._aimed_at(), 1) + 1), key=lambda n: (self.boundaries[n], n))
+
+    def boundary_note(self) -> str:
+        """Which write boundaries the crashes fell on, for the report."""
+        if not self.boundaries:
+            return ""
+        name = getattr(self.function, "name", "the function")
+        hit = ", ".join(f"write {n} ({self.boundary_operations.get(n, '?')}) {count}x"
+                        for n, count in sorted(self.boundaries.items()))
+        missed = [n for n in range(1, self._aimed_at() + 1) if not self.boundaries[n]]
+        later = f"{CRASH_BOUNDARIES_MAX + 1}" + (f"..{self.writes_seen}" if self.writes_seen > CRASH_BOUNDARIES_MAX + 1 else "")
+        beyond = f"; boundaries after write {later} not aimed at" if self.writes_seen > CRASH_BOUNDARIES_MAX else ""
+        return (f"{name}: crashes fell after {hit}, of the {self.writes_seen} write(s) an invocation made at most"
+                + (f"; not reached: after write {', '.join(map(str, missed))}" if missed else "") + beyond)
 
     def _in_lane(self, event: Any) -> bool:
         if self.lane is None:
@@ -145,6 +189,13 @@ class Invoker:
             self.crash_plan.clear()
             self.crash_items.clear()
             self.crash_next_after = None
+
+
+# Crashes aim at the boundary after each of an invocation's first writes, up to this many (a batch of
+# ten records with two writes each makes twenty: the first records' boundaries are the same kinds).
+CRASH_BOUNDARIES_MAX = 4
+# Crashes beyond the planned ones, until every boundary was hit once, fall on every this-many-th invocation.
+EXTRA_CRASH_SPACING = 2
 
 
 def plan_crashes(rng: random.Random, count: int, expected_invocations: int) -> set:

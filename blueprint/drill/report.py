@@ -37,6 +37,11 @@ class PatternReport:
     sent: int = 0
     processed_once: int = 0
     duplicate_effects: int = 0
+    # Places (items, objects, queues, topics) whose final state differs from the reference run's
+    # (drill/outcomes.py), and how many of those hold an earlier record's value (delivery order).
+    outcome_differences: int = 0
+    order_dependent: int = 0
+    reference_time_s: float = 0.0  # of wall_time_s, the reference run's
     unrecoverable: int = 0  # still parked at the end, after the recovery phase redrove everything
     expected_unrecoverable: int = 0  # the poison
     lost: int = 0
@@ -60,7 +65,7 @@ class PatternReport:
 
     @property
     def passed(self) -> bool:
-        return (not self.failure and self.lost == 0 and self.duplicate_effects == 0
+        return (not self.failure and self.lost == 0 and self.duplicate_effects == 0 and self.outcome_differences == 0
                 and self.unrecoverable == self.expected_unrecoverable and self.conflicts_parked == self.conflicts_sent
                 and (self.hot_key is None or self.hot_key.within_bound))
 
@@ -85,7 +90,8 @@ class DrillReport:
         return all(r.passed for r in self.patterns.values()) and not self.not_drilled
 
 
-COLUMNS = ("sent", "processed_once", "duplicate_effects", "parked_before_redrive", "redriven", "unrecoverable",
+COLUMNS = ("sent", "processed_once", "duplicate_effects", "outcome_differences", "parked_before_redrive", "redriven",
+           "unrecoverable",
            "expected_unrecoverable", "conflicts_sent", "conflicts_parked", "lost", "invocations", "retries",
            "wall_time_s")
 
@@ -119,7 +125,8 @@ def format_table(report: DrillReport) -> str:
         out.append(f"handler logs: {report.log_dir}/<pattern>.log")
     out.append("result: " + ("after the redrive every record was processed exactly once and only the poison "
                              "is still parked, with every conflicting duplicate" if report.passed
-                             else "FAILED: lost records, duplicate effects, records still parked after the redrive, "
+                             else "FAILED: lost records, duplicate effects, a final state that differs from the "
+                                  "reference run (each record once, no faults), records still parked after the redrive, "
                                   "a conflicting duplicate applied or skipped, a hot key's state over its bound, "
                                   "a pattern that did not finish, or a component not drilled"))
     return "\n".join(out)

@@ -7,7 +7,12 @@ Faults, all seeded:
 - poison: a fraction P of the records are payloads the reference handlers reject;
 - transient: a fraction P of the AWS calls the handlers make fail with throttling/5xx at the
   botocore layer (sandbox/faults.py, the request interceptor the drill gives the sandbox);
-- crashes: K invocations per pattern die right after one of their AWS calls succeeded.
+- crashes: K invocations per pattern die right after one of their AWS writes succeeded (after write
+  1, 2, ... of an invocation in turn, with crashes added until each boundary was hit: invoker.py).
+
+Then the judgement: the driver's own checks, and the outcome (drill/outcomes.py): what the run left
+in every place a function wrote to, against a reference run of the same driver and seed in a fresh
+sandbox (each record once, in the lane's order, no faults).
 
 Each pattern's reference side effect would visibly double if done twice (an atomic ADD to a
 balance, a ledger write audited at the botocore layer), so duplicates cannot hide.
@@ -32,6 +37,8 @@ from typing import Any, Callable, Optional
 from integration_blueprint.core import patches
 from integration_blueprint.core.patches import PatchRefused
 from integration_blueprint.drill import cost
+from integration_blueprint.drill.effects import WRITE_OPERATIONS
+from integration_blueprint.drill.outcomes import Outcome, Snapshot, judge_outcome
 from integration_blueprint.drill.patterns import DRIVERS
 from integration_blueprint.drill.patterns.base import DrillDeadline
 from integration_blueprint.drill.patterns.team_code import TEAM_DRIVERS
@@ -423,7 +430,8 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
     """One pattern in its own sandbox, realized from its component's part of the recording: the
     fault window (drive), then the recovery phase (recover: the runbook's redrive), then the check."""
     with open(log_file, "w") as log, _output_to(log):
-        faults = FaultInjector(transient_rate=options.transient, seed=f"{options.seed}:{name}")
+        faults = FaultInjector(transient_rate=options.transient, seed=f"{options.seed}:{name}",
+                               write_operations=WRITE_OPERATIONS)
         with running_emulator(recorded.config.get("aws:region", "us-east-1")) as emulator:
             # The faults reach the handlers' AWS calls through the sandbox's one seam; the driver
             # wraps its functions through the same interception (sandbox.interception.wrap).
@@ -451,13 +459,44 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
             except DrillDeadline as exc:
                 faults.enabled = faults.outage = False
                 report = _state_at_deadline(driver, options, str(exc))
-            report.notes.extend(driver.isolation_notes())
+            report.notes.extend(driver.isolation_notes() + driver.crash_notes())
             report.injected = {**driver.injected(), "transient": faults.transient_injected, **report.injected}
             report.conflicts_sent, report.conflicts_parked = driver.conflicts_sent, driver.conflicts_parked
             meter = cost.UsageMeter()  # what the handlers' AWS calls would bill
             driver.replay(meter)
             report.usage_per_million = cost.usage_per_million(meter, recorded, report, emulator.state_machine_usage)
             report.notes.append(cost.summary(report.usage_per_million))
-            report.wall_time_s = round(time.monotonic() - started, 2)
-            step(1.0)
-            return report
+            # What the run left, read before its emulator goes (a pattern that did not finish has no outcome).
+            outcome = None if report.failure else Snapshot(sandbox, driver.own_queue_urls()).take(sandbox.journal)
+        if outcome is not None:
+            reference_started = time.monotonic()
+            try:
+                reference = _reference_outcome(options, name, driver_class, recorded)
+                judge_outcome(report, driver, outcome, reference,
+                              reference_again=lambda: _reference_outcome(options, name, driver_class, recorded))
+            except (DrillDeadline, SandboxError) as exc:  # without a reference there is no judgement
+                report.failure = f"{name}: the reference run (each record once, no faults) did not finish: {exc}"
+            report.reference_time_s = round(time.monotonic() - reference_started, 2)
+        report.wall_time_s = round(time.monotonic() - started, 2)
+        step(1.0)
+        return report
+
+
+def _reference_outcome(options: DrillOptions, name: str, driver_class, recorded) -> Outcome:
+    """The reference run (drill/outcomes.py): the same driver, seed and records in a fresh sandbox of
+    the same stack, each record delivered once in the lane's order, no faults; what it left."""
+    faults = FaultInjector(seed=f"{options.seed}:{name}")  # never enabled: nothing is injected
+    with running_emulator(recorded.config.get("aws:region", "us-east-1")) as emulator:
+        sandbox = Sandbox(recorded, emulator, Interception(requests=faults)).realize()
+        driver = driver_class(sandbox, options, faults, random.Random(f"{options.seed}:{name}"))
+        driver.reference = True
+        driver.deadline_seconds = pattern_deadline_seconds(options)
+        driver.deadline = time.monotonic() + driver.deadline_seconds
+        driver.prepare()
+        driver.drive(_no_progress)
+        driver.recover(_no_progress)
+        return Snapshot(sandbox, driver.own_queue_urls()).take(sandbox.journal)
+
+
+def _no_progress(_fraction: float) -> None:
+    """The reference run reports no progress of its own: the bar stays on the faulted run's."""

@@ -106,3 +106,18 @@ class SampleIndex:
         """The one record whose own values (held by no other record) appear in `text`, if one."""
         found = {next(iter(owners)) for value, owners in self._owners.items() if len(owners) == 1 and value in text}
         return found.pop() if len(found) == 1 else None
+
+    def records_in(self, text: str) -> list[str]:
+        """Every record `text` names: by a value no other record holds, or by all its values that are
+        not numbers (an amount alone names nothing)."""
+        found = {next(iter(owners)) for value, owners in self._owners.items()
+                 if len(owners) == 1 and not _numeric(value) and value in text}
+        for record, values in self.values.items():
+            words = [value for value in values if not _numeric(value)]
+            if words and all(value in text for value in words):
+                found.add(record)
+        return sorted(found)
+
+
+def _numeric(value: str) -> bool:
+    return value.replace(".", "", 1).lstrip("-").isdigit()

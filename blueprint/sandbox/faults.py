@@ -72,6 +72,9 @@ class FaultInjector:
     outage_service: str | None = None  # a botocore service name ("dynamodb"); None: every service
     outage_spared: frozenset = frozenset()  # services an outage of every service leaves up
     _count_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    # The operations that write (the caller's list); when given, an armed crash counts only these, so
+    # it falls after the invocation's n-th write, the boundary between two of its effects.
+    write_operations: frozenset = frozenset()
 
     def __post_init__(self):
         self._rng = random.Random(self.seed)
@@ -82,9 +85,11 @@ class FaultInjector:
         faults come from a generator of its own (see the module docstring)."""
         self._local.rng = random.Random(f"{self.seed}:{key}") if key is not None else None
         self._local.claims = set()
+        self._local.writes = []
         try:
             yield
         finally:
+            self._local.last_writes, self._local.writes = self._local.writes, []
             self._local.crash_after = None
             self._local.rng = None
             self._local.claims = set()
@@ -115,8 +120,13 @@ class FaultInjector:
         """Idempotency records this invocation (thread) left INPROGRESS."""
         return set(getattr(self._local, "claims", ()))
 
+    def last_writes(self) -> list[str]:
+        """The write operations the last invocation on this thread made, in order."""
+        return list(getattr(self._local, "last_writes", ()))
+
     def crash_after(self, calls: int) -> None:
-        """Arm a crash for the current invocation (this thread): after `calls` successful calls."""
+        """Arm a crash for the current invocation (this thread): after `calls` successful calls (writes,
+        with `write_operations`)."""
         self._local.crash_after = calls
 
     def before_send(self, service: str, operation: str, request) -> AWSResponse | None:
@@ -144,6 +154,12 @@ class FaultInjector:
         claims = getattr(self._local, "claims", None)
         if claims is not None:
             _track_claim(claims, operation, params)
+        if self.write_operations:
+            if operation not in self.write_operations:
+                return  # a read: a crash armed for after the n-th write waits for writes
+            writes = getattr(self._local, "writes", None)
+            if writes is not None:
+                writes.append(operation)
         remaining = getattr(self._local, "crash_after", None)
         if remaining is None:
             return

@@ -4,6 +4,7 @@ the stack deploys, its invokers (duplicates and crashes), and reading queues."""
 from __future__ import annotations
 
 import random
+import re
 import time
 from typing import Any, Callable, Optional
 
@@ -53,6 +54,10 @@ class PatternDriver:
         self.deadline_seconds = 0.0
         self.parked_before = 0  # what the recovery phase found parked, and sent back
         self.redriven = 0
+        # The reference run (drill/outcomes.py): the same records, each delivered once in the lane's
+        # order, with no duplicates, crashes or outages (conflicting duplicates are records: sent
+        # too). Every random draw is still made, so the records are the same as the faulted run's.
+        self.reference = False
 
     def check_deadline(self, doing: str) -> None:
         """Raise DrillDeadline, naming `doing`, once the pattern's deadline has passed."""
@@ -87,19 +92,26 @@ class PatternDriver:
 
     def invoker(self, function: Callable, batch_size: int, label: str = "") -> Invoker:
         expected = self.options.records // max(batch_size, 1)
+        crash_plan = set() if "crashes" in self.not_covered else plan_crashes(self.rng, self.options.crashes, expected)
+        faulted = not self.reference
         return Invoker(function=function, faults=self.faults, rng=self.rng,
                        seed=f"{self.options.seed}:{self.name}:{label or getattr(function, 'name', '')}",
-                       duplicate_rate=0.0 if "duplicates" in self.not_covered else self.options.duplicates,
-                       crash_plan=(set() if "crashes" in self.not_covered
-                                   else plan_crashes(self.rng, self.options.crashes, expected)),
-                       lane=self.faulted_lane)
+                       duplicate_rate=0.0 if "duplicates" in self.not_covered or not faulted else self.options.duplicates,
+                       crash_plan=crash_plan if faulted else set(), lane=self.faulted_lane,
+                       crash_boundaries=faulted and "crashes" not in self.not_covered and self.options.crashes > 0)
 
     def invokers(self) -> list[Invoker]:
         return [v for v in vars(self).values() if isinstance(v, Invoker)]
 
+    def crash_notes(self) -> list[str]:
+        """Which write boundaries the drill's crashes fell on, per function."""
+        return [note for invoker in self.invokers() for note in [invoker.boundary_note()] if note]
+
     def conflict_count(self) -> int:
         """How many conflicting duplicates to send (none when outside the pattern's contract)."""
-        return 0 if "conflicts" in self.not_covered else round(self.options.records * self.options.conflicts)
+        if "conflicts" in self.not_covered:  # the reference run sends them too: they are records
+            return 0
+        return round(self.options.records * self.options.conflicts)
 
     def injected(self) -> dict:
         invokers = self.invokers()
@@ -147,6 +159,26 @@ class PatternDriver:
         `since`-th invocation on) to `auditor(operation, params, response)`."""
         for _, call in self.sandbox.journal.calls(since):
             auditor(call.operation, call.params, call.response)
+
+    # The drill's own record ids, for naming the records a differing outcome holds (drill/outcomes.py).
+    record_ids: Optional[re.Pattern] = None
+
+    def records_in(self, text: str) -> list[str]:
+        """The drill's records whose ids `text` holds."""
+        index = getattr(self, "index", None)
+        if index is not None:
+            return index.records_in(text)
+        return sorted(set(self.record_ids.findall(text))) if self.record_ids is not None else []
+
+    def own_queue_urls(self) -> set[str]:
+        """The component's own queues (its lanes and DLQs): sends there are how it retries, not outcomes."""
+        component = {r.urn for r in self.sandbox.recorded.of_type(f"blueprint:index:{self.component}")}
+        arns = {r.outputs["arn"] for r in self.sandbox.recorded.of_type("aws:sqs/queue:Queue") if r.parent in component}
+        return {queue.url for queue in self.sandbox.queues.values() if queue.arn in arns}
+
+    def effect_log_of_run(self):
+        """The team's code's effect log after verify (drill/effects.py), to explain a difference; None."""
+        return getattr(self, "log", None)
 
     def client(self, service: str):
         return self.sandbox.emulator.client(service, self.sandbox.session)

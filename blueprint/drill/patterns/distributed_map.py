@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import time
 from collections import Counter
 from typing import Any, Optional
@@ -46,6 +47,7 @@ class DistributedMapDriver(PatternDriver):
     name = "distributed_map"
     component = "DistributedMapBatch"
     handler = "integration_blueprint.handlers.reference.invoice_enricher"
+    record_ids = re.compile(r"\bINV-\d{6}\b")
 
     def prepare(self) -> None:
         function = self.functions(self.sandbox)[0]
@@ -88,6 +90,9 @@ class DistributedMapDriver(PatternDriver):
             keys = sorted({_batch_key(under_lines[i:i + self.batch]) for i in range(0, len(under_lines), self.batch)}
                           - {_batch_key([p]) for p in self.poison_ids})
             self.invoker_.crash_items = set(self.rng.sample(keys, min(self.options.crashes, len(keys))))
+        if self.reference:  # each row once in the file (every draw above made, so the rows are the same)
+            under_lines, over_lines = list(dict.fromkeys(under_lines)), list(dict.fromkeys(over_lines))
+            self.invoker_.crash_items = set()
         self.nights = [("under", "incoming/drill-under.csv", under_lines), ("over", "incoming/drill-over.csv", over_lines)]
         s3 = self.client("s3")
         for _, key, lines in self.nights:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections import Counter, defaultdict
 
 from integration_blueprint.drill import hot_key
@@ -58,6 +59,7 @@ class FifoBillingDriver(PatternDriver):
     # reference consumer charged from what it enqueued.
     handler = "integration_blueprint.handlers.reference.billing_consumer"
     EMPLOYEES_PER_TENANT = 10
+    record_ids = re.compile(r"\btenant-\d{4}:e\d{5}:\d{4}-\d{2}\b")
 
     def prepare(self) -> None:
         consumer_function = self.functions(self.sandbox)[0]
@@ -174,10 +176,18 @@ class FifoBillingDriver(PatternDriver):
             self.writes[params["Item"]["sk"]["S"]] += 1
 
     def drive(self, step: Step) -> None:
+        if self.reference:  # each month's run once, neither crashed nor down
+            for scheduled, month in (CRASH_RUN, OUTAGE_RUN):
+                self.runs[month] = [self.sandbox.fire_schedule(self.schedule, scheduled)]
+            self._drain(step, 0.0, 0.6)
+            if self.conflict_count():
+                self.send_conflicts()
+                self._drain(step, 0.6, 0.7)
+            return
         scheduled, month = CRASH_RUN
         batches = math.ceil(len([k for k in self.month_of if self.month_of[k] == month]) / 10)
-        # Die after the accounts scan and half the SendMessageBatch calls: half the month is enqueued.
-        self.dispatcher.crash_next_after = 1 + max(1, batches // 2)
+        # Die after half the SendMessageBatch calls (a crash counts writes): half the month is enqueued.
+        self.dispatcher.crash_next_after = max(1, batches // 2)
         self.runs[month] = [self.sandbox.fire_schedule(self.schedule, scheduled)]
         self.runs[month].append(self.sandbox.fire_schedule(self.schedule, scheduled))  # at least once
         scheduled, month = OUTAGE_RUN

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from typing import Optional
 
 from integration_blueprint.drill import hot_key
@@ -46,6 +47,7 @@ class StreamLedgerDriver(PatternDriver):
     hot account's items in the ledger must stay within their bound (drill/hot_key.py)."""
 
     consumer_handler = ""
+    record_ids = re.compile(r"\b(?:non_)?idempotent_stream-\d{6}\b")
 
     @classmethod
     def deploys(cls, handler: str) -> bool:

@@ -107,15 +107,7 @@ class TeamCodeDriver(PatternDriver):
         """An effect log for this sandbox: its tables' keys, its component's queues as plumbing."""
         tables = {r.outputs["name"]: tuple(k for k in (r.inputs.get("hashKey"), r.inputs.get("rangeKey")) if k)
                   for r in self.sandbox.recorded.of_type("aws:dynamodb/table:Table")}
-        lanes = {queue.url for queue in self.sandbox.queues.values() if queue.arn in self.own_queue_arns}
-        return EffectLog(tables, plumbing=lanes, find=find)
-
-    @property
-    def own_queue_arns(self) -> set[str]:
-        """The component's own queues (its lanes and DLQs): sends there are how it retries."""
-        component = {r.urn for r in self.sandbox.recorded.of_type(f"blueprint:index:{self.component}")}
-        return {r.outputs["arn"] for r in self.sandbox.recorded.of_type("aws:sqs/queue:Queue")
-                if r.parent in component}
+        return EffectLog(tables, plumbing=self.own_queue_urls(), find=find)
 
     def effects_report(self, log: EffectLog, function: str, identify: Callable[[Any], dict[str, tuple[str, ...]]],
                        records: set[str], parked: set[str], invocations: int, retries: int) -> PatternReport:
