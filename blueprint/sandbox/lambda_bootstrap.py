@@ -315,13 +315,13 @@ def load_handler(handler, archive):
     try:
         module = importlib.import_module(module_name)
     except SyntaxError as exc:
-        raise LambdaError("Runtime.UserCodeSyntaxError", f"Syntax error in module '{module_name}': {exc}") from None
+        raise LambdaError("Runtime.UserCodeSyntaxError", f"Syntax error in module '{module_name}': {exc}", exc) from None
     except ModuleNotFoundError as exc:
         raise LambdaError("Runtime.ImportModuleError",
                           f"Unable to import module '{module_name}': No module named '{exc.name}' (not in the "
-                          f"function's archive {archive} nor its layers)") from None
+                          f"function's archive {archive} nor its layers)", exc) from None
     except Exception as exc:  # noqa: BLE001 - Lambda reports any failure at import the same way
-        raise LambdaError("Runtime.ImportModuleError", f"Unable to import module '{module_name}': {exc}") from None
+        raise LambdaError("Runtime.ImportModuleError", f"Unable to import module '{module_name}': {exc}", exc) from None
     function = getattr(module, attribute, None)
     if not callable(function):
         raise LambdaError("Runtime.HandlerNotFound", f"Handler '{attribute}' missing on module '{module_name}'")
@@ -329,14 +329,75 @@ def load_handler(handler, archive):
 
 
 class LambdaError(Exception):
-    def __init__(self, error_type, message):
+    def __init__(self, error_type, message, original=None):
         super().__init__(message)
         self.error_type = error_type
+        self.original = original  # what the function's code raised, for its traceback and file:line
 
 
-def error_payload(exc):
-    return {"errorType": getattr(exc, "error_type", type(exc).__name__), "errorMessage": str(exc)[:1000],
-            "stackTrace": traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:]}
+def error_payload(exc, paths):
+    """The error as Lambda returns it to the caller (errorType, errorMessage, stackTrace), and the
+    team's own exception (`cause`), which it also logs as Lambda's runtime does: `[ERROR] Type:
+    message` and the traceback, on the function's output (the drill's pattern log)."""
+    error_type, message = getattr(exc, "error_type", type(exc).__name__), str(exc)[:1000]
+    cause = team_error(exc, paths)
+    payload = {"errorType": error_type, "errorMessage": message, "cause": cause,
+               "stackTrace": traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:]}
+    raised = "" if cause["exception"] is exc else (
+        f"\n(raised to Lambda as {error_type}: {(message.splitlines() or [''])[0][:200]})")
+    print(f"[ERROR] {cause['errorType']}: {cause['errorMessage']}\n{cause.pop('trace')}{raised}", flush=True)
+    del cause["exception"]
+    return payload
+
+
+def within(filename, roots):
+    """Whether a frame's file is under one of `roots` (a frozen module's `<frozen ...>` is not)."""
+    return os.path.isabs(filename) and os.path.realpath(filename).startswith(roots)
+
+
+# How much of a traceback the log shows (its innermost frames: a deep recursion prints thousands).
+TRACE_CHARACTERS = 8000
+
+
+def team_error(exc, paths):
+    """The exception the team's code raised, as its author reads it: a batch utility's wrapper
+    unwrapped to the first record's own exception (Powertools' BatchProcessingError keeps them in
+    `child_exceptions` as exc_info tuples; an ExceptionGroup in `exceptions`), an init error to
+    what the import raised; with the deepest frame in the function's own code (`location`,
+    relative to its archive, `paths[0]`: not the layers, not this package's runtime shipped beside
+    it), and its traceback from the first frame of the function's paths on (as Lambda's runtime
+    shows it: not this bootstrap's frames, nor importlib's)."""
+    shown = exc
+    for _ in range(10):  # a wrapper of a wrapper, not a cycle
+        children = getattr(shown, "child_exceptions", None)
+        first = children[0] if isinstance(children, (list, tuple)) and children else None
+        inner = first[1] if isinstance(first, tuple) and len(first) > 1 else None
+        if inner is None and isinstance(shown, BaseExceptionGroup) and shown.exceptions:
+            inner = shown.exceptions[0]
+        if not isinstance(inner, BaseException):
+            break
+        shown = inner
+    traced = getattr(shown, "original", None) or shown
+    location = function = code = ""
+    roots = tuple(os.path.realpath(path) + os.sep for path in paths)
+    root = roots[0]
+    frames = traceback.extract_tb(traced.__traceback__)
+    if isinstance(traced, SyntaxError) and traced.filename:
+        frames.append(traceback.FrameSummary(traced.filename, traced.lineno or 0, "<module>", line=traced.text or ""))
+    for frame in reversed(frames):
+        relative = os.path.realpath(frame.filename)[len(root):] if within(frame.filename, (root,)) else ""
+        if relative and not relative.startswith("integration_blueprint" + os.sep):
+            location, function, code = f"{relative}:{frame.lineno}", frame.name, (frame.line or "").strip()
+            break
+    own = traced.__traceback__
+    while own is not None and not within(own.tb_frame.f_code.co_filename, roots):
+        own = own.tb_next
+    trace = "".join(traceback.format_exception(type(traced), traced, own))
+    if len(trace) > TRACE_CHARACTERS:  # the innermost frames, from a whole line on
+        trace = "Traceback (its outermost frames cut):\n" + trace[-TRACE_CHARACTERS:].split("\n", 1)[-1]
+    return {"exception": shown, "errorType": getattr(shown, "error_type", type(shown).__name__),
+            "errorMessage": str(shown)[:1000], "location": location, "function": function, "code": code[:200],
+            "trace": trace}
 
 
 def compressed(settings):
@@ -384,7 +445,8 @@ def main():
     try:
         handler = load_handler(settings["handler"], settings["archive"])
     except LambdaError as exc:
-        channel.send({"init_error": error_payload(exc), "confined": confined, "unlimited": unlimited})
+        channel.send({"init_error": error_payload(exc, settings["paths"]), "confined": confined,
+                      "unlimited": unlimited})
         handler = None
     else:
         channel.send({"ready": True, "confined": confined, "unlimited": unlimited})
@@ -397,7 +459,7 @@ def main():
             try:
                 handler = load_handler(settings["handler"], settings["archive"])
             except LambdaError as exc:
-                channel.send({"error": error_payload(exc)})
+                channel.send({"error": error_payload(exc, settings["paths"])})
                 continue
         try:
             with compressed(settings):
@@ -411,7 +473,7 @@ def main():
                                     "errorMessage": f"Runtime exited with error: {exc!r}"}, "fatal": True})
             os._exit(5)
         except BaseException as exc:  # noqa: BLE001 - the function's error is the invocation's result
-            channel.send({"error": error_payload(exc)})
+            channel.send({"error": error_payload(exc, settings["paths"])})
         else:
             try:
                 payload = json.loads(json.dumps(result))
