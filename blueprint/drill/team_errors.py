@@ -27,10 +27,11 @@ from typing import Any, Callable, Optional
 from integration_blueprint.core import conventions
 from integration_blueprint.drill.patterns.base import DrillDeadline
 from integration_blueprint.sandbox.errors import CodeError
+from integration_blueprint.sandbox.faults import SimulatedCrash
 from integration_blueprint.sandbox.interception import Invocation, Journal
 
-# How the sandbox's journal names an invocation the drill crashed on purpose (sandbox/faults.py).
-_INJECTED_CRASH = "SimulatedCrash"
+# How the sandbox's journal names an invocation the drill crashed on purpose.
+_INJECTED_CRASH = SimulatedCrash.__name__
 # The distinct errors a report lists (the handler log has every one).
 REPORTED_ERRORS = 5
 

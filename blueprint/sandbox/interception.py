@@ -131,7 +131,8 @@ class FunctionRun:
         _RUNNING.invocation = self.outer
         if error is not None:
             self.invocation.error = f"{error_type(error)}: {str(error)[:200]}"
-            self.invocation.cause = getattr(error, "cause", None)
+            cause = getattr(error, "cause", None)  # a FunctionError's (sandbox/errors.py)
+            self.invocation.cause = cause if isinstance(cause, CodeError) else None
         self.invocation.finished = True
 
 
