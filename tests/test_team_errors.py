@@ -116,6 +116,55 @@ def test_an_import_that_fails_names_the_teams_import_line_and_is_logged(staging,
     assert 'refunds.py", line 4, in <module>' in log and "ModuleNotFoundError" in log
 
 
+def test_a_runtimes_wrapper_is_unwrapped_to_the_teams_error_and_the_teams_own_wrapper_is_kept(staging):
+    """The blueprint's runtime ships beside the team's code and redacts: it raises its own error
+    `from None` while handling the team's; the team's own error type, raised from a library's, is the
+    team's to read."""
+    files = {"integration_blueprint/__init__.py": "", "integration_blueprint/runtime.py": """
+        class RecordFailed(Exception):
+            pass
+
+
+        def run(process, record):
+            try:
+                process(record)
+            except Exception as exc:
+                raise RecordFailed(f"record {record['id']} failed: {type(exc).__name__}") from None
+        """, "orders.py": """
+        from integration_blueprint.runtime import run
+
+
+        class OrderRefused(Exception):
+            pass
+
+
+        def add(record):
+            return record["order_id"]
+
+
+        def refuse(record):
+            try:
+                int(record["amount"])
+            except ValueError as exc:
+                raise OrderRefused("amount is not a number") from exc
+
+
+        def handler(event, context):
+            return run(add if event["mode"] == "add" else refuse, {"id": 7, "amount": "x"})
+        """}
+
+    wrapped = run_function(staging, files, "orders.handler", {"mode": "add"})
+    assert wrapped.error_type == "RecordFailed"  # what Lambda is told
+    assert wrapped.cause == CodeError("KeyError", "'order_id'", "orders.py:10", "add", 'return record["order_id"]')
+
+    (staging / "code" / "orders.py").unlink()
+    shutil.rmtree(staging / "powertools")
+    shutil.rmtree(staging / "runtime")
+    own = run_function(staging, files, "orders.handler", {"mode": "refuse"})
+    assert own.cause == CodeError("OrderRefused", "amount is not a number", "orders.py:17", "refuse",
+                                  'raise OrderRefused("amount is not a number") from exc')
+
+
 # ---- distinct errors and the early stop, over the journal ----------------------------------------
 
 def failed(records: list[str], error: CodeError | None, *, text: str = "") -> Invocation:

@@ -8,8 +8,8 @@ pattern's handler log. Crashes the drill injected are not the team's errors.
 
 Two errors are the same error when they have the same type and were raised at the same line of the
 team's code (a message may name the record: `KeyError: 'charge_id'` and `ValueError: bad amount 12`
-each count once per line); without a line of the team's (an import that failed in a layer), the
-type and message.
+each count once per line); without a line of the team's (an import that failed in a layer, a
+runtime's error naming the record), the type and the message but for its numbers.
 
 Early stop: a drill sends 1,500 records by default, each retried up to the lane's limits, so code
 that fails every record (written for other records, a module missing from its archive) burns tens
@@ -21,6 +21,7 @@ invocations, with one and the same error, and no invocation succeeded
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -51,7 +52,11 @@ def code_error(invocation: Invocation) -> Optional[CodeError]:
 
 def signature(error: CodeError) -> tuple[str, str]:
     """What makes two errors the same error (the module's docstring)."""
-    return (error.type, error.location) if error.location else (error.type, error.message)
+    return (error.type, error.location) if error.location else (error.type, _NUMBERS.sub("N", error.message))
+
+
+# A message's numbers (a record's sequence number, a count) do not make another error.
+_NUMBERS = re.compile(r"\d+")
 
 
 @dataclass

@@ -360,35 +360,35 @@ TRACE_CHARACTERS = 8000
 
 
 def team_error(exc, paths):
-    """The exception the team's code raised, as its author reads it: a batch utility's wrapper
-    unwrapped to the first record's own exception (Powertools' BatchProcessingError keeps them in
-    `child_exceptions` as exc_info tuples; an ExceptionGroup in `exceptions`), an init error to
-    what the import raised; with the deepest frame in the function's own code (`location`,
-    relative to its archive, `paths[0]`: not the layers, not this package's runtime shipped beside
-    it), and its traceback from the first frame of the function's paths on (as Lambda's runtime
-    shows it: not this bootstrap's frames, nor importlib's)."""
+    """The exception the team's code raised, as its author reads it, with the deepest frame in the
+    function's own code (`location`, relative to its archive, `paths[0]`: not the layers, not this
+    package's runtime shipped beside it), and its traceback from the first frame of the function's
+    paths on (as Lambda's runtime shows it: not this bootstrap's frames, nor importlib's).
+
+    A wrapper raised outside the team's code is unwrapped to what the team's code raised (`inner`):
+    Powertools' BatchProcessingError to the first record's exception, an ExceptionGroup to its
+    first, a runtime's error raised while handling the team's; an init error to what the import
+    raised."""
+    roots = tuple(os.path.realpath(path) + os.sep for path in paths)
     shown = exc
     for _ in range(10):  # a wrapper of a wrapper, not a cycle
-        children = getattr(shown, "child_exceptions", None)
-        first = children[0] if isinstance(children, (list, tuple)) and children else None
-        inner = first[1] if isinstance(first, tuple) and len(first) > 1 else None
-        if inner is None and isinstance(shown, BaseExceptionGroup) and shown.exceptions:
-            inner = shown.exceptions[0]
-        if not isinstance(inner, BaseException):
+        if getattr(shown, "original", None) is not None:
+            break  # Lambda's own init error: its type and message say more than the import's
+        if team_raised(shown, roots[0]):
+            break
+        wrapped = list(inner_exceptions(shown))
+        # The one the team's code raised, else the first a batch utility or a group holds explicitly.
+        inner = next((e for e, _ in wrapped if team_frame(e, roots[0])), None) or \
+            next((e for e, explicit in wrapped if explicit), None)
+        if inner is None:
             break
         shown = inner
     traced = getattr(shown, "original", None) or shown
     location = function = code = ""
-    roots = tuple(os.path.realpath(path) + os.sep for path in paths)
-    root = roots[0]
-    frames = traceback.extract_tb(traced.__traceback__)
-    if isinstance(traced, SyntaxError) and traced.filename:
-        frames.append(traceback.FrameSummary(traced.filename, traced.lineno or 0, "<module>", line=traced.text or ""))
-    for frame in reversed(frames):
-        relative = os.path.realpath(frame.filename)[len(root):] if within(frame.filename, (root,)) else ""
-        if relative and not relative.startswith("integration_blueprint" + os.sep):
-            location, function, code = f"{relative}:{frame.lineno}", frame.name, (frame.line or "").strip()
-            break
+    frame = team_frame(traced, roots[0])
+    if frame is not None:
+        relative = os.path.realpath(frame.filename)[len(roots[0]):]
+        location, function, code = f"{relative}:{frame.lineno}", frame.name, (frame.line or "").strip()
     own = traced.__traceback__
     while own is not None and not within(own.tb_frame.f_code.co_filename, roots):
         own = own.tb_next
@@ -398,6 +398,44 @@ def team_error(exc, paths):
     return {"exception": shown, "errorType": getattr(shown, "error_type", type(shown).__name__),
             "errorMessage": str(shown)[:1000], "location": location, "function": function, "code": code[:200],
             "trace": trace}
+
+
+def inner_exceptions(exc):
+    """What `exc` wraps, first first, each with whether it holds it explicitly: Powertools'
+    `child_exceptions` (exc_info tuples) and an ExceptionGroup's `exceptions` do; the exception it
+    was raised from or while handling may be anything."""
+    children = getattr(exc, "child_exceptions", None)
+    for child in children if isinstance(children, (list, tuple)) else ():
+        if isinstance(child, tuple) and len(child) > 1 and isinstance(child[1], BaseException):
+            yield child[1], True
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            yield inner, True
+    for inner in (exc.__cause__, exc.__context__):
+        if isinstance(inner, BaseException):
+            yield inner, False
+
+
+def team_frames(exc, root):
+    """The frames of `exc`'s traceback in the function's own code (its archive, less this
+    package's runtime shipped beside it), outermost first; a syntax error's line too."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if isinstance(exc, SyntaxError) and exc.filename:
+        frames.append(traceback.FrameSummary(exc.filename, exc.lineno or 0, "<module>", line=exc.text or ""))
+    return [f for f in frames if within(f.filename, (root,))
+            and not os.path.realpath(f.filename)[len(root):].startswith("integration_blueprint" + os.sep)]
+
+
+def team_frame(exc, root):
+    """The deepest frame of the team's code in `exc`'s traceback, or None."""
+    frames = team_frames(exc, root)
+    return frames[-1] if frames else None
+
+
+def team_raised(exc, root):
+    """Whether the team's code itself raised `exc` (the innermost frame of its traceback is the team's)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and team_frame(exc, root) == frames[-1]
 
 
 def compressed(settings):

@@ -42,7 +42,9 @@ STATE_MACHINE = "aws:sfn/stateMachine:StateMachine"
 
 # What code meeting a payload of another shape than it was written for raises (a missing field, a
 # wrong type), the type of the team's own exception: the report then points at --sample-records.
+# (Named in a runtime's message too: the blueprint's stream runtime names the type, never the message.)
 PAYLOAD_ERRORS = ("KeyError", "TypeError", "AttributeError", "IndexError")
+PAYLOAD_ERROR = re.compile(r"\b(?:" + "|".join(PAYLOAD_ERRORS) + r")\b")
 
 TEAM_NOT_COVERED = {"poison": "the drill cannot know which records a team's code refuses: every record it sends "
                               "is valid, and one the code parks fails the drill",
@@ -136,7 +138,7 @@ class TeamCodeDriver(PatternDriver):
         written for other records, how to give the drill the team's own."""
         errors = distinct_errors(self.sandbox.journal, function, identify)
         notes = summary(errors)
-        if self.sample is None and any(e.error.type in PAYLOAD_ERRORS for e in errors):
+        if self.sample is None and any(PAYLOAD_ERROR.search(f"{e.error.type}: {e.error.message}") for e in errors):
             notes.append(f"code written for your own records: give the drill some, --sample-records "
                          f"{self.instances(self.sandbox.recorded)[0].name}=FILE (docs/drill.md, `blueprint docs drill`, "
                          "has the payload the drill sends by default)")
