@@ -62,7 +62,8 @@ def test_a_billing_queue_with_the_teams_consumer_keeps_its_tables_to_the_referen
         recorded.named("payments-accounts").outputs["name"]
     assert granted(recorded, "payments-dispatcher-policy")[accounts] == {"dynamodb:Scan"}
     outputs = recorded.named("payments").outputs
-    assert outputs.get("ledgerTableName", outputs.get("ledger_table_name")) is None
+    assert "ledger_table_name" not in outputs  # unset: no ledger
+    assert outputs["accounts_table_name"] == recorded.named("payments-accounts").outputs["name"]
 
 
 def test_a_billing_queue_running_only_the_teams_code_creates_no_table_and_names_none():
