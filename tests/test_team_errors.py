@@ -204,6 +204,26 @@ def test_a_drill_stops_once_its_first_records_all_fail_the_same_way_and_not_befo
     assert conventions.EARLY_STOP_RECORDS == 20 and conventions.EARLY_STOP_INVOCATIONS == 3
 
 
+def test_the_blueprint_runtimes_retry_lane_naming_the_same_error_is_the_same_error():
+    """The stream runtime's Retry-DLQ lane raises its own error naming the team's by type and line,
+    never its message (handlers/runtime/redaction.py): the same failure, met again."""
+    journal = Journal()
+    stop = EarlyStop("idempotent_stream", "consumer", delivered)
+    journal.invocations.append(failed(batches(1)[0], KEY_ERROR))
+    retried = CodeError("RecordFailed", "1 of 1 replayed records failed: record shardId-0/7 failed: KeyError at "
+                                        "charges.py:16 in record_charge")
+    journal.invocations += [failed(batch, retried) for batch in batches(3)[1:]]
+
+    with pytest.raises(EveryRecordFails, match="with KeyError: 'charge_id' at charges.py:16"):
+        stop.check(journal)
+
+    other = EarlyStop("idempotent_stream", "consumer", delivered)
+    elsewhere = CodeError("RecordFailed", "record shardId-0/7 failed: KeyError at charges.py:30 in refund")
+    journal.invocations.insert(1, failed(["r99"], elsewhere))
+    other.check(journal)
+    assert not other.armed
+
+
 @pytest.mark.parametrize("interruption", ["one record handled", "a second kind of error"])
 def test_a_drill_whose_code_succeeds_once_or_fails_two_ways_runs_to_the_end(interruption):
     journal = Journal()
