@@ -176,7 +176,7 @@ def add_preview_command(subparsers) -> None:
                              "export` or a state file (repeatable; default: stack-references/NAME.json in the "
                              "project, else a file:// backend's state); --strict fails on a reference not read")
     parser.add_argument("--format", choices=list(FORMATS), default="text",
-                        help="text (default); json: one object, violations with stable fields (see README); "
+                        help="text (default); json: one object, violations with stable fields (README, `blueprint docs readme`); "
                              "sarif: SARIF 2.1.0 for GitHub code scanning; markdown: a pull-request comment")
     parser.add_argument("--json", action="store_true", help="the same as --format json")
     parser.add_argument("--timeout", type=_seconds, default=PROGRAM_TIMEOUT_SECONDS,
@@ -294,7 +294,8 @@ def add_drill_command(subparsers) -> None:
                         help="the team's own records for a component running its code (its name in the program): "
                              "a JSON Lines file, one payload per line as the lane hands it to the code (a stream "
                              "record's data, a FIFO message body, a Map item's row); each sent once, with the "
-                             "faults; repeat per component. Shapes and attribution: docs/drill.md")
+                             "faults; repeat per component. Shapes and attribution: docs/drill.md "
+                             "(`blueprint docs drill`)")
     parser.add_argument("--workers", type=int, default=None,
                         help="patterns run in parallel processes (default: one per pattern; 1 runs them in this process)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -469,28 +470,49 @@ def add_sdk_command(subparsers) -> None:
 
 
 def _print_docs(args: argparse.Namespace) -> int:
+    from integration_blueprint import documentation
     from integration_blueprint.components.reference import COMPONENTS
-    from integration_blueprint.reference_pages import render_page
 
     by_name = {component.__name__.lower(): component for component in COMPONENTS}
-    component = by_name.get(args.component.lower())
-    if component is None:
-        print(f"error: no component {args.component!r}; the components are "
-              f"{', '.join(c.__name__ for c in COMPONENTS)}", file=sys.stderr)
+    component_names = ", ".join(c.__name__ for c in COMPONENTS)
+    if args.topic is None:
+        print("blueprint docs <topic>: print a page the CLI points to (Markdown)\n")
+        for topic, about in documentation.topics().items():
+            print(f"  {topic:<14} {about}")
+        print(f"  {'components':<14} the component reference pages' index")
+        print(f"  {'<Component>':<14} a component's reference page: {component_names}")
+        return 0
+    if args.topic.lower() in by_name or args.topic.lower() == "components":
+        from integration_blueprint.reference_pages import render_index, render_page
+
+        component = by_name.get(args.topic.lower())
+        print(render_page(component) if component is not None else render_index())
+        return 0
+    try:
+        print(documentation.guide_text(args.topic))
+    except documentation.UnknownTopic:
+        near = documentation.nearest(args.topic, [*documentation.topics(), "components",
+                                                  *(c.__name__ for c in COMPONENTS)])
+        print(f"error: no topic or component {args.topic!r}" + (f" (did you mean {near!r}?)" if near else "")
+              + f"; the topics are {', '.join(documentation.topics())} and components; the components are "
+              f"{component_names} (`blueprint docs` lists them)", file=sys.stderr)
         return 2
-    print(render_page(component))
     return 0
 
 
 def add_docs_command(subparsers) -> None:
     parser = subparsers.add_parser(
-        "docs", help="print a component's reference page (arguments, outputs, resources, examples)",
-        description="Print the reference page of a component (Markdown), generated from the same settings rows "
-                    "that check its arguments: every argument in Python and camelCase with its type, default, "
-                    "what is allowed and why, every output, the resources it creates and a Python and a "
-                    "TypeScript example.")
-    parser.add_argument("component", help="FifoBillingQueue, IdempotentStreamConsumer, NonIdempotentStreamConsumer "
-                                          "or DistributedMapBatch")
+        "docs", help="print a page the CLI points to: a guide (drill, deploying, architecture, readme) or a "
+                     "component's reference page",
+        description="Print a page of the documentation (Markdown), shipped in the package so it reads the same "
+                    "without the repository: the guides the CLI's messages point to (`blueprint docs drill`, "
+                    "deploying, architecture, readme) or a component's reference page, generated from the same "
+                    "settings rows that check its arguments: every argument in Python and camelCase with its type, "
+                    "default, what is allowed and why, every output, the resources it creates and a Python and a "
+                    "TypeScript example. Without a topic: the list of topics.")
+    parser.add_argument("topic", nargs="?", metavar="topic",
+                        help="drill, deploying, architecture, readme, components, or a component: FifoBillingQueue, "
+                             "IdempotentStreamConsumer, NonIdempotentStreamConsumer or DistributedMapBatch")
     parser.set_defaults(run=_print_docs)
 
 

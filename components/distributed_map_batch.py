@@ -92,7 +92,11 @@ class DistributedMapBatchArgs(PlatformArgs, total=False):
 
 # The physical names the component generates from its name (checked against AWS's limits); the
 # state machine's own name is checked on its own (it is fixed, not auto-named).
-PHYSICAL_NAMES = [*function_names("-enricher"), PhysicalName("IAM role", "-role", aws_limits.IAM_ROLE_NAME_MAX_LENGTH),
+# The item function's name: the reference handler enriches invoices; the team's code handles items.
+REFERENCE_ITEM_SUFFIX, TEAM_ITEM_SUFFIX = "-enricher", "-item"
+
+# The longest of each name the component generates (the reference handler's item function's).
+PHYSICAL_NAMES = [*function_names(REFERENCE_ITEM_SUFFIX), PhysicalName("IAM role", "-role", aws_limits.IAM_ROLE_NAME_MAX_LENGTH),
                   queue_name("-ops"), queue_name("-ops-dlq"), *schedule_names()]
 INPUT_BUCKET_NAME = PhysicalName("S3 bucket", "-input", aws_limits.S3_BUCKET_NAME_MAX_LENGTH)
 
@@ -207,13 +211,15 @@ class DistributedMapBatch(pulumi.ComponentResource):
     ops_dlq_url: pulumi.Output[str]
     """URL of the ops queue's DLQ."""
     item_function_name: pulumi.Output[str]
-    """Name of the item function (one call per row or batch of rows)."""
+    """Name of the item function (one call per row or batch of rows): `<name>-enricher` running the
+    reference handler, `<name>-item` running yours."""
     item_function_arn: pulumi.Output[str]
     """ARN of the item function."""
     idempotency_table_name: pulumi.Output[str]
     """Name of the item function's idempotency table."""
-    invoice_ledger_table_name: pulumi.Output[str]
-    """Name of the reference handler's invoice ledger (one row per invoice)."""
+    invoice_ledger_table_name: pulumi.Output[Optional[str]]
+    """Name of the reference handler's invoice ledger (one row per invoice); unset with item_handler
+    (the team's code keeps its own)."""
     log_group_name: pulumi.Output[str]
     """Name of the state machine's log group."""
     schedule_arn: pulumi.Output[Optional[str]]
@@ -262,32 +268,42 @@ class DistributedMapBatch(pulumi.ComponentResource):
                         "execution and input. Inspect the failed items in the results prefix, fix, re-run.")
 
         # --- item function and its tables ---
+        # The Powertools idempotency table is the pattern's (any item handler is idempotent on its
+        # business key); the invoice ledger and the `-enricher` name are the reference handler's.
         idempotency = idempotency_table(f"{name}-idempotency", parent=self, protect=protect)
-        # One row per invoice (written once, conditionally); a customer's total is a Query.
-        # Ledger rows never expire; the TTL attribute is simply never set on them.
-        ledger = idempotency_table(f"{name}-invoice-ledger", parent=self, hash_key="customer_id",
-                                   range_key="invoice_key", ttl_attribute="expires_at", protect=protect)
         expiry = SETTINGS.value(args, "idempotency_expiry_seconds")
+        environment: dict[str, pulumi.Input[str]] = {
+            handler_config.IDEMPOTENCY_TABLE_NAME: idempotency.name,
+            handler_config.IDEMPOTENCY_EXPIRY_SECONDS: pulumi.Output.from_input(expiry).apply(str)}
+        statements = [
+            # What Powertools' DynamoDBPersistenceLayer calls.
+            Statement(["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"],
+                      [idempotency.arn])]
+        ledger: Optional[aws.dynamodb.Table] = None
+        if args.get("item_handler") is None:
+            # One row per invoice (written once, conditionally); a customer's total is a Query.
+            # Ledger rows never expire; the TTL attribute is simply never set on them.
+            ledger = idempotency_table(f"{name}-invoice-ledger", parent=self, hash_key="customer_id",
+                                       range_key="invoice_key", ttl_attribute="expires_at", protect=protect)
+            environment[handler_config.INVOICE_LEDGER_TABLE_NAME] = ledger.name
+            statements.append(Statement(["dynamodb:PutItem"], [ledger.arn]))
+            item_name, formerly = f"{name}{REFERENCE_ITEM_SUFFIX}", None
+        else:
+            # Named for the team's code; aliased, so a stack deployed with the former name keeps
+            # its function, role and log group (CHANGELOG).
+            item_name, formerly = f"{name}{TEAM_ITEM_SUFFIX}", f"{name}{REFERENCE_ITEM_SUFFIX}"
+        environment[handler_config.POWERTOOLS_SERVICE_NAME] = item_name
         item = packaged_function(
-            f"{name}-enricher", parent=self, settings=settings,
+            item_name, parent=self, settings=settings,
             handler=args.get("item_handler", "integration_blueprint.handlers.reference.invoice_enricher.lambda_handler"),
             code=args.get("item_code"),
             timeout=values.item_timeout,
             memory_size=SETTINGS.value(args, "item_memory_mb"),
             reserved_concurrency=args.get("item_reserved_concurrency"),
-            environment={
-                handler_config.IDEMPOTENCY_TABLE_NAME: idempotency.name,
-                handler_config.INVOICE_LEDGER_TABLE_NAME: ledger.name,
-                handler_config.IDEMPOTENCY_EXPIRY_SECONDS: pulumi.Output.from_input(expiry).apply(str),
-                handler_config.POWERTOOLS_SERVICE_NAME: f"{name}-enricher",
-            },
-            statements=[
-                # What Powertools' DynamoDBPersistenceLayer calls.
-                Statement(["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"],
-                          [idempotency.arn]),
-                Statement(["dynamodb:PutItem"], [ledger.arn]),
-            ],
+            environment=environment,
+            statements=statements,
             team=team_code(COMPONENT, args, "item_"),
+            formerly=formerly,
         )
 
         # --- state machine ---
@@ -377,7 +393,8 @@ class DistributedMapBatch(pulumi.ComponentResource):
             "state_machine_arn": machine.arn, "state_machine_name": machine.name, "input_bucket_name": bucket_name,
             "ops_queue_url": ops_queue.url, "ops_queue_arn": ops_queue.arn, "ops_dlq_url": ops_dlq.queue.url,
             "item_function_name": item.function.name, "item_function_arn": item.function.arn,
-            "idempotency_table_name": idempotency.name, "invoice_ledger_table_name": ledger.name,
+            "idempotency_table_name": idempotency.name,
+            "invoice_ledger_table_name": pulumi.Output.from_input(ledger.name if ledger is not None else None),
             "log_group_name": log_group.name, "schedule_arn": schedule_arn,
         })
 

@@ -188,10 +188,12 @@ class FifoBillingQueue(pulumi.ComponentResource):
     """URL of the queue where Scheduler parks a start it could not deliver."""
     dispatcher_failed_queue_url: pulumi.Output[str]
     """URL of the queue where Lambda parks a dispatch that failed every retry (redrive it with `blueprint redrive dispatch`)."""
-    ledger_table_name: pulumi.Output[str]
-    """Name of the ledger table: one row per charge, which is also its idempotency claim."""
-    accounts_table_name: pulumi.Output[str]
-    """Name of the accounts store the dispatcher enumerates (given or provisioned)."""
+    ledger_table_name: pulumi.Output[Optional[str]]
+    """Name of the reference consumer's ledger table: one row per charge, which is also its idempotency
+    claim (unset with consumer_handler: the team's code keeps its own)."""
+    accounts_table_name: pulumi.Output[Optional[str]]
+    """Name of the accounts store (given, or provisioned for the reference handlers; unset when both
+    functions run the team's code and none is given)."""
     consumer_role_name: pulumi.Output[str]
     """Name of the consumer function's role: attach your own policies to it (`aws.iam.RolePolicy`)."""
     consumer_role_arn: pulumi.Output[str]
@@ -223,15 +225,39 @@ class FifoBillingQueue(pulumi.ComponentResource):
         )
         queue, dlq = charges.queue, charges.dlq
 
-        if args.get("accounts_table_name") is not None:
+        # The ledger is the reference consumer's; the accounts store is the billing run's, given by the
+        # team or provisioned while a reference handler reads it. A function running the team's code
+        # gets only what the team gave (the accounts store it named, consumer_environment,
+        # consumer_policy_statements): no table of the reference handlers, no variable naming one.
+        reference_consumer = args.get("consumer_handler") is None
+        reference_dispatcher = args.get("dispatcher_handler") is None
+        accounts_given = args.get("accounts_table_name") is not None
+        accounts_name: Optional[pulumi.Input[str]] = None
+        accounts_arn: Optional[pulumi.Input[str]] = None
+        if accounts_given:
             accounts_name, accounts_arn = args["accounts_table_name"], args["accounts_table_arn"]
-        else:
+        elif reference_consumer or reference_dispatcher:
             accounts = idempotency_table(f"{name}-accounts", parent=self, hash_key="tenant", range_key="sk",
                                          ttl_attribute="ttl", protect=protect)
             accounts_name, accounts_arn = accounts.name, accounts.arn
         ledger = idempotency_table(f"{name}-ledger", parent=self, hash_key="pk", range_key="sk",
-                                   ttl_attribute="ttl", protect=protect)
+                                   ttl_attribute="ttl", protect=protect) if reference_consumer else None
 
+        def accounts_for(reference: bool, action: str) -> tuple[dict[str, pulumi.Input[str]], list[Statement]]:
+            """The accounts store's variable and grant for a function that reads it."""
+            if accounts_name is None or accounts_arn is None or not (reference or accounts_given):
+                return {}, []
+            return {handler_config.ACCOUNTS_TABLE_NAME: accounts_name}, [Statement([action], [accounts_arn])]
+
+        consumer_environment, consumer_statements = accounts_for(reference_consumer, "dynamodb:GetItem")
+        consumer_environment[handler_config.POWERTOOLS_SERVICE_NAME] = f"{name}-consumer"
+        consumer_statements.insert(0, consume_statement(queue))
+        if ledger is not None:
+            consumer_environment.update({
+                handler_config.LEDGER_TABLE_NAME: ledger.name,
+                handler_config.LEDGER_TTL_DAYS: pulumi.Output.from_input(
+                    SETTINGS.value(args, "ledger_ttl_days")).apply(str)})
+            consumer_statements.insert(1, Statement(["dynamodb:PutItem"], [ledger.arn]))
         consumer = packaged_function(
             f"{name}-consumer", parent=self, settings=settings,
             handler=args.get("consumer_handler", "integration_blueprint.handlers.reference.billing_consumer.lambda_handler"),
@@ -239,34 +265,24 @@ class FifoBillingQueue(pulumi.ComponentResource):
             timeout=numbers.timeout,
             memory_size=SETTINGS.value(args, "consumer_memory_mb"),
             reserved_concurrency=args.get("reserved_concurrency"),
-            environment={
-                handler_config.LEDGER_TABLE_NAME: ledger.name,
-                handler_config.ACCOUNTS_TABLE_NAME: accounts_name,
-                handler_config.LEDGER_TTL_DAYS: pulumi.Output.from_input(
-                    SETTINGS.value(args, "ledger_ttl_days")).apply(str),
-                handler_config.POWERTOOLS_SERVICE_NAME: f"{name}-consumer",
-            },
-            statements=[
-                consume_statement(queue),
-                Statement(["dynamodb:PutItem"], [ledger.arn]),
-                Statement(["dynamodb:GetItem"], [accounts_arn]),
-            ],
+            environment=consumer_environment,
+            statements=consumer_statements,
             team=team_code(COMPONENT, args, "consumer_"),
         )
         sqs_consumer_mapping(f"{name}-consumer-mapping", parent=self, consumed=queue, function=consumer.function,
                              batch_size=numbers.batch, maximum_concurrency=args.get("maximum_concurrency"))
 
+        dispatcher_environment, dispatcher_statements = accounts_for(reference_dispatcher, "dynamodb:Scan")
+        dispatcher_environment.update({handler_config.CHARGE_QUEUE_URL: queue.url,
+                                       handler_config.POWERTOOLS_SERVICE_NAME: f"{name}-dispatcher"})
+        dispatcher_statements.append(Statement(["sqs:SendMessage"], [queue.arn]))
         dispatcher = packaged_function(
             f"{name}-dispatcher", parent=self, settings=settings,
             handler=args.get("dispatcher_handler", "integration_blueprint.handlers.reference.billing_dispatcher.lambda_handler"),
             code=args.get("dispatcher_code"),
             timeout=SETTINGS.value(args, "dispatcher_timeout_seconds"),
-            environment={handler_config.ACCOUNTS_TABLE_NAME: accounts_name, handler_config.CHARGE_QUEUE_URL: queue.url,
-                         handler_config.POWERTOOLS_SERVICE_NAME: f"{name}-dispatcher"},
-            statements=[
-                Statement(["dynamodb:Scan"], [accounts_arn]),
-                Statement(["sqs:SendMessage"], [queue.arn]),
-            ],
+            environment=dispatcher_environment,
+            statements=dispatcher_statements,
             team=team_code(COMPONENT, args, "dispatcher_"),
         )
         dispatch = async_invoke_config(
@@ -306,7 +322,7 @@ class FifoBillingQueue(pulumi.ComponentResource):
         self.consumer_role: aws.iam.Role = consumer.role
         self.dispatcher_function: aws.lambda_.Function = dispatcher.function
         self.dispatcher_role: aws.iam.Role = dispatcher.role
-        self.ledger_table: aws.dynamodb.Table = ledger
+        self.ledger_table: Optional[aws.dynamodb.Table] = ledger  # None: the consumer is the team's code
         self.schedule: aws.scheduler.Schedule = scheduled.schedule
         publish(self, {
             "consumer_role_name": consumer.role.name, "consumer_role_arn": consumer.role.arn,
@@ -316,5 +332,6 @@ class FifoBillingQueue(pulumi.ComponentResource):
             "dispatcher_function_name": dispatcher.function.name, "dispatcher_function_arn": dispatcher.function.arn,
             "schedule_arn": scheduled.schedule.arn, "scheduler_dlq_url": scheduled.dlq.queue.url,
             "dispatcher_failed_queue_url": dispatch.on_failure.queue.url,
-            "ledger_table_name": ledger.name, "accounts_table_name": pulumi.Output.from_input(accounts_name),
+            "ledger_table_name": pulumi.Output.from_input(ledger.name if ledger is not None else None),
+            "accounts_table_name": pulumi.Output.from_input(accounts_name),
         })

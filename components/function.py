@@ -33,7 +33,7 @@ import pulumi_aws as aws
 import integration_blueprint as namespace_package
 import integration_blueprint.core as core_package
 import integration_blueprint.handlers as handlers_package
-from integration_blueprint.components.iam import Statement, service_role
+from integration_blueprint.components.iam import Statement, renamed, service_role
 from integration_blueprint.components.validation import plain
 from integration_blueprint.core import aws_limits, conventions
 
@@ -119,17 +119,20 @@ def packaged_function(name: str, *, parent: pulumi.Resource, handler: pulumi.Inp
                       environment: Optional[Mapping[str, pulumi.Input[str]]] = None,
                       code: Optional[pulumi.Archive] = None,
                       reserved_concurrency: Optional[pulumi.Input[int]] = None,
-                      team: Optional["TeamCode"] = None) -> PackagedFunction:
+                      team: Optional["TeamCode"] = None, formerly: Optional[str] = None) -> PackagedFunction:
     """A function running `handler` (default code: this package's handlers) with a role that may
     do exactly `statements` plus write its own logs, and what `team` code running in it needs (its
-    variables win over the component's own: a team's handler may point a setting elsewhere)."""
+    variables win over the component's own: a team's handler may point a setting elsewhere).
+    `formerly`: the name the function had in an earlier version; its resources are aliased to it,
+    so a deployed stack keeps them (and their logs) instead of replacing them."""
     if team is not None:
         environment = {**(environment or {}), **team.environment}
         statements = [*statements, *team.statements]
-    opts = pulumi.ResourceOptions(parent=parent)
-    log_group = aws.cloudwatch.LogGroup(f"{name}-logs", retention_in_days=settings.log_retention_days, opts=opts)
+    log_group = aws.cloudwatch.LogGroup(f"{name}-logs", retention_in_days=settings.log_retention_days,
+                                        opts=renamed(parent, formerly and f"{formerly}-logs"))
     logs = Statement(["logs:CreateLogStream", "logs:PutLogEvents"], [log_group.arn.apply(lambda a: f"{a}:*")])
-    access = service_role(name, parent=parent, service="lambda.amazonaws.com", statements=[logs, *statements])
+    access = service_role(name, parent=parent, service="lambda.amazonaws.com", statements=[logs, *statements],
+                          formerly=formerly)
     function = aws.lambda_.Function(
         name,
         role=access.role.arn,
@@ -144,7 +147,7 @@ def packaged_function(name: str, *, parent: pulumi.Resource, handler: pulumi.Inp
         reserved_concurrent_executions=reserved_concurrency,
         logging_config={"log_format": "JSON", "log_group": log_group.name},
         # The role's policy must exist before the function can poll its event sources.
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[access.policy]),
+        opts=renamed(parent, formerly, depends_on=[access.policy]),
     )
     return PackagedFunction(function=function, role=access.role, log_group=log_group)
 

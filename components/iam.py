@@ -8,7 +8,7 @@ a state machine) names that resource in its trust policy with `aws:SourceAccount
 protection: https://docs.aws.amazon.com/IAM/latest/UserGuide/confused-deputy.html).
 
 Public: `Statement`, `policy_document`, `ServiceRole`, `service_role`, `SourceCondition`,
-`AccountContext`, `account_context`.
+`AccountContext`, `account_context`, `renamed` (a child's options, aliased to its former name).
 """
 
 import json
@@ -18,7 +18,7 @@ from typing import Any, Optional, Sequence
 import pulumi
 import pulumi_aws as aws
 
-__all__ = ["AccountContext", "ServiceRole", "SourceCondition", "Statement", "account_context", "policy_document",
+__all__ = ["AccountContext", "ServiceRole", "SourceCondition", "Statement", "account_context", "policy_document", "renamed",
            "service_role"]
 
 
@@ -94,11 +94,21 @@ class ServiceRole:
 
 
 def service_role(name: str, *, parent: pulumi.Resource, service: str, statements: Sequence[Statement],
-                 source: Optional[SourceCondition] = None) -> ServiceRole:
+                 source: Optional[SourceCondition] = None, formerly: Optional[str] = None) -> ServiceRole:
     """`<name>-role`, assumable by `service` (e.g. `lambda.amazonaws.com`) only, with the inline
     policy `<name>-policy` that allows exactly `statements`. Make the resource that uses the role
-    depend on `policy`: AWS checks some permissions when the resource is created."""
-    opts = pulumi.ResourceOptions(parent=parent)
-    role = aws.iam.Role(f"{name}-role", assume_role_policy=_trust_policy(service, source), opts=opts)
-    policy = aws.iam.RolePolicy(f"{name}-policy", role=role.id, policy=policy_document(statements), opts=opts)
+    depend on `policy`: AWS checks some permissions when the resource is created. `formerly`: the
+    `name` they had in an earlier version (aliased, so a deployed stack keeps them)."""
+    role = aws.iam.Role(f"{name}-role", assume_role_policy=_trust_policy(service, source),
+                        opts=renamed(parent, formerly and f"{formerly}-role"))
+    policy = aws.iam.RolePolicy(f"{name}-policy", role=role.id, policy=policy_document(statements),
+                                opts=renamed(parent, formerly and f"{formerly}-policy"))
     return ServiceRole(role=role, policy=policy)
+
+
+def renamed(parent: pulumi.Resource, former_name: Optional[str], **options: Any) -> pulumi.ResourceOptions:
+    """A child's options (`options` besides its parent); with `former_name`, aliased to the name it
+    had in an earlier version, so Pulumi moves the deployed resource to the new name instead of
+    replacing it."""
+    return pulumi.ResourceOptions(parent=parent, aliases=[pulumi.Alias(name=former_name)] if former_name else None,
+                                  **options)

@@ -84,3 +84,14 @@ SUPPRESSIONS_SECTION = "suppressions"
 # DefaultRecursionLimit), two per level of a Struct (a Value and the Struct or ListValue it holds).
 # Deeper than this the gate names the limit and the resource instead of judging.
 DEEPEST_JUDGED_NESTING = 1_000
+
+# --- The drill -----------------------------------------------------------------------------------
+# A drill stops early when the first EARLY_STOP_RECORDS distinct records it sent all failed with one
+# and the same error (type and line of the team's code), over at least EARLY_STOP_INVOCATIONS
+# invocations, and none succeeded (drill/team_errors.py). The faults a drill injects fail a delivery
+# with a few percent probability (2% transient per AWS call by default, a few crashes, which do not
+# count), so 20 records all failing the same way by chance is beyond belief (0.05^20 ~ 1e-26), and the
+# code's own error is told after a few seconds instead of 15,000 retries. Three invocations: one
+# failed batch (100 stream records, 10 FIFO messages) is one event; its retries or bisection confirm it.
+EARLY_STOP_RECORDS = 20
+EARLY_STOP_INVOCATIONS = 3

@@ -179,8 +179,18 @@ def test_the_wheel_holds_the_policy_pack_and_nothing_of_the_checkout(wheel):
     plugin = "integration_blueprint/plugin/"  # the component package the engine starts for other languages
     assert {f"{plugin}PulumiPlugin.yaml", f"{plugin}__main__.py", f"{plugin}provider.py",
             f"{plugin}typescript_sdk.py"} <= names
+    docs = "integration_blueprint/docs/"  # the guides the CLI points to (`blueprint docs <topic>`)
+    assert {f"{docs}drill.md", f"{docs}deploying.md", f"{docs}architecture.md"} <= names
     assert {name.split("/")[0] for name in names} == {"integration_blueprint",
                                                       f"integration_blueprint-{__version__}.dist-info"}
+
+
+@pytest.mark.wheel
+def test_the_installed_cli_prints_the_guides_it_points_to_without_the_repository(venv, team_program):
+    for topic, page in (("drill", "docs/drill.md"), ("deploying", "docs/deploying.md"), ("readme", "README.md")):
+        shown = installed_cli(venv, "docs", topic, cwd=team_program)
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stdout.strip() == (REPO / page).read_text().strip(), topic
 
 
 @pytest.mark.wheel

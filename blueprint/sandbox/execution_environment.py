@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from integration_blueprint.sandbox.errors import FunctionCrashed, FunctionError
+from integration_blueprint.sandbox.errors import CodeError, FunctionCrashed, FunctionError
 
 BOOTSTRAP = Path(__file__).with_name("lambda_bootstrap.py")
 
@@ -373,7 +373,7 @@ class ExecutionEnvironment:
         error = message["error"] if isinstance(message["error"], dict) else {}
         error_type, text = str(error.get("errorType", "Error")), str(error.get("errorMessage", ""))
         if not message.get("fatal"):
-            raise FunctionError(error_type, text)
+            raise FunctionError(error_type, text, CodeError.from_payload(error.get("cause")))
         self.end()  # its process ended with the error (out of memory, an exit)
         if error_type == "Runtime.OutOfMemory":
             self.on_incident(Incident(self.spec.name, "out-of-memory", f"needed more than its {self.spec.memory_mb} MB",
@@ -481,7 +481,8 @@ class Environments:
 
     def invoke(self, event: Any, context: Any) -> Any:
         if self._broken is not None:
-            raise FunctionError(self._broken.get("errorType", ""), self._broken.get("errorMessage", ""))
+            raise FunctionError(self._broken.get("errorType", ""), self._broken.get("errorMessage", ""),
+                                CodeError.from_payload(self._broken.get("cause")))
         with self._lock:
             environment = self._idle.pop() if self._idle else None
         if environment is None:
@@ -493,8 +494,8 @@ class Environments:
                        and "No module named" in str(error.get("errorMessage")))
             if missing or error.get("errorType") in UNMENDABLE_INIT_ERRORS:
                 self._broken = error
-            raise FunctionError(environment.init_error.get("errorType", "Runtime.ImportModuleError"),
-                                environment.init_error.get("errorMessage", ""))
+            raise FunctionError(error.get("errorType", "Runtime.ImportModuleError"), error.get("errorMessage", ""),
+                                CodeError.from_payload(error.get("cause")))
         remaining = getattr(context, "get_remaining_time_in_millis", None)
         budget = remaining() / 1000 if remaining is not None else self.spec.timeout * self.spec.time_scale
         request_id = str(getattr(context, "aws_request_id", "") or uuid.uuid4())

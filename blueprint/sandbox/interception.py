@@ -29,7 +29,7 @@ import boto3
 from botocore.awsrequest import AWSResponse
 
 from integration_blueprint.core.patches import BOTOCORE_VERIFIED, FIX, Patcher, patch
-from integration_blueprint.sandbox.errors import error_type
+from integration_blueprint.sandbox.errors import CodeError, error_type
 
 # Set on a botocore request a before-send hook has answered (an interceptor's response): moto must
 # not also carry it out, since botocore runs every before-send handler (the emulator's fix
@@ -82,6 +82,8 @@ class Invocation:
     event: Any
     calls: list = field(default_factory=list)  # Call, in order
     error: Optional[str] = None  # `Type: message` if it raised (a crash included)
+    cause: Optional[CodeError] = None  # what its code raised, where (a function running in its own process)
+    finished: bool = False  # it returned or raised (until then, `error` None says nothing)
 
 
 class Journal:
@@ -129,6 +131,9 @@ class FunctionRun:
         _RUNNING.invocation = self.outer
         if error is not None:
             self.invocation.error = f"{error_type(error)}: {str(error)[:200]}"
+            cause = getattr(error, "cause", None)  # a FunctionError's (sandbox/errors.py)
+            self.invocation.cause = cause if isinstance(cause, CodeError) else None
+        self.invocation.finished = True
 
 
 # The interceptor of the sandbox whose emulator is running (None between them).

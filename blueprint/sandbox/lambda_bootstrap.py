@@ -315,13 +315,13 @@ def load_handler(handler, archive):
     try:
         module = importlib.import_module(module_name)
     except SyntaxError as exc:
-        raise LambdaError("Runtime.UserCodeSyntaxError", f"Syntax error in module '{module_name}': {exc}") from None
+        raise LambdaError("Runtime.UserCodeSyntaxError", f"Syntax error in module '{module_name}': {exc}", exc) from None
     except ModuleNotFoundError as exc:
         raise LambdaError("Runtime.ImportModuleError",
                           f"Unable to import module '{module_name}': No module named '{exc.name}' (not in the "
-                          f"function's archive {archive} nor its layers)") from None
+                          f"function's archive {archive} nor its layers)", exc) from None
     except Exception as exc:  # noqa: BLE001 - Lambda reports any failure at import the same way
-        raise LambdaError("Runtime.ImportModuleError", f"Unable to import module '{module_name}': {exc}") from None
+        raise LambdaError("Runtime.ImportModuleError", f"Unable to import module '{module_name}': {exc}", exc) from None
     function = getattr(module, attribute, None)
     if not callable(function):
         raise LambdaError("Runtime.HandlerNotFound", f"Handler '{attribute}' missing on module '{module_name}'")
@@ -329,14 +329,113 @@ def load_handler(handler, archive):
 
 
 class LambdaError(Exception):
-    def __init__(self, error_type, message):
+    def __init__(self, error_type, message, original=None):
         super().__init__(message)
         self.error_type = error_type
+        self.original = original  # what the function's code raised, for its traceback and file:line
 
 
-def error_payload(exc):
-    return {"errorType": getattr(exc, "error_type", type(exc).__name__), "errorMessage": str(exc)[:1000],
-            "stackTrace": traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:]}
+def error_payload(exc, paths):
+    """The error as Lambda returns it to the caller (errorType, errorMessage, stackTrace), and the
+    team's own exception (`cause`), which it also logs as Lambda's runtime does: `[ERROR] Type:
+    message` and the traceback, on the function's output (the drill's pattern log)."""
+    error_type, message = getattr(exc, "error_type", type(exc).__name__), str(exc)[:1000]
+    cause = team_error(exc, paths)
+    payload = {"errorType": error_type, "errorMessage": message, "cause": cause,
+               "stackTrace": traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:]}
+    raised = "" if cause["exception"] is exc else (
+        f"\n(raised to Lambda as {error_type}: {(message.splitlines() or [''])[0][:200]})")
+    print(f"[ERROR] {cause['errorType']}: {cause['errorMessage']}\n{cause.pop('trace')}{raised}", flush=True)
+    del cause["exception"]
+    return payload
+
+
+def within(filename, roots):
+    """Whether a frame's file is under one of `roots` (a frozen module's `<frozen ...>` is not)."""
+    return os.path.isabs(filename) and os.path.realpath(filename).startswith(roots)
+
+
+# How much of a traceback the log shows (its innermost frames: a deep recursion prints thousands).
+TRACE_CHARACTERS = 8000
+
+
+def team_error(exc, paths):
+    """The exception the team's code raised, as its author reads it, with the deepest frame in the
+    function's own code (`location`, relative to its archive, `paths[0]`: not the layers, not this
+    package's runtime shipped beside it), and its traceback from the first frame of the function's
+    paths on (as Lambda's runtime shows it: not this bootstrap's frames, nor importlib's).
+
+    A wrapper raised outside the team's code is unwrapped to what the team's code raised (`inner`):
+    Powertools' BatchProcessingError to the first record's exception, an ExceptionGroup to its
+    first, a runtime's error raised while handling the team's; an init error to what the import
+    raised."""
+    roots = tuple(os.path.realpath(path) + os.sep for path in paths)
+    shown = exc
+    for _ in range(10):  # a wrapper of a wrapper, not a cycle
+        if getattr(shown, "original", None) is not None:
+            break  # Lambda's own init error: its type and message say more than the import's
+        if team_raised(shown, roots[0]):
+            break
+        wrapped = list(inner_exceptions(shown))
+        # The one the team's code raised, else the first a batch utility or a group holds explicitly.
+        inner = next((e for e, _ in wrapped if team_frame(e, roots[0])), None) or \
+            next((e for e, explicit in wrapped if explicit), None)
+        if inner is None:
+            break
+        shown = inner
+    traced = getattr(shown, "original", None) or shown
+    location = function = code = ""
+    frame = team_frame(traced, roots[0])
+    if frame is not None:
+        relative = os.path.realpath(frame.filename)[len(roots[0]):]
+        location, function, code = f"{relative}:{frame.lineno}", frame.name, (frame.line or "").strip()
+    own = traced.__traceback__
+    while own is not None and not within(own.tb_frame.f_code.co_filename, roots):
+        own = own.tb_next
+    trace = "".join(traceback.format_exception(type(traced), traced, own))
+    if len(trace) > TRACE_CHARACTERS:  # the innermost frames, from a whole line on
+        trace = "Traceback (its outermost frames cut):\n" + trace[-TRACE_CHARACTERS:].split("\n", 1)[-1]
+    return {"exception": shown, "errorType": getattr(shown, "error_type", type(shown).__name__),
+            "errorMessage": str(shown)[:1000], "location": location, "function": function, "code": code[:200],
+            "trace": trace}
+
+
+def inner_exceptions(exc):
+    """What `exc` wraps, first first, each with whether it holds it explicitly: Powertools'
+    `child_exceptions` (exc_info tuples) and an ExceptionGroup's `exceptions` do; the exception it
+    was raised from or while handling may be anything."""
+    children = getattr(exc, "child_exceptions", None)
+    for child in children if isinstance(children, (list, tuple)) else ():
+        if isinstance(child, tuple) and len(child) > 1 and isinstance(child[1], BaseException):
+            yield child[1], True
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            yield inner, True
+    for inner in (exc.__cause__, exc.__context__):
+        if isinstance(inner, BaseException):
+            yield inner, False
+
+
+def team_frames(exc, root):
+    """The frames of `exc`'s traceback in the function's own code (its archive, less this
+    package's runtime shipped beside it), outermost first; a syntax error's line too."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if isinstance(exc, SyntaxError) and exc.filename:
+        frames.append(traceback.FrameSummary(exc.filename, exc.lineno or 0, "<module>", line=exc.text or ""))
+    return [f for f in frames if within(f.filename, (root,))
+            and not os.path.realpath(f.filename)[len(root):].startswith("integration_blueprint" + os.sep)]
+
+
+def team_frame(exc, root):
+    """The deepest frame of the team's code in `exc`'s traceback, or None."""
+    frames = team_frames(exc, root)
+    return frames[-1] if frames else None
+
+
+def team_raised(exc, root):
+    """Whether the team's code itself raised `exc` (the innermost frame of its traceback is the team's)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and team_frame(exc, root) == frames[-1]
 
 
 def compressed(settings):
@@ -384,7 +483,8 @@ def main():
     try:
         handler = load_handler(settings["handler"], settings["archive"])
     except LambdaError as exc:
-        channel.send({"init_error": error_payload(exc), "confined": confined, "unlimited": unlimited})
+        channel.send({"init_error": error_payload(exc, settings["paths"]), "confined": confined,
+                      "unlimited": unlimited})
         handler = None
     else:
         channel.send({"ready": True, "confined": confined, "unlimited": unlimited})
@@ -397,7 +497,7 @@ def main():
             try:
                 handler = load_handler(settings["handler"], settings["archive"])
             except LambdaError as exc:
-                channel.send({"error": error_payload(exc)})
+                channel.send({"error": error_payload(exc, settings["paths"])})
                 continue
         try:
             with compressed(settings):
@@ -411,7 +511,7 @@ def main():
                                     "errorMessage": f"Runtime exited with error: {exc!r}"}, "fatal": True})
             os._exit(5)
         except BaseException as exc:  # noqa: BLE001 - the function's error is the invocation's result
-            channel.send({"error": error_payload(exc)})
+            channel.send({"error": error_payload(exc, settings["paths"])})
         else:
             try:
                 payload = json.loads(json.dumps(result))

@@ -25,6 +25,7 @@ from integration_blueprint.drill.patterns.fifo_billing import FifoBillingDriver
 from integration_blueprint.drill.patterns.stream_ledger import RetryLaneOutage, StreamLedgerDriver, known_ids
 from integration_blueprint.drill.report import PatternReport
 from integration_blueprint.drill.samples import SampleIndex, identifying_values
+from integration_blueprint.drill.team_errors import EarlyStop, distinct_errors, summary
 from integration_blueprint.handlers.runtime import config as handler_config
 from integration_blueprint.handlers.runtime.billing import Charge
 from integration_blueprint.preview.recording import RecordedStack
@@ -40,8 +41,10 @@ STREAM_CONSUMER = "aws:kinesis/streamConsumer:StreamConsumer"
 STATE_MACHINE = "aws:sfn/stateMachine:StateMachine"
 
 # What code meeting a payload of another shape than it was written for raises (a missing field, a
-# wrong type), as the journal or the runtime's error names it: the report then points at --sample-records.
+# wrong type), the type of the team's own exception: the report then points at --sample-records.
+# (Named in a runtime's message too: the blueprint's stream runtime names the type, never the message.)
 PAYLOAD_ERRORS = ("KeyError", "TypeError", "AttributeError", "IndexError")
+PAYLOAD_ERROR = re.compile(r"\b(?:" + "|".join(PAYLOAD_ERRORS) + r")\b")
 
 TEAM_NOT_COVERED = {"poison": "the drill cannot know which records a team's code refuses: every record it sends "
                               "is valid, and one the code parks fails the drill",
@@ -64,6 +67,7 @@ class TeamCodeDriver(PatternDriver):
             options = dataclasses.replace(options, records=len(self.sample))
         super().__init__(sandbox, options, faults, rng)
         self.index = SampleIndex()  # every record the drill sends, by its payload
+        self.early_stop: Optional[EarlyStop] = None  # made at the first deadline check, once the lane runs
 
     def sample_note(self) -> list[str]:
         return [f"sent the team's own {len(self.sample)} record(s) (--sample-records)"] if self.sample else []
@@ -109,6 +113,29 @@ class TeamCodeDriver(PatternDriver):
                   for r in self.sandbox.recorded.of_type("aws:dynamodb/table:Table")}
         return EffectLog(tables, plumbing=self.own_queue_urls(), find=find)
 
+    def _identify(self, event: Any) -> dict[str, tuple[str, ...]]:
+        """The drill's records an invocation's event delivered (record id -> its identifying values)."""
+        raise NotImplementedError
+
+    def check_deadline(self, doing: str) -> None:
+        """The pattern's deadline, and the early stop of a drill whose every record fails the same
+        way (drill/team_errors.py), both checked where the driver waits."""
+        super().check_deadline(doing)
+        if self.early_stop is None:
+            self.early_stop = EarlyStop(self.name, self.functions(self.sandbox)[0].name, self._identify)
+        self.early_stop.check(self.sandbox.journal)
+
+    def error_notes(self, function: str, identify: Callable[[Any], dict[str, tuple[str, ...]]]) -> list[str]:
+        """Each distinct error the team's code raised, once, and where a payload error suggests code
+        written for other records, how to give the drill the team's own."""
+        errors = distinct_errors(self.sandbox.journal, function, identify)
+        notes = summary(errors)
+        if self.sample is None and any(PAYLOAD_ERROR.search(f"{e.error.type}: {e.error.message}") for e in errors):
+            notes.append(f"code written for your own records: give the drill some, --sample-records "
+                         f"{self.instances(self.sandbox.recorded)[0].name}=FILE (docs/drill.md, `blueprint docs drill`, "
+                         "has the payload the drill sends by default)")
+        return notes
+
     def effects_report(self, log: EffectLog, function: str, identify: Callable[[Any], dict[str, tuple[str, ...]]],
                        records: set[str], parked: set[str], invocations: int, retries: int) -> PatternReport:
         """The report from the effects of every invocation of `function` (the sandbox's journal)."""
@@ -124,13 +151,7 @@ class TeamCodeDriver(PatternDriver):
                             f"{len(log.unattributed)} not attributable"
                             + (f", idempotency records in {sorted(log.idempotency_tables)} not counted"
                                if log.idempotency_tables else ""))
-        if log.errors:
-            report.notes.append("the team's code raised: " + "; ".join(
-                f"{message} ({count}x)" for message, count in log.errors.most_common(2)))
-            if self.sample is None and any(error in message for message in log.errors for error in PAYLOAD_ERRORS):
-                report.notes.append(f"code written for your own records: give the drill some, --sample-records "
-                                    f"{self.instances(self.sandbox.recorded)[0].name}=FILE (docs/drill.md has the "
-                                    "payload the drill sends by default)")
+        report.notes.extend(self.error_notes(function, identify))
         if verdict.duplicated:
             report.notes.append(f"{len(verdict.duplicated)} record(s) with a duplicate effect, e.g. "
                                 + " | ".join(verdict.examples()))
