@@ -385,3 +385,36 @@ def test_a_timeout_is_the_functions_own_failure_not_a_crash_the_drill_injected(s
         invoker({"Records": []})
     functions.close()
     assert invoker.crashes == 0 and [i.kind for i in incidents] == ["timeout"]
+
+
+@pytest.mark.parametrize("link_to", ["outside/credentials", "/proc/self/environ", "app/inner/../../outside"])
+def test_a_link_out_of_a_file_archive_folder_is_refused_naming_it_and_never_followed(tmp_path, link_to):
+    """Pulumi packs what a link points to: a link out of the folder would ship the drill's (or the
+    developer's) secrets in the function. Refused, naming the entry and saying why; nothing copied."""
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "credentials").write_text("aws_secret_access_key = host")
+    app = tmp_path / "app"
+    (app / "inner").mkdir(parents=True)
+    (app / "app.py").write_text("def handler(e, c): return 1\n")
+    target = link_to if link_to.startswith("/") else tmp_path / link_to
+    (app / "inner" / "leak").symlink_to(target)
+    into = tmp_path / "copy"
+
+    with pytest.raises(lambda_archive.ArchiveError, match=r"archive entry 'inner/leak' is a link to .*outside the "
+                       r"archive's folder .*Pulumi packs the file a link points to"):
+        lambda_archive.copy_folder(app, into)
+    assert not into.exists()
+    problem = lambda_archive.handler_problem({"archive": "FileArchive", "path": "app"}, tmp_path, "app.handler")
+    assert problem is not None and problem.startswith("archive entry 'inner/leak' is a link to")
+
+
+def test_a_link_inside_a_file_archive_folder_is_copied_as_a_link(tmp_path):
+    app = tmp_path / "app"
+    (app / "lib").mkdir(parents=True)
+    (app / "lib" / "shared.py").write_text("VALUE = 1\n")
+    (app / "shared.py").symlink_to("lib/shared.py")
+    into = tmp_path / "copy"
+
+    lambda_archive.copy_folder(app, into)
+
+    assert (into / "shared.py").is_symlink() and (into / "shared.py").read_text() == "VALUE = 1\n"
