@@ -22,6 +22,7 @@ from integration_blueprint.containment import (
     containment,
     interpreter_paths,
 )
+from tests.containment_env import processes_with_argument
 
 pytestmark = pytest.mark.skipif(not containment().available,
                                 reason=f"no sandbox on this machine: {containment().reason}")
@@ -96,17 +97,6 @@ ATTACKS = textwrap.dedent(r'''
     found["daemon_started"] = daemon.poll() is None
     print(json.dumps(found))
 ''')
-
-
-def processes_with_argument(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and marker in (entry / "cmdline").read_bytes().decode(errors="replace"):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
 
 
 @pytest.fixture(scope="module")

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from integration_blueprint.containment import containment
 from integration_blueprint.core import patches
 from integration_blueprint.core.patches import PatchRefused
 from integration_blueprint.drill import cost
@@ -99,6 +100,7 @@ def _run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], 
     if not chosen:
         raise NothingToDrill(_nothing_to_drill(options, drivers or DRIVERS, not_drilled))
     _check_samples(options, chosen)
+    _require_containment(options, chosen)
     # By default every pattern gets its own process, even past the number of cores: a pattern's
     # process also waits (its start, polls, crash wait-outs) and the patterns differ in length, so
     # one per core left a core idle part of the time (1,500 records on 2 cores: 57.4 -> 53.7 s wall).
@@ -119,7 +121,20 @@ def _run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], 
             report.component = driver_class.instances(scope)[0].name
             reports[name] = report
     return DrillReport(stack=options.stack, seed=options.seed, compression=COMPRESSION, patterns=reports,
-                       log_dir=str(log_dir), not_drilled=not_drilled)
+                       log_dir=str(log_dir), not_drilled=not_drilled, contained=options.isolation)
+
+
+def _require_containment(options: DrillOptions, chosen: dict) -> None:
+    """A team's code runs only inside its sandbox: where that cannot be made, the drill refuses
+    (exit 2, the cause and the fix) unless --no-isolation. The blueprint's reference handlers are
+    the package's own code and run in the pattern's process either way."""
+    team_code = sorted(driver_class.instances(scope)[0].name for driver_class, scope in chosen.values()
+                       if driver_class in TEAM_DRIVERS.values())
+    walls = containment()
+    if team_code and options.isolation and not walls.available:
+        raise SandboxError(f"the drill runs the team's code ({', '.join(team_code)}) only inside a sandbox, which "
+                           f"cannot be made here: {walls.reason}. Fix: {walls.fix}; or pass --no-isolation to run it "
+                           "as your user, every verdict marked 'not contained'")
 
 
 def _check_samples(options: DrillOptions, chosen: dict) -> None:
@@ -428,7 +443,7 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
             # The faults reach the handlers' AWS calls through the sandbox's one seam; the driver
             # wraps its functions through the same interception (sandbox.interception.wrap).
             try:
-                sandbox = Sandbox(recorded, emulator, Interception(requests=faults)).realize()
+                sandbox = Sandbox(recorded, emulator, Interception(requests=faults), contained=options.isolation).realize()
             except SandboxError as exc:  # a resource the emulator cannot stand up: this pattern fails
                 return PatternReport(sent=options.records, failure=f"{name}: its sandbox could not be realized: {exc}")
             if not driver_class.applies(sandbox):
