@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
 import io
 import os
 import random
@@ -25,14 +24,13 @@ import shutil
 import signal
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 from integration_blueprint.containment import containment
 from integration_blueprint.core import patches
 from integration_blueprint.core.patches import PatchRefused
-from integration_blueprint.drill import cost
+from integration_blueprint.drill import cost, pattern_results
 from integration_blueprint.drill.patterns import DRIVERS
 from integration_blueprint.drill.patterns.base import DrillDeadline
 from integration_blueprint.drill.patterns.team_code import TEAM_DRIVERS
@@ -298,49 +296,92 @@ def _worker_processes_cleaned_up():
 
 def _run_in_processes(options: DrillOptions, chosen: dict, log_dir: Path, workers: int,
                       progress: Optional[Callable[[str, float], None]]) -> dict:
-    """Each pattern in a fresh process (one task per process). The processes end with the drill
-    whatever happens: a pattern past its deadline is killed, an interrupted drill terminates the
-    pool, and a worker whose parent died (a killed drill) exits by itself."""
-    import queue as queue_module
+    """Each pattern in a fresh process (at most `workers` at once). What comes back is data
+    (drill/pattern_results.py: JSON, validated here), never a pickle: the worker is where the team's
+    code is answered. The processes end with the drill whatever happens: a pattern past its
+    deadline is killed, an interrupted drill kills them all, and a worker whose parent died (a
+    killed drill) exits by itself."""
+    from multiprocessing.connection import wait
 
     context = _worker_context()
-    updates = context.Queue()
     # The workers' temp folder (the sandbox unpacks archives there), removed here whatever ends them:
-    # pool.terminate kills a worker at once (SIGTERM), with no chance to clean up after itself.
+    # a killed worker has no chance to clean up after itself.
     scratch = tempfile.mkdtemp(prefix="blueprint-drill-work-")
-    pool = context.Pool(workers, initializer=_worker_started, initargs=(updates, scratch), maxtasksperchild=1)
-    pending: Any = {}
+    waiting = list(chosen.items())
+    running: dict[str, tuple[Any, Any]] = {}  # name -> (process, the reading end of its pipe)
+    results: dict = {}
+    fractions = dict.fromkeys(chosen, 0.0)
+    kill_at = time.monotonic() + pattern_deadline_seconds(options) * -(-len(chosen) // workers) + KILL_GRACE_SECONDS
     try:
-        pending = {name: pool.apply_async(_run_pattern, (options, name, driver_class, scope, log_dir / f"{name}.log",
-                                                         _WorkerStep(name)))
-                   for name, (driver_class, scope) in chosen.items()}
-        kill_at = time.monotonic() + pattern_deadline_seconds(options) * -(-len(chosen) // workers) + KILL_GRACE_SECONDS
-        fractions = dict.fromkeys(chosen, 0.0)
-        while not all(result.ready() for result in pending.values()):
+        while waiting or running:
+            while waiting and len(running) < workers:
+                name, (driver_class, scope) = waiting.pop(0)
+                reader, writer = context.Pipe(duplex=False)
+                process = context.Process(target=_pattern_worker, name=f"drill-{name}", daemon=True, args=(
+                    writer, scratch, options, name, driver_class, scope, log_dir / f"{name}.log"))
+                process.start()
+                writer.close()
+                running[name] = (process, reader)
             if time.monotonic() > kill_at:
-                pool.terminate()
-                return {name: (result.get() if result.ready() else _killed(options, name))
-                        for name, result in pending.items()}
-            try:
-                name, fraction = updates.get(timeout=0.2)
-                fractions[name] = min(max(fraction, 0.0), 1.0)
-            except queue_module.Empty:
-                pass
+                for name in list(running):
+                    results[name] = _killed(options, name)
+                break
+            for ready in wait([reader for _, reader in running.values()], timeout=0.2):
+                name = next(n for n, (_, r) in running.items() if r is ready)
+                process, reader = running[name]
+                kind, value = _receive(name, reader)
+                if kind == "ended":
+                    value = PatternReport(sent=options.records, failure=f"{name}: {value}")
+                if kind == "progress":
+                    fractions[name] = min(max(value, 0.0), 1.0)
+                    continue
+                del running[name]
+                reader.close()
+                process.join(timeout=KILL_GRACE_SECONDS)
+                if kind == "error":
+                    raise WorkerFailed(f"pattern {name}: its process failed:\n{value}")
+                results[name] = value
             if progress:
-                running = [n for n, r in pending.items() if not r.ready()]
                 progress(", ".join(running), sum(fractions.values()) / len(fractions))
-        results = {name: result.get() for name, result in pending.items()}
-        pool.close()
-        return results
+        return {name: results.get(name) for name in chosen}
     finally:
-        pool.terminate()
-        pool.join()
+        for process, reader in running.values():
+            process.kill()
+            process.join(timeout=5)
+            reader.close()
         shutil.rmtree(scratch, ignore_errors=True)
-        # Their semaphores are released when they are collected; an interrupt's traceback would keep
-        # them (it holds this frame) until the command's os._exit, and the resource tracker would
-        # then warn about leaked semaphores.
-        pool = updates = pending = None
-        gc.collect()
+
+
+class WorkerFailed(RuntimeError):
+    """A pattern's process raised (a bug in the drill), or went away without a report."""
+
+
+def _receive(name: str, reader: Any) -> tuple[str, Any]:
+    """The next message of a pattern's worker, validated (pattern_results.parse)."""
+    try:
+        data = reader.recv_bytes(pattern_results.MAX_MESSAGE_BYTES)
+    except (EOFError, OSError):
+        return "ended", "its process ended without a report (killed from outside?); see its handler log"
+    try:
+        return pattern_results.parse(data)
+    except pattern_results.MalformedResult as exc:
+        raise WorkerFailed(f"pattern {name}: its process sent what the drill does not accept: {exc}") from None
+
+
+def _pattern_worker(writer: Any, scratch: str, options: DrillOptions, name: str, driver_class, scope,
+                    log_file: Path) -> None:
+    """A pattern's process: its report (or its failure) back to the drill as data."""
+    _worker_started(scratch)
+    try:
+        report = _run_pattern(options, name, driver_class, scope, log_file,
+                              lambda fraction: writer.send_bytes(pattern_results.progress_message(fraction)))
+        writer.send_bytes(pattern_results.report_message(report))
+    except BaseException:  # noqa: BLE001 - whatever stopped it, the drill reads why
+        import traceback
+
+        writer.send_bytes(pattern_results.error_message(traceback.format_exc()))
+    finally:
+        writer.close()
 
 
 def _state_at_deadline(driver, options: DrillOptions, failure: str) -> PatternReport:
@@ -399,14 +440,8 @@ def _output_to(log):
         _PATTERN_OUTPUT.log = None
 
 
-_UPDATES: Any = None
-
-
-def _worker_started(updates: Any, scratch: str) -> None:
-    """In each worker process: where progress goes, where temp files go, and exit when the drill
-    that started it is gone."""
-    global _UPDATES
-    _UPDATES = updates
+def _worker_started(scratch: str) -> None:
+    """In each worker process: where temp files go, and exit when the drill that started it is gone."""
     import multiprocessing
     import threading
 
@@ -420,17 +455,6 @@ def _worker_started(updates: Any, scratch: str) -> None:
         os._exit(1)  # the drill was killed: nobody will read this pattern's report
 
     threading.Thread(target=watch_parent, daemon=True, name="drill-parent-watch").start()
-
-
-@dataclass
-class _WorkerStep:
-    """A pattern's progress callback that works across processes."""
-
-    name: str
-
-    def __call__(self, fraction: float) -> None:
-        if _UPDATES is not None:
-            _UPDATES.put((self.name, fraction))
 
 
 def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_file: Path,
