@@ -186,8 +186,9 @@ def diagnose(stderr: str) -> tuple[str, str]:
                 "profile granting it `userns` (Ubuntu 25.04+ ships one, bwrap-userns-restrict; on 24.04 install it "
                 "from the apparmor-profiles package's extra-profiles)")
     return (f"bwrap could not make the sandbox here: {said}",
-            "allow unprivileged user namespaces on this machine (see `blueprint docs drill`, \"Containment\"), "
-            "or install the distribution's bubblewrap package")
+            "allow unprivileged user namespaces on this machine (the sysctls user.max_user_namespaces, "
+            "kernel.unprivileged_userns_clone, kernel.apparmor_restrict_unprivileged_userns), or run on the machine "
+            "itself rather than in a container whose seccomp profile refuses them")
 
 
 @functools.lru_cache(maxsize=1)
