@@ -22,6 +22,7 @@ from integration_blueprint.sandbox.execution_environment import (
     FunctionSpec,
     FunctionTimedOut,
     guards,
+    interpreter_packages,
     lay_out,
 )
 from integration_blueprint.sandbox.interception import FunctionRun, Journal, install_request_hooks
@@ -71,11 +72,12 @@ def test_a_function_sees_its_own_environment_and_tmp_and_nothing_of_the_users(st
                 shipped = True
             except ImportError:
                 shipped = False
-            return {"env": dict(os.environ), "refused": refused, "shipped": shipped,
+            base_packages = [p for p in BASE_PACKAGES if os.path.isdir(p) and os.listdir(p)]
+            return {"env": dict(os.environ), "refused": refused, "shipped": shipped, "base_packages": base_packages,
                     "tmp": os.listdir("/tmp" if os.environ["TMPDIR"] == "/tmp" else os.environ["TMPDIR"]),
                     "remaining_ms": context.get_remaining_time_in_millis(), "powertools": "aws_lambda_powertools" in
                     {p.split("/")[-1] for p in os.listdir(sys.path[1])}}
-    """)
+    """.replace("BASE_PACKAGES", repr(interpreter_packages())))
     try:
         result = functions.invoke({}, None)
     finally:
@@ -87,6 +89,7 @@ def test_a_function_sees_its_own_environment_and_tmp_and_nothing_of_the_users(st
     assert env["AWS_ACCESS_KEY_ID"] == "sandbox" and env["_HANDLER"] == "app.handler"
     assert "mine.txt" in result["tmp"] and result["powertools"]
     assert result["shipped"] is False  # the package is not in its archive: not importable
+    assert interpreter_packages() and result["base_packages"] == []  # nor what the interpreter has installed
     assert result["refused"] == ["PermissionError", "PermissionError"]
     assert {i.kind for i in incidents} == {"write"}
     assert result["remaining_ms"] <= 6  # 3 s, compressed by the sandbox (TIME_SCALE)

@@ -41,6 +41,7 @@ import os
 import select
 import shutil
 import signal
+import site
 import struct
 import subprocess
 import sys
@@ -134,7 +135,15 @@ def function_walls(spec: FunctionSpec, runtime_dir: Path, environment: dict, fds
     interpreter = [os.path.realpath(sys.executable), sys.base_prefix, sys.base_exec_prefix]
     return Walls(read_only=[*SYSTEM_READ_ONLY, *interpreter, str(BOOTSTRAP), str(spec.code_root),
                             *map(str, folders), *links],
-                 environment=environment, cwd=spec.code_root, network=False, pass_fds=fds)
+                 hidden=interpreter_packages(), environment=environment, cwd=spec.code_root, network=False,
+                 pass_fds=fds)
+
+
+def interpreter_packages() -> list[str]:
+    """The interpreter installation's own site-packages: what is installed there is not the function's
+    runtime (its boto3 is laid out from the drill's, RUNTIME_PACKAGES), so it is not there for it."""
+    folders = site.getsitepackages([sys.base_prefix, sys.base_exec_prefix])
+    return sorted({os.path.realpath(f) for f in folders if os.path.isdir(f)})
 
 
 # --- what a function's process is given ------------------------------------------------------------------
