@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -214,6 +215,23 @@ def test_it_reaches_no_network_not_even_the_hosts_loopback_nor_its_unix_sockets(
 def test_a_setsid_daemon_does_not_outlive_the_sandbox(attack):
     assert attack["daemon_started"]
     assert attack["daemons"] == []
+
+
+def test_a_sandbox_started_from_a_short_lived_thread_outlives_the_thread_not_the_process():
+    """The drill starts environments from pool and poller threads: a warm one must not die when the
+    thread that started it ends (only when the process does: the next test's daemon check)."""
+    walls = Walls(read_only=[*SYSTEM_READ_ONLY])
+    started = []
+    thread = threading.Thread(target=lambda: started.append(containment().popen(walls, ["sleep", "30"])))
+    thread.start()
+    thread.join()
+    [process] = started
+    try:
+        time.sleep(0.5)
+        assert process.poll() is None  # still running after the thread that asked for it ended
+    finally:
+        process.kill()
+        process.wait(timeout=10)
 
 
 def test_the_probe_runs_once_per_process():
