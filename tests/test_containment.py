@@ -234,6 +234,20 @@ def test_a_sandbox_started_from_a_short_lived_thread_outlives_the_thread_not_the
         process.wait(timeout=10)
 
 
+def test_a_sandbox_ends_with_the_process_that_started_it_killed_or_not():
+    marker = f"{os.getpid() % 1000 + 200}.{time.time_ns() % 10**9}"
+    starter = textwrap.dedent(f"""
+        import os, time
+        from integration_blueprint.containment import SYSTEM_READ_ONLY, Walls, containment
+        containment().popen(Walls(read_only=SYSTEM_READ_ONLY), ["sleep", "{marker}"], start_new_session=True)
+        time.sleep(0.5)
+        os.kill(os.getpid(), 9)  # the drill killed: no cleanup of its own runs
+    """)
+    subprocess.run([sys.executable, "-c", starter], timeout=60)
+    time.sleep(0.5)
+    assert processes_with_argument(marker) == []
+
+
 def test_the_probe_runs_once_per_process():
     assert containment() is containment()
 
