@@ -18,9 +18,8 @@ import pytest
 
 from integration_blueprint.cli import main
 from integration_blueprint.containment import containment
+from integration_blueprint.drill import runner
 from tests.containment_env import processes_with_argument
-
-pytestmark = pytest.mark.slow
 
 ESCAPING_HANDLER = '''
 """Adds on every delivery (a duplicate effect per redelivery) and tries to break out once."""
@@ -115,6 +114,7 @@ for name in ("team-billing", "team-invoicing"):
     })
 '''
 
+TEAM_PROGRAM = Path(__file__).parent / "fixtures" / "team_program"
 DRILL = ["drill", "--records", "20", "--seed", "3", "--duplicates", "0.3", "--crashes", "1", "--transient", "0",
          "--json", "--no-progress"]
 
@@ -160,6 +160,7 @@ def leftovers(before: set) -> set:
             if p.name.startswith(("pymp-", "blueprint-sandbox-", "blueprint-drill-work-"))} - before
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not containment().available, reason=f"no sandbox on this machine: {containment().reason}")
 def test_a_handler_that_tries_every_way_out_still_fails_the_drill_and_leaves_no_trace(escaping_program, capsys):
     program, settings = escaping_program
@@ -190,6 +191,26 @@ def test_a_handler_that_tries_every_way_out_still_fails_the_drill_and_leaves_no_
     assert leftovers(before) == set()
 
 
+def test_only_a_drill_of_team_code_needs_the_sandbox(recordings, monkeypatch):
+    """The blueprint's reference handlers are the package's own code: a drill of them runs where no
+    sandbox can be made (as `make local` on such a machine); one of a team's code does not."""
+    from integration_blueprint.containment import Containment
+    from integration_blueprint.drill.patterns import DRIVERS
+    from integration_blueprint.drill.report import DrillOptions
+    from integration_blueprint.drill.runner import _require_containment, choose_instances
+    from integration_blueprint.sandbox.errors import SandboxError
+
+    monkeypatch.setattr(runner, "containment", lambda: Containment(False, None, "no user namespaces here", "the fix"))
+    reference, _ = choose_instances(recordings(), DRIVERS)
+    team, _ = choose_instances(recordings(program=TEAM_PROGRAM, stack="forgets"), DRIVERS)
+
+    _require_containment(DrillOptions(), reference)  # runs
+    _require_containment(DrillOptions(isolation=False), team)  # --no-isolation: runs, marked
+    with pytest.raises(SandboxError, match=r"the drill runs the team's code \(.*orders.*\) only inside a sandbox, "
+                       r"which cannot be made here: no user namespaces here. Fix: the fix; or pass --no-isolation"):
+        _require_containment(DrillOptions(), team)
+
+
 def run_without_user_namespaces(arguments: list[str]) -> subprocess.CompletedProcess:
     """The CLI on a machine where no user namespace can be made (as in many CI containers)."""
     command = " ".join(f"'{a}'" for a in [sys.executable, "-m", "integration_blueprint", *arguments])
@@ -197,6 +218,7 @@ def run_without_user_namespaces(arguments: list[str]) -> subprocess.CompletedPro
                           capture_output=True, text=True, timeout=600, env={**os.environ})
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not containment().available, reason="needs user namespaces to take them away")
 def test_without_user_namespaces_the_drill_refuses_the_teams_code_unless_no_isolation_which_marks_every_verdict(
         escaping_program):
