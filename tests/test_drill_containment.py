@@ -211,6 +211,27 @@ def test_only_a_drill_of_team_code_needs_the_sandbox(recordings, monkeypatch):
         _require_containment(DrillOptions(), team)
 
 
+def test_a_link_out_of_a_functions_folder_stops_the_drill_before_any_code_runs_naming_it(tmp_path, capsys):
+    """Pulumi would pack what the link points to (here a developer's credentials): one line, exit 2."""
+    credentials = tmp_path / "credentials"
+    credentials.write_text("aws_secret_access_key = the-developers-own")
+    program = tmp_path / "program"
+    (program / "code").mkdir(parents=True)
+    (program / "Pulumi.yaml").write_text("name: linking\nruntime: python\n")
+    (program / "Pulumi.dev.yaml").write_text("config:\n  aws:region: eu-west-1\n")
+    (program / "__main__.py").write_text(PROGRAM)
+    (program / "code" / "charges.py").write_text("def handler(event, context):\n    return {}\n")
+    (program / "code" / "settings.ini").symlink_to(credentials)
+
+    code = main([*DRILL, "--program", str(program)])
+
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert line.startswith("error: function team-billing-")
+    assert f"archive entry 'settings.ini' (code/settings.ini) is a link to {credentials}, outside the program's " in line
+    assert "Pulumi packs the file a link points to" in line
+
+
 def run_without_user_namespaces(arguments: list[str]) -> subprocess.CompletedProcess:
     """The CLI on a machine where no user namespace can be made (as in many CI containers)."""
     command = " ".join(f"'{a}'" for a in [sys.executable, "-m", "integration_blueprint", *arguments])

@@ -35,6 +35,7 @@ from integration_blueprint.drill.patterns import DRIVERS
 from integration_blueprint.drill.patterns.base import DrillDeadline
 from integration_blueprint.drill.patterns.team_code import TEAM_DRIVERS
 from integration_blueprint.drill.report import DrillOptions, DrillReport, PatternReport
+from integration_blueprint.preview import lambda_archive
 from integration_blueprint.preview.recording import ProgramError, record_program
 from integration_blueprint.sandbox.emulator import EMULATOR_PATCHES, running_emulator
 from integration_blueprint.sandbox.errors import SandboxError
@@ -98,6 +99,7 @@ def _run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], 
     if not chosen:
         raise NothingToDrill(_nothing_to_drill(options, drivers or DRIVERS, not_drilled))
     _check_samples(options, chosen)
+    _check_archives(options, chosen)
     _require_containment(options, chosen)
     # By default every pattern gets its own process, even past the number of cores: a pattern's
     # process also waits (its start, polls, crash wait-outs) and the patterns differ in length, so
@@ -120,6 +122,20 @@ def _run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], 
             reports[name] = report
     return DrillReport(stack=options.stack, seed=options.seed, compression=COMPRESSION, patterns=reports,
                        log_dir=str(log_dir), not_drilled=not_drilled, contained=options.isolation)
+
+
+def _check_archives(options: DrillOptions, chosen: dict) -> None:
+    """Every archive of a team's function can be laid out as Lambda would (no entry outside its
+    folder, no link out of a FileArchive folder), checked before any pattern starts: bad input is
+    one line and exit 2, not a failed pattern."""
+    for _, scope in chosen.values():
+        for function in scope.of_type(FUNCTION):
+            code = function.inputs.get("code")
+            if is_team_code(str(function.inputs.get("handler", ""))) and isinstance(code, dict):
+                try:
+                    lambda_archive.members(code, Path(scope.program_dir or options.program_dir))
+                except lambda_archive.ArchiveError as exc:
+                    raise SandboxError(f"function {function.name}: {exc}") from None
 
 
 def _require_containment(options: DrillOptions, chosen: dict) -> None:

@@ -13,6 +13,7 @@ and copying a folder never follow a link out of it.
 from __future__ import annotations
 
 import ast
+import os
 import posixpath
 import shutil
 import zipfile
@@ -56,6 +57,7 @@ def members(code: dict, program_dir: Path, prefix: str = "") -> Optional[dict[st
     if kind == "FileAsset" and source.is_file():
         if not prefix:
             raise ArchiveError(f"a file asset ({path}) needs a name in its AssetArchive")
+        _refuse_link_out_of_program(source, program_dir, prefix)
         return {prefix: source.read_bytes}
     if kind == "FileArchive" and source.is_dir():
         refuse_links_out(source)
@@ -87,6 +89,23 @@ def unpack(code: dict, program_dir: Path, into: Path) -> bool:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(read())
     return True
+
+
+def _refuse_link_out_of_program(source: Path, program_dir: Path, entry: str) -> None:
+    """ArchiveError when a file of the program's folder (a component lays a FileArchive folder out
+    as one FileAsset per file) is reached through a link that leads out of that folder. Files
+    named outside it (the handler runtime the component adds, from the installed package) are the
+    program's choice, not a link."""
+    root = Path(os.path.abspath(program_dir))
+    lexical = Path(os.path.abspath(source))
+    if not lexical.is_relative_to(root):
+        return
+    target = lexical.resolve()
+    if not target.is_relative_to(root.resolve()):
+        raise ArchiveError(
+            f"archive entry {entry!r} ({lexical.relative_to(root).as_posix()}) is a link to {target}, outside the "
+            f"program's folder {root}; Pulumi packs the file a link points to, so the deployed function would hold a "
+            "copy of it: copy what the function needs into the folder and remove the link")
 
 
 def refuse_links_out(folder: Path) -> None:
