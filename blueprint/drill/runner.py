@@ -339,7 +339,7 @@ def _run_in_processes(options: DrillOptions, chosen: dict, log_dir: Path, worker
                 writer.close()
                 running[name] = (process, reader)
             if time.monotonic() > kill_at:
-                for name in list(running):
+                for name in [*running, *(name for name, _ in waiting)]:
                     results[name] = _killed(options, name)
                 break
             for ready in wait([reader for _, reader in running.values()], timeout=0.2):
