@@ -4,6 +4,7 @@ type is refused, never run or believed."""
 
 import dataclasses
 import json
+import os
 import pickle
 import re
 
@@ -11,7 +12,8 @@ import pytest
 
 from integration_blueprint.drill import pattern_results
 from integration_blueprint.drill.hot_key import HotKeyState
-from integration_blueprint.drill.report import PatternReport
+from integration_blueprint.drill.patterns import FifoBillingDriver, IdempotentStreamDriver, NonIdempotentStreamDriver
+from integration_blueprint.drill.report import DrillOptions, PatternReport
 
 
 def test_a_report_crosses_as_json_and_arrives_equal():
@@ -59,3 +61,31 @@ def test_anything_but_the_workers_own_messages_is_refused(data, why, capsys):
     with pytest.raises(pattern_results.MalformedResult, match=re.escape(why)):
         pattern_results.parse(data)
     assert "code run" not in capsys.readouterr().out
+
+
+class VanishingDriver(NonIdempotentStreamDriver):
+    """Its process dies mid-drive (the machine's OOM killer, a kill -9): no report ever comes."""
+
+    def drive(self, step):
+        os._exit(3)
+
+
+class BuggyDriver(FifoBillingDriver):
+    def drive(self, step):
+        raise RuntimeError("a bug in the drill's driver")
+
+
+@pytest.mark.slow
+def test_a_pattern_whose_process_vanishes_fails_and_one_that_raises_stops_the_drill_with_its_traceback():
+    from integration_blueprint.drill.runner import WorkerFailed, run_drill
+
+    options = DrillOptions(records=5)
+    report = run_drill(options, drivers={"non_idempotent_stream": VanishingDriver,
+                                         "idempotent_stream": IdempotentStreamDriver})
+    vanished = report.patterns["non_idempotent_stream"]
+    assert not report.passed and report.patterns["idempotent_stream"].passed
+    assert vanished.failure == ("non_idempotent_stream: its process ended without a report (killed from outside?); "
+                                "see its handler log")
+
+    with pytest.raises(WorkerFailed, match=r"(?s)pattern fifo_billing: its process failed:.*RuntimeError: a bug"):
+        run_drill(options, drivers={"fifo_billing": BuggyDriver, "idempotent_stream": IdempotentStreamDriver})
