@@ -8,6 +8,7 @@ team's code (exit 2, the cause and the fix) unless --no-isolation, which marks e
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -127,9 +128,9 @@ def escaping_program(tmp_path, monkeypatch):
     credentials = home / ".aws" / "credentials"
     credentials.write_text("[default]\naws_secret_access_key = the-developers-own\n")
     monkeypatch.setenv("HOME", str(home))
-    # The drill's temp folders in a folder of the test's own (the machine's /tmp is shared).
-    drill_tmp = tmp_path / "tmp"
-    drill_tmp.mkdir()
+    # The drill's temp folders in a folder of the test's own (the machine's /tmp is shared), short:
+    # the fork server's socket lives there, and a Unix socket's path has at most 107 bytes.
+    drill_tmp = Path(tempfile.mkdtemp(prefix="bp-"))
     monkeypatch.setenv("TMPDIR", str(drill_tmp))
     monkeypatch.setattr(tempfile, "tempdir", str(drill_tmp))
     program = tmp_path / "program"
@@ -147,6 +148,7 @@ def escaping_program(tmp_path, monkeypatch):
     for pid in processes_with_argument(settings["daemon_marker"]):
         os.kill(pid, 9)
     Path("/dev/shm", settings["shm_name"]).unlink(missing_ok=True)
+    shutil.rmtree(drill_tmp, ignore_errors=True)
 
 
 def escapes(log_dir: str) -> list[dict]:
