@@ -113,9 +113,19 @@ class Containment:
 
     def popen(self, walls: Walls, argv: Sequence[str], **kwargs: Any) -> subprocess.Popen:
         """Start `argv` inside `walls`; `kwargs` go to subprocess.Popen (stdout, stderr, stdin...).
-        bwrap itself gets no environment (the contained code gets `walls.environment`)."""
-        return subprocess.Popen(self.command(walls, argv), pass_fds=tuple(walls.pass_fds), env={},
-                                close_fds=True, **kwargs)
+        bwrap itself gets no environment (the contained code gets `walls.environment`), and reads its
+        options from a memory file (`--args`): on its command line, which every user of the machine
+        can read (/proc/<pid>/cmdline), the environment given to the contained code would show."""
+        command = self.command(walls, argv)
+        cut = command.index("--")
+        options = os.memfd_create("bwrap-options")
+        try:
+            os.write(options, b"".join(os.fsencode(a) + b"\0" for a in command[1:cut]))
+            os.lseek(options, 0, os.SEEK_SET)
+            return subprocess.Popen([command[0], "--args", str(options), *command[cut:]],
+                                    pass_fds=(options, *walls.pass_fds), env={}, close_fds=True, **kwargs)
+        finally:
+            os.close(options)
 
 
 def _arguments(walls: Walls) -> list[str]:

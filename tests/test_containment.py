@@ -248,6 +248,21 @@ def test_a_sandbox_ends_with_the_process_that_started_it_killed_or_not():
     assert processes_with_argument(marker) == []
 
 
+def test_the_environment_given_does_not_show_on_the_hosts_process_list():
+    """/proc/<pid>/cmdline is readable by every user of the machine: bwrap reads its options,
+    --setenv pairs included, from a memory file."""
+    walls = Walls(read_only=[*SYSTEM_READ_ONLY], environment={"TOKEN": "s3cr3t-value"})
+    process = containment().popen(walls, ["sh", "-c", 'test "${#TOKEN}" -eq 12 && sleep 5'])
+    try:
+        time.sleep(0.5)
+        command_line = Path(f"/proc/{process.pid}/cmdline").read_bytes()
+        assert process.poll() is None  # the sandbox has its environment (the test passed)
+        assert b"s3cr3t-value" not in command_line and b"--args" in command_line
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+
 def test_the_probe_runs_once_per_process():
     assert containment() is containment()
 
