@@ -5,7 +5,10 @@ The handler makes one DynamoDB PutItem per invocation (a team's typical write). 
 `isolation_cost invocations=N inprocess_ms=A isolated_ms=B overhead_ms=B-A cold_start_ms=C` where
 the first two are the median, over 5 interleaved rounds of N, of the mean wall time per warm
 invocation (the call answered by the emulator both ways), and cold_start_ms the first invocation
-of a fresh environment (its process started, the SDK and the handler imported).
+of a fresh environment (its process started, the SDK and the handler imported); then
+`isolation_start starts=S contained_ms=X uncontained_ms=Y sandbox_ms=X-Y`: the median of S
+interleaved cold starts (start, init, one invocation, end) inside the sandbox
+(integration_blueprint.containment, bubblewrap) and as a plain process (--no-isolation).
 """
 
 import importlib.util
@@ -29,6 +32,7 @@ from integration_blueprint.sandbox.interception import FunctionRun, Journal, ins
 
 INVOCATIONS = int(sys.argv[1]) if len(sys.argv) > 1 else 100  # per round
 ROUNDS = 5
+STARTS = int(sys.argv[2]) if len(sys.argv) > 2 else 10  # cold starts per way
 
 HANDLER = '''
 import boto3
@@ -56,13 +60,16 @@ def main() -> None:
             spec = importlib.util.spec_from_file_location("bench_app", staging / "code" / "bench_app.py")
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
-            environments = Environments(
-                FunctionSpec(name="bench", arn="arn:aws:lambda:eu-west-1:123456789012:function:bench",
-                             handler="bench_app.handler", code_root=staging / "code", archive="bench",
-                             layers=[lay_out(staging / "powertools", POWERTOOLS_PACKAGES)], environment={},
-                             timeout=30, memory_mb=256, staging=staging, time_scale=0.002),
-                "eu-west-1", lay_out(staging / "runtime", RUNTIME_PACKAGES), answer=FunctionCalls("eu-west-1").answer,
-                on_incident=print)
+            def make_environments(contained: bool = True) -> Environments:
+                return Environments(
+                    FunctionSpec(name="bench", arn="arn:aws:lambda:eu-west-1:123456789012:function:bench",
+                                 handler="bench_app.handler", code_root=staging / "code", archive="bench",
+                                 layers=[lay_out(staging / "powertools", POWERTOOLS_PACKAGES)], environment={},
+                                 timeout=30, memory_mb=256, staging=staging, time_scale=0.002, contained=contained),
+                    "eu-west-1", lay_out(staging / "runtime", RUNTIME_PACKAGES), answer=FunctionCalls("eu-west-1").answer,
+                    on_incident=print)
+
+            environments = make_environments()
             started = time.perf_counter()
             with FunctionRun("bench", {"id": "cold"}, journal):
                 environments.invoke({"id": "cold"}, None)
@@ -74,9 +81,12 @@ def main() -> None:
                 rounds["isolated"].append(measure(lambda event: environments.invoke(event, None), journal, f"iso{round_}"))
             environments.close()
             inprocess, isolated = statistics.median(rounds["inprocess"]), statistics.median(rounds["isolated"])
+            contained, uncontained = cold_starts(make_environments, journal)
         print(f"isolation_cost invocations={INVOCATIONS} inprocess_ms={inprocess * 1000:.2f} "
               f"isolated_ms={isolated * 1000:.2f} overhead_ms={(isolated - inprocess) * 1000:.2f} "
               f"cold_start_ms={cold * 1000:.0f}")
+        print(f"isolation_start starts={STARTS} contained_ms={contained * 1000:.0f} uncontained_ms={uncontained * 1000:.0f} "
+              f"sandbox_ms={(contained - uncontained) * 1000:.0f}")
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -89,6 +99,21 @@ def measure(invoke, journal: Journal, label: str) -> float:
         with FunctionRun("bench", event, journal):
             invoke(event)
     return (time.perf_counter() - started) / INVOCATIONS
+
+
+def cold_starts(make_environments, journal: Journal) -> tuple[float, float]:
+    """Median seconds of a cold start contained and uncontained, interleaved STARTS times."""
+    times: dict = {True: [], False: []}
+    for start in range(STARTS):
+        for contained in (True, False):
+            environments = make_environments(contained)
+            event = {"id": f"cold-{contained}-{start}"}
+            started = time.perf_counter()
+            with FunctionRun("bench", event, journal):
+                environments.invoke(event, None)
+            environments.close()
+            times[contained].append(time.perf_counter() - started)
+    return statistics.median(times[True]), statistics.median(times[False])
 
 
 if __name__ == "__main__":

@@ -233,7 +233,8 @@ def _run_drill(args: argparse.Namespace) -> int:
     options = DrillOptions(stack=args.stack, records=args.records, seed=args.seed, duplicates=args.duplicates,
                            poison=args.poison, transient=args.transient, crashes=args.crashes,
                            conflicts=args.conflicts, program_dir=_program_dir(args),
-                           samples={name: samples.load(path) for name, path in sample_files.items()})
+                           samples={name: samples.load(path) for name, path in sample_files.items()},
+                           isolation=not args.no_isolation)
     bar = None if args.no_progress else ProgressBar()
     # SIGTERM (a CI job cancelled, `kill`) unwinds like Ctrl-C: the pattern processes are stopped
     # and the temp folders removed (main turns it into exit 143).
@@ -300,6 +301,9 @@ def add_drill_command(subparsers) -> None:
                         help="patterns run in parallel processes (default: one per pattern; 1 runs them in this process)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.add_argument("--no-isolation", action="store_true",
+                        help="run the team's code even where its sandbox (bubblewrap, user namespaces) cannot be made: "
+                             "as the drill's user, every verdict marked 'not contained' (docs/drill.md, Containment)")
     parser.set_defaults(run=_run_drill)
 
 

@@ -22,13 +22,15 @@ from integration_blueprint.sandbox.execution_environment import (
     FunctionSpec,
     FunctionTimedOut,
     guards,
+    interpreter_packages,
     lay_out,
 )
 from integration_blueprint.sandbox.interception import FunctionRun, Journal, install_request_hooks
+from tests.containment_env import processes_with_argument
 
 
 def environments(staging: Path, code: str, *, timeout: int = 3, memory_mb: int = 256, answer=None,
-                 environment: dict | None = None) -> tuple[Environments, list]:
+                 environment: dict | None = None, contained: bool = True) -> tuple[Environments, list]:
     """A function whose archive holds app.py = `code`, handler app.handler."""
     root = staging / "code"
     root.mkdir(parents=True)
@@ -38,7 +40,7 @@ def environments(staging: Path, code: str, *, timeout: int = 3, memory_mb: int =
                         handler="app.handler", code_root=root, archive="FileArchive ./app",
                         layers=[lay_out(staging / "powertools", POWERTOOLS_PACKAGES)],
                         environment=environment or {"TABLE": "ledger"}, timeout=timeout, memory_mb=memory_mb,
-                        staging=staging, time_scale=0.002)
+                        staging=staging, time_scale=0.002, contained=contained)
     return Environments(spec, "eu-west-1", lay_out(staging / "runtime", RUNTIME_PACKAGES),
                         answer=answer or FunctionCalls("eu-west-1").answer, on_incident=incidents.append), incidents
 
@@ -70,11 +72,12 @@ def test_a_function_sees_its_own_environment_and_tmp_and_nothing_of_the_users(st
                 shipped = True
             except ImportError:
                 shipped = False
-            return {"env": dict(os.environ), "refused": refused, "shipped": shipped,
+            base_packages = [p for p in BASE_PACKAGES if os.path.isdir(p) and os.listdir(p)]
+            return {"env": dict(os.environ), "refused": refused, "shipped": shipped, "base_packages": base_packages,
                     "tmp": os.listdir("/tmp" if os.environ["TMPDIR"] == "/tmp" else os.environ["TMPDIR"]),
                     "remaining_ms": context.get_remaining_time_in_millis(), "powertools": "aws_lambda_powertools" in
                     {p.split("/")[-1] for p in os.listdir(sys.path[1])}}
-    """)
+    """.replace("BASE_PACKAGES", repr(interpreter_packages())))
     try:
         result = functions.invoke({}, None)
     finally:
@@ -86,6 +89,7 @@ def test_a_function_sees_its_own_environment_and_tmp_and_nothing_of_the_users(st
     assert env["AWS_ACCESS_KEY_ID"] == "sandbox" and env["_HANDLER"] == "app.handler"
     assert "mine.txt" in result["tmp"] and result["powertools"]
     assert result["shipped"] is False  # the package is not in its archive: not importable
+    assert interpreter_packages() and result["base_packages"] == []  # nor what the interpreter has installed
     assert result["refused"] == ["PermissionError", "PermissionError"]
     assert {i.kind for i in incidents} == {"write"}
     assert result["remaining_ms"] <= 6  # 3 s, compressed by the sandbox (TIME_SCALE)
@@ -122,13 +126,13 @@ def test_a_connection_is_refused_and_reported(staging):
 
 @pytest.mark.slow
 def test_a_handler_that_never_returns_is_ended_with_what_it_started_and_the_next_invocation_starts_fresh(staging):
-    marker = staging / "child-alive"
+    marker = f"{os.getpid() % 1000 + 100}.{time.time_ns() % 10**9}"  # a sleep the host can find by its argument
     functions, incidents = environments(staging, f"""
         import subprocess, time
 
         def handler(event, context):
             if event.get("hang"):
-                subprocess.Popen(["sh", "-c", "sleep 3; touch {marker}"], start_new_session=True)
+                subprocess.Popen(["sleep", "{marker}"], start_new_session=True)
                 while True:
                     time.sleep(0.05)
             return "served"
@@ -142,9 +146,7 @@ def test_a_handler_that_never_returns_is_ended_with_what_it_started_and_the_next
     assert functions.invoke({}, None) == "served" and functions.started == 2  # a fresh environment
     functions.close()
     assert incidents[0].kind == "timeout" and incidents[0].event == {"hang": True}
-    if not guards()["processes"].startswith("NOT IN FORCE"):
-        time.sleep(2.5)
-        assert not marker.exists()  # the process it started ended with it
+    assert processes_with_argument(marker) == []  # the process it started, in a session of its own, ended with it
 
 
 def test_memory_past_the_functions_size_ends_the_invocation(staging):
@@ -231,11 +233,12 @@ def test_the_preview_names_a_handler_whose_module_or_function_is_not_in_its_arch
         lambda_archive.handler_problem(code, tmp_path, "runtime_user.handler")
 
 
-def test_every_guard_says_how_it_is_enforced_here():
-    described = guards()
-    assert set(described) == {"network", "processes", "writes", "home", "memory", "timeout"}
-    assert all(how for how in described.values())
-    assert all(how.startswith("NOT IN FORCE") == ("NOT IN FORCE" in how) for how in described.values())
+def test_every_guard_says_how_it_is_enforced_contained_or_not():
+    for contained in (True, False):
+        described = guards(contained)
+        assert set(described) == {"network", "processes", "files", "privileges", "memory", "timeout"}
+        walls = {described[name] for name in ("network", "processes", "files", "privileges")}
+        assert all(how.startswith("bubblewrap") if contained else how.startswith("NOT CONTAINED") for how in walls)
 
 
 FORGING_CONSUMER = '''
@@ -337,11 +340,10 @@ def test_a_team_folder_ships_with_the_handler_runtime_beside_it_and_its_handler_
         "Lambda would fail every invocation with Runtime.ImportModuleError"]
 
 
-def test_where_namespaces_are_not_permitted_the_guards_say_so_and_the_audit_hook_still_refuses(staging, monkeypatch):
-    from integration_blueprint.sandbox import execution_environment
-
-    monkeypatch.setattr(execution_environment, "_namespaces", lambda: "unshare not permitted here: (test)")
-    functions, incidents = environments(staging, """
+def test_not_contained_the_audit_hook_still_reports_and_refuses(staging):
+    """--no-isolation: no walls, a plain process; the audit hook (a report, not a wall) still says
+    what the function tried."""
+    functions, incidents = environments(staging, contained=False, code="""
         import os, socket
 
         def handler(event, context):
@@ -361,9 +363,6 @@ def test_where_namespaces_are_not_permitted_the_guards_say_so_and_the_audit_hook
 
     assert result["refused"] == 2 and result["tmp"].startswith(str(staging))
     assert [i.kind for i in incidents] == ["write", "connection"]
-    described = guards()
-    assert all(described[name].startswith("NOT IN FORCE") for name in ("network", "processes", "writes", "home"))
-    assert "unshare not permitted here" in described["network"]
 
 
 @pytest.mark.slow
@@ -385,3 +384,36 @@ def test_a_timeout_is_the_functions_own_failure_not_a_crash_the_drill_injected(s
         invoker({"Records": []})
     functions.close()
     assert invoker.crashes == 0 and [i.kind for i in incidents] == ["timeout"]
+
+
+@pytest.mark.parametrize("link_to", ["outside/credentials", "/proc/self/environ", "app/inner/../../outside"])
+def test_a_link_out_of_a_file_archive_folder_is_refused_naming_it_and_never_followed(tmp_path, link_to):
+    """Pulumi packs what a link points to: a link out of the folder would ship the drill's (or the
+    developer's) secrets in the function. Refused, naming the entry and saying why; nothing copied."""
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "credentials").write_text("aws_secret_access_key = host")
+    app = tmp_path / "app"
+    (app / "inner").mkdir(parents=True)
+    (app / "app.py").write_text("def handler(e, c): return 1\n")
+    target = link_to if link_to.startswith("/") else tmp_path / link_to
+    (app / "inner" / "leak").symlink_to(target)
+    into = tmp_path / "copy"
+
+    with pytest.raises(lambda_archive.ArchiveError, match=r"archive entry 'inner/leak' is a link to .*outside the "
+                       r"archive's folder .*Pulumi packs the file a link points to"):
+        lambda_archive.copy_folder(app, into)
+    assert not into.exists()
+    problem = lambda_archive.handler_problem({"archive": "FileArchive", "path": "app"}, tmp_path, "app.handler")
+    assert problem is not None and problem.startswith("archive entry 'inner/leak' is a link to")
+
+
+def test_a_link_inside_a_file_archive_folder_is_copied_as_a_link(tmp_path):
+    app = tmp_path / "app"
+    (app / "lib").mkdir(parents=True)
+    (app / "lib" / "shared.py").write_text("VALUE = 1\n")
+    (app / "shared.py").symlink_to("lib/shared.py")
+    into = tmp_path / "copy"
+
+    lambda_archive.copy_folder(app, into)
+
+    assert (into / "shared.py").is_symlink() and (into / "shared.py").read_text() == "VALUE = 1\n"

@@ -30,6 +30,8 @@ class DrillOptions:
     config: Optional[dict] = None
     # A team's own records by component instance name (--sample-records, drill/samples.py).
     samples: dict = field(default_factory=dict)
+    # The team's code runs inside the sandbox (integration_blueprint.containment); False: --no-isolation.
+    isolation: bool = True
 
 
 @dataclass
@@ -79,11 +81,13 @@ class DrillReport:
     log_dir: str = ""
     # Component instances found but not drilled, with why (a drill that skips one has not passed).
     not_drilled: dict = field(default_factory=dict)
+    # False: run with --no-isolation, the team's code outside the sandbox; every verdict says so.
+    contained: bool = True
 
     def to_json(self) -> dict:
         return {"stack": self.stack, "seed": self.seed, "compression": self.compression,
                 "patterns": {name: {k: v for k, v in asdict(r).items()} for name, r in self.patterns.items()},
-                "log_dir": self.log_dir, "not_drilled": self.not_drilled}
+                "log_dir": self.log_dir, "not_drilled": self.not_drilled, "contained": self.contained}
 
     @property
     def passed(self) -> bool:
@@ -96,11 +100,17 @@ COLUMNS = ("sent", "processed_once", "duplicate_effects", "outcome_differences",
            "wall_time_s")
 
 
+NOT_CONTAINED = ("not contained: --no-isolation ran the team's code outside the sandbox, as the drill's user "
+                 "(integration_blueprint.containment); its verdicts do not hold against code that breaks out")
+
+
 def format_table(report: DrillReport) -> str:
     headers = ("pattern",) + COLUMNS + ("result",)
     rows = [headers]
     for name, r in report.patterns.items():
-        rows.append((name,) + tuple(str(getattr(r, c)) for c in COLUMNS) + ("ok" if r.passed else "FAIL",))
+        verdict = "ok" if r.passed else "FAIL"
+        rows.append((name,) + tuple(str(getattr(r, c)) for c in COLUMNS)
+                    + (verdict if report.contained else f"{verdict} (not contained)",))
     widths = [max(len(row[i]) for row in rows) for i in range(len(headers))]
     lines = ["  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths)))
              for row in rows]
@@ -123,7 +133,10 @@ def format_table(report: DrillReport) -> str:
     out.append("time compressed: " + "; ".join(f"{k}: {v}" for k, v in report.compression.items()))
     if report.log_dir:
         out.append(f"handler logs: {report.log_dir}/<pattern>.log")
-    out.append("result: " + ("after the redrive every record was processed exactly once and only the poison "
+    if not report.contained:
+        out.append(NOT_CONTAINED)
+    marked = "" if report.contained else "(not contained) "
+    out.append(f"result: {marked}" + ("after the redrive every record was processed exactly once and only the poison "
                              "is still parked, with every conflicting duplicate" if report.passed
                              else "FAILED: lost records, duplicate effects, a final state that differs from the "
                                   "reference run (each record once, no faults), records still parked after the redrive, "

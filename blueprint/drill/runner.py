@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
 import io
 import os
 import random
@@ -30,19 +29,20 @@ import shutil
 import signal
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from integration_blueprint.containment import containment
 from integration_blueprint.core import patches
 from integration_blueprint.core.patches import PatchRefused
-from integration_blueprint.drill import cost
+from integration_blueprint.drill import cost, pattern_results
 from integration_blueprint.drill.effects import WRITE_OPERATIONS
 from integration_blueprint.drill.outcomes import Outcome, Snapshot, judge_outcome
 from integration_blueprint.drill.patterns import DRIVERS
 from integration_blueprint.drill.patterns.base import DrillDeadline
 from integration_blueprint.drill.patterns.team_code import TEAM_DRIVERS
 from integration_blueprint.drill.report import DrillOptions, DrillReport, PatternReport
+from integration_blueprint.preview import lambda_archive
 from integration_blueprint.preview.recording import ProgramError, record_program
 from integration_blueprint.sandbox.emulator import EMULATOR_PATCHES, running_emulator
 from integration_blueprint.sandbox.errors import SandboxError
@@ -106,6 +106,8 @@ def _run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], 
     if not chosen:
         raise NothingToDrill(_nothing_to_drill(options, drivers or DRIVERS, not_drilled))
     _check_samples(options, chosen)
+    _check_archives(options, chosen)
+    _require_containment(options, chosen)
     # By default every pattern gets its own process, even past the number of cores: a pattern's
     # process also waits (its start, polls, crash wait-outs) and the patterns differ in length, so
     # one per core left a core idle part of the time (1,500 records on 2 cores: 57.4 -> 53.7 s wall).
@@ -126,7 +128,34 @@ def _run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], 
             report.component = driver_class.instances(scope)[0].name
             reports[name] = report
     return DrillReport(stack=options.stack, seed=options.seed, compression=COMPRESSION, patterns=reports,
-                       log_dir=str(log_dir), not_drilled=not_drilled)
+                       log_dir=str(log_dir), not_drilled=not_drilled, contained=options.isolation)
+
+
+def _check_archives(options: DrillOptions, chosen: dict) -> None:
+    """Every archive of a team's function can be laid out as Lambda would (no entry outside its
+    folder, no link out of a FileArchive folder), checked before any pattern starts: bad input is
+    one line and exit 2, not a failed pattern."""
+    for _, scope in chosen.values():
+        for function in scope.of_type(FUNCTION):
+            code = function.inputs.get("code")
+            if is_team_code(str(function.inputs.get("handler", ""))) and isinstance(code, dict):
+                try:
+                    lambda_archive.members(code, Path(scope.program_dir or options.program_dir))
+                except lambda_archive.ArchiveError as exc:
+                    raise SandboxError(f"function {function.name}: {exc}") from None
+
+
+def _require_containment(options: DrillOptions, chosen: dict) -> None:
+    """A team's code runs only inside its sandbox: where that cannot be made, the drill refuses
+    (exit 2, the cause and the fix) unless --no-isolation. The blueprint's reference handlers are
+    the package's own code and run in the pattern's process either way."""
+    team_code = sorted(driver_class.instances(scope)[0].name for driver_class, scope in chosen.values()
+                       if driver_class in TEAM_DRIVERS.values())
+    walls = containment()
+    if team_code and options.isolation and not walls.available:
+        raise SandboxError(f"the drill runs the team's code ({', '.join(team_code)}) only inside a sandbox, which "
+                           f"cannot be made here: {walls.reason}. Fix: {walls.fix}; or pass --no-isolation to run it "
+                           "as your user, every verdict marked 'not contained'")
 
 
 def _check_samples(options: DrillOptions, chosen: dict) -> None:
@@ -290,49 +319,92 @@ def _worker_processes_cleaned_up():
 
 def _run_in_processes(options: DrillOptions, chosen: dict, log_dir: Path, workers: int,
                       progress: Optional[Callable[[str, float], None]]) -> dict:
-    """Each pattern in a fresh process (one task per process). The processes end with the drill
-    whatever happens: a pattern past its deadline is killed, an interrupted drill terminates the
-    pool, and a worker whose parent died (a killed drill) exits by itself."""
-    import queue as queue_module
+    """Each pattern in a fresh process (at most `workers` at once). What comes back is data
+    (drill/pattern_results.py: JSON, validated here), never a pickle: the worker is where the team's
+    code is answered. The processes end with the drill whatever happens: a pattern past its
+    deadline is killed, an interrupted drill kills them all, and a worker whose parent died (a
+    killed drill) exits by itself."""
+    from multiprocessing.connection import wait
 
     context = _worker_context()
-    updates = context.Queue()
     # The workers' temp folder (the sandbox unpacks archives there), removed here whatever ends them:
-    # pool.terminate kills a worker at once (SIGTERM), with no chance to clean up after itself.
+    # a killed worker has no chance to clean up after itself.
     scratch = tempfile.mkdtemp(prefix="blueprint-drill-work-")
-    pool = context.Pool(workers, initializer=_worker_started, initargs=(updates, scratch), maxtasksperchild=1)
-    pending: Any = {}
+    waiting = list(chosen.items())
+    running: dict[str, tuple[Any, Any]] = {}  # name -> (process, the reading end of its pipe)
+    results: dict = {}
+    fractions = dict.fromkeys(chosen, 0.0)
+    kill_at = time.monotonic() + pattern_deadline_seconds(options) * -(-len(chosen) // workers) + KILL_GRACE_SECONDS
     try:
-        pending = {name: pool.apply_async(_run_pattern, (options, name, driver_class, scope, log_dir / f"{name}.log",
-                                                         _WorkerStep(name)))
-                   for name, (driver_class, scope) in chosen.items()}
-        kill_at = time.monotonic() + pattern_deadline_seconds(options) * -(-len(chosen) // workers) + KILL_GRACE_SECONDS
-        fractions = dict.fromkeys(chosen, 0.0)
-        while not all(result.ready() for result in pending.values()):
+        while waiting or running:
+            while waiting and len(running) < workers:
+                name, (driver_class, scope) = waiting.pop(0)
+                reader, writer = context.Pipe(duplex=False)
+                process = context.Process(target=_pattern_worker, name=f"drill-{name}", daemon=True, args=(
+                    writer, scratch, options, name, driver_class, scope, log_dir / f"{name}.log"))
+                process.start()
+                writer.close()
+                running[name] = (process, reader)
             if time.monotonic() > kill_at:
-                pool.terminate()
-                return {name: (result.get() if result.ready() else _killed(options, name))
-                        for name, result in pending.items()}
-            try:
-                name, fraction = updates.get(timeout=0.2)
-                fractions[name] = min(max(fraction, 0.0), 1.0)
-            except queue_module.Empty:
-                pass
+                for name in [*running, *(name for name, _ in waiting)]:
+                    results[name] = _killed(options, name)
+                break
+            for ready in wait([reader for _, reader in running.values()], timeout=0.2):
+                name = next(n for n, (_, r) in running.items() if r is ready)
+                process, reader = running[name]
+                kind, value = _receive(name, reader)
+                if kind == "ended":
+                    value = PatternReport(sent=options.records, failure=f"{name}: {value}")
+                if kind == "progress":
+                    fractions[name] = min(max(value, 0.0), 1.0)
+                    continue
+                del running[name]
+                reader.close()
+                process.join(timeout=KILL_GRACE_SECONDS)
+                if kind == "error":
+                    raise WorkerFailed(f"pattern {name}: its process failed:\n{value}")
+                results[name] = value
             if progress:
-                running = [n for n, r in pending.items() if not r.ready()]
                 progress(", ".join(running), sum(fractions.values()) / len(fractions))
-        results = {name: result.get() for name, result in pending.items()}
-        pool.close()
-        return results
+        return {name: results.get(name) for name in chosen}
     finally:
-        pool.terminate()
-        pool.join()
+        for process, reader in running.values():
+            process.kill()
+            process.join(timeout=5)
+            reader.close()
         shutil.rmtree(scratch, ignore_errors=True)
-        # Their semaphores are released when they are collected; an interrupt's traceback would keep
-        # them (it holds this frame) until the command's os._exit, and the resource tracker would
-        # then warn about leaked semaphores.
-        pool = updates = pending = None
-        gc.collect()
+
+
+class WorkerFailed(RuntimeError):
+    """A pattern's process raised (a bug in the drill), or went away without a report."""
+
+
+def _receive(name: str, reader: Any) -> tuple[str, Any]:
+    """The next message of a pattern's worker, validated (pattern_results.parse)."""
+    try:
+        data = reader.recv_bytes(pattern_results.MAX_MESSAGE_BYTES)
+    except (EOFError, OSError):
+        return "ended", "its process ended without a report (killed from outside?); see its handler log"
+    try:
+        return pattern_results.parse(data)
+    except pattern_results.MalformedResult as exc:
+        raise WorkerFailed(f"pattern {name}: its process sent what the drill does not accept: {exc}") from None
+
+
+def _pattern_worker(writer: Any, scratch: str, options: DrillOptions, name: str, driver_class, scope,
+                    log_file: Path) -> None:
+    """A pattern's process: its report (or its failure) back to the drill as data."""
+    _worker_started(scratch)
+    try:
+        report = _run_pattern(options, name, driver_class, scope, log_file,
+                              lambda fraction: writer.send_bytes(pattern_results.progress_message(fraction)))
+        writer.send_bytes(pattern_results.report_message(report))
+    except BaseException:  # noqa: BLE001 - whatever stopped it, the drill reads why
+        import traceback
+
+        writer.send_bytes(pattern_results.error_message(traceback.format_exc()))
+    finally:
+        writer.close()
 
 
 def _state_at_deadline(driver, options: DrillOptions, failure: str) -> PatternReport:
@@ -391,14 +463,8 @@ def _output_to(log):
         _PATTERN_OUTPUT.log = None
 
 
-_UPDATES: Any = None
-
-
-def _worker_started(updates: Any, scratch: str) -> None:
-    """In each worker process: where progress goes, where temp files go, and exit when the drill
-    that started it is gone."""
-    global _UPDATES
-    _UPDATES = updates
+def _worker_started(scratch: str) -> None:
+    """In each worker process: where temp files go, and exit when the drill that started it is gone."""
     import multiprocessing
     import threading
 
@@ -414,17 +480,6 @@ def _worker_started(updates: Any, scratch: str) -> None:
     threading.Thread(target=watch_parent, daemon=True, name="drill-parent-watch").start()
 
 
-@dataclass
-class _WorkerStep:
-    """A pattern's progress callback that works across processes."""
-
-    name: str
-
-    def __call__(self, fraction: float) -> None:
-        if _UPDATES is not None:
-            _UPDATES.put((self.name, fraction))
-
-
 def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_file: Path,
                  step: Callable[[float], None]) -> Optional[PatternReport]:
     """One pattern in its own sandbox, realized from its component's part of the recording: the
@@ -436,7 +491,7 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
             # The faults reach the handlers' AWS calls through the sandbox's one seam; the driver
             # wraps its functions through the same interception (sandbox.interception.wrap).
             try:
-                sandbox = Sandbox(recorded, emulator, Interception(requests=faults)).realize()
+                sandbox = Sandbox(recorded, emulator, Interception(requests=faults), contained=options.isolation).realize()
             except SandboxError as exc:  # a resource the emulator cannot stand up: this pattern fails
                 return PatternReport(sent=options.records, failure=f"{name}: its sandbox could not be realized: {exc}")
             if not driver_class.applies(sandbox):

@@ -5,11 +5,15 @@ unpacks it to run the function).
 
 An entry whose name would land outside the function's folder (`../../x.py`, an absolute path) is
 refused with ArchiveError naming it: nothing is ever written outside the folder it is unpacked to.
+So is a link inside a FileArchive folder that points outside it: Pulumi packs the file a link points
+to, so the function would hold a copy of whatever it names (a key, /proc/self/environ). Reading
+and copying a folder never follow a link out of it.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import posixpath
 import shutil
 import zipfile
@@ -53,8 +57,10 @@ def members(code: dict, program_dir: Path, prefix: str = "") -> Optional[dict[st
     if kind == "FileAsset" and source.is_file():
         if not prefix:
             raise ArchiveError(f"a file asset ({path}) needs a name in its AssetArchive")
+        _refuse_link_out_of_program(source, program_dir, prefix)
         return {prefix: source.read_bytes}
     if kind == "FileArchive" and source.is_dir():
+        refuse_links_out(source)
         return {_entry_name(prefix, p.relative_to(source).as_posix()): p.read_bytes
                 for p in sorted(source.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
     if kind == "FileArchive" and zipfile.is_zipfile(source):
@@ -85,9 +91,42 @@ def unpack(code: dict, program_dir: Path, into: Path) -> bool:
     return True
 
 
+def _refuse_link_out_of_program(source: Path, program_dir: Path, entry: str) -> None:
+    """ArchiveError when a file of the program's folder (a component lays a FileArchive folder out
+    as one FileAsset per file) is reached through a link that leads out of that folder. Files
+    named outside it (the handler runtime the component adds, from the installed package) are the
+    program's choice, not a link."""
+    root = Path(os.path.abspath(program_dir))
+    lexical = Path(os.path.abspath(source))
+    if not lexical.is_relative_to(root):
+        return
+    target = lexical.resolve()
+    if not target.is_relative_to(root.resolve()):
+        raise ArchiveError(
+            f"archive entry {entry!r} ({lexical.relative_to(root).as_posix()}) is a link to {target}, outside the "
+            f"program's folder {root}; Pulumi packs the file a link points to, so the deployed function would hold a "
+            "copy of it: copy what the function needs into the folder and remove the link")
+
+
+def refuse_links_out(folder: Path) -> None:
+    """ArchiveError naming the first link in `folder` (at any depth) whose target is outside it."""
+    root = folder.resolve()
+    for path in sorted(folder.rglob("*")):
+        if not path.is_symlink() or "__pycache__" in path.parts:
+            continue
+        target = path.resolve()  # through every link of the chain: where reading it would land
+        if not target.is_relative_to(root):
+            raise ArchiveError(
+                f"archive entry {path.relative_to(folder).as_posix()!r} is a link to {target}, outside the archive's "
+                f"folder {folder}; Pulumi packs the file a link points to, so the deployed function would hold a copy "
+                "of it: copy what the function needs into the folder and remove the link")
+
+
 def copy_folder(source: Path, into: Path) -> None:
-    """A FileArchive folder, as it is (the sandbox runs a copy: the program's folder is never written)."""
-    shutil.copytree(source, into, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+    """A FileArchive folder, as it is (the sandbox runs a copy: the program's folder is never written).
+    Its links are copied as links (never followed here); one that leads out of it is refused."""
+    refuse_links_out(source)
+    shutil.copytree(source, into, symlinks=True, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
 
 
 def handler_problem(code: dict, program_dir: Path, handler: str) -> Optional[str]:

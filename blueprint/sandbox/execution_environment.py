@@ -18,11 +18,14 @@ What it may do, and what ends it:
   started with plus the memory size), `FunctionOutOfMemory`; both are FunctionCrashed, as Lambda
   counts them (the batch retried, the event sent to its on-failure destination). The next
   invocation gets a fresh process (a cold start).
-- Where the platform allows (`guards()`), the process runs in its own user, network, PID and
-  mount namespaces (unshare): no network at all, every process it started ends with it, every
-  mount read-only but its /tmp, the user's home hidden. An audit hook in the process refuses and reports a connection or
-  a write outside /tmp, and reads under the user's home, whatever the platform allows; an
-  `Incident` per refusal, per timeout and per out-of-memory end is kept with the invocation's event.
+- Its walls are made outside it, before its code runs (`function_walls`, integration_blueprint.containment:
+  bubblewrap): no network, its own PID namespace (every process it started ends with it), of the
+  host's files only its archive, layers, the runtime and the interpreter, read-only, a private
+  /tmp, an unprivileged uid without capabilities. Where that sandbox cannot be made the drill
+  refuses to run the team's code unless --no-isolation (`FunctionSpec.contained` False: a plain
+  process, every verdict marked "not contained"). An audit hook in the process reports (a second
+  line for the report, never the wall) a connection, a write outside /tmp or a read of the user's
+  home; an `Incident` per refusal, per timeout and per out-of-memory end is kept with the invocation's event.
 
 Warm reuse as on Lambda: an environment that finished an invocation serves the next one; concurrent
 invocations (a Map's items) each get one of their own.
@@ -32,13 +35,13 @@ from __future__ import annotations
 
 import base64
 import datetime
-import functools
 import importlib.util
 import json
 import os
 import select
 import shutil
 import signal
+import site
 import struct
 import subprocess
 import sys
@@ -49,7 +52,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from integration_blueprint.sandbox.errors import CodeError, FunctionCrashed, FunctionError
+from integration_blueprint.containment import SYSTEM_READ_ONLY, NotContained, Walls, containment
+from integration_blueprint.sandbox.errors import CodeError, FunctionCrashed, FunctionError, SandboxError
 
 BOOTSTRAP = Path(__file__).with_name("lambda_bootstrap.py")
 
@@ -82,6 +86,10 @@ class FunctionOutOfMemory(FunctionCrashed):
     """The invocation needed more than its memory size: ended (Runtime.OutOfMemory)."""
 
 
+class FunctionNotContained(SandboxError):
+    """The sandbox a team's function runs in cannot be made on this machine (and --no-isolation was not given)."""
+
+
 @dataclass
 class Incident:
     """Something an invocation did that its deployment would not be allowed to, or a limit it hit."""
@@ -92,51 +100,50 @@ class Incident:
     event: Any = None  # the invocation's event, for the driver to name its records
 
 
-# --- which guards this platform allows ----------------------------------------------------------------
+# --- the walls ----------------------------------------------------------------------------------------
 
-# --mount-proc: its /proc shows its own processes only (not the drill's environment, /proc/<pid>/environ).
-UNSHARE = ("unshare", "--user", "--map-root-user", "--net", "--pid", "--mount", "--mount-proc", "--fork",
-           "--kill-child")
-
-
-@functools.lru_cache(maxsize=1)
-def _namespaces() -> Optional[str]:
-    """None when unshare can give a process its own user, network, PID and mount namespaces here,
-    else why not."""
-    if shutil.which("unshare") is None:
-        return "no unshare command on this machine"
-    try:
-        probe = subprocess.run([*UNSHARE, "true"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"unshare failed: {exc}"
-    if probe.returncode != 0:
-        return f"unshare not permitted here: {probe.stderr.strip()[:200] or probe.returncode}"
-    return None
-
-
-def guards() -> dict[str, str]:
-    """Each guard and how it is enforced on this machine (a value starting 'NOT IN FORCE' is not)."""
-    why_not = _namespaces()
-    hook = "refused and reported by an audit hook in the function's process"
-    if why_not is None:
+def guards(contained: bool = True) -> dict[str, str]:
+    """Each guard and how it is enforced (a value starting 'NOT CONTAINED' is not: --no-isolation)."""
+    limits = {"memory": "RLIMIT_AS: the interpreter's start plus the function's memory size",
+              "timeout": "the sandbox killed past the enforced timeout"}
+    if contained:
+        walls = "bubblewrap (integration_blueprint.containment), made before the function's code runs"
         return {
-            "network": f"network namespace without interfaces; every connection {hook}",
-            "processes": "PID namespace: every process the function started ends with its environment",
-            "writes": f"mount namespace, every mount read-only but its own /tmp; {hook}",
-            "home": f"an empty folder over the user's home (the interpreter's own files put back); reads {hook}",
-            "memory": "RLIMIT_AS: the interpreter's start plus the function's memory size",
-            "timeout": "the process group killed past the enforced timeout",
+            "network": f"{walls}: a network namespace with nothing in it (not even the host's loopback)",
+            "processes": f"{walls}: a PID namespace; every process the function started ends with its environment",
+            "files": f"{walls}: only its archive, layers and the runtime, read-only; a private /tmp and /dev/shm",
+            "privileges": f"{walls}: an unprivileged uid, no capabilities, no new user namespace",
+            **limits,
         }
+    why = containment().reason or "--no-isolation"
     return {
-        "network": f"NOT IN FORCE at the OS level ({why_not}): only {hook} (native code is not covered)",
-        "processes": f"NOT IN FORCE fully ({why_not}): the process group is killed; a process that starts "
-                     "its own session survives",
-        "writes": f"NOT IN FORCE at the OS level ({why_not}): only {hook}; /tmp is shared, TMPDIR is the "
-                  "function's own folder",
-        "home": f"NOT IN FORCE at the OS level ({why_not}): reads of the user's home only {hook}",
-        "memory": "RLIMIT_AS: the interpreter's start plus the function's memory size",
-        "timeout": "the process group killed past the enforced timeout",
+        "network": f"NOT CONTAINED (--no-isolation; {why}): connections only reported by an audit hook",
+        "processes": "NOT CONTAINED (--no-isolation): the process group is killed; a process that starts its own "
+                     "session survives",
+        "files": "NOT CONTAINED (--no-isolation): the function reads and writes as the drill's user",
+        "privileges": "NOT CONTAINED (--no-isolation): the drill's user",
+        **limits,
     }
+
+
+def function_walls(spec: FunctionSpec, runtime_dir: Path, environment: dict, fds: tuple[int, ...]) -> Walls:
+    """What a function's process sees: the system's libraries, the interpreter (not its virtualenv:
+    the packages of the drill), its archive, its layers and the runtime (each package the layer and
+    runtime folders link to), read-only; a private /tmp; the pipes to the sandbox; no network."""
+    folders = [*spec.layers, runtime_dir]
+    links = [str(entry.resolve()) for folder in folders for entry in Path(folder).iterdir()]
+    interpreter = [os.path.realpath(sys.executable), sys.base_prefix, sys.base_exec_prefix]
+    return Walls(read_only=[*SYSTEM_READ_ONLY, *interpreter, str(BOOTSTRAP), str(spec.code_root),
+                            *map(str, folders), *links],
+                 hidden=interpreter_packages(), environment=environment, cwd=spec.code_root, network=False,
+                 pass_fds=fds)
+
+
+def interpreter_packages() -> list[str]:
+    """The interpreter installation's own site-packages: what is installed there is not the function's
+    runtime (its boto3 is laid out from the drill's, RUNTIME_PACKAGES), so it is not there for it."""
+    folders = site.getsitepackages([sys.base_prefix, sys.base_exec_prefix])
+    return sorted({os.path.realpath(f) for f in folders if os.path.isdir(f)})
 
 
 # --- what a function's process is given ------------------------------------------------------------------
@@ -174,6 +181,8 @@ class FunctionSpec:
     memory_mb: int
     staging: Path  # the sandbox's staging folder (the only place anything is written)
     time_scale: float
+    # Run inside the sandbox (integration_blueprint.containment); False only with --no-isolation.
+    contained: bool = True
 
 
 def reserved_variables(spec: FunctionSpec, region: str, runtime_dir: Path) -> dict[str, str]:
@@ -226,19 +235,31 @@ class ExecutionEnvironment:
         self.spec = spec
         self.answer = answer
         self.on_incident = on_incident
-        self.folder = Path(spec.staging) / f"env-{spec.name}-{uuid.uuid4().hex[:8]}"
-        self.tmp = self.folder / "tmp"
-        self.tmp.mkdir(parents=True)
         to_child, self._to_child = os.pipe()
         self._from_child, from_child = os.pipe()
-        namespaces = _namespaces() is None
-        command = [*(UNSHARE if namespaces else ()), sys.executable, "-I", "-S", "-B", "-u", str(BOOTSTRAP),
-                   str(to_child), str(from_child)]
-        environment = {**spec.environment, **reserved_variables(spec, region, runtime_dir),
-                       "HOME": str(self.tmp), "TMPDIR": str(self.tmp)}
-        self.process = subprocess.Popen(command, pass_fds=(to_child, from_child), env=environment,
-                                        cwd=spec.code_root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, start_new_session=True)
+        environment = {**spec.environment, **reserved_variables(spec, region, runtime_dir)}
+        command = [sys.executable, "-I", "-S", "-B", "-u", str(BOOTSTRAP), str(to_child), str(from_child)]
+        self.folder: Optional[Path] = None
+        try:
+            if spec.contained:
+                # The real interpreter, not the drill's virtualenv (whose packages it is not given).
+                command[0] = os.path.realpath(sys.executable)
+                tmp = "/tmp"
+                walls = function_walls(spec, runtime_dir, {**environment, "HOME": tmp, "TMPDIR": tmp},
+                                       (to_child, from_child))
+                self.process = containment().popen(walls, command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                                   stderr=subprocess.STDOUT, start_new_session=True)
+            else:  # --no-isolation: a folder of its own for /tmp, the rest as the drill's user
+                self.folder = Path(spec.staging) / f"env-{spec.name}-{uuid.uuid4().hex[:8]}"
+                tmp = str(self.folder / "tmp")
+                Path(tmp).mkdir(parents=True)
+                self.process = subprocess.Popen(command, pass_fds=(to_child, from_child), cwd=spec.code_root,
+                                                env={**environment, "HOME": tmp, "TMPDIR": tmp}, stdin=subprocess.DEVNULL,
+                                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        except NotContained as exc:
+            for fd in (to_child, from_child, self._to_child, self._from_child):
+                os.close(fd)
+            raise FunctionNotContained(f"function {spec.name}: {exc}") from None
         os.close(to_child)
         os.close(from_child)
         os.set_blocking(self._to_child, False)
@@ -248,8 +269,7 @@ class ExecutionEnvironment:
         self._send({
             "paths": [str(spec.code_root), *map(str, spec.layers), str(runtime_dir)],
             "readable": [str(p.resolve()) for folder in (*spec.layers, runtime_dir) for p in Path(folder).iterdir()],
-            "unreadable": [home] if home not in ("/", "") else [],
-            "staging": str(spec.staging), "tmp": str(self.tmp), "mount_namespace": namespaces,
+            "unreadable": [home] if home not in ("/", "") else [], "tmp": tmp,
             "handler": spec.handler, "archive": spec.archive, "memory_mb": spec.memory_mb,
             "function_name": spec.name, "function_arn": spec.arn, "time_scale": spec.time_scale})
         self.init_error: Optional[dict] = None
@@ -262,8 +282,6 @@ class ExecutionEnvironment:
             raise
         if "init_error" in message:
             self.init_error = message["init_error"]
-        if message.get("confined"):  # why its mounts could not be made read-only
-            on_incident(Incident(spec.name, "guard", f"writes NOT IN FORCE at the OS level: {message['confined']}"))
         if message.get("unlimited"):  # why its memory size could not be set as a limit
             on_incident(Incident(spec.name, "guard", str(message["unlimited"])[:300]))
 
@@ -398,7 +416,8 @@ class ExecutionEnvironment:
             except OSError:
                 pass
         self._to_child = self._from_child = -1
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024

@@ -6,10 +6,10 @@ function's own. Standard library only, until the function's paths are set.
 
 It reads its settings from the sandbox (the import path: the function's archive, its layers, the
 Python runtime's boto3; its /tmp; its memory size; the handler), then:
-- confines itself where the platform lets it (a mount namespace: every mount read-only but its own
-  /tmp; the network and PID namespaces were entered by `unshare` before it started), and installs an
-  audit hook that refuses, and reports to the sandbox, a connection (every one: the emulator is
-  reached through the sandbox's pipe, not a socket) and a write outside its /tmp;
+- installs an audit hook that refuses, and reports to the sandbox, a connection (every one: the
+  emulator is reached through the sandbox's pipe, not a socket) and a write outside its /tmp: a
+  report for the drill, not a wall (the walls were made outside this process, before it started:
+  integration_blueprint.containment);
 - limits its address space (RLIMIT_AS) to what it started with plus the function's memory size;
 - imports the handler as Lambda's runtime does (Runtime.ImportModuleError naming the module, or
   Runtime.HandlerNotFound), with every botocore request answered by the sandbox: the request's
@@ -165,77 +165,6 @@ def install_guards(channel, writable, unreadable, readable):
                     refuse("write", f"{event} {resolved!r}")
 
     sys.addaudithook(hook)
-
-
-def confine_mounts(own_tmp, staging, home, keep):
-    """In the mount namespace `unshare` made: the user's home hidden (but what the interpreter and
-    the SDK need from it), the function's folder becomes /tmp (the sandbox's staging folder stays
-    reachable at its own path, read-only) and every other mount read-only.
-    Returns None, or why the file system could not be confined."""
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    ms_rdonly, ms_remount, ms_bind, ms_rec = 1, 32, 4096, 16384
-
-    ms_move = 8192
-
-    def mount(source, target, flags, kind=None):
-        if libc.mount(source.encode() if source else None, target.encode(), kind, flags, None) != 0:
-            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()), target)
-
-    def hide(home, keep):
-        """An empty folder over the user's home, with only `keep` (the interpreter's and the SDK's own
-        files, when they live there) put back, read-only like the rest."""
-        kept = _outermost(p for p in map(os.path.realpath, keep) if p.startswith(home.rstrip("/") + "/") and os.path.exists(p))
-        held = []
-        for number, path in enumerate(kept):  # held where the empty folder will not cover them
-            place = os.path.join(own_tmp, f".sandbox-hold-{number}")
-            os.mkdir(place) if os.path.isdir(path) else open(place, "w").close()
-            mount(path, place, ms_bind | ms_rec)
-            held.append((place, path))
-        mount("tmpfs", home, 0, b"tmpfs")
-        for place, path in held:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            os.mkdir(path) if os.path.isdir(place) else open(path, "w").close()
-            mount(place, path, ms_move)
-            os.rmdir(place) if os.path.isdir(place) else os.remove(place)
-
-    try:
-        if home and home != "/" and not staging.startswith(home.rstrip("/") + "/"):
-            hide(home, keep)
-        # What the function must still reach that lives under /tmp (the staging folder; the runtime's
-        # and layers' packages and the interpreter when the checkout or its virtualenv is there, as in
-        # a CI job's clone) is bound back at its own path inside the function's /tmp, read-only.
-        for path in _outermost(p for p in map(os.path.realpath, [staging, *keep])
-                               if p.startswith("/tmp/") and os.path.exists(p)):
-            inside = os.path.join(own_tmp, os.path.relpath(path, "/tmp"))
-            if os.path.isdir(path):
-                os.makedirs(inside, exist_ok=True)
-            else:
-                os.makedirs(os.path.dirname(inside), exist_ok=True)
-                open(inside, "a").close()
-            mount(path, inside, ms_bind | ms_rec)
-        mount(own_tmp, "/tmp", ms_bind | ms_rec)
-        with open("/proc/self/mountinfo") as mounts:
-            points = [line.split()[4] for line in mounts]
-        for point in points:
-            if point == "/tmp" or point.startswith(("/proc", "/sys", "/dev")):
-                continue
-            try:
-                mount(None, point, ms_remount | ms_bind | ms_rdonly)
-            except OSError:
-                if point == "/":
-                    raise
-        os.chmod("/tmp", 0o1777)
-    except OSError as exc:
-        return f"mount namespace present but not usable: {exc}"
-    return None
-
-
-def _outermost(paths):
-    """`paths` without those inside another of them, sorted."""
-    paths = sorted(set(paths))
-    return [p for p in paths if not any(p.startswith(other.rstrip("/") + "/") for other in paths if other != p)]
 
 
 def limit_memory(memory_mb):
@@ -467,27 +396,21 @@ def main():
     threading.stack_size(256 * 1024)
     threading.Thread(target=watch_sandbox, args=(channel.read_fd,), daemon=True).start()
     threading.stack_size(0)
-    confined = None
     standard_library = [p for p in sys.path if p]
-    if settings.get("mount_namespace"):
-        home = settings["unreadable"][0] if settings["unreadable"] else ""
-        confined = confine_mounts(settings["tmp"], settings["staging"], home,
-                                  settings["paths"] + settings["readable"] + standard_library + [sys.executable])
-    own_tmp = "/tmp" if settings.get("mount_namespace") and confined is None else settings["tmp"]
+    own_tmp = settings["tmp"]
     os.environ["TMPDIR"] = own_tmp
     sys.path[:0] = settings["paths"]
     install_guards(channel, writable=[own_tmp], unreadable=settings["unreadable"],
-                   readable=settings["paths"] + settings["readable"] + standard_library + [settings["staging"]])
+                   readable=settings["paths"] + settings["readable"] + standard_library)
     unlimited = limit_memory(settings["memory_mb"])
     answer_calls_through(channel)
     try:
         handler = load_handler(settings["handler"], settings["archive"])
     except LambdaError as exc:
-        channel.send({"init_error": error_payload(exc, settings["paths"]), "confined": confined,
-                      "unlimited": unlimited})
+        channel.send({"init_error": error_payload(exc, settings["paths"]), "unlimited": unlimited})
         handler = None
     else:
-        channel.send({"ready": True, "confined": confined, "unlimited": unlimited})
+        channel.send({"ready": True, "unlimited": unlimited})
     while True:
         message = channel.receive()
         if message is None:

@@ -215,8 +215,12 @@ class LocalSchedule:
 
 
 class Sandbox:
-    def __init__(self, recorded: RecordedStack, emulator: Emulator, interception: Optional[Interception] = None):
+    def __init__(self, recorded: RecordedStack, emulator: Emulator, interception: Optional[Interception] = None,
+                 contained: bool = True):
+        """`contained`: the team's functions run inside the sandbox of integration_blueprint.containment
+        (False only for --no-isolation)."""
         self.recorded = recorded
+        self.contained = contained
         self.emulator = emulator
         # How a caller watches or disturbs the functions: the one seam (sandbox/interception.py).
         self.interception = interception or Interception()
@@ -396,7 +400,7 @@ class Sandbox:
         spec = FunctionSpec(name=function.name, arn=function.arn, handler=function.handler,
                             code_root=function.code_root, archive=_describe_archive(code), layers=layers,
                             environment=declared, timeout=function.timeout, memory_mb=function.memory_mb,
-                            staging=self.staging, time_scale=TIME_SCALE)
+                            staging=self.staging, time_scale=TIME_SCALE, contained=self.contained)
         environments = Environments(spec, self.region, lay_out(self.staging / "runtime", RUNTIME_PACKAGES),
                                     answer=self._function_calls.answer, on_incident=self.incidents.append)
         self.emulator.on_stop.append(environments.close)

@@ -148,9 +148,9 @@ class PatternDriver:
             named = f"; records {sorted(records)[:3]}" if records else ""
             notes.append(f"{function}: {INCIDENT_WORDS.get(kind, kind)} {len(incidents)}x, e.g. {incidents[0].detail}"
                          f"{named}")
-        missing = {name: how for name, how in guards().items() if how.startswith("NOT IN FORCE")}
+        missing = {name: how for name, how in guards(self.sandbox.contained).items() if how.startswith("NOT CONTAINED")}
         if missing:
-            notes.append("guards not in force on this machine: " + "; ".join(f"{name}: {how}" for name, how in missing.items()))
+            notes.append("guards not in force (--no-isolation): " + "; ".join(f"{name}: {how}" for name, how in missing.items()))
         notes.extend(self.sandbox.layer_notes)
         return notes
 
