@@ -106,12 +106,18 @@ def handler(event, context):
 # Two instances: two pattern processes, whose reports cross to the drill as data.
 PROGRAM = '''
 import pulumi
+import pulumi_aws as aws
 from integration_blueprint.components import FifoBillingQueue
 
 for name in ("team-billing", "team-invoicing"):
+    # The team's own ledger: a component running a team's code creates only what the code is given.
+    ledger = aws.dynamodb.Table(f"{name}-ledger", billing_mode="PAY_PER_REQUEST", hash_key="pk", range_key="sk",
+                                attributes=[{"name": "pk", "type": "S"}, {"name": "sk", "type": "S"}])
     FifoBillingQueue(name, {
         "consumer_timeout_seconds": 60, "batch_size": 10, "schedule_expression": "cron(0 3 1 * ? *)",
         "consumer_code": pulumi.FileArchive("./code"), "consumer_handler": "charges.handler",
+        "consumer_environment": {"LEDGER_TABLE_NAME": ledger.name},
+        "consumer_policy_statements": [{"actions": ["dynamodb:UpdateItem"], "resources": [ledger.arn]}],
     })
 '''
 

@@ -277,11 +277,17 @@ def handler(event, context):
 
 FORGING_PROGRAM = '''
 import pulumi
+import pulumi_aws as aws
 from integration_blueprint.components import FifoBillingQueue
 
+# The team's own ledger: a component running a team's code creates only what the code is given.
+ledger = aws.dynamodb.Table("team-billing-ledger", billing_mode="PAY_PER_REQUEST", hash_key="pk", range_key="sk",
+                            attributes=[{"name": "pk", "type": "S"}, {"name": "sk", "type": "S"}])
 FifoBillingQueue("team-billing", {
     "consumer_timeout_seconds": 60, "batch_size": 10, "schedule_expression": "cron(0 3 1 * ? *)",
     "consumer_code": pulumi.FileArchive("./code"), "consumer_handler": "charges.handler",
+    "consumer_environment": {"LEDGER_TABLE_NAME": ledger.name},
+    "consumer_policy_statements": [{"actions": ["dynamodb:UpdateItem"], "resources": [ledger.arn]}],
 })
 '''
 
