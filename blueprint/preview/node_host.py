@@ -65,6 +65,8 @@ from integration_blueprint.preview.project import ProgramError
 RUN_ENTRY = "@pulumi/pulumi/cmd/run"
 # Preloaded into the program: its calls to the engine carry the run's token (private_channel.py).
 TOKEN_PRELOAD = Path(__file__).resolve().with_name("node_token.js")
+# What the preload prints when it fails (the tool's failure, not the program's), then a JSON string.
+TOOL_FAILURE_TAG = "BLUEPRINT_TOOL_FAILURE "
 # V8 records no frames in an Error's stack: a first run's, for speed (see above).
 NO_STACK_FRAMES = "--stack-trace-limit=0"
 # Where `pulumi package add` generates a package's local SDK, in the project folder.
@@ -220,6 +222,9 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
     done = run_program(engine, argv, cwd=pwd, env=env, timeout=timeout)
     if done.timed_out:
         return ProgramFailure(timeout_message(engine, timeout, done.pending))
+    preload_failure = _preload_failure(done.stderr)
+    if preload_failure is not None:
+        return preload_failure
     engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
     if done.returncode == 0 and not engine.failures:
         return None
@@ -228,6 +233,15 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
     if quick and not failure.file and not failure.engine_fault:
         return dataclasses.replace(failure, without_stacks=True)
     return failure
+
+
+def _preload_failure(stderr: str) -> Optional[ProgramFailure]:
+    """The token preload's own failure (node_token.js), before the program's first line: the tool's."""
+    for line in stderr.splitlines():
+        if line.startswith(TOOL_FAILURE_TAG):
+            return ProgramFailure(json.loads(line[len(TOOL_FAILURE_TAG):]) + "\n(this is a bug in blueprint, not in "
+                                  "your program; please report it with this message)", engine_fault=True)
+    return None
 
 
 def program_failure(engine: OfflineEngine, returncode: int, output: str, *, program_dir: Path,

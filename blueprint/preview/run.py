@@ -141,7 +141,7 @@ class PreviewResult:
     policy_config: Optional[Path]
     rules: dict[str, Rule] = field(default_factory=dict)
     levels: dict[str, str] = field(default_factory=dict)  # each policy's level after the policy config
-    strict: bool = False  # a remote component that could not be expanded fails the preview
+    strict: bool = False  # anything left unchecked fails the preview (`unchecked`)
     suppressions: list[suppressions.Suppression] = field(default_factory=list)
     today: datetime.date = field(default_factory=lambda: datetime.datetime.now(datetime.timezone.utc).date())
     failure: Optional[RunFailure] = None  # why the run could not judge the program (then exit 2)
@@ -180,13 +180,30 @@ class PreviewResult:
         """Violations at `level`; checks that could not run during preview are not counted."""
         return sum(1 for f in self.violation_findings() if f.level == level)
 
+    def unchecked(self) -> list[str]:
+        """Everything this run did not check, one line each: what `--strict` refuses. A check a rule
+        could not make (a value unknown during preview), a remote component not expanded, a lookup
+        answered by invention, a referenced stack not read."""
+        recorded = self.recorded
+        lines = [f"check {f.policy}{f' on {f.name} ({f.type})' if f.urn else ''} not run: {f.skip_reason}"
+                 for f in self.skipped_findings()]
+        lines += [f"remote component {c.name} ({c.type}) not expanded: its resources were not checked"
+                  for c in recorded.not_expanded]
+        lines += [f"lookup {lookup} answered by invention, not looked up" for lookup in recorded.invented]
+        lines += [f"stack reference {name} not read: what the program derives from it was not checked"
+                  for name in recorded.unread_stack_references]
+        return [self.masked(line) for line in lines]
+
+    @property
+    def incomplete(self) -> bool:
+        """Under --strict, a run that left something unchecked (`unchecked`): it exits 2."""
+        return self.strict and self.failure is None and bool(self.unchecked())
+
     @property
     def exit_code(self) -> int:
-        """2 when the run could not judge the program, or under --strict when a remote component's
-        contents went unchecked, a lookup was answered by invention or a referenced stack's outputs
-        could not be read; else 1 on a mandatory violation, else 0."""
-        if self.failure is not None or (self.strict and (self.recorded.not_expanded or self.recorded.invented
-                                                         or self.recorded.unread_stack_references)):
+        """2 when the run could not judge the program, or under --strict when anything went
+        unchecked (`unchecked`); else 1 on a mandatory violation, else 0."""
+        if self.failure is not None or self.incomplete:
             return 2
         return 1 if self.count_violations("mandatory") else 0
 
@@ -282,6 +299,8 @@ class PreviewResult:
             "unreadStackReferences": list(self.recorded.unread_stack_references),
             "inventedLookups": [self.masked(lookup) for lookup in self.recorded.invented],
             "notes": self.notes(),
+            # --strict: everything the run left unchecked, which made it exit 2 (empty otherwise).
+            "incomplete": self.unchecked() if self.incomplete else [],
             # What the program itself printed (its console output), secrets masked.
             "programOutput": {"stdout": self.masked(self.recorded.stdout),
                               "stderr": self.masked(self.recorded.stderr)},

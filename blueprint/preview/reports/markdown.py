@@ -374,6 +374,9 @@ def render_markdown(result: PreviewResult) -> str:
              f"{len(recorded.resources)} resources of {code(recorded.project)}; policy config: "
              f"{code(result.policy_config.name if result.policy_config else 'pack defaults')}"
              f"{'; outputs unknown, as in a first preview' if recorded.unknowns else ''}.", ""]
+    if result.incomplete:
+        lines += ["**Not checked (--strict fails on each):**", ""]
+        lines += [f"- {escape(line)}" for line in result.unchecked()] + [""]
     if findings:
         lines += ["| level | policy | resource | finding |", "| --- | --- | --- | --- |"]
         lines += [_row(f, result.shown(result.rules[f.policy].description) if f.policy in result.rules else "")
