@@ -112,6 +112,8 @@ def test_dependencies_run_one_way():
         if part in ("handlers", "policies", "core"):
             assert reaches(module, "components") == [], module
             assert not any(i == "pulumi" or i.startswith("pulumi.") for i in _all_imports(graph, module)), module
+    # The one sandbox is shared by the drill and the preview: it imports nothing of the blueprint.
+    assert graph[f"{NAMESPACE}.containment"] == set()
 
 
 def _all_imports(graph, module) -> set[str]:
