@@ -83,8 +83,6 @@ def test_a_failure_of_the_token_preload_is_reported_as_the_tool_s_not_the_progra
     (sdk / "proto" / "resource_grpc_pb.js").write_text("exports.SomethingElse = 1;\n")
     (sdk / "proto" / "engine_grpc_pb.js").write_text("exports.EngineClient = function () {};\n")
     (sdk / "package.json").write_text(json.dumps({"name": "@pulumi/pulumi", "version": "3.0.0"}))
-    (sdk.parent.parent / "@grpc").mkdir()
-    (sdk.parent.parent / "@grpc" / "grpc-js").symlink_to(NODE_MODULES / "@grpc" / "grpc-js")
     program = sdk.parents[2]
     (program / "Pulumi.yaml").write_text("name: orders\nruntime:\n  name: nodejs\n  options:\n    typescript: false\n")
     (program / "Pulumi.dev.yaml").write_text("config:\n  aws:region: eu-west-1\n")

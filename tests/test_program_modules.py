@@ -29,14 +29,12 @@ def write_project(folder: Path, main: str) -> Path:
 
 
 def modules_at_the_program_s_first_line(tmp_path: Path, capsys) -> set[str]:
-    seen = tmp_path / "seen.json"
-    program = write_project(tmp_path / "looker", f"""
+    program = write_project(tmp_path / "looker", """
         import json, sys
-        json.dump(sorted(sys.modules), open({str(seen)!r}, "w"))
+        print(json.dumps(sorted(sys.modules)))
     """)
     assert main(["preview", "--program", str(program), "--format", "json"]) == 0, capsys.readouterr().err
-    capsys.readouterr()
-    return set(json.loads(seen.read_text()))
+    return set(json.loads(json.loads(capsys.readouterr().out)["programOutput"]["stdout"]))
 
 
 def test_a_program_that_ships_modules_named_like_everything_the_shim_loads_imports_its_own(tmp_path, capsys):

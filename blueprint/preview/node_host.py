@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
 
+from integration_blueprint.preview import program_walls
 from integration_blueprint.preview.argument_lines import refusals_at_keys
 from integration_blueprint.preview.engine import OfflineEngine
 from integration_blueprint.preview.language_host import (
@@ -219,7 +220,11 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
         env["PULUMI_NODEJS_TYPESCRIPT"] = "true"
     if options.tsconfig:
         env["PULUMI_NODEJS_TSCONFIG_PATH"] = options.tsconfig
-    done = run_program(engine, argv, cwd=pwd, env=env, timeout=timeout)
+    # Inside the sandbox the compile cache is read-only (code one run left there must not run in the
+    # next): Node.js reads it and writes nothing.
+    reads = [*program_walls.node_paths(node, run_entry, pwd, env), TOKEN_PRELOAD,
+             *([Path(env["NODE_COMPILE_CACHE"])] if env.get("NODE_COMPILE_CACHE") else [])]
+    done = run_program(engine, argv, cwd=pwd, env=env, timeout=timeout, project_dir=project_dir, read_only=reads)
     if done.timed_out:
         return ProgramFailure(timeout_message(engine, timeout, done.pending))
     preload_failure = _preload_failure(done.stderr)

@@ -30,6 +30,13 @@ delete process.env.BLUEPRINT_CHANNEL_FD;
 delete process.env.BLUEPRINT_PULUMI_SDK;
 
 function carryToken(token) {
+    const generated = [["resource_grpc_pb.js", "ResourceMonitorClient"], ["engine_grpc_pb.js", "EngineClient"]].map(
+        ([file, name]) => [require(path.join(sdk, "proto", file)), name, path.join(sdk, "proto", file)]);
+    for (const [module, name, file] of generated) {
+        if (typeof module[name] !== "function") {
+            throw new Error(`${file} exports no ${name}`);
+        }
+    }
     const grpc = require(require.resolve("@grpc/grpc-js", { paths: [path.join(sdk, "proto")] }));
     const withToken = (options, nextCall) => new grpc.InterceptingCall(nextCall(options), {
         start(metadata, listener, next) {
@@ -37,13 +44,9 @@ function carryToken(token) {
             next(metadata, listener);
         },
     });
-    for (const [file, name] of [["resource_grpc_pb.js", "ResourceMonitorClient"], ["engine_grpc_pb.js", "EngineClient"]]) {
-        const generated = require(path.join(sdk, "proto", file));
-        const Client = generated[name];
-        if (typeof Client !== "function") {
-            throw new Error(`${path.join(sdk, "proto", file)} exports no ${name}`);
-        }
-        generated[name] = class extends Client {
+    for (const [module, name] of generated) {
+        const Client = module[name];
+        module[name] = class extends Client {
             constructor(address, credentials, options) {
                 const interceptors = [...((options && options.interceptors) || []), withToken];
                 super(address, credentials, { ...options, interceptors });

@@ -192,6 +192,8 @@ class PreviewResult:
         lines += [f"lookup {lookup} answered by invention, not looked up" for lookup in recorded.invented]
         lines += [f"stack reference {name} not read: what the program derives from it was not checked"
                   for name in recorded.unread_stack_references]
+        if recorded.not_contained:
+            lines.append("the program was not contained: what it did outside the engine's view was not checked")
         return [self.masked(line) for line in lines]
 
     @property
@@ -210,6 +212,8 @@ class PreviewResult:
     def notes(self) -> list[str]:
         """What the preview could not do as the real engine would, one line each."""
         recorded, notes = self.recorded, []
+        if recorded.not_contained:
+            notes.append(recorded.not_contained + (" (--strict: this fails the preview)" if self.strict else ""))
         if recorded.interpreter:
             notes.append(f"program run by {recorded.interpreter}")
         for environment in recorded.environments:
@@ -299,6 +303,8 @@ class PreviewResult:
             "unreadStackReferences": list(self.recorded.unread_stack_references),
             "inventedLookups": [self.masked(lookup) for lookup in self.recorded.invented],
             "notes": self.notes(),
+            # Whether the program ran inside the sandbox (false: the first note says why and the fix).
+            "contained": not self.recorded.not_contained,
             # --strict: everything the run left unchecked, which made it exit 2 (empty otherwise).
             "incomplete": self.unchecked() if self.incomplete else [],
             # What the program itself printed (its console output), secrets masked.
@@ -427,7 +433,8 @@ def failed_preview(program_dir: Path, exc: BaseException, *, stack: str, unknown
         project = program_dir.name
     recorded = RecordedStack(project=project, stack=stack, program_dir=program_dir, config={}, unknowns=unknowns,
                              resources=[], language=_language(program_dir),
-                             stdout=getattr(exc, "stdout", ""), stderr=getattr(exc, "stderr", ""))
+                             stdout=getattr(exc, "stdout", ""), stderr=getattr(exc, "stderr", ""),
+                             not_contained=getattr(exc, "not_contained", ""))
     return PreviewResult(recorded, [], policy_config_path, strict=strict, failure=from_exception(exc))
 
 
