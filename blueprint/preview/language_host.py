@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Optional, Protocol, Sequence
 
 from integration_blueprint.containment import containment
-from integration_blueprint.preview import private_channel, process_tree, program_walls
+from integration_blueprint.preview import loopback_relay, private_channel, process_tree, program_walls
 from integration_blueprint.preview.engine import ROOT_STACK_TYPE, OfflineEngine
 
 # What a program's process prints when it is stopped: the resources it declared (python_exec.py,
@@ -98,6 +98,7 @@ def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[
     env = {**env, private_channel.FD_VARIABLE: str(handed)}
     folder = Path(engine.folder)
     sandbox = containment()
+    relays: Optional[loopback_relay.Relays] = None
     with open(folder / "program.out", "w+b") as out, open(folder / "program.err", "w+b") as err:
         try:
             if sandbox.available:
@@ -106,6 +107,10 @@ def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[
                                                     environment=env, pass_fds=(handed,))
                 process = sandbox.popen(walls, argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                         start_new_session=True)
+                inside = process  # bound for the relays' lookup: the sandbox's first process is bwrap's child
+                relays = loopback_relay.Relays(engine.folder, lambda: next(iter(process_tree.descendants(inside.pid)),
+                                                                           None))
+                engine.callbacks.reach = relays.address
             else:
                 engine.not_contained = program_walls.not_contained_note(sandbox.reason, sandbox.fix)
                 process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
@@ -117,6 +122,9 @@ def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[
         finally:
             # SIGTERM first: a stopped Python program reports what it awaited
             process_tree.end(process, sandboxed=sandbox.available)
+            if relays is not None:
+                engine.callbacks.close()
+                relays.close()
         out.seek(0)
         err.seek(0)
         stderr = err.read().decode(errors="replace")

@@ -61,7 +61,7 @@ def end(process: subprocess.Popen, grace: float = TERM_GRACE_SECONDS, *, sandbox
     first, and bwrap ends when its command has (its PID namespace takes the rest with it)."""
     if process.returncode is None:  # not reaped: its group id is still its own
         if sandboxed and not wait(process, 0):
-            for pid in _descendants(process.pid):
+            for pid in descendants(process.pid):
                 _signal(pid, signal.SIGTERM)
             wait(process, grace)
         _signal_group(process, signal.SIGTERM)
@@ -70,7 +70,7 @@ def end(process: subprocess.Popen, grace: float = TERM_GRACE_SECONDS, *, sandbox
     process.wait()
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
     """Every process under `pid` (the kernel's per-thread children lists), deepest last."""
     found, queue = [], [pid]
     while queue:
