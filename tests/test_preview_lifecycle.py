@@ -104,7 +104,9 @@ def test_a_stopped_preview_ends_its_program_and_pack_and_exits_without_a_traceba
     preview = subprocess.Popen([str(BLUEPRINT), "preview", "--program", str(program)], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
-    while not running(str(program), settle=0) and time.monotonic() < deadline:
+    while time.monotonic() < deadline and not any(
+            b"python_exec.py" in Path(f"/proc/{pid}/cmdline").read_bytes() for pid in running(str(program), settle=0)
+            if Path(f"/proc/{pid}/cmdline").exists()):
         time.sleep(0.05)
     time.sleep(0.5)  # the pack has started beside it
     children = [int(pid) for task in Path(f"/proc/{preview.pid}/task").iterdir()

@@ -103,6 +103,10 @@ def program_walls(*, project_dir: Path, cwd: Path, read_only: Sequence[Path], en
     `writable_files` (files the start-up script writes for the engine) writable; the environment
     the host made, with a private /tmp as its temporary folder."""
     socket = engine_socket.removeprefix("unix:")
-    return Walls(read_only=_existing([*map(Path, SYSTEM_READ_ONLY), project_dir, cwd, *read_only]),
+    # A listed folder that is a link (a project's virtualenv linked from a cache) is seen through:
+    # its target is listed too.
+    reads = [*map(Path, SYSTEM_READ_ONLY), project_dir, cwd, *read_only]
+    reads += [Path(os.path.realpath(path)) for path in reads]
+    return Walls(read_only=_existing(reads),
                  writable=_existing([Path(socket), *writable_files]),
                  environment={**environment, "TMPDIR": "/tmp"}, cwd=cwd, network=False, pass_fds=tuple(pass_fds))
