@@ -4,6 +4,9 @@ the machine allows no user namespaces, so the program runs uncontained (today's 
 `unshare -Ur` (the second with user.max_user_namespaces set to 0 inside it), so the only difference is
 the sandbox; the runs alternate A B A B so a machine whose speed drifts moves both.
 
+Wall time only: a sandboxed program's CPU is not all accounted to the preview (bwrap's init in the
+program's PID namespace reaps it), so a CPU comparison would flatter the sandbox.
+
 Target (issue 37): the contained preview within 10% of the uncontained one's wall time. Last line:
 `preview_containment contained_wall_s=A uncontained_wall_s=B ratio=R` (medians of REPEATS pairs).
 
