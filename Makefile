@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # turns that off: every test worker, CLI run and policy pack would otherwise recompile them.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: managed-policies test test-slow test-all test-package install preview local lint docs validators mermaid node-fixtures awsguard-pack corpus-venvs sdk
+.PHONY: managed-policies test test-slow test-all test-package install preview local lint docs validators mermaid node-fixtures awsguard-pack node-sdks corpus-venvs sdk
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -48,6 +48,13 @@ MANAGED_POLICIES := tools/managed_policies/node_modules/.package-lock.json
 managed-policies: $(VENV)/.installed $(MANAGED_POLICIES)
 	$(PY) tools/refresh_managed_policies.py
 
+# TypeScript programs' packages pinned as public programs of their time pin them (@pulumi/pulumi 3.33.1,
+# 3.62.0, 3.78.1, 3.159.0 with the @pulumi/aws of their day), one folder each under tests/node-sdks:
+# the end-to-end tier previews a program on each SDK. About 870 MB, a minute per folder from the npm
+# registry on a loaded 2-core machine (50-60 s each; from npm's cache, seconds), never installed by a test.
+NODE_SDKS := $(patsubst %/package-lock.json,%/node_modules/.package-lock.json,$(wildcard tests/node-sdks/*/package-lock.json))
+node-sdks: $(NODE_SDKS)
+
 # The virtualenvs of the corpus programs pinned to other SDK versions (pulumi 3.80/3.86, pulumi-aws 5
 # and 6; their requirements.txt), built once into ~/.cache/blueprint/corpus-venvs by pip (about 25 MB
 # of downloads, kept in pip's cache), never by a test.
@@ -62,10 +69,10 @@ PYTEST := $(PY) -m pytest -q -n auto --dist worksteal
 test: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES)
 	$(PYTEST) -m "not slow and not wheel"
 
-test-slow: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES) $(AWSGUARD_PACK) corpus-venvs
+test-slow: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES) $(AWSGUARD_PACK) $(NODE_SDKS) corpus-venvs
 	$(PYTEST) -m "slow and not wheel"
 
-test-all: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES) $(AWSGUARD_PACK) corpus-venvs
+test-all: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES) $(AWSGUARD_PACK) $(NODE_SDKS) corpus-venvs
 	$(PYTEST) -m "not wheel"
 
 # The package as a team gets it: build the wheel, install it into a fresh virtualenv, run the

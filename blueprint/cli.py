@@ -167,9 +167,10 @@ def add_preview_command(subparsers) -> None:
     parser.add_argument("--unknowns", action="store_true",
                         help="leave outputs unknown, as in a first `pulumi preview`")
     parser.add_argument("--strict", action="store_true",
-                        help="exit 2 when a remote (multi-language) component could not be expanded, so the "
-                             "resources it would create went unchecked, or a referenced stack's outputs could not "
-                             "be read (default: reported, not a failure)")
+                        help="exit 2 when anything went unchecked, listing each: a check a rule could not run "
+                             "(a value unknown during preview), a remote (multi-language) component not expanded, a "
+                             "lookup answered by invention, a referenced stack's outputs not read (default: reported, "
+                             "not a failure)")
     parser.add_argument("--stack-reference", action="append", type=_stack_reference, metavar="NAME=FILE",
                         help="read the outputs of the stack a StackReference names NAME (as the program writes it, "
                              "e.g. acme/network/prod) from FILE: `pulumi stack output --json`, `pulumi stack "

@@ -143,7 +143,8 @@ def test_cli_json_output_and_exit_1_on_mandatory_violations(capsys, flag):
     assert code == 1
     assert set(output) == {"stack", "program", "resources", "violations", "skippedChecks", "summary", "notExpanded",
                            "secretPlaceholders", "unresolvedEnvironments", "notes", "error", "inventedLookups",
-                           "programOutput", "suppressed", "suppressions", "unreadStackReferences", "policyPacks"}
+                           "programOutput", "suppressed", "suppressions", "unreadStackReferences", "incomplete",
+                           "contained", "policyPacks"}
     assert output["notExpanded"] == [] and output["secretPlaceholders"] == [] and output["error"] is None
     assert output["suppressed"] == [] and output["suppressions"] == [] and output["unreadStackReferences"] == []
     assert output["stack"] == "ci" and output["program"] == str(EVERY_VIOLATION)

@@ -47,20 +47,37 @@ def alive(pid: int, settle: float = 5) -> bool:
         time.sleep(0.05)
 
 
-# A program that starts a process holding its stdout and stderr open, and says which.
+def running(marker: str, settle: float = 5) -> list[int]:
+    """The processes whose command line names `marker` (a program's folder: inside the preview's
+    sandbox a process knows only its own PID namespace's numbers), still running `settle` seconds on."""
+    def find() -> list[int]:
+        found = []
+        for process in Path("/proc").iterdir():
+            try:
+                if process.name.isdigit() and marker.encode() in (process / "cmdline").read_bytes() \
+                        and (process / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                    found.append(int(process.name))
+            except OSError:
+                continue
+        return found
+    deadline = time.monotonic() + settle
+    while (found := find()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
+
+
+# A program that starts a process holding its stdout and stderr open, named by the program's folder.
 DAEMON = '''
-import os, pathlib, subprocess
+import os, subprocess, sys
 import pulumi_aws as aws
-daemon = subprocess.Popen(["sleep", "300"])
-pathlib.Path("daemon.pid").write_text(str(daemon.pid))
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", os.getcwd()])
 aws.sqs.Queue("orders")
 '''
 
 # A program one of whose resources waits on an output nothing ever resolves.
 NEVER_RESOLVES = '''
-import asyncio, os, pathlib
+import asyncio
 import pulumi, pulumi_aws as aws
-pathlib.Path("program.pid").write_text(str(os.getpid()))
 aws.sqs.Queue("first")
 aws.sqs.Queue("orders", name=pulumi.Output.from_input(asyncio.get_event_loop().create_future()))
 '''
@@ -72,7 +89,7 @@ def test_the_program_s_exit_ends_the_wait_and_what_it_left_running_is_ended(tmp_
     recorded = record_program(program, timeout=60)
     assert time.monotonic() - started < 30  # not the daemon's 300 s, nor the timeout
     assert [r.name for r in recorded.resources if r.custom] == ["orders"]
-    assert not alive(int((program / "daemon.pid").read_text()))
+    assert not running(str(program))
 
 
 def test_a_program_waiting_on_an_output_that_never_resolves_is_stopped_at_the_timeout_naming_it(tmp_path):
@@ -84,7 +101,7 @@ def test_a_program_waiting_on_an_output_that_never_resolves_is_stopped_at_the_ti
     message = str(stopped.value)
     assert "did not finish within 2 s" in message and "--timeout" in message
     assert "orders (aws:sqs/queue:Queue)" in message and "first" not in message
-    assert not alive(int((program / "program.pid").read_text()))
+    assert not running(str(program))
 
 
 @pytest.mark.slow
@@ -93,9 +110,10 @@ def test_a_stopped_preview_ends_its_program_and_pack_and_exits_without_a_traceba
     program = write_program(tmp_path / "program", NEVER_RESOLVES)
     preview = subprocess.Popen([str(BLUEPRINT), "preview", "--program", str(program)], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-    pid_file = program / "program.pid"
     deadline = time.monotonic() + 60
-    while not pid_file.exists() and time.monotonic() < deadline:
+    while time.monotonic() < deadline and not any(
+            b"python_exec.py" in Path(f"/proc/{pid}/cmdline").read_bytes() for pid in running(str(program), settle=0)
+            if Path(f"/proc/{pid}/cmdline").exists()):
         time.sleep(0.05)
     time.sleep(0.5)  # the pack has started beside it
     children = [int(pid) for task in Path(f"/proc/{preview.pid}/task").iterdir()
@@ -105,7 +123,7 @@ def test_a_stopped_preview_ends_its_program_and_pack_and_exits_without_a_traceba
     assert preview.returncode == code
     assert "Traceback" not in err and "nothing was judged" in err
     assert len(children) >= 2  # the program and the pack
-    assert not any(alive(child) for child in children)
+    assert not any(alive(child) for child in children) and not running(str(program))
 
 
 @pytest.mark.parametrize("depth", [200, 400])

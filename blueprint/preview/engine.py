@@ -163,6 +163,8 @@ class OfflineEngine:
         self.invented: list[str] = []  # lookups answered by invention (nothing is looked up offline)
         self._constructed_secrets: list = []  # secrets a remote component was given (it may refuse them)
         self.program_stdout = self.program_stderr = ""  # what the program printed (its host sets them)
+        # Why the program ran outside the sandbox, as the reports say it (its host sets it); "" when contained.
+        self.not_contained = ""
         self.stack_outputs: dict = {}
         self.root_urn = ""
         self._lock = threading.Lock()

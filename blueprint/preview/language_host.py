@@ -14,9 +14,10 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Protocol
+from typing import Optional, Protocol, Sequence
 
-from integration_blueprint.preview import private_channel, process_tree
+from integration_blueprint.containment import containment
+from integration_blueprint.preview import loopback_relay, private_channel, process_tree, program_walls
 from integration_blueprint.preview.engine import ROOT_STACK_TYPE, OfflineEngine
 
 # What a program's process prints when it is stopped: the resources it declared (python_exec.py,
@@ -120,26 +121,46 @@ def _pending(stderr: str) -> tuple:
     return ()
 
 
-def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[str, str],
-                timeout: float) -> ProgramRun:
+def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float,
+                project_dir: Path, read_only: Sequence[Path] = (), writable_files: Sequence[Path] = ()) -> ProgramRun:
     """Run a program's process against `engine` until it exits (or `timeout`), then end its process
-    group (anything it left running). The engine's token is handed over on a pipe
-    (private_channel); its output goes to files in the run's private folder, so a daemon that
-    keeps them open does not hold the preview."""
+    group (anything it left running). It runs inside the sandbox (program_walls: `project_dir` and
+    `read_only` read-only, the engine's socket and `writable_files` writable) where the machine can
+    make one; else as it is, and `engine.not_contained` says why. The engine's token is handed over
+    on a pipe (private_channel); its output goes to files in the run's private folder, so a daemon
+    that keeps them open does not hold the preview."""
     engine.working_directory = cwd
     handed = private_channel.hand_over({"engine_token": engine.token})
     env = {**env, private_channel.FD_VARIABLE: str(handed)}
     folder = Path(engine.folder)
+    sandbox = containment()
+    relays: Optional[loopback_relay.Relays] = None
     with open(folder / "program.out", "w+b") as out, open(folder / "program.err", "w+b") as err:
         try:
-            process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                       pass_fds=[handed], start_new_session=True)
+            if sandbox.available:
+                walls = program_walls.program_walls(project_dir=project_dir, cwd=cwd, read_only=read_only,
+                                                    engine_socket=engine.address, writable_files=writable_files,
+                                                    environment=env, pass_fds=(handed,))
+                process = sandbox.popen(walls, argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                        start_new_session=True)
+                inside = process  # bound for the relays' lookup: the sandbox's first process is bwrap's child
+                relays = loopback_relay.Relays(engine.folder, lambda: next(iter(process_tree.descendants(inside.pid)),
+                                                                           None))
+                engine.callbacks.reach = relays.address
+            else:
+                engine.not_contained = program_walls.not_contained_note(sandbox.reason, sandbox.fix)
+                process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                           pass_fds=[handed], start_new_session=True)
         finally:
             os.close(handed)
         try:
             exited = process_tree.wait(process, timeout)
         finally:
-            process_tree.end(process)  # SIGTERM first: a stopped Python program reports what it awaited
+            # SIGTERM first: a stopped Python program reports what it awaited
+            process_tree.end(process, sandboxed=sandbox.available)
+            if relays is not None:
+                engine.callbacks.close()
+                relays.close()
         out.seek(0)
         err.seek(0)
         stderr = err.read().decode(errors="replace")

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
 
+from integration_blueprint.preview import program_walls
 from integration_blueprint.preview.argument_lines import refusals_at_keys
 from integration_blueprint.preview.engine import OfflineEngine
 from integration_blueprint.preview.language_host import (
@@ -72,6 +73,8 @@ TYPE_CHECK_TIMEOUT_SECONDS = 300
 TYPESCRIPT_PREFIX = "TypeScript "
 # Preloaded into the program: its calls to the engine carry the run's token (private_channel.py).
 TOKEN_PRELOAD = Path(__file__).resolve().with_name("node_token.js")
+# What the preload prints when it fails (the tool's failure, not the program's), then a JSON string.
+TOOL_FAILURE_TAG = "BLUEPRINT_TOOL_FAILURE "
 # V8 records no frames in an Error's stack: a first run's, for speed (see above).
 NO_STACK_FRAMES = "--stack-trace-limit=0"
 # Where `pulumi package add` generates a package's local SDK, in the project folder.
@@ -224,9 +227,16 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
         env["PULUMI_NODEJS_TYPESCRIPT"] = "true"
     if options.tsconfig:
         env["PULUMI_NODEJS_TSCONFIG_PATH"] = options.tsconfig
-    done = run_program(engine, argv, cwd=pwd, env=env, timeout=timeout)
+    # Inside the sandbox the compile cache is read-only (code one run left there must not run in the
+    # next): Node.js reads it and writes nothing.
+    reads = [*program_walls.node_paths(node, run_entry, pwd, env), TOKEN_PRELOAD,
+             *([Path(env["NODE_COMPILE_CACHE"])] if env.get("NODE_COMPILE_CACHE") else [])]
+    done = run_program(engine, argv, cwd=pwd, env=env, timeout=timeout, project_dir=project_dir, read_only=reads)
     if done.timed_out:
         return ProgramFailure(timeout_message(engine, timeout, done.pending))
+    preload_failure = _preload_failure(done.stderr)
+    if preload_failure is not None:
+        return preload_failure
     engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
     if done.returncode == 0 and not engine.failures:
         return None
@@ -238,6 +248,15 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
     if quick and not failure.file and not failure.gate_part:
         return dataclasses.replace(failure, without_stacks=True)
     return failure
+
+
+def _preload_failure(stderr: str) -> Optional[ProgramFailure]:
+    """The token preload's own failure (node_token.js), before the program's first line: the tool's."""
+    for line in stderr.splitlines():
+        if line.startswith(TOOL_FAILURE_TAG):
+            return ProgramFailure(json.loads(line[len(TOOL_FAILURE_TAG):]) + "\n(this is a bug in blueprint, not in "
+                                  "your program; please report it with this message)", engine_fault=True)
+    return None
 
 
 def program_failure(engine: OfflineEngine, returncode: int, output: str, *, program_dir: Path,

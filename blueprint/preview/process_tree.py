@@ -16,6 +16,7 @@ import os
 import select
 import signal
 import subprocess
+from pathlib import Path
 from typing import Optional
 
 # How long a group has to end on SIGTERM before it is killed.
@@ -52,15 +53,43 @@ def _poll(process: subprocess.Popen, timeout: Optional[float]) -> bool:
         time.sleep(0.01)
 
 
-def end(process: subprocess.Popen, grace: float = TERM_GRACE_SECONDS) -> None:
+def end(process: subprocess.Popen, grace: float = TERM_GRACE_SECONDS, *, sandboxed: bool = False) -> None:
     """End `process` and its group: SIGTERM, `grace` seconds to finish, then SIGKILL for what is
     left (a daemon that ignores SIGTERM, or one the process left running when it exited); then
-    reap it."""
+    reap it. A `sandboxed` process (bwrap) runs its command in a session of its own, which its
+    group's signal does not reach and bwrap does not pass on: the processes under it get SIGTERM
+    first, and bwrap ends when its command has (its PID namespace takes the rest with it)."""
     if process.returncode is None:  # not reaped: its group id is still its own
+        if sandboxed and not wait(process, 0):
+            for pid in descendants(process.pid):
+                _signal(pid, signal.SIGTERM)
+            wait(process, grace)
         _signal_group(process, signal.SIGTERM)
         wait(process, grace)
         _signal_group(process, signal.SIGKILL)
     process.wait()
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process under `pid` (the kernel's per-thread children lists), deepest last."""
+    found, queue = [], [pid]
+    while queue:
+        parent = queue.pop(0)
+        for children in Path(f"/proc/{parent}/task").glob("*/children"):
+            try:
+                queue += [int(child) for child in children.read_text().split()]
+            except OSError:  # the thread or the process ended meanwhile
+                continue
+        if parent != pid:
+            found.append(parent)
+    return found
+
+
+def _signal(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _signal_group(process: subprocess.Popen, signum: int) -> None:

@@ -40,6 +40,7 @@ class ProgramError(Exception):
         self.file, self.line, self.refused, self.engine_fault = file, line, refused, engine_fault
         self.tool_part = tool_part
         self.secrets, self.stdout, self.stderr = secrets, stdout, stderr
+        self.not_contained = ""  # why the program ran outside the sandbox (program_walls), when it did
 
 
 # The CLI looks for Pulumi.<ext> in this order, and a stack file takes its project file's extension

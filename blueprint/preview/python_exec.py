@@ -4,7 +4,8 @@ language host's `pulumi-language-python-exec`, with the same command line and en
 
 This file is executed as a script by that interpreter, which may be any virtualenv with the
 Pulumi SDK: it imports nothing but the standard library, `pulumi` (and its grpc) and its sibling
-private_channel.py, which gives it the engine's token: every call to the engine carries it. On failure it logs the
+private_channel.py, which gives it the engine's token: every call to the engine carries it (what it loads
+beyond the SDK gives way to the program's own modules of the same name). On failure it logs the
 error to the engine, as the language host does, and adds where in the program's own code it was
 raised (the innermost frame in the program's folder, also inside an `apply` callback), so the
 report points where the user can act.
@@ -16,6 +17,7 @@ import atexit
 import concurrent.futures
 import contextlib
 import gc
+import importlib.machinery
 import inspect
 import json
 import logging
@@ -174,6 +176,24 @@ def _report_pending_on_sigterm():
     signal.signal(signal.SIGTERM, report)
 
 
+def _program_names_first(loaded_with_sdk, program):
+    """Every module this script loaded beyond what the SDK loads (private_channel.py and the
+    `secrets` it imports, the speed patches' `importlib.metadata` and its `csv` and `zipfile`, ...) is
+    forgotten where the program's own import path finds another module of its name: a program that
+    ships `secrets.py` imports its own, as under `pulumi-language-python-exec`, which loads nothing
+    but the SDK first. The tool's code keeps the modules it bound. This script's own folder leaves
+    the import path, so none of the preview's modules is importable by a bare name."""
+    script_dir = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) != script_dir]
+    search = [program if os.path.isdir(program) else os.path.dirname(program), *sys.path]
+    for name in sorted({module.partition(".")[0] for module in set(sys.modules) - loaded_with_sdk}):
+        ours = getattr(sys.modules.get(name), "__spec__", None)
+        theirs = importlib.machinery.PathFinder.find_spec(name, search)
+        if theirs is not None and (ours is None or theirs.origin != ours.origin):
+            for module in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+                del sys.modules[module]
+
+
 def _tell_search_path():
     """Tell the engine where this interpreter finds its packages (the program's own provider SDKs,
     which declare what the engine answers), before the first engine call: a file the host named."""
@@ -215,6 +235,7 @@ def main():
     except ImportError as exc:
         print(f"BLUEPRINT_NO_PULUMI_SDK: {exc}", file=sys.stderr)
         sys.exit(SHOWN_TO_USER)
+    loaded_with_sdk = set(sys.modules)
 
     _tell_search_path()
     if hasattr(pulumi.runtime, "get_config_secret_keys_env"):
@@ -242,6 +263,7 @@ def main():
     exit_code = 1
     speed_patches = _speed_patches()
     speed_patches.__enter__()
+    _program_names_first(loaded_with_sdk, args.PROGRAM)
     # No garbage collection while the program runs, as the in-process recording (recording.py
     # _collector_paused): the SDK keeps nearly everything it allocates per resource until the
     # program ends, so collecting finds almost nothing, at a cost that grows with the program.

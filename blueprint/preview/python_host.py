@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
+from integration_blueprint.preview import program_walls
 from integration_blueprint.preview.argument_lines import refusals_at_keys
 from integration_blueprint.preview.engine import OfflineEngine
 from integration_blueprint.preview.language_host import (
@@ -57,10 +58,14 @@ def run_python_program(engine: OfflineEngine, *, interpreter: list[str], program
     # python_exec.py writes the interpreter's import path into the run's private folder before its
     # first engine call; the engine reads the program's own provider SDKs from there.
     search_path_file = Path(engine.folder) / "search-path.json"
+    search_path_file.touch()  # the one file of the run's folder the program's sandbox may write
     env[SEARCH_PATH_VARIABLE] = str(search_path_file)
     engine.sdk_search_path = _reader(search_path_file)
+    reads = [*program_walls.python_paths(interpreter[0], env), EXEC_SCRIPT, EXEC_SCRIPT.with_name("private_channel.py"),
+             *program_walls.tool_folders()]
     try:
-        done = run_program(engine, argv, cwd=program_dir, env=env, timeout=timeout)
+        done = run_program(engine, argv, cwd=program_dir, env=env, timeout=timeout, project_dir=program_dir,
+                           read_only=reads, writable_files=[search_path_file])
     except FileNotFoundError:
         return ProgramFailure(f"the program's interpreter {interpreter[0]} does not exist")
     engine.program_stdout, engine.program_stderr = done.stdout, done.stderr

@@ -78,6 +78,8 @@ class RecordedStack:
     notes: list[str] = field(default_factory=list)
     unread_stack_references: list[str] = field(default_factory=list)  # referenced stacks whose outputs were unknown
     language: str = "python"  # Pulumi.yaml's runtime: the language the report writes code in
+    # Why the program ran outside the sandbox (program_walls.not_contained_note); "" when it was contained.
+    not_contained: str = ""
     invented: list[str] = field(default_factory=list)  # lookups answered by invention (engine.invented)
     stdout: str = ""  # what the program printed
     stderr: str = ""
@@ -204,10 +206,12 @@ def _program_error(failure: ProgramFailure, interpreter: Optional[Interpreter],
                     "preview cannot resolve: values it would set are unset (set them in the stack file to "
                     "preview offline)")
     refused = bool(engine.refusals) or failure.message.startswith(f"{COMPONENT_REFUSAL}:")
-    return ProgramError(message, file=file, line=line, refused=refused,
-                        engine_fault=failure.engine_fault, tool_part=failure.gate_part,
-                        secrets=tuple(engine.secret_values()),
-                        stdout=engine.program_stdout, stderr=engine.program_stderr)
+    error = ProgramError(message, file=file, line=line, refused=refused,
+                         engine_fault=failure.engine_fault, tool_part=failure.gate_part,
+                         secrets=tuple(engine.secret_values()),
+                         stdout=engine.program_stdout, stderr=engine.program_stderr)
+    error.not_contained = engine.not_contained  # the failed run's report says so too
+    return error
 
 
 def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str = "dev",
@@ -286,7 +290,8 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
                                     *(f"resource hook {hook} asks to run on previews; the offline preview runs no "
                                       "hooks, so what it does was not checked"
                                       for hook in engine.callbacks.not_run_hooks())],
-                             unread_stack_references=[entry.name for entry in references.unread()])
+                             unread_stack_references=[entry.name for entry in references.unread()],
+                             not_contained=engine.not_contained)
 
 
 def _provider_notes(engine: OfflineEngine, interpreter: Optional[Interpreter]) -> list[str]:

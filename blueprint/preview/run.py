@@ -171,7 +171,7 @@ class PreviewResult:
     rules: dict[str, Rule] = field(default_factory=dict)  # every pack's policies by name (the first pack's on a clash)
     levels: dict[str, str] = field(default_factory=dict)  # each policy's level after the policy config
     packs: list[PackRun] = field(default_factory=list)  # every pack that judged the program, in the order given
-    strict: bool = False  # a remote component that could not be expanded fails the preview
+    strict: bool = False  # anything left unchecked fails the preview (`unchecked`)
     suppressions: list[suppressions.Suppression] = field(default_factory=list)
     today: datetime.date = field(default_factory=lambda: datetime.datetime.now(datetime.timezone.utc).date())
     failure: Optional[RunFailure] = None  # why the run could not judge the program (then exit 2)
@@ -226,19 +226,40 @@ class PreviewResult:
         """Violations at `level`; checks that could not run during preview are not counted."""
         return sum(1 for f in self.violation_findings() if f.level == level)
 
+    def unchecked(self) -> list[str]:
+        """Everything this run did not check, one line each: what `--strict` refuses. A check a rule
+        could not make (a value unknown during preview), a remote component not expanded, a lookup
+        answered by invention, a referenced stack not read."""
+        recorded = self.recorded
+        lines = [f"check {f.policy}{f' on {f.name} ({f.type})' if f.urn else ''} not run: {f.skip_reason}"
+                 for f in self.skipped_findings()]
+        lines += [f"remote component {c.name} ({c.type}) not expanded: its resources were not checked"
+                  for c in recorded.not_expanded]
+        lines += [f"lookup {lookup} answered by invention, not looked up" for lookup in recorded.invented]
+        lines += [f"stack reference {name} not read: what the program derives from it was not checked"
+                  for name in recorded.unread_stack_references]
+        if recorded.not_contained:
+            lines.append("the program was not contained: what it did outside the engine's view was not checked")
+        return [self.masked(line) for line in lines]
+
+    @property
+    def incomplete(self) -> bool:
+        """Under --strict, a run that left something unchecked (`unchecked`): it exits 2."""
+        return self.strict and self.failure is None and bool(self.unchecked())
+
     @property
     def exit_code(self) -> int:
-        """2 when the run could not judge the program, or under --strict when a remote component's
-        contents went unchecked, a lookup was answered by invention or a referenced stack's outputs
-        could not be read; else 1 on a mandatory violation, else 0."""
-        if self.failure is not None or (self.strict and (self.recorded.not_expanded or self.recorded.invented
-                                                         or self.recorded.unread_stack_references)):
+        """2 when the run could not judge the program, or under --strict when anything went
+        unchecked (`unchecked`); else 1 on a mandatory violation, else 0."""
+        if self.failure is not None or self.incomplete:
             return 2
         return 1 if self.count_violations("mandatory") else 0
 
     def notes(self) -> list[str]:
         """What the preview could not do as the real engine would, one line each."""
         recorded, notes = self.recorded, []
+        if recorded.not_contained:
+            notes.append(recorded.not_contained + (" (--strict: this fails the preview)" if self.strict else ""))
         if recorded.interpreter:
             notes.append(f"program run by {recorded.interpreter}")
         for environment in recorded.environments:
@@ -332,6 +353,10 @@ class PreviewResult:
             "unreadStackReferences": list(self.recorded.unread_stack_references),
             "inventedLookups": [self.masked(lookup) for lookup in self.recorded.invented],
             "notes": self.notes(),
+            # Whether the program ran inside the sandbox (false: the first note says why and the fix).
+            "contained": not self.recorded.not_contained,
+            # --strict: everything the run left unchecked, which made it exit 2 (empty otherwise).
+            "incomplete": self.unchecked() if self.incomplete else [],
             # What the program itself printed (its console output), secrets masked.
             "programOutput": {"stdout": self.masked(self.recorded.stdout),
                               "stderr": self.masked(self.recorded.stderr)},
@@ -525,7 +550,8 @@ def failed_preview(program_dir: Path, exc: BaseException, *, stack: str, unknown
         project = program_dir.name
     recorded = RecordedStack(project=project, stack=stack, program_dir=program_dir, config={}, unknowns=unknowns,
                              resources=[], language=_language(program_dir),
-                             stdout=getattr(exc, "stdout", ""), stderr=getattr(exc, "stderr", ""))
+                             stdout=getattr(exc, "stdout", ""), stderr=getattr(exc, "stderr", ""),
+                             not_contained=getattr(exc, "not_contained", ""))
     return PreviewResult(recorded, [], policy_config_path, strict=strict, failure=from_exception(exc))
 
 

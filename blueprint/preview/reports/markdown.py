@@ -379,6 +379,9 @@ def render_markdown(result: PreviewResult) -> str:
         lines += ["Policy packs: " + ", ".join(
             f"{escape(pack.name)} {escape(pack.version)} (config "
             f"{code(pack.policy_config.name if pack.policy_config else 'pack defaults')})" for pack in result.packs), ""]
+    if result.incomplete:
+        lines += ["**Not checked (--strict fails on each):**", ""]
+        lines += [f"- {escape(line)}" for line in result.unchecked()] + [""]
     if findings:
         lines += ["| level | policy | pack | resource | finding |", "| --- | --- | --- | --- | --- |"]
         lines += [_row(f, result.shown(rule.description) if (rule := result.rule(f.pack, f.policy)) else "")

@@ -243,7 +243,8 @@ def _failure_notification(result: PreviewResult) -> dict:
 
 
 def _invocation(result: PreviewResult, index: _Rules) -> dict:
-    """The run: whether it could judge the program (a failed run is `executionSuccessful: false`,
+    """The run: whether it could judge the program (a failed run, and under --strict a run that
+    left something unchecked, is `executionSuccessful: false`,
     which code scanning records as an unsuccessful analysis without closing the category's
     alerts), the checks that could not run during preview and how the preview ran, as tool
     execution notifications."""
@@ -251,7 +252,13 @@ def _invocation(result: PreviewResult, index: _Rules) -> dict:
     notifications += [{"level": "note", "message": {"text": note}} for note in result.notes()]
     if result.failure is not None:
         notifications.insert(0, _failure_notification(result))
-    return {"executionSuccessful": result.failure is None, "toolExecutionNotifications": notifications}
+    if result.incomplete:
+        unchecked = result.unchecked()
+        notifications.insert(0, {"level": "error", "descriptor": {"id": "blueprint-preview/incomplete"}, "message": {
+            "text": f"--strict: the run is incomplete, {len(unchecked)} things were not checked:\n"
+                    + "\n".join(f"- {line}" for line in unchecked)}})
+    return {"executionSuccessful": result.failure is None and not result.incomplete,
+            "toolExecutionNotifications": notifications}
 
 
 def to_sarif(result: PreviewResult) -> dict:

@@ -113,6 +113,10 @@ def render_text(result: PreviewResult) -> str:
     if notes:
         lines += ["", "How this preview ran (offline):"] + [f"  - {note}" for note in notes]
     lines += program_output_lines(result)
+    if result.incomplete:
+        unchecked = result.unchecked()
+        lines += ["", f"--strict: not fully checked ({len(unchecked)}), so the preview fails:"]
+        lines += [f"  - {line}" for line in unchecked]
     lines += ["", f"{len(recorded.resources)} resources, {skipped_checks.count(result, 'mandatory')} mandatory and "
                   f"{skipped_checks.count(result, 'advisory')} advisory violations"
                   + (f", {len(skipped)} checks not run during preview" if skipped else "")
