@@ -19,10 +19,11 @@ from typing import Optional
 
 from integration_blueprint.preview import (
     fix_language,
-    lambda_archive,
+    gate_rules,
     managed_policies,
     policy_config,
     redaction,
+    stack_sections,
     suppressions,
 )
 from integration_blueprint.preview.analyzer import (
@@ -35,6 +36,7 @@ from integration_blueprint.preview.analyzer import (
 )
 from integration_blueprint.preview.failure import RunFailure, from_exception
 from integration_blueprint.preview.language_host import PROGRAM_TIMEOUT_SECONDS
+from integration_blueprint.preview.locations import Location, Locator
 from integration_blueprint.preview.project import load_config, load_project
 from integration_blueprint.preview.recording import (
     RecordedResource,
@@ -44,6 +46,7 @@ from integration_blueprint.preview.recording import (
     stack_config_path,
 )
 from integration_blueprint.preview.redaction import Redactor
+from integration_blueprint.preview.suppressions import Suppression
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # How the policy SDK words a check it could not make during preview (a value unknown until apply):
@@ -76,6 +79,7 @@ class Finding:
     severity: Optional[str]
     tags: tuple[str, ...]
     suppression: Optional[suppressions.Suppression] = None  # the accepted risk that covers it
+    location: Optional[Location] = None  # where the user's code declared the resource (locations.py)
 
     @property
     def skipped(self) -> bool:
@@ -90,23 +94,9 @@ class Finding:
     def to_json(self) -> dict:
         return {"policy": self.policy, "level": self.level, "urn": self.urn, "type": self.type,
                 "name": self.name, "message": self.message, "remediation": self.remediation,
-                "url": self.url, "severity": self.severity, "tags": list(self.tags)}
-
-
-def handler_notes(recorded: RecordedStack) -> list[str]:
-    """A Python function whose handler module or function is not in its archive, one line each."""
-    if recorded.program_dir is None:
-        return []
-    notes = []
-    for function in recorded.of_type("aws:lambda/function:Function"):
-        code, handler = function.inputs.get("code"), function.inputs.get("handler")
-        if not isinstance(code, dict) or not isinstance(handler, str) \
-                or not str(function.inputs.get("runtime") or "python").startswith("python"):
-            continue
-        problem = lambda_archive.handler_problem(code, Path(recorded.program_dir), handler)
-        if problem:
-            notes.append(f"function {function.name}: {problem}")
-    return notes
+                "url": self.url, "severity": self.severity, "tags": list(self.tags),
+                "file": str(self.location.file) if self.location else None,
+                "line": self.location.line or None if self.location else None}
 
 
 def type_and_name(urn: str) -> tuple[str, str]:
@@ -171,7 +161,16 @@ class PreviewResult:
         covered: dict[suppressions.Suppression, list[str]] = {}
         for finding in self.suppressed_findings():
             covered.setdefault(finding.suppression, []).append(finding.urn)  # type: ignore[arg-type]
-        return [{**s.to_json(self.today), "suppressed": covered.get(s, [])} for s in self.suppressions]
+        unmatched = set(self.unmatched_suppressions())
+        return [{**s.to_json(self.today), "suppressed": covered.get(s, []), "matchesNothing": s in unmatched}
+                for s in self.suppressions]
+
+    def unmatched_suppressions(self) -> list[Suppression]:
+        """Suppressions in force that cover no finding of the run (a comment on no resource's line,
+        another resource's line, a policy that found nothing there): each report says so."""
+        findings = self.findings()
+        return [s for s in self.suppressions if not s.expired(self.today)
+                and not any(s.covers(f.policy, f.urn, f.name) for f in findings)]
 
     def skipped_findings(self) -> list[Finding]:
         return [f for f in self.findings() if f.skipped]
@@ -214,10 +213,15 @@ class PreviewResult:
                          f"of managed policies (snapshot {managed_policies.SNAPSHOT_DATE}): what it grants was not "
                          "judged")
         notes.extend(recorded.notes)
+        if recorded.program_dir is not None:
+            stack_file = stack_config_path(recorded.program_dir, recorded.stack)
+            notes.extend(stack_sections.unread_section_notes(
+                recorded.config, recorded.program_dir, recorded.language,
+                str(stack_file.relative_to(recorded.program_dir)) if stack_file.is_relative_to(recorded.program_dir)
+                else str(stack_file)))
         if recorded.unread_stack_references:
             notes.append(f"stack reference {', '.join(recorded.unread_stack_references)} was not read: what the program "
                          f"derives from its outputs was not checked{strict}")
-        notes.extend(handler_notes(recorded))
         return [self.masked(note) for note in notes]
 
     def masked(self, text: str) -> str:
@@ -239,6 +243,7 @@ class PreviewResult:
         """findings(), made once: every report asks for them several times, and each message is
         masked and written in the program's language."""
         by_urn = self.recorded.by_urn()
+        locate = Locator(self.recorded)
         found = []
         for violation in self.violations:
             resource = by_urn.get(violation.urn)
@@ -251,7 +256,7 @@ class PreviewResult:
                 message=self.shown(violation.message),
                 remediation=self.shown(rule.remediation or rule.description) if rule else "",
                 url=rule.url if rule else None, severity=rule.severity if rule else None,
-                tags=rule.tags if rule else (), suppression=accepted))
+                tags=rule.tags if rule else (), suppression=accepted, location=locate(violation.urn)))
         return tuple(sorted(found, key=lambda f: (LEVELS.index(f.level), f.policy, f.urn, f.message)))
 
     def to_json(self) -> dict:
@@ -389,7 +394,9 @@ def _configure(analyzer: PolicyAnalyzer, document: dict, path: Optional[Path]) -
 
 def _result(analyzer: PolicyAnalyzer, recorded: RecordedStack, violations: list[Violation],
             path: Optional[Path], resolved: dict) -> PreviewResult:
-    rules = analyzer.rules
+    # The gate's own checks (those that need the program's files) join the pack's rules and findings.
+    rules = {**analyzer.rules, **gate_rules.RULES}
+    violations = violations + gate_rules.violations(recorded)
     stack_file = stack_config_path(recorded.program_dir, recorded.stack) if recorded.program_dir else None
     return PreviewResult(recorded, violations, path, rules=rules,
                          levels={name: entry.enforcement_level for name, entry in resolved.items()},
