@@ -13,6 +13,7 @@ placeholder marked secret, and ESC `environment:` imports are listed as not reso
 from __future__ import annotations
 
 import copy
+import difflib
 import functools
 import json
 import math
@@ -285,6 +286,29 @@ class ProgramConfig:
     region_source: str
     stack_file: Optional[Path]
     sources: dict[str, str] = field(default_factory=dict)  # key -> the file that set it
+
+
+# How the Pulumi SDKs (Python's ConfigMissingError, Node.js's) word a `config.require` of a key no
+# config sets; their hint (`pulumi config set <key> <value>`) names no file.
+_MISSING_CONFIG = re.compile(r"Missing required configuration variable '([^']+)'")
+
+
+def missing_config_hint(message: str, config: ProgramConfig, program_dir: Path) -> Optional[str]:
+    """For a program that required a config key its stack does not set: the stack file that would
+    hold it, and the key it sets that is closest to it (a typo), or None for another failure."""
+    found = _MISSING_CONFIG.search(message)
+    if found is None:
+        return None
+    key = found.group(1)
+    where = shown(config.stack_file, program_dir) if config.stack_file else "the stack file (none exists yet)"
+    namespace, _, name = key.rpartition(":")
+    # A key of the same namespace spelled almost the same, or the same name under another namespace.
+    candidates = [k for k in config.values if k.rpartition(":")[0] == namespace]
+    close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.75) or \
+        [k for k in config.values if k.rpartition(":")[2] == name and k != key][:1]
+    guess = f"; it sets {close[0]!r}: did you mean that key?" if close else ""
+    return (f"{where} sets no {key!r}{guess} Add `{key}: <value>` under `config:` in {where} (or run "
+            f"`pulumi config set {key} <value>`, which writes it there).")
 
 
 @dataclass
