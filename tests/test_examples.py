@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from integration_blueprint.preview.reports.markdown import code
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = REPO_ROOT / "examples" / "ci" / "policy-preview.yml"
 TSCONFIG = REPO_ROOT / "examples" / "typescript" / "tsconfig.json"
@@ -107,7 +109,7 @@ def test_the_ci_example_runs_and_both_previews_read_each_stacks_own_policy_confi
     assert levels["dev"]["sqs-dlq-max-receive-count"] == "warning"
     assert levels["prod"]["sqs-dlq-max-receive-count"] == "error"
     summary = files["summary"].read_text()
-    assert "`dev`" in summary and "`prod`" in summary and "policy.dev.json" in summary
+    assert all(code(text) in summary for text in ("dev", "prod", "policy.dev.json"))
 
     # pulumi-preview, per stack: the pack runs with the virtualenv's Python and the same config file
     install = step("pulumi-preview", "Install the program")
