@@ -258,6 +258,16 @@ def _stack_config_dir(program_dir: Path, project: dict) -> Path:
     return program_dir / (project.get("stackConfigDir") or legacy or ".")
 
 
+# Folders of a project's checkout that hold installed packages or caches, not the program's own code.
+_NOT_PROGRAM = {".venv", "venv", "node_modules", "site-packages", ".git", "__pycache__"}
+
+
+def own_python_files(program_dir: Path) -> list[Path]:
+    """The program's own Python files (not a virtualenv's or another installed package's), sorted."""
+    return [path for path in sorted(program_dir.rglob("*.py"))
+            if not _NOT_PROGRAM & set(path.relative_to(program_dir).parts)]
+
+
 def stack_config_path(program_dir: Path, stack: str) -> Path:
     """Pulumi.<stack>.<ext> in the project's stack config folder; an `org/project/stack` name uses
     its last part, as the CLI names stack files."""

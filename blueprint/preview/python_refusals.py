@@ -16,9 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from integration_blueprint.preview.argument_lines import refusals_at_keys
-
-# Folders of a program's checkout that hold installed packages, not the program's own code.
-_NOT_PROGRAM = {".venv", "venv", "node_modules", "site-packages", ".git", "__pycache__"}
+from integration_blueprint.preview.project import own_python_files
 
 
 class _RunTime:
@@ -36,9 +34,7 @@ def other_refusals(program_dir: Path, refused_at: tuple[str, int]) -> list[tuple
 
     tables = {component.__name__: table for component, table in COMPONENTS.items()}
     found = []
-    for path in sorted(program_dir.rglob("*.py")):
-        if _NOT_PROGRAM & set(path.relative_to(program_dir).parts):
-            continue
+    for path in own_python_files(program_dir):
         try:
             tree = ast.parse(path.read_text(errors="replace"), filename=str(path))
         except (SyntaxError, ValueError):

@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Any, Optional
 
 from integration_blueprint.core.conventions import SUPPRESSIONS_SECTION
+from integration_blueprint.preview.project import own_python_files
 
 NAMESPACE = "blueprint"
 # What a program's Python source names when it reads the sections (the reader's own module).
 READER_MODULE = "integration_blueprint.program"
-# Folders of a program's checkout that hold installed packages, not the program's own code.
-_NOT_PROGRAM = {".venv", "venv", "node_modules", "site-packages", ".git", "__pycache__"}
 
 
 def reads_sections(program_dir: Optional[Path], language: str) -> bool:
@@ -30,9 +29,7 @@ def reads_sections(program_dir: Optional[Path], language: str) -> bool:
     cannot: the reader is Python)."""
     if program_dir is None or language != "python":
         return False
-    for path in program_dir.rglob("*.py"):
-        if _NOT_PROGRAM & set(path.relative_to(program_dir).parts):
-            continue
+    for path in own_python_files(program_dir):
         try:
             text = path.read_text(errors="replace")
         except OSError:
