@@ -313,6 +313,15 @@ def _print_pack_path(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_policy_config(args: argparse.Namespace) -> int:
+    from integration_blueprint.preview.run import stack_policy_config
+
+    found = stack_policy_config(_program_dir(args), args.stack)
+    if found is not None:  # none: nothing printed, the pack's own levels apply
+        print(found)
+    return 0
+
+
 def _list_policies(args: argparse.Namespace) -> int:
     from integration_blueprint.preview.analyzer import PolicyAnalyzer
     from integration_blueprint.preview.policy_list import list_rules, render_json, render_text
@@ -341,6 +350,15 @@ def add_policy_command(subparsers) -> None:
                               description="Print the folder of the installed policy pack, for "
                                           '`pulumi preview --policy-pack "$(blueprint policy path)"`.')
     path.set_defaults(run=_print_pack_path)
+    config = actions.add_parser(
+        "config", help="print the stack's policy config file (if it has one)",
+        description="Print the policy config file `blueprint preview --stack S` reads by default, "
+                    "<stackConfigDir>/policy.<stack>.json, or nothing when the stack has none, for "
+                    '`pulumi preview --policy-pack-config "$(blueprint policy config --stack S)"`: both '
+                    "previews then judge with the same config.")
+    config.add_argument("--stack", required=True, help="the stack")
+    config.add_argument("--program", help="the Pulumi project directory (default: the current directory)")
+    config.set_defaults(run=_print_policy_config)
     ls = actions.add_parser(
         "ls", help="list the pack's policies with their level per stack",
         description="List every policy of the pack, as `pulumi policy ls` does: its enforcement level "

@@ -80,3 +80,27 @@ def test_a_python_programs_refusals_are_all_reported_each_at_its_key(tmp_path):
     assert first.endswith(f"(at {tmp_path}/__main__.py:9)")
     assert second.startswith("ComponentArgumentError: FifoBillingQueue: max_receive_count=2 is not allowed")
     assert second.endswith(f"(at {tmp_path}/__main__.py:10)")
+
+
+def test_every_refusal_of_a_typescript_call_is_located_from_the_first_run_without_stack_frames(tmp_path):
+    """A first run keeps no stack frames, so Node prints the error as `[Error: ...] {...}`, bracketed
+    over every line of the refusal: each is placed at its key from the engine's record of the
+    declaration, with no second run at Node's full depth (which type-checks and maps every frame again)."""
+    from integration_blueprint.preview import node_host
+
+    index = tmp_path / "index.ts"
+    index.write_text('import * as blueprint from "@pulumi/blueprint";\n\n'
+                     'new blueprint.FifoBillingQueue("payroll", {\n    maxReceiveCount: 2,\n    batchSize: 11,\n});\n')
+    logged = (f"Running program '{index}' failed with an unhandled exception:\n<ref *1> [Error: failed to register "
+              "new resource payroll [blueprint:index:FifoBillingQueue]: 3 INVALID_ARGUMENT: blueprint:index:"
+              "FifoBillingQueue 'payroll' could not be constructed: FifoBillingQueue: batchSize=11 is not allowed: a "
+              "whole number from 1 to 10\nFifoBillingQueue: maxReceiveCount=2 is not allowed: a whole number from 4 "
+              f"to 1000 (declared at {index}:3)] {{\n  promise: Promise {{ <rejected> [Circular *1] }}\n}}")
+
+    found = node_host._located(logged, tmp_path, tmp_path)
+
+    assert [(failure.message, failure.file, failure.line) for failure in found] == [
+        ("blueprint:index:FifoBillingQueue 'payroll' could not be constructed: FifoBillingQueue: maxReceiveCount=2 is "
+         "not allowed: a whole number from 4 to 1000", str(index), 4),
+        ("blueprint:index:FifoBillingQueue 'payroll' could not be constructed: FifoBillingQueue: batchSize=11 is not "
+         "allowed: a whole number from 1 to 10", str(index), 5)]

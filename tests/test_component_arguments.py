@@ -63,7 +63,7 @@ def test_the_args_classes_restate_no_number_of_the_rows(component):
 @pytest.mark.parametrize("section", list(SECTIONS))
 def test_a_stack_section_holds_exactly_the_stack_settable_rows_of_its_component(section):
     _, table = BY_NAME[SECTIONS[section]]
-    assert stack_config._component_tables()[section] is table
+    assert stack_config.component_tables()[section] is table
     read = Section(section, {s.key: s.minimum for s in table if s.required}, source="x")
     read.settings(table)
     assert read.read == {s.key for s in table if s.in_stack}

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from integration_blueprint.preview import lambda_archive
+from integration_blueprint.preview import gate_rules, lambda_archive
+from integration_blueprint.preview.locations import Locator
 from integration_blueprint.sandbox.emulator import running_emulator
 from integration_blueprint.sandbox.errors import FunctionCrashed, FunctionError
 from integration_blueprint.sandbox.execution_environment import (
@@ -331,19 +332,24 @@ TEAM_PROGRAM = Path(__file__).parent / "fixtures" / "team_program"
 
 
 def test_a_team_folder_ships_with_the_handler_runtime_beside_it_and_its_handler_is_found(recordings):
-    from integration_blueprint.preview.run import handler_notes
-
     recorded = copy.deepcopy(recordings(TEAM_PROGRAM, stack="fixed"))  # shared: changed below
     consumer = recorded.named("orders-consumer")
     members = lambda_archive.members(consumer.inputs["code"], TEAM_PROGRAM)
 
     assert "orders.py" in members and "once.py" in members  # the team's own files, at the root
     assert "integration_blueprint/handlers/runtime/idempotent_stream.py" in members  # what orders.py imports
-    assert handler_notes(recorded) == []
-    consumer.inputs["handler"] = "auth.handler"
-    assert handler_notes(recorded) == [
-        "function orders-consumer: handler 'auth.handler': module 'auth' is not in the function's archive (auth.py); "
-        "Lambda would fail every invocation with Runtime.ImportModuleError"]
+    assert gate_rules.handler_violations(recorded) == []
+    consumer.inputs["handler"] = "order.handler"
+    [violation] = gate_rules.handler_violations(recorded)
+    assert (violation.policy, violation.level, violation.urn) == ("lambda-handler-in-archive", "mandatory", consumer.urn)
+    assert violation.message.endswith(
+        "function orders-consumer: handler 'order.handler': module 'order' is not in the function's archive "
+        "(order.py) (did you mean 'orders'?); Lambda would fail every invocation with Runtime.ImportModuleError")
+    component_line = next(number for number, line in enumerate(
+        (TEAM_PROGRAM / "__main__.py").read_text().splitlines(), start=1) if 'IdempotentStreamConsumer("orders"' in line)
+    assert Locator(recorded)(violation.urn).line == component_line  # the component's call, where the team wrote it
+    consumer.inputs["layers"] = ["arn:aws:lambda:eu-west-1:123456789012:layer:shared:3"]
+    assert gate_rules.handler_violations(recorded) == []  # a layer may hold the module: not judged
 
 
 def test_not_contained_the_audit_hook_still_reports_and_refuses(staging):

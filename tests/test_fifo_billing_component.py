@@ -169,7 +169,8 @@ def stack_with(section_overrides):
     ({"maxReceiveCount": 3}, r"blueprint:fifoBilling.maxReceiveCount = 3 is not allowed: a whole number from 4"),
     ({"consumerTimeoutSeconds": 60, "visibilityTimeoutSeconds": 30},
      r"visibilityTimeoutSeconds = 30 is not allowed: a whole number from 60"),
-    ({"batchsize": 5}, r"blueprint:fifoBilling has unknown keys batchsize; allowed keys are .*batchSize"),
+    ({"batchSise": 5}, r"blueprint:fifoBilling has unknown keys batchSise \(did you mean batchSize\?\); allowed keys "
+                       r"are .*batchSize"),
     ({"schedule": "every month"}, r"blueprint:fifoBilling.schedule = 'every month' is not allowed: a Scheduler expression"),
 ])
 def test_bad_stack_config_fails_with_the_key_and_what_is_allowed(overrides, message):

@@ -296,6 +296,19 @@ def test_fix_texts_of_a_typescript_program_are_written_in_typescript(secret_resu
     assert "via policy_sentry" in written["text"]  # a module's name is not a property
 
 
+def test_a_typescript_fix_text_names_only_what_the_typescript_sdk_has():
+    """The pack names this package's Python helpers; the TypeScript SDK exports the components alone."""
+    alarm = ("Add a MetricAlarm (namespace AWS/SQS, dimension QueueName) with threshold 1 and "
+             "GreaterThanOrEqualToThreshold (integration_blueprint.components.alarms.queue_depth_alarm makes one).")
+    assert in_language(alarm, "nodejs") == ("Add a MetricAlarm (namespace AWS/SQS, dimension QueueName) with "
+                                            "threshold 1 and GreaterThanOrEqualToThreshold.")
+    assert in_language("Or use integration_blueprint.components.FifoBillingQueue, which sets it.", "nodejs") == \
+        "Or use blueprint.FifoBillingQueue, which sets it."
+    helper = "Declare the table with a TTL. integration_blueprint.components.tables.ledger_table does. Then redeploy."
+    assert in_language(helper, "nodejs") == "Declare the table with a TTL. Then redeploy."
+    assert in_language(alarm, "python") == alarm
+
+
 TYPESCRIPT_PROGRAM = """
 import * as pulumi from "@pulumi/pulumi";
 import * as aws from "@pulumi/aws";

@@ -387,6 +387,21 @@ def test_idempotency_table_without_ttl_violates(policy_analyzer):
     assert [v.urn.rsplit("::", 1)[-1] for v in found] == ["idempotency"]
 
 
+def test_a_permanent_ledger_a_function_names_ledger_table_is_not_an_idempotency_store(policy_analyzer):
+    """A ledger of business facts is kept (often for years, by law): its variable's name is no sign it should
+    expire; an idempotency store beside it still is judged."""
+    def program():
+        ledger = aws.dynamodb.Table("payments-ledger", hash_key="account", range_key="entry",
+                                    attributes=[{"name": "account", "type": "S"}, {"name": "entry", "type": "S"}],
+                                    billing_mode="PAY_PER_REQUEST", point_in_time_recovery={"enabled": True})
+        store = aws.dynamodb.Table("payments-idempotency", hash_key="id", attributes=[{"name": "id", "type": "S"}],
+                                   billing_mode="PAY_PER_REQUEST")
+        function("worker", environment={"variables": {"LEDGER_TABLE": ledger.name, "IDEMPOTENCY_TABLE": store.name}})
+
+    found = flagged(analyse(policy_analyzer, program), TTL)
+    assert [v.urn.rsplit("::", 1)[-1] for v in found] == ["payments-idempotency"]
+
+
 def test_idempotency_table_with_ttl_passes(policy_analyzer):
     assert not flagged(analyse(policy_analyzer, lambda: idempotent_function(
         ttl={"attribute_name": "expiration", "enabled": True})), TTL)
@@ -402,7 +417,7 @@ def two_tables(accounts_ttl):
                                   attributes=[{"name": "id", "type": "S"}], ttl=ttl)
     ledger = table("ledger", {"attribute_name": "ttl", "enabled": True})
     accounts = table("accounts", {"attribute_name": "ttl", "enabled": True} if accounts_ttl else None)
-    function("worker", environment={"variables": {"LEDGER_TABLE": ledger.name, "ACCOUNTS_TABLE": accounts.name}})
+    function("worker", environment={"variables": {"IDEMPOTENCY_TABLE": ledger.name, "ACCOUNTS_TABLE": accounts.name}})
 
 
 def test_store_among_several_unknown_tables_passes_when_every_candidate_has_ttl(policy_analyzer):

@@ -28,7 +28,7 @@ EVERY_VIOLATION = FIXTURES / "every_violation"
 METADATA_PACK = FIXTURES / "metadata_pack"  # one rule with remediation, url, severity and tags; one without
 SARIF_SCHEMA = FIXTURES / "schemas" / "sarif-schema-2.1.0.json"
 FINDING_FIELDS = {"policy", "level", "urn", "type", "name", "message", "remediation", "url", "severity", "tags",
-                  "policyPack", "policyPackVersion"}
+                  "policyPack", "policyPackVersion", "file", "line"}
 ALL_RULES = {
     "sqs-dlq-max-receive-count", "sqs-visibility-timeout-covers-function-timeout",
     "sqs-visibility-timeout-six-times-function-timeout", "sqs-dlq-retention-exceeds-source",
@@ -49,6 +49,8 @@ ALL_RULES = {
     # failure destinations their writer can write, Lambda tasks that retry Lambda's transient errors (issue 40)
     "failure-destination-writable", "sfn-lambda-task-retries-service-errors",
 }
+# The gate's own checks (gate_rules.py: they need the program's files), reported beside the pack's.
+GATE_RULES = {"lambda-handler-in-archive"}
 
 
 def test_the_pack_has_the_specified_rules_levels_and_threshold_settings(policy_analyzer):
@@ -66,7 +68,7 @@ def test_the_pack_has_the_specified_rules_levels_and_threshold_settings(policy_a
 def test_the_hand_written_program_trips_every_rule_exactly_once(preview):
     result = preview(EVERY_VIOLATION, "test")
     tripped = sorted(v.policy for v in result.violations)
-    assert tripped == sorted(ALL_RULES)
+    assert tripped == sorted(ALL_RULES | GATE_RULES)
     assert result.exit_code == 1
 
 
@@ -127,11 +129,11 @@ def test_a_wrong_policy_config_is_refused_with_what_to_fix(policy_analyzer, docu
 def test_text_output_shows_the_resource_tree_and_violations_by_level(preview):
     text = render_text(preview(EVERY_VIOLATION, "test"))
     assert "    + aws:sqs/queue:Queue  orders\n" in text
-    mandatory, advisory = text.index("Mandatory policy violations (33):"), text.index("Advisory policy violations (3):")
+    mandatory, advisory = text.index("Mandatory policy violations (34):"), text.index("Advisory policy violations (3):")
     assert mandatory < advisory
-    assert "  [sqs-event-source-has-dlq] orders (aws:sqs/queue:Queue)" in text[mandatory:advisory]
+    assert "  [sqs-event-source-has-dlq] orders (aws:sqs/queue:Queue) at __main__.py:" in text[mandatory:advisory]
     assert "Give the queue a redrivePolicy" in text
-    assert text.rstrip().endswith("33 mandatory and 3 advisory violations: the stack may not be deployed.")
+    assert text.rstrip().endswith("34 mandatory and 3 advisory violations: the stack may not be deployed.")
 
 
 # ---- the command line ------------------------------------------------------------------
@@ -150,9 +152,9 @@ def test_cli_json_output_and_exit_1_on_mandatory_violations(capsys, flag):
     assert output["stack"] == "ci" and output["program"] == str(EVERY_VIOLATION)
     queue = next(r for r in output["resources"] if r["name"] == "orders")
     assert set(queue) == {"urn", "type", "name", "parent", "inputs"} and queue["type"] == "aws:sqs/queue:Queue"
-    assert {v["policy"] for v in output["violations"]} == ALL_RULES
+    assert {v["policy"] for v in output["violations"]} == ALL_RULES | GATE_RULES
     assert all(set(v) == FINDING_FIELDS and v["level"] in ("advisory", "mandatory") for v in output["violations"])
-    assert output["summary"]["mandatory"] == 33 and output["summary"]["advisory"] == 3
+    assert output["summary"]["mandatory"] == 34 and output["summary"]["advisory"] == 3
 
 
 def test_json_violations_name_their_resource_and_are_sorted(capsys):
@@ -216,9 +218,11 @@ def metadata_result():
 
 def test_json_carries_the_rule_metadata_and_falls_back_to_the_description(metadata_result):
     findings = {f.policy: f.to_json() for f in metadata_result.findings()}
-    assert findings["queue-named-explicitly"] | {"urn": "", "name": "", "message": ""} == {
+    named = findings["queue-named-explicitly"]
+    assert Path(named["file"]).name == "__main__.py" and named["line"] > 0  # where the queue is declared
+    assert named | {"urn": "", "name": "", "message": "", "file": "", "line": 0} == {
         "policy": "queue-named-explicitly", "level": "mandatory", "urn": "", "type": "aws:sqs/queue:Queue",
-        "name": "", "message": "", "remediation": "Set `name` on the queue.",
+        "name": "", "message": "", "file": "", "line": 0, "remediation": "Set `name` on the queue.",
         "url": "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-queues.html",
         "severity": "high", "tags": ["reliability", "sqs"], "policyPack": "metadata-pack", "policyPackVersion": "0.0.1"}
     bare = findings["queue-has-no-delay"]
@@ -230,7 +234,8 @@ def test_text_shows_the_fix_and_the_link_where_the_rule_has_them(metadata_result
     text = render_text(metadata_result)
     assert "      Fix: Set `name` on the queue.\n      See: https://docs.aws.amazon.com/" in text
     unnamed = [f for f in metadata_result.findings() if f.policy == "queue-named-explicitly"]
-    assert unnamed and text.count("Fix:") == len(unnamed)  # one per unnamed queue; the bare rule adds none
+    gate = [f for f in metadata_result.findings() if f.policy in GATE_RULES]  # the gate's own have remediation too
+    assert unnamed and text.count("Fix:") == len(unnamed) + len(gate)  # one per unnamed queue; the bare rule adds none
 
 
 def test_sarif_rules_carry_help_url_severity_and_tags(metadata_result):
@@ -273,15 +278,18 @@ def test_sarif_is_valid_against_the_published_sarif_2_1_0_schema(every_violation
 
 def test_sarif_has_one_rule_per_policy_and_one_result_per_violation(every_violation_sarif):
     run = every_violation_sarif["runs"][0]
-    [pack] = run["tool"]["extensions"]  # the one pack that judged it, named and versioned as it names itself
+    *packs, gate = run["tool"]["extensions"]  # each pack that judged it, named and versioned as it names itself
+    [pack] = packs
     assert (pack["name"], pack["version"]) == ("integration-blueprint", __version__)
+    assert gate["name"] == "blueprint-gate" and [r["id"] for r in gate["rules"]] == sorted(GATE_RULES)
     rules = pack["rules"]
     assert [r["id"] for r in rules] == sorted(ALL_RULES)
     assert all(r["fullDescription"]["text"] and r["help"]["text"] for r in rules)
-    assert len(run["results"]) == len(ALL_RULES)  # the fixture trips every rule once
+    assert len(run["results"]) == len(ALL_RULES | GATE_RULES)  # the fixture trips every rule once
+    components = [pack, gate]
     for result in run["results"]:
-        assert rules[result["rule"]["index"]]["id"] == result["ruleId"] == result["rule"]["id"]
-        assert result["rule"]["toolComponent"] == {"index": 0}
+        component = components[result["rule"]["toolComponent"]["index"]]
+        assert component["rules"][result["rule"]["index"]]["id"] == result["ruleId"] == result["rule"]["id"]
         assert result["level"] in ("error", "warning")
 
 
@@ -316,7 +324,7 @@ def test_sarif_locates_a_component_child_at_the_components_declaration():
 def test_markdown_has_a_verdict_a_table_and_a_diagram_of_the_checked_links(preview):
     markdown = render_markdown(preview(EVERY_VIOLATION, "test"))
     lines = markdown.splitlines()
-    assert lines[0] == ("### ❌ Policy preview of stack <code>test</code>: 33 mandatory and 3 advisory violations; "
+    assert lines[0] == ("### ❌ Policy preview of stack <code>test</code>: 34 mandatory and 3 advisory violations; "
                         "the stack may not be deployed")
     rows = [line for line in lines if line.startswith("| mandatory |") or line.startswith("| advisory |")]
     assert len(rows) == len(ALL_RULES) and all(line.count(" | ") == 4 for line in rows)  # level, policy, pack, ...

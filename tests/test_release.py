@@ -52,6 +52,17 @@ def test_the_readme_and_the_hook_cite_this_versions_tag_and_pin():
     assert f"rev: v{__version__}" in (REPO / ".pre-commit-hooks.yaml").read_text()
 
 
+def test_every_pin_the_docs_give_says_how_to_pin_what_exists():
+    """A release tag is made at the release (`git tag v<version>`): a pin of it says how to find the
+    tags, and what to pin (the commit) while the release has none."""
+    for path in (REPO / "README.md", REPO / ".pre-commit-hooks.yaml"):
+        text = path.read_text()
+        assert "git ls-remote --tags" in text and "commit SHA" in text, path.name
+    for line in (REPO / "README.md").read_text().splitlines():
+        if line.strip().startswith("rev: v"):
+            assert "commit SHA" in line
+
+
 def test_the_package_declares_its_license():
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     assert pyproject["license"] == "MIT" and pyproject["license-files"] == ["LICENSE"]

@@ -13,6 +13,7 @@ import pytest
 from integration_blueprint.cli import main
 from integration_blueprint.preview import suppressions
 from integration_blueprint.preview.engine import RecordedResource
+from integration_blueprint.preview.recording import RecordedStack
 from integration_blueprint.preview.reports.markdown import render_markdown
 from integration_blueprint.preview.reports.sarif import to_sarif
 from integration_blueprint.preview.reports.text import render_text
@@ -138,11 +139,11 @@ def test_a_typescript_program_s_comment_uses_its_own_comment_syntax(tmp_path):
                                 name=name, custom=True, parent="", inputs={}, raw_inputs=None, dependencies=[],
                                 property_dependencies={}, source_file=str(source), source_line=line)
 
-    class Recorded:
-        resources = [declared("dlq", 3), declared("jobs", 4)]
-        config = {"blueprint:suppressions": json.dumps([])}
+    recorded = RecordedStack(project="p", stack="dev", program_dir=tmp_path, unknowns=False,
+                             config={"blueprint:suppressions": json.dumps([])},
+                             resources=[declared("dlq", 3), declared("jobs", 4)], language="nodejs")
 
-    found = suppressions.collect(Recorded, {"dlq-has-depth-alarm"}, None)
+    found = suppressions.collect(recorded, {"dlq-has-depth-alarm"}, None)
     assert [(s.resource.rsplit("::", 1)[-1], s.reason, s.line) for s in found] == [
         ("dlq", "watched by the platform team", 2)]
 

@@ -84,12 +84,17 @@ def test_the_running_pack_reports_the_package_version(policy_analyzer):
 
 @pytest.fixture(scope="session")
 def wheel(tmp_path_factory) -> Iterator[Path]:
-    """The wheel, built once per session from a copy of the sources (the checkout stays clean)."""
+    """The wheel, built once per session as a team builds it from a checkout (`pip wheel <checkout>`),
+    which the build leaves as it was: no build/, no *.egg-info (tools/build_backend.py)."""
     work = tmp_path_factory.mktemp("wheel")
     source = work / "source"
     shutil.copytree(REPO, source, ignore=NOT_SOURCE)
+    def tree() -> list[Path]:  # (Python may cache the backend's bytecode beside it, as for any module it imports)
+        return sorted(path.relative_to(source) for path in source.rglob("*") if "__pycache__" not in path.parts)
+    before = tree()
     run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(work / "dist"), str(source)])
     (built,) = (work / "dist").glob("integration_blueprint-*.whl")
+    assert tree() == before
     yield built
     shutil.rmtree(work, ignore_errors=True)
 

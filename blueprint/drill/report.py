@@ -67,9 +67,29 @@ class PatternReport:
 
     @property
     def passed(self) -> bool:
-        return (not self.failure and self.lost == 0 and self.duplicate_effects == 0 and self.outcome_differences == 0
-                and self.unrecoverable == self.expected_unrecoverable and self.conflicts_parked == self.conflicts_sent
-                and (self.hot_key is None or self.hot_key.within_bound))
+        return not self.problems()
+
+    def problems(self) -> list[str]:
+        """What went wrong in this pattern, in the words of the report's result line (none: it passed)."""
+        found = []
+        if self.failure:
+            found.append("did not finish")
+        if self.lost:
+            found.append(f"{self.lost} records lost")
+        if self.duplicate_effects:
+            found.append(f"{self.duplicate_effects} duplicate effects")
+        if self.outcome_differences:
+            found.append(f"{self.outcome_differences} places whose final state differs from the reference run "
+                         "(each record once, no faults)")
+        if self.unrecoverable != self.expected_unrecoverable:
+            found.append(f"{self.unrecoverable} records still parked after the redrive "
+                         f"(expected {self.expected_unrecoverable}: the poison)")
+        if self.conflicts_parked != self.conflicts_sent:
+            found.append(f"{self.conflicts_sent - self.conflicts_parked} of {self.conflicts_sent} conflicting "
+                         "duplicates applied or skipped instead of parked")
+        if self.hot_key is not None and not self.hot_key.within_bound:
+            found.append("a hot key's state over its bound")
+        return found
 
 
 @dataclass
@@ -138,11 +158,14 @@ def format_table(report: DrillReport) -> str:
     marked = "" if report.contained else "(not contained) "
     out.append(f"result: {marked}" + ("after the redrive every record was processed exactly once and only the poison "
                              "is still parked, with every conflicting duplicate" if report.passed
-                             else "FAILED: lost records, duplicate effects, a final state that differs from the "
-                                  "reference run (each record once, no faults), records still parked after the redrive, "
-                                  "a conflicting duplicate applied or skipped, a hot key's state over its bound, "
-                                  "a pattern that did not finish, or a component not drilled"))
+                             else "FAILED: " + "; ".join(failed_because(report))))
     return "\n".join(out)
+
+
+def failed_because(report: DrillReport) -> list[str]:
+    """What happened, pattern by pattern: only the categories that did (the result line names them)."""
+    found = [f"{name}: {', '.join(r.problems())}" for name, r in report.patterns.items() if r.problems()]
+    return found + [f"{name}: not drilled" for name in report.not_drilled]
 
 
 def dumps(report: DrillReport) -> str:

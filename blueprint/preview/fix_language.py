@@ -33,6 +33,12 @@ _F_STRING = re.compile(r"(?<![\w])f(\"[^\"\n]*\"|'[^'\n]*')")
 _KEYWORD_MODULE = re.compile(r"\baws\.([a-z0-9]+)_\.")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _SNAKE_WORD = re.compile(r"(?<![\w/#-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w/(-])")
+# This package's Python names (integration_blueprint.components.alarms.queue_depth_alarm), the
+# parenthetical that holds one, and a sentence with what follows it.
+_PACKAGE = "integration_blueprint"
+_PACKAGE_NAME = re.compile(rf"\b{_PACKAGE}(?:\.\w+)+")
+_PARENTHETICAL = re.compile(r"\s*\([^()]*\)")
+_SENTENCE = re.compile(r"(?<=[.!?])(?=\s)")
 # A quoted string, a template literal or a URL: left as written.
 _QUOTED = re.compile(r"(\"[^\"\n]*\"|(?<!\w)'[^'\n]*'(?!\w)|`[^`\n]*`|https?://\S+)")
 
@@ -41,6 +47,7 @@ def in_language(text: str, language: str) -> str:
     """`text` with its Python snippets written in `language` (Pulumi.yaml's runtime)."""
     if language != NODEJS or not text:
         return text
+    text = _own_package(text)
     text = _replace_spans(text, _CALL, _call_span, lambda call: call if call.startswith("JSON.") else f"new {call}")
     text = _replace_spans(text, _KEYWORD, _expression_after_equals, str)
     text = _F_STRING.sub(lambda m: _snippet(m.group(0)) or m.group(0), text)
@@ -48,6 +55,28 @@ def in_language(text: str, language: str) -> str:
     for python, typescript in _FUNCTIONS.items():
         text = re.sub(rf"\b{re.escape(python)}\b", typescript, text)
     return _outside_quotes(text, lambda part: _SNAKE_WORD.sub(_property, part))
+
+
+def _sdk_name(python_name: str):
+    """What a TypeScript program calls a name of this Python package: a component is exported by
+    the package's TypeScript SDK (`blueprint sdk`, imported as `blueprint`); anything else (a helper
+    such as integration_blueprint.components.alarms.queue_depth_alarm) exists in Python only: None."""
+    last = python_name.rsplit(".", 1)[-1]
+    if python_name.startswith(f"{_PACKAGE}.components.") and last[:1].isupper():
+        return f"blueprint.{last}"
+    return None
+
+
+def _own_package(text: str) -> str:
+    """This package's Python names as the TypeScript SDK exports them; a Python-only helper is left
+    out with the parenthetical (or else the sentence) that names it: a fix text names only what
+    the program's SDK has."""
+    def python_only(part: str) -> bool:
+        return any(_sdk_name(name.group(0)) is None for name in _PACKAGE_NAME.finditer(part))
+
+    text = _PARENTHETICAL.sub(lambda m: "" if python_only(m.group(0)) else m.group(0), text)
+    text = "".join(sentence for sentence in _SENTENCE.split(text) if not python_only(sentence))
+    return _PACKAGE_NAME.sub(lambda m: _sdk_name(m.group(0)) or m.group(0), text)
 
 
 def _property(match: re.Match) -> str:

@@ -13,6 +13,7 @@ and copying a folder never follow a link out of it.
 from __future__ import annotations
 
 import ast
+import difflib
 import os
 import posixpath
 import shutil
@@ -142,15 +143,17 @@ def handler_problem(code: dict, program_dir: Path, handler: str) -> Optional[str
     base = module.replace(".", "/")
     source = found.get(f"{base}.py") or found.get(f"{base}/__init__.py")
     if source is None:
-        return (f"handler {handler!r}: module {module!r} is not in the function's archive ({base}.py); Lambda would "
-                "fail every invocation with Runtime.ImportModuleError")
+        modules = sorted({name[:-3].replace("/", ".") for name in found if name.endswith(".py")}
+                         | {name[:-len("/__init__.py")].replace("/", ".") for name in found if name.endswith("/__init__.py")})
+        return (f"handler {handler!r}: module {module!r} is not in the function's archive ({base}.py){_guess(module, modules)}; "
+                "Lambda would fail every invocation with Runtime.ImportModuleError")
     try:
         tree = ast.parse(source())
     except (SyntaxError, ValueError):
         return f"handler {handler!r}: module {module!r} is not valid Python (Runtime.UserCodeSyntaxError on Lambda)"
     if not _defines(tree, function):
-        return (f"handler {handler!r}: module {module!r} defines no {function!r} at its top level; Lambda would fail "
-                "every invocation with Runtime.HandlerNotFound")
+        return (f"handler {handler!r}: module {module!r} defines no {function!r} at its top level"
+                f"{_guess(function, _functions(tree))}; Lambda would fail every invocation with Runtime.HandlerNotFound")
     if PACKAGE in _imported(tree) and f"{PACKAGE}/__init__.py" not in found:
         return (f"handler {handler!r}: module {module!r} imports {PACKAGE}, which the function's archive does not hold "
                 "(a zip or remote archive ships as it is; give a folder or an AssetArchive and the component adds the "
@@ -159,6 +162,17 @@ def handler_problem(code: dict, program_dir: Path, handler: str) -> Optional[str
 
 
 PACKAGE = "integration_blueprint"  # this package: no Lambda runtime or layer provides it
+
+
+def _guess(written: str, names) -> str:
+    """", did you mean 'x'?" for the name closest to what was written, or nothing."""
+    close = difflib.get_close_matches(written, list(names), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _functions(tree: ast.Module) -> list[str]:
+    """The functions a module defines at its top level."""
+    return [node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
 
 def _imported(tree: ast.Module) -> set[str]:

@@ -97,7 +97,8 @@ _DECLARED = re.compile(r" \(declared at (?P<file>/[^\n]+?):(?P<line>\d+)\)")
 # util.inspect of an Error: `<ref *1> Error: ...` (`[Error: ...]` when it has no stack) and, after
 # its stack, its own properties in braces (`promise: Promise { <rejected> [Circular *1] }`).
 _INSPECT_REF = re.compile(r"^<ref \*\d+> ", re.MULTILINE)
-_INSPECT_BRACKETS = re.compile(r"^\[(?P<error>[^\n]*)\](?= \{\n)")
+# A message of several lines (every refusal of a component call, a line each) is bracketed whole.
+_INSPECT_BRACKETS = re.compile(r"^\[(?P<error>.*?)\](?= \{\n)", re.DOTALL)
 _INSPECT_PROPERTIES = re.compile(r" \{\n(?: {2}\S.*\n)*\}$")
 _FRAME = re.compile(r"^\s*at (?:.* \()?(?P<file>(?:file://)?/[^():]+):(?P<line>\d+):(?P<column>\d+)\)?$",
                     re.MULTILINE)

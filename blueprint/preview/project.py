@@ -13,6 +13,7 @@ placeholder marked secret, and ESC `environment:` imports are listed as not reso
 from __future__ import annotations
 
 import copy
+import difflib
 import functools
 import json
 import math
@@ -261,6 +262,16 @@ def _stack_config_dir(program_dir: Path, project: dict) -> Path:
     return program_dir / (project.get("stackConfigDir") or legacy or ".")
 
 
+# Folders of a project's checkout that hold installed packages or caches, not the program's own code.
+_NOT_PROGRAM = {".venv", "venv", "node_modules", "site-packages", ".git", "__pycache__"}
+
+
+def own_python_files(program_dir: Path) -> list[Path]:
+    """The program's own Python files (not a virtualenv's or another installed package's), sorted."""
+    return [path for path in sorted(program_dir.rglob("*.py"))
+            if not _NOT_PROGRAM & set(path.relative_to(program_dir).parts)]
+
+
 def stack_config_path(program_dir: Path, stack: str) -> Path:
     """Pulumi.<stack>.<ext> in the project's stack config folder; an `org/project/stack` name uses
     its last part, as the CLI names stack files."""
@@ -289,6 +300,29 @@ class ProgramConfig:
     region_source: str
     stack_file: Optional[Path]
     sources: dict[str, str] = field(default_factory=dict)  # key -> the file that set it
+
+
+# How the Pulumi SDKs (Python's ConfigMissingError, Node.js's) word a `config.require` of a key no
+# config sets; their hint (`pulumi config set <key> <value>`) names no file.
+_MISSING_CONFIG = re.compile(r"Missing required configuration variable '([^']+)'")
+
+
+def missing_config_hint(message: str, config: ProgramConfig, program_dir: Path) -> Optional[str]:
+    """For a program that required a config key its stack does not set: the stack file that would
+    hold it, and the key it sets that is closest to it (a typo), or None for another failure."""
+    found = _MISSING_CONFIG.search(message)
+    if found is None:
+        return None
+    key = found.group(1)
+    where = shown(config.stack_file, program_dir) if config.stack_file else "the stack file (none exists yet)"
+    namespace, _, name = key.rpartition(":")
+    # A key of the same namespace spelled almost the same, or the same name under another namespace.
+    candidates = [k for k in config.values if k.rpartition(":")[0] == namespace]
+    close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.75) or \
+        [k for k in config.values if k.rpartition(":")[2] == name and k != key][:1]
+    guess = f"; it sets {close[0]!r}: did you mean that key?" if close else ""
+    return (f"{where} sets no {key!r}{guess} Add `{key}: <value>` under `config:` in {where} (or run "
+            f"`pulumi config set {key} <value>`, which writes it there).")
 
 
 @dataclass

@@ -41,12 +41,14 @@ from integration_blueprint.preview.project import (
     ProgramError,
     load_config,
     load_project,
+    missing_config_hint,
     project_name_notes,
     shown,
     stack_config_path,
     stack_names,
 )
 from integration_blueprint.preview.provider.sdk import provenance
+from integration_blueprint.preview.python_refusals import other_refusals
 from integration_blueprint.preview.stack_references import StackReferences
 
 __all__ = ["DEFAULT_REGION", "UNKNOWN", "NotExpanded", "ProgramError", "RecordedResource", "RecordedStack",
@@ -199,13 +201,20 @@ def _program_error(failure: ProgramFailure, interpreter: Optional[Interpreter],
     where = f" (at {file}:{line})" if file else ""
     message = (f"{failure.message}{where}" + "".join(f"\n{more}" for more in failure.also)
                + (f"\n{hint[0]}" if hint else ""))
+    refused = bool(engine.refusals) or failure.message.startswith(f"{COMPONENT_REFUSAL}:")
+    if refused and interpreter is not None and engine.program_dir is not None and file:
+        # The program stopped at its first refusing call: its other calls, checked from their source.
+        message += "".join(f"\n{text} (at {at}:{line_at})"
+                           for text, at, line_at in other_refusals(engine.program_dir, (file, failure.line)))
     if failure.module and interpreter is not None:
         message += "\n" + missing_module_hint(failure.module, interpreter)
+    config_hint = missing_config_hint(failure.message, config, engine.program_dir) if engine.program_dir else None
+    if config_hint:
+        message += "\n" + config_hint
     if config.environments and not failure.gate_part:
         message += (f"\nThe stack imports ESC environment {', '.join(config.environments)}, which an offline "
                     "preview cannot resolve: values it would set are unset (set them in the stack file to "
                     "preview offline)")
-    refused = bool(engine.refusals) or failure.message.startswith(f"{COMPONENT_REFUSAL}:")
     error = ProgramError(message, file=file, line=line, refused=refused,
                          engine_fault=failure.engine_fault, tool_part=failure.gate_part,
                          secrets=tuple(engine.secret_values()),

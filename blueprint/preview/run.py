@@ -17,13 +17,15 @@ from functools import cached_property
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
+from integration_blueprint import __version__
 from integration_blueprint.preview import (
     fix_language,
-    lambda_archive,
+    gate_rules,
     managed_policies,
     policy_config,
     policy_packs,
     redaction,
+    stack_sections,
     suppressions,
 )
 from integration_blueprint.preview.analyzer import (
@@ -36,6 +38,7 @@ from integration_blueprint.preview.analyzer import (
 )
 from integration_blueprint.preview.failure import RunFailure, from_exception
 from integration_blueprint.preview.language_host import PROGRAM_TIMEOUT_SECONDS
+from integration_blueprint.preview.locations import Location, Locator
 from integration_blueprint.preview.project import load_config, load_project
 from integration_blueprint.preview.recording import (
     RecordedResource,
@@ -45,6 +48,7 @@ from integration_blueprint.preview.recording import (
     stack_config_path,
 )
 from integration_blueprint.preview.redaction import Redactor
+from integration_blueprint.preview.suppressions import Suppression
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # How the policy SDK words a check it could not make during preview (a value unknown until apply):
@@ -80,6 +84,7 @@ class Finding:
     suppression: Optional[suppressions.Suppression] = None  # the accepted risk that covers it
     pack: str = ""  # the policy pack that reported it, and its version
     pack_version: str = ""
+    location: Optional[Location] = None  # where the user's code declared the resource (locations.py)
 
     @property
     def skipped(self) -> bool:
@@ -95,23 +100,9 @@ class Finding:
         return {"policy": self.policy, "level": self.level, "urn": self.urn, "type": self.type,
                 "name": self.name, "message": self.message, "remediation": self.remediation,
                 "url": self.url, "severity": self.severity, "tags": list(self.tags),
-                "policyPack": self.pack, "policyPackVersion": self.pack_version}
-
-
-def handler_notes(recorded: RecordedStack) -> list[str]:
-    """A Python function whose handler module or function is not in its archive, one line each."""
-    if recorded.program_dir is None:
-        return []
-    notes = []
-    for function in recorded.of_type("aws:lambda/function:Function"):
-        code, handler = function.inputs.get("code"), function.inputs.get("handler")
-        if not isinstance(code, dict) or not isinstance(handler, str) \
-                or not str(function.inputs.get("runtime") or "python").startswith("python"):
-            continue
-        problem = lambda_archive.handler_problem(code, Path(recorded.program_dir), handler)
-        if problem:
-            notes.append(f"function {function.name}: {problem}")
-    return notes
+                "policyPack": self.pack, "policyPackVersion": self.pack_version,
+                "file": str(self.location.file) if self.location else None,
+                "line": self.location.line or None if self.location else None}
 
 
 def type_and_name(urn: str) -> tuple[str, str]:
@@ -217,7 +208,16 @@ class PreviewResult:
         covered: dict[suppressions.Suppression, list[str]] = {}
         for finding in self.suppressed_findings():
             covered.setdefault(finding.suppression, []).append(finding.urn)  # type: ignore[arg-type]
-        return [{**s.to_json(self.today), "suppressed": covered.get(s, [])} for s in self.suppressions]
+        unmatched = set(self.unmatched_suppressions())
+        return [{**s.to_json(self.today), "suppressed": covered.get(s, []), "matchesNothing": s in unmatched}
+                for s in self.suppressions]
+
+    def unmatched_suppressions(self) -> list[Suppression]:
+        """Suppressions in force that cover no finding of the run (a comment on no resource's line,
+        another resource's line, a policy that found nothing there): each report says so."""
+        findings = self.findings()
+        return [s for s in self.suppressions if not s.expired(self.today)
+                and not any(s.covers(f.policy, f.urn, f.name) for f in findings)]
 
     def skipped_findings(self) -> list[Finding]:
         return [f for f in self.findings() if f.skipped]
@@ -281,10 +281,15 @@ class PreviewResult:
                          f"of managed policies (snapshot {managed_policies.snapshot_date()}): what it grants was not "
                          "judged")
         notes.extend(recorded.notes)
+        if recorded.program_dir is not None:
+            stack_file = stack_config_path(recorded.program_dir, recorded.stack)
+            notes.extend(stack_sections.unread_section_notes(
+                recorded.config, recorded.program_dir, recorded.language,
+                str(stack_file.relative_to(recorded.program_dir)) if stack_file.is_relative_to(recorded.program_dir)
+                else str(stack_file)))
         if recorded.unread_stack_references:
             notes.append(f"stack reference {', '.join(recorded.unread_stack_references)} was not read: what the program "
                          f"derives from its outputs was not checked{strict}")
-        notes.extend(handler_notes(recorded))
         return [self.masked(note) for note in notes]
 
     def masked(self, text: str) -> str:
@@ -306,6 +311,7 @@ class PreviewResult:
         """findings(), made once: every report asks for them several times, and each message is
         masked and written in the program's language."""
         by_urn = self.recorded.by_urn()
+        locate = Locator(self.recorded)
         found = []
         for violation in self.violations:
             resource = by_urn.get(violation.urn)
@@ -319,7 +325,7 @@ class PreviewResult:
                 remediation=self.shown(rule.remediation or rule.description) if rule else "",
                 url=rule.url if rule else None, severity=rule.severity if rule else None,
                 tags=rule.tags if rule else (), suppression=accepted, pack=violation.pack,
-                pack_version=violation.pack_version))
+                pack_version=violation.pack_version, location=locate(violation.urn)))
         return tuple(sorted(found, key=lambda f: (LEVELS.index(f.level), f.policy, f.pack, f.urn, f.message)))
 
     def to_json(self) -> dict:
@@ -532,8 +538,15 @@ def _result(runs: Sequence[tuple[PolicyAnalyzer, dict, list[Violation]]], record
     for pack in reversed(packs):  # the first pack's on a clash of names
         rules.update(pack.rules)
         levels.update(pack.levels)
+    # The gate's own checks (those that need the program's files, which no pack sees) as one more
+    # pack of the run, named for the gate (gate_rules.py).
+    packs.append(PackRun(name=gate_rules.PACK, version=__version__, directory=Path(gate_rules.__file__).parent,
+                         rules=dict(gate_rules.RULES), levels={name: rule.level for name, rule in gate_rules.RULES.items()}))
+    rules = {**gate_rules.RULES, **rules}
+    levels = {**{name: rule.level for name, rule in gate_rules.RULES.items()}, **levels}
+    found = [v for _, _, found in runs for v in found] + gate_rules.violations(recorded)
     stack_file = stack_config_path(recorded.program_dir, recorded.stack) if recorded.program_dir else None
-    return PreviewResult(recorded, [v for _, _, found in runs for v in found], packs[0].policy_config if packs else None,
+    return PreviewResult(recorded, found, packs[0].policy_config if packs else None,
                          rules=rules, levels=levels, packs=packs,
                          suppressions=suppressions.collect(recorded, rules, stack_file))
 

@@ -7,9 +7,10 @@ above it, in the program's language:
     // blueprint: ignore[iam-no-wildcard-actions, dlq-has-depth-alarm] the vendor's role, reviewed in SEC-142
     const role = new aws.iam.Role("vendor", {...});
 
-The declaring line is the one the engine records for the resource (the program's innermost frame
-that registered it, the line SARIF points at); a component's children are declared where the
-component is, so one comment there covers what it creates.
+The declaring line is the one every report points at for the resource (preview/locations.py: the
+user's own call that declared it, joined by type and name); a component's children are declared
+where the component is, so one comment there covers what it creates. A comment on no resource's
+line, like an entry that matches no finding, is reported as suppressing nothing.
 
 Per stack, in the stack file as the config key `blueprint:suppressions` (Pulumi keeps any
 namespaced key, and `pulumi config` rewrites the file without losing it):
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from integration_blueprint.core.conventions import SUPPRESSIONS_SECTION
+from integration_blueprint.preview.locations import Locator
 from integration_blueprint.preview.policy_config import PolicyConfigError
 
 CONFIG_KEY = f"blueprint:{SUPPRESSIONS_SECTION}"
@@ -58,7 +60,7 @@ class Suppression:
     policy: str
     reason: str
     kind: str  # IN_SOURCE or EXTERNAL
-    resource: str  # the URN it covers (in source), or the name or URN the stack file gives
+    resource: str  # the URN it covers (in source; "" on no resource's line), or the name or URN the stack file gives
     file: str  # where it is written: the program's file, or the stack file
     line: int = 0  # the comment's line (in source)
     expires: Optional[datetime.date] = None
@@ -71,6 +73,16 @@ class Suppression:
 
     def where(self) -> str:
         return f"{self.file}:{self.line}" if self.line else self.file
+
+    def matches_nothing(self) -> str:
+        """Why it suppressed nothing, in words a report shows (for a suppression no finding matched)."""
+        if self.kind == IN_SOURCE and not self.resource:
+            return (f"comment at {self.where()} is on no resource's declaring line: put it on the line a finding "
+                    "points at, or alone on the line above it")
+        if self.kind == IN_SOURCE:
+            return (f"comment at {self.where()}: {self.resource.rsplit('::', 1)[-1]} has no {self.policy} finding "
+                    "(is the comment on another resource's line?)")
+        return f"{CONFIG_KEY} in {self.file}: no resource {self.resource!r} has a {self.policy} finding"
 
     def describe(self, today: datetime.date) -> str:
         """Where it is written and until when: "comment at app.py:12", "stack file Pulumi.dev.yaml, until ..."."""
@@ -90,50 +102,62 @@ def collect(recorded, policies: Iterable[str], stack_file: Optional[Path]) -> li
     then the stack file's. Refused (SuppressionError) when one has no reason or names no policy of
     the pack."""
     known = set(policies)
-    found = _in_source(recorded.resources, known)
+    found = _in_source(recorded, known)
     found += _from_stack(recorded.config.get(CONFIG_KEY), known, str(stack_file or "the stack's config"))
     return found
 
 
-def _in_source(resources, known: set[str]) -> list[Suppression]:
-    by_urn = {resource.urn: resource for resource in resources}
-    lines_of: dict[str, list[str]] = {}
+def _in_source(recorded, known: set[str]) -> list[Suppression]:
+    """The comments on each resource's declaring line (as every report locates it), then those on
+    no resource's line: kept, covering nothing, so that every report says they suppress nothing."""
+    locate = Locator(recorded)
+    lines_of: dict[Path, list[str]] = {}
+    claimed: set[tuple[Path, int]] = set()
     found: list[Suppression] = []
-    for resource in resources:
-        declared = resource
-        while declared is not None and not (declared.source_file and declared.source_line > 0):
-            declared = by_urn.get(declared.parent)  # a child is declared where its component is
-        if declared is None:
+    for resource in recorded.resources:
+        where = locate(resource.urn)
+        if where is None or not where.line or _COMMENT.get(where.file.suffix) is None:
             continue
-        path, line = declared.source_file, declared.source_line
-        comment = _COMMENT.get(Path(path).suffix)
-        if comment is None:
-            continue
-        if path not in lines_of:
-            try:
-                lines_of[path] = Path(path).read_text(errors="replace").splitlines()
-            except OSError:
-                lines_of[path] = []
-        lines = lines_of[path]
-        marker = re.compile(re.escape(comment) + r"\s*" + _MARKER)
-        for number in (line, line - 1):
+        lines = _lines(lines_of, where.file)
+        comment = _COMMENT[where.file.suffix]
+        for number in (where.line, where.line - 1):
             if not 0 < number <= len(lines):
                 continue
-            text = lines[number - 1]
-            if number == line - 1 and not text.lstrip().startswith(comment):
+            if number == where.line - 1 and not lines[number - 1].lstrip().startswith(comment):
                 continue  # the line above counts only when it is a comment of its own
-            match = marker.search(text)
-            if match is None:
-                continue
-            where = f"{path}:{number}"
-            reason = match["reason"].strip()
-            for policy in _policies(match["policies"], known, where):
-                if not reason:
-                    raise SuppressionError(f"{where}: `blueprint: ignore[{policy}]` gives no reason; write why the "
-                                           f"finding is accepted after it: `{comment} blueprint: ignore[{policy}] "
-                                           "<reason>`")
-                found.append(Suppression(policy, reason, IN_SOURCE, resource.urn, path, number))
+            for policy, reason in _markers(lines[number - 1], comment, f"{where.file}:{number}", known):
+                claimed.add((where.file, number))
+                found.append(Suppression(policy, reason, IN_SOURCE, resource.urn, str(where.file), number))
+    if locate.main is not None and locate.main.suffix in _COMMENT:
+        _lines(lines_of, locate.main)
+    for path, lines in lines_of.items():
+        for number, text in enumerate(lines, start=1):
+            if (path, number) not in claimed:
+                found += [Suppression(policy, reason, IN_SOURCE, "", str(path), number)
+                          for policy, reason in _markers(text, _COMMENT[path.suffix], f"{path}:{number}", known)]
     return found
+
+
+def _lines(lines_of: dict[Path, list[str]], path: Path) -> list[str]:
+    if path not in lines_of:
+        try:
+            lines_of[path] = path.read_text(errors="replace").splitlines()
+        except OSError:
+            lines_of[path] = []
+    return lines_of[path]
+
+
+def _markers(text: str, comment: str, where: str, known: set[str]) -> list[tuple[str, str]]:
+    """The policies a `blueprint: ignore[...]` comment on this line names, each with its reason."""
+    match = re.search(re.escape(comment) + r"\s*" + _MARKER, text)
+    if match is None:
+        return []
+    reason = match["reason"].strip()
+    policies = _policies(match["policies"], known, where)
+    if not reason:
+        raise SuppressionError(f"{where}: `blueprint: ignore[{policies[0]}]` gives no reason; write why the finding "
+                               f"is accepted after it: `{comment} blueprint: ignore[{policies[0]}] <reason>`")
+    return [(policy, reason) for policy in policies]
 
 
 def _policies(written: str, known: set[str], where: str) -> list[str]:

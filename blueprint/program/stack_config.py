@@ -103,8 +103,11 @@ class Section:
         """Refuse keys nobody read: they are typos or settings this blueprint does not have."""
         unknown = sorted(set(self.values) - self.read)
         if unknown:
+            guesses = [difflib.get_close_matches(str(key), sorted(self.read), n=1) for key in unknown]
+            named = ", ".join(f"{key} (did you mean {guess[0]}?)" if guess else str(key)
+                              for key, guess in zip(unknown, guesses))
             raise StackConfigError(
-                f"{NAMESPACE}:{self.name} has unknown keys {', '.join(unknown)}; allowed keys are "
+                f"{NAMESPACE}:{self.name} has unknown keys {named}; allowed keys are "
                 f"{', '.join(sorted(self.read))}. Fix it in {self.source}.")
 
 
@@ -140,7 +143,7 @@ def stack_file() -> str:
 
 # --- sections ------------------------------------------------------------------------------------
 
-def _component_tables() -> dict[str, SettingsTable]:
+def component_tables() -> dict[str, SettingsTable]:
     """Each pattern's section and its component's settings table (imported here, not at module
     import, so reading `blueprint:platform` does not load every component)."""
     from integration_blueprint.components import (
@@ -202,7 +205,7 @@ def _pattern_args(name: str, platform: dict[str, Any]) -> Optional[dict[str, Any
         section.values = {k: v for k, v in section.values.items() if k == "enabled"}
         section.finish()
         return None
-    args = {**section.settings(_component_tables()[name]), **platform}
+    args = {**section.settings(component_tables()[name]), **platform}
     section.finish()
     return args
 

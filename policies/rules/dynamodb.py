@@ -10,8 +10,10 @@ from ._policy import MANDATORY, MEDIUM, PolicyConfigError, rule
 from ._values import Malformed, config_value, each, get
 
 # Which environment variables name an idempotency store: the Powertools convention
-# (IDEMPOTENCY_TABLE) and the billing pattern's ledger (LEDGER_TABLE), which is one.
-DEFAULT_KEY_PATTERN = "IDEMPOTENCY|LEDGER"
+# (IDEMPOTENCY_TABLE), which says what the function uses the table for. A ledger (LEDGER_TABLE) is
+# a record of business facts, often kept for years by law: its name says nothing of expiry (the
+# blueprint's own ledgers, which are idempotency stores too, are created with their TTL).
+DEFAULT_KEY_PATTERN = "IDEMPOTENCY"
 
 
 def _has_ttl(table) -> bool:

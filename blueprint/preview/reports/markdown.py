@@ -304,8 +304,10 @@ def found(finding: Finding, description: str) -> str:
     return finding.message.removeprefix(description).strip() or finding.message
 
 
-def _row(finding: Finding, description: str) -> str:
+def _row(finding: Finding, description: str, program_dir) -> str:
     where = f"{code(finding.name)}<br><sub>{escape(finding.type)}</sub>" if finding.urn else "(stack)"
+    if finding.location is not None:
+        where += f"<br><sub>{code(finding.location.shown(program_dir))}</sub>"
     pack = f"{escape(finding.pack)}<br><sub>{escape(finding.pack_version)}</sub>"
     return f"| {finding.level} | {code(finding.policy)} | {pack} | {where} | {escape(found(finding, description))} |"
 
@@ -334,13 +336,16 @@ def _suppressed(result: PreviewResult) -> list[str]:
     if not result.suppressions:
         return []
     covered = {f.suppression: f for f in result.suppressed_findings()}
+    unmatched = set(result.unmatched_suppressions())
     lines = [f"**Accepted with a reason** ({len(result.suppressed_findings())} suppressed, not counted)", "",
              "| policy | resource | reason | where |", "| --- | --- | --- | --- |"]
     for entry in result.suppressions:
         finding = covered.get(entry)
-        resource = finding.name if finding else entry.resource.rsplit("::", 1)[-1]
+        resource = finding.name if finding else entry.resource.rsplit("::", 1)[-1] or "(no resource)"
+        why = f" (suppresses nothing: {entry.matches_nothing()})" if entry in unmatched \
+            else "" if finding else " (suppresses nothing)"
         lines.append(f"| `{entry.policy}` | {escape(resource)} | {escape(entry.reason)} | "
-                     f"{escape(entry.describe(result.today))}{'' if finding else ' (suppresses nothing)'} |")
+                     f"{escape(entry.describe(result.today) + why)} |")
     return lines + [""]
 
 
@@ -384,7 +389,8 @@ def render_markdown(result: PreviewResult) -> str:
         lines += [f"- {escape(line)}" for line in result.unchecked()] + [""]
     if findings:
         lines += ["| level | policy | pack | resource | finding |", "| --- | --- | --- | --- | --- |"]
-        lines += [_row(f, result.shown(rule.description) if (rule := result.rule(f.pack, f.policy)) else "")
+        lines += [_row(f, result.shown(rule.description) if (rule := result.rule(f.pack, f.policy)) else "",
+                       result.recorded.program_dir)
                   for f in findings]
         lines += ["", "**How to fix**", "", *_fixes(findings), ""]
     if skipped:

@@ -4,13 +4,9 @@ One tool extension (toolComponent) per policy pack of the run, named and version
 names itself, with one rule (reportingDescriptor) per policy of that pack: its description, its
 help (remediation steps) and, where the rule has them, its url, tags and severity; each result
 points at its pack's rule (rule.toolComponent.index, as CodeQL points at its query packs). One
-result per violation, located
-at the user's own line that declared the resource, in whichever module of the program: the
-`source_file`/`source_line` the engine records for each resource (for a resource a component
-declares, its nearest ancestor the user's code declared). A recording without them (an older
-engine) falls back to the program's main file and the first call whose first argument is the
-resource's name literal (`aws.sqs.Queue("orders", ...)`); a stack-wide finding points at the top
-of the main file. GitHub needs a line for every result (region.startLine).
+result per violation, located at the user's own line that declared the resource, in whichever
+module of the program, as every report locates it (preview/locations.py); a stack-wide finding
+points at the top of the main file. GitHub needs a line for every result (region.startLine).
 
 URIs are relative to the repository root (the nearest folder above the file with a `.git`), so
 GitHub maps them whatever directory the preview ran in. The category (automationDetails.id) names
@@ -21,7 +17,6 @@ tool execution notifications.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 from pathlib import Path
@@ -29,7 +24,7 @@ from typing import Optional
 
 import integration_blueprint.preview.reports.skipped_checks as skipped_checks
 from integration_blueprint import __version__
-from integration_blueprint.preview.recording import load_project
+from integration_blueprint.preview.locations import repository_root
 from integration_blueprint.preview.run import UNNAMED_PACK, Finding, PackRun, PreviewResult
 
 SARIF_VERSION = "2.1.0"
@@ -40,37 +35,6 @@ _RESULT_LEVELS = {"mandatory": "error", "remediate": "error", "advisory": "warni
 # GitHub ranks security alerts by properties.security-severity: low < 4.0 <= medium < 7.0 <= high
 # < 9.0 <= critical (docs.github.com, "SARIF support for code scanning", reportingDescriptor).
 _SECURITY_SEVERITY = {"low": "3.0", "medium": "5.5", "high": "8.0", "critical": "9.5"}
-
-
-def declaration_lines(program_file: Path) -> dict[str, int]:
-    """Resource name literal -> the line of the first call that passes it as first argument."""
-    try:
-        tree = ast.parse(program_file.read_text(), filename=str(program_file))
-    except (OSError, SyntaxError, ValueError):
-        return {}
-    lines: dict[str, int] = {}
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
-                and isinstance(node.args[0].value, str)):
-            name = node.args[0].value
-            lines[name] = min(node.lineno, lines.get(name, node.lineno))
-    return lines
-
-
-def program_file(result: PreviewResult) -> Optional[Path]:
-    program_dir = result.recorded.program_dir
-    if program_dir is None:
-        return None
-    main = program_dir / (load_project(program_dir).get("main") or "__main__.py")
-    return main / "__main__.py" if main.is_dir() else main
-
-
-def repository_root(path: Path) -> Optional[Path]:
-    """The nearest folder at or above `path` holding `.git` (a folder, or a file in a worktree)."""
-    for folder in [path, *path.parents]:
-        if (folder / ".git").exists():
-            return folder
-    return None
 
 
 def _artifact(path: Optional[Path]) -> dict:
@@ -144,52 +108,11 @@ class _Rules:
         return (finding.pack or UNNAMED_PACK, finding.policy)
 
 
-class _Locator:
-    """Where each finding's resource was declared by the user's code."""
-
-    def __init__(self, result: PreviewResult):
-        self.by_urn = result.recorded.by_urn()
-        self.main = program_file(result)
-        self.main_lines = declaration_lines(self.main) if self.main is not None else {}
-        self.lines_of: dict[Path, dict[str, int]] = {}
-        program_dir = result.recorded.program_dir.resolve() if result.recorded.program_dir else None
-        self.home = (repository_root(program_dir) or program_dir) if program_dir else None
-
-    def _users(self, source_file: str) -> bool:
-        """A file of the user's repository (not an installed package's module)."""
-        path = Path(source_file).resolve()
-        return "site-packages" not in path.parts and (self.home is None or path.is_relative_to(self.home))
-
-    def _named(self, path: Path, name: str) -> Optional[int]:
-        if path not in self.lines_of:
-            self.lines_of[path] = declaration_lines(path)
-        return self.lines_of[path].get(name)
-
-    def __call__(self, finding: Finding) -> tuple[dict, int]:
-        urn = finding.urn
-        while urn in self.by_urn:  # the engine's record: the resource or its nearest declared ancestor
-            resource = self.by_urn[urn]
-            if resource.source_file and resource.source_line > 0 and self._users(resource.source_file):
-                # The engine gives the innermost frame of the user's code: inside a helper that
-                # declares many resources that is the helper's line; the call that names this
-                # resource (in the main file or that module) says which one.
-                for path in (self.main, Path(resource.source_file)):
-                    line = self._named(path, resource.name) if path is not None else None
-                    if line is not None:
-                        return _artifact(path), line
-                return _artifact(Path(resource.source_file)), resource.source_line
-            urn = resource.parent
-        return _artifact(self.main), self._name_line(finding)
-
-    def _name_line(self, finding: Finding) -> int:
-        urn, name = finding.urn, finding.name
-        while urn or name:
-            if name in self.main_lines:
-                return self.main_lines[name]
-            parent = self.by_urn.get(urn)
-            name, urn = (self.by_urn[parent.parent].name, parent.parent) if parent and parent.parent in self.by_urn \
-                else ("", "")
-        return 1
+def _located(finding: Finding) -> tuple[dict, int]:
+    """The finding's file and line as code scanning wants them (every result needs a line)."""
+    if finding.location is None:
+        return _artifact(None), 1
+    return _artifact(finding.location.file), max(finding.location.line, 1)
 
 
 def _result(finding: Finding, rule: dict, artifact: dict, line: int) -> dict:
@@ -242,6 +165,17 @@ def _failure_notification(result: PreviewResult) -> dict:
     return notification
 
 
+def _unmatched_notification(entry) -> dict:
+    """A suppression that matched no finding: a warning at the comment (or the stack file)."""
+    notification: dict = {"level": "warning", "message": {"text": f"suppression of {entry.policy} matches no "
+                                                                  f"finding: {entry.matches_nothing()}"},
+                           "descriptor": {"id": "blueprint-preview/suppression-matches-nothing"}}
+    if entry.line:
+        notification["locations"] = [{"physicalLocation": {"artifactLocation": _artifact(Path(entry.file)),
+                                                           "region": {"startLine": entry.line}}}]
+    return notification
+
+
 def _invocation(result: PreviewResult, index: _Rules) -> dict:
     """The run: whether it could judge the program (a failed run, and under --strict a run that
     left something unchecked, is `executionSuccessful: false`,
@@ -250,6 +184,7 @@ def _invocation(result: PreviewResult, index: _Rules) -> dict:
     execution notifications."""
     notifications = [_notification(f, index[f]) for f in skipped_checks.skipped(result) if f in index]
     notifications += [{"level": "note", "message": {"text": note}} for note in result.notes()]
+    notifications += [_unmatched_notification(entry) for entry in result.unmatched_suppressions()]
     if result.failure is not None:
         notifications.insert(0, _failure_notification(result))
     if result.incomplete:
@@ -263,7 +198,6 @@ def _invocation(result: PreviewResult, index: _Rules) -> dict:
 
 def to_sarif(result: PreviewResult) -> dict:
     index = _Rules(result)
-    locate = _Locator(result) if result.failure is None else None  # a failed run may have no project file
     return {
         "$schema": SARIF_SCHEMA_URI,
         "version": SARIF_VERSION,
@@ -272,9 +206,8 @@ def to_sarif(result: PreviewResult) -> dict:
                      "extensions": index.extensions},
             "automationDetails": {"id": category(result)},
             "invocations": [_invocation(result, index)],
-            "results": [_result(f, index[f], *locate(f)) for f in skipped_checks.violations(result)]
-            + [_suppressed(_result(f, index[f], *locate(f)), f) for f in result.suppressed_findings()]
-            if locate else [],
+            "results": [_result(f, index[f], *_located(f)) for f in skipped_checks.violations(result)]
+            + [_suppressed(_result(f, index[f], *_located(f)), f) for f in result.suppressed_findings()],
         }],
     }
 

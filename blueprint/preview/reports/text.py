@@ -15,7 +15,7 @@ import re
 from collections import defaultdict
 
 import integration_blueprint.preview.reports.skipped_checks as skipped_checks
-from integration_blueprint.preview.run import LEVELS, PreviewResult
+from integration_blueprint.preview.run import LEVELS, Finding, PreviewResult
 
 # C0 and C1 controls (a tab kept), DEL, and the bidirectional controls that reorder what a line shows.
 _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -94,7 +94,7 @@ def render_text(result: PreviewResult) -> str:
         lines += ["", f"{level.capitalize()} policy violations ({len(found)}):"]
         for finding in found:
             where = f"{finding.name} ({finding.type})" if finding.urn else "(stack)"
-            lines.append(f"  [{finding.policy}] {where}")
+            lines.append(f"  [{finding.policy}] {where}{located(result, finding)}")
             lines += [f"      {line}" for line in finding.message.split("\n") if line.strip()]
             lines.append(f"      Policy pack: {finding.pack} {finding.pack_version}")
             rule = result.rule(finding.pack, finding.policy)
@@ -125,6 +125,14 @@ def render_text(result: PreviewResult) -> str:
     return "\n".join(printable(line) for line in lines)
 
 
+def located(result: PreviewResult, finding: Finding) -> str:
+    """" at <file>:<line>" where the user's code declared the finding's resource (the file relative
+    to the program's folder), or nothing when the run has no file to point at."""
+    if finding.location is None:
+        return ""
+    return f" at {finding.location.shown(result.recorded.program_dir)}"
+
+
 def _suppressed_lines(result: PreviewResult) -> list[str]:
     """The violations accepted with a reason, and the suppressions that no longer suppress anything."""
     lines = []
@@ -134,8 +142,13 @@ def _suppressed_lines(result: PreviewResult) -> list[str]:
         for finding in suppressed:
             accepted = finding.suppression
             assert accepted is not None
-            lines += [f"  [{finding.policy}] {finding.name} ({finding.type}, {finding.level}): {accepted.reason}",
+            lines += [f"  [{finding.policy}] {finding.name} ({finding.type}, {finding.level}){located(result, finding)}: "
+                      f"{accepted.reason}",
                       f"      {accepted.describe(result.today)}"]
+    unmatched = result.unmatched_suppressions()
+    if unmatched:
+        lines += ["", f"Suppressions that match no finding ({len(unmatched)}): they suppress nothing"]
+        lines += [f"  [{entry.policy}] {entry.matches_nothing()} (reason given: {entry.reason})" for entry in unmatched]
     idle = [entry for entry in result.suppressions if entry.expired(result.today)]
     if idle:
         lines += ["", f"Expired suppressions ({len(idle)}): they suppress nothing any more"]
