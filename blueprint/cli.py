@@ -304,7 +304,7 @@ def add_drill_command(subparsers) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.add_argument("--no-isolation", action="store_true",
                         help="run the team's code even where its sandbox (bubblewrap, user namespaces) cannot be made: "
-                             "as the drill's user, every verdict marked 'not contained' (docs/drill.md, Containment)")
+                             "as the drill's user, every verdict marked 'not contained' (`blueprint docs drill`, Containment)")
     parser.set_defaults(run=_run_drill)
 
 

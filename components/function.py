@@ -82,8 +82,11 @@ def with_handler_runtime(code: pulumi.Archive) -> pulumi.Archive:
         own = dict(code.assets)
     elif isinstance(code, pulumi.FileArchive) and Path(code.path).is_dir():
         root = Path(code.path)
+        # A link is kept whatever it points to (the engine reads it, and refuses one it cannot read):
+        # a program whose view of its machine is narrower (the preview's sandbox sees no target
+        # outside the project) must still hand the engine what Pulumi would pack.
         own = {p.relative_to(root).as_posix(): pulumi.FileAsset(str(p)) for p in sorted(root.rglob("*"))
-               if p.is_file() and "__pycache__" not in p.parts}
+               if (p.is_file() or (p.is_symlink() and not p.is_dir())) and "__pycache__" not in p.parts}
     else:
         return code
     return pulumi.AssetArchive({**handlers_archive().assets, **own})

@@ -114,7 +114,8 @@ def attack(tmp_path_factory):
     (hidden / "credentials").write_text("aws_secret_access_key = host")
     secret = outside / "credentials"
     secret.write_text("host secret")
-    Path("/tmp/blueprint-host-file").write_text("host /tmp")
+    host_file = Path(f"/tmp/blueprint-host-file-{uuid.uuid4().hex[:8]}")  # one per worker: they run at once
+    host_file.write_text("host /tmp")
     shm_marker = Path(f"/dev/shm/blueprint-host-{uuid.uuid4().hex[:8]}")
     shm_marker.write_text("host shm")
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -148,7 +149,7 @@ def attack(tmp_path_factory):
         for s in (listener, abstract, unix):
             s.close()
         shm_marker.unlink()
-        Path("/tmp/blueprint-host-file").unlink()
+        host_file.unlink()
         for pid in processes_with_argument(daemon_marker):
             os.kill(pid, 9)
 

@@ -4,6 +4,7 @@ or cost a bounded number of reads, and no payload value reaches a log line or a 
 
 import base64
 import json
+import sys
 
 import pytest
 
@@ -14,6 +15,17 @@ from tests.stream_env import STREAM
 
 SECRET = "4111111111111111"  # a card number a team's process_record quotes in its error
 DEEP = ("[" * 1000 + "]" * 1000).encode()  # valid JSON, deeper than Python's parser goes
+# Lambda's Python runtime runs with the interpreter's default recursion limit; an in-process preview
+# earlier in the same test worker raises it (the engine reads deep values), so each test here restores it.
+PYTHON_DEFAULT_RECURSION_LIMIT = 1000
+
+
+@pytest.fixture(autouse=True)
+def lambdas_recursion_limit():
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(PYTHON_DEFAULT_RECURSION_LIMIT)
+    yield
+    sys.setrecursionlimit(before)
 
 
 def put_raw(env, data: bytes, account="acct-1") -> str:

@@ -104,4 +104,4 @@ def test_every_format_gives_each_finding_its_file_and_line_and_names_the_suppres
     warnings = [n for n in run["invocations"][0]["toolExecutionNotifications"] if n["level"] == "warning"]
     assert sorted(n["locations"][0]["physicalLocation"]["region"]["startLine"] for n in warnings) == [
         line_of("] Datadog"), line_of("left over from a queue")]
-    assert "lambda-handler-in-archive" in {rule["id"] for rule in run["tool"]["driver"]["rules"]}
+    assert "lambda-handler-in-archive" in {rule["id"] for pack in run["tool"]["extensions"] for rule in pack["rules"]}

@@ -239,7 +239,8 @@ def test_text_shows_the_fix_and_the_link_where_the_rule_has_them(metadata_result
 
 
 def test_sarif_rules_carry_help_url_severity_and_tags(metadata_result):
-    [pack] = to_sarif(metadata_result)["runs"][0]["tool"]["extensions"]
+    pack, gate = to_sarif(metadata_result)["runs"][0]["tool"]["extensions"]  # the metadata pack, the gate's own checks
+    assert gate["name"] == "blueprint-gate"
     rules = {r["id"]: r for r in pack["rules"]}
     named = rules["queue-named-explicitly"]
     assert named["help"]["text"] == "Set `name` on the queue."
@@ -327,7 +328,7 @@ def test_markdown_has_a_verdict_a_table_and_a_diagram_of_the_checked_links(previ
     assert lines[0] == ("### ❌ Policy preview of stack <code>test</code>: 34 mandatory and 3 advisory violations; "
                         "the stack may not be deployed")
     rows = [line for line in lines if line.startswith("| mandatory |") or line.startswith("| advisory |")]
-    assert len(rows) == len(ALL_RULES) and all(line.count(" | ") == 4 for line in rows)  # level, policy, pack, ...
+    assert len(rows) == len(ALL_RULES | GATE_RULES) and all(line.count(" | ") == 4 for line in rows)  # level, policy, pack, ...
     assert "```mermaid" in markdown
     assert re.search(r'n\d+\["⚠ orders<br/>sqs Queue"\]:::violation', markdown)  # no DLQ: marked
     assert '-- "⚠ event source mapping: orders-mapping" -->' in markdown  # no ReportBatchItemFailures

@@ -235,7 +235,7 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
     done = run_program(engine, argv, cwd=pwd, env=env, timeout=timeout, project_dir=project_dir, read_only=reads)
     if done.timed_out:
         return ProgramFailure(timeout_message(engine, timeout, done.pending))
-    preload_failure = _preload_failure(done.stderr)
+    preload_failure = _tagged_preload_failure(done.stderr)
     if preload_failure is not None:
         return preload_failure
     engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
@@ -251,12 +251,14 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
     return failure
 
 
-def _preload_failure(stderr: str) -> Optional[ProgramFailure]:
-    """The token preload's own failure (node_token.js), before the program's first line: the tool's."""
+def _tagged_preload_failure(stderr: str) -> Optional[ProgramFailure]:
+    """The token preload's own failure (node_token.js says so on stderr), before the program's first
+    line: the gate's, never the program's."""
     for line in stderr.splitlines():
         if line.startswith(TOOL_FAILURE_TAG):
             return ProgramFailure(json.loads(line[len(TOOL_FAILURE_TAG):]) + "\n(this is a bug in blueprint, not in "
-                                  "your program; please report it with this message)", engine_fault=True)
+                                  "your program; please report it with this message)",
+                                  tool_part="the Node.js language host's preload (node_token.js)")
     return None
 
 
@@ -267,6 +269,9 @@ def program_failure(engine: OfflineEngine, returncode: int, output: str, *, prog
         return ours
     errors = [_ANSI.sub("", message) for message in engine.errors()]
     if not errors:  # what the SDK printed instead (an entry point it could not find, a crash)
+        tagged = _tagged_preload_failure(output)
+        if tagged is not None:  # the preload said it failed, before the program's first line
+            return tagged
         tail = "\n".join(_ANSI.sub("", output).strip().splitlines()[-20:])
         preload = _raised_in_gate(_ANSI.sub("", output))
         if preload:  # the gate's preload failed before the SDK could report anything

@@ -162,6 +162,7 @@ class PreviewResult:
     rules: dict[str, Rule] = field(default_factory=dict)  # every pack's policies by name (the first pack's on a clash)
     levels: dict[str, str] = field(default_factory=dict)  # each policy's level after the policy config
     packs: list[PackRun] = field(default_factory=list)  # every pack that judged the program, in the order given
+    gate: Optional[PackRun] = None  # the gate's own checks (gate_rules.py), reported under their own name
     strict: bool = False  # anything left unchecked fails the preview (`unchecked`)
     suppressions: list[suppressions.Suppression] = field(default_factory=list)
     today: datetime.date = field(default_factory=lambda: datetime.datetime.now(datetime.timezone.utc).date())
@@ -179,20 +180,24 @@ class PreviewResult:
     def count(self, level: str) -> int:
         return sum(1 for v in self.violations if v.level == level)
 
+    def _all_packs(self) -> list[PackRun]:
+        return self.packs + ([self.gate] if self.gate is not None else [])
+
     def judged_by(self) -> list[PackRun]:
         """The packs that judged the program; a result made without them (from rules alone) as one
         unnamed pack holding those rules."""
-        return self.packs or [PackRun(name=UNNAMED_PACK, version="", directory=Path(), rules=self.rules,
-                                      levels=self.levels, policy_config=self.policy_config)]
+        packs = self.packs or [PackRun(name=UNNAMED_PACK, version="", directory=Path(), rules=self.rules,
+                                       levels=self.levels, policy_config=self.policy_config)]
+        return packs + ([self.gate] if self.gate is not None else [])
 
     def rule(self, pack: str, policy: str) -> Optional[Rule]:
         """A policy as the pack that reported it describes it (two packs may share a policy name)."""
-        own = next((p.rules for p in self.packs if p.name == pack), None)
+        own = next((p.rules for p in self._all_packs() if p.name == pack), None)
         return own.get(policy) if own is not None else self.rules.get(policy)
 
     def level(self, pack: str, policy: str) -> Optional[str]:
         """A policy's level after its pack's policy config."""
-        own = next((p.levels for p in self.packs if p.name == pack), None)
+        own = next((p.levels for p in self._all_packs() if p.name == pack), None)
         return own.get(policy) if own is not None else self.levels.get(policy)
 
     def violation_findings(self) -> list[Finding]:
@@ -538,16 +543,16 @@ def _result(runs: Sequence[tuple[PolicyAnalyzer, dict, list[Violation]]], record
     for pack in reversed(packs):  # the first pack's on a clash of names
         rules.update(pack.rules)
         levels.update(pack.levels)
-    # The gate's own checks (those that need the program's files, which no pack sees) as one more
-    # pack of the run, named for the gate (gate_rules.py).
-    packs.append(PackRun(name=gate_rules.PACK, version=__version__, directory=Path(gate_rules.__file__).parent,
-                         rules=dict(gate_rules.RULES), levels={name: rule.level for name, rule in gate_rules.RULES.items()}))
+    # The gate's own checks (those that need the program's files, which no pack sees), reported
+    # under the gate's name beside the packs' (gate_rules.py).
+    gate = PackRun(name=gate_rules.PACK, version=__version__, directory=Path(gate_rules.__file__).parent,
+                   rules=dict(gate_rules.RULES), levels={name: rule.level for name, rule in gate_rules.RULES.items()})
     rules = {**gate_rules.RULES, **rules}
     levels = {**{name: rule.level for name, rule in gate_rules.RULES.items()}, **levels}
     found = [v for _, _, found in runs for v in found] + gate_rules.violations(recorded)
     stack_file = stack_config_path(recorded.program_dir, recorded.stack) if recorded.program_dir else None
     return PreviewResult(recorded, found, packs[0].policy_config if packs else None,
-                         rules=rules, levels=levels, packs=packs,
+                         rules=rules, levels=levels, packs=packs, gate=gate,
                          suppressions=suppressions.collect(recorded, rules, stack_file))
 
 
