@@ -183,9 +183,11 @@ def test_it_writes_nowhere_but_its_own_folder_and_its_private_tmp(attack):
     assert attack["write_tmp"] == "written" and not attack["tmp_host"]  # its /tmp is not the host's
     assert not (attack["code"] / "planted").exists()
     # Nothing of the host's /tmp (its files, sockets, pymp-* folders): only what it wrote, and the way
-    # to its own folder (the test's temporary folders live under the host's /tmp).
-    way_to_own = {attack["own"].parts[2]} if attack["own"].parts[1] == "tmp" else set()
-    assert set(attack["tmp_listing"]) <= {"planted", *way_to_own}
+    # to its own folder (the test's temporary folders live under the host's /tmp) and
+    # the way to every folder bound in (the interpreter's too, where a checkout lives under /tmp).
+    bound = [attack["own"], attack["code"], *map(Path, interpreter_paths())]
+    ways_in = {path.parts[2] for path in bound if len(path.parts) > 2 and path.parts[1] == "tmp"}
+    assert set(attack["tmp_listing"]) <= {"planted", *ways_in}
     assert "blueprint-host-file" not in attack["tmp_listing"]
 
 
