@@ -241,7 +241,9 @@ def test_awsguard_a_team_pack_and_ours_each_report_their_violations_in_every_for
 
     run = json.loads(sarif.read_text())["runs"][0]
     extensions = run["tool"]["extensions"]
-    assert [e["name"] for e in extensions] == ["pulumi-awsguard", "team-data-rules", "integration-blueprint"]
+    # each pack in the order given, then the gate's own checks (gate_rules.py)
+    assert [e["name"] for e in extensions] == ["pulumi-awsguard", "team-data-rules", "integration-blueprint",
+                                               "blueprint-gate"]
     assert len(run["results"]) == len(report["violations"])
     for result in run["results"]:  # each result points at its own pack's rule
         pack = extensions[result["rule"]["toolComponent"]["index"]]

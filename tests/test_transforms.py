@@ -94,7 +94,7 @@ def test_a_transform_that_raises_fails_the_preview_at_the_programs_line(tmp_path
     message = str(error.value)
     assert "a transform of aws:sqs/queue:Queue 'jobs' failed" in message and "jobs has no owner tag" in message
     assert f'{program / "__main__.py"}", line 8' in message  # the transform's own raise
-    assert f"declared at {program / '__main__.py'}:12" in message  # the resource it refused
+    assert f"(at {program / '__main__.py'}:12)" in message  # the resource it refused, where it is declared
 
 
 INVOKE_TRANSFORM = '''
