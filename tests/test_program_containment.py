@@ -160,8 +160,9 @@ def daemons(marker: str) -> list[int]:
     return found
 
 
-def preview(program: Path, home: Path, *, without_user_namespaces: bool = False) -> tuple[int, dict]:
-    command = [str(BLUEPRINT), "preview", "--program", str(program), "--format", "json", "--strict"]
+def preview(program: Path, home: Path, *, without_user_namespaces: bool = False,
+            strict: bool = True) -> tuple[int, dict]:
+    command = [str(BLUEPRINT), "preview", "--program", str(program), "--format", "json", *(["--strict"] if strict else [])]
     if without_user_namespaces:
         # A machine whose kernel allows no user namespaces: any nested one then fails with ENOSPC.
         command = ["unshare", "-Ur", "sh", "-c",
@@ -224,6 +225,23 @@ def test_without_user_namespaces_the_preview_runs_and_every_report_says_the_prog
     assert "Fix: " in report["notes"][0]
     assert any("the program was not contained" in line for line in report["incomplete"])
     assert ("sqs-dlq-max-receive-count", "orders") in mandatory(report)  # still judged
+
+
+@pytest.mark.slow
+def test_without_user_namespaces_a_program_that_steals_the_packs_token_still_cannot_pass_the_gate(tmp_path):
+    """Uncontained, the program can read the pack's memory, but every pack answers Configure once:
+    the gate configures it first and the program's is refused (the violation stands, exit 1), or
+    the program's came first and the gate's own is refused (exit 2). Never a clean exit 0."""
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-Ur", "true"], capture_output=True).returncode:
+        pytest.skip("cannot make a machine without user namespaces here (`unshare -Ur` fails)")
+    program, home = write_program(tmp_path / "project" / "app", "disable-the-pack"), home_with_credentials(tmp_path)
+    exit_code, report = preview(program, home, without_user_namespaces=True, strict=False)
+    assert report["contained"] is False
+    if exit_code == 1:
+        assert attack_outcome(report)["configured"] == 0  # every stolen Configure refused
+        assert ("sqs-dlq-max-receive-count", "orders") in mandatory(report)
+    else:
+        assert exit_code == 2 and report["error"] is not None, report
 
 
 def test_a_not_contained_run_is_said_so_in_text_markdown_and_sarif():
