@@ -2,19 +2,22 @@
 service (transforms), which every Pulumi SDK binds to 127.0.0.1:<port> and names to the engine as
 its target. The program's loopback is its sandbox's network namespace (containment.py), which the
 gate is not in, so a relay of ours joins that namespace and carries the engine's connections there:
-a process that listens on a Unix socket in the run's private folder and forwards each connection
-to the port inside. It joins the sandbox's user namespace first (ours: that is what lets an
-unprivileged process join the network namespace it owns), then its network namespace; it sees
-nothing else of the sandbox (not its files, not its processes), and the program cannot see it.
+a process that accepts on a Unix socket in the run's private folder (made and bound by the gate,
+handed over as a file descriptor) and forwards each connection to the port inside. It enters the
+sandbox's network namespace through util-linux's `nsenter`, never by hand: first the user
+namespace that owns it (ours, which lets an unprivileged process join it; asked of the kernel with
+ioctl_ns(2)), then the network namespace; it sees nothing else of the sandbox (not its files, not
+its processes), and the program cannot see it.
 
 This file also runs as that relay's script (standard library only, the gate's interpreter with -I):
-    python -I loopback_relay.py <pid in the sandbox> <port> <socket path>
+    nsenter --user=<owner> --net=<ns> --preserve-credentials python -I loopback_relay.py <listening fd> <port>
 """
 
 from __future__ import annotations
 
-import ctypes
+import fcntl
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -22,15 +25,14 @@ import threading
 from pathlib import Path
 from typing import Callable, Optional
 
-# setns(2) flags (linux/sched.h).
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWNET = 0x40000000
-# ioctl_ns(2): the user namespace that owns a namespace (_IO(0xb7, 0x1)).
-NS_GET_USERNS = 0xB701
 # What the relay prints once it listens inside the namespace.
 READY = "ready"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
 START_SECONDS = 10
+# ioctl_ns(2): a namespace's owning user namespace, as a new file descriptor (_IO(0xb7, 0x1)). The
+# network namespace is owned by the sandbox's outer user namespace; its processes live in a nested
+# one (bwrap's --disable-userns), which cannot join it.
+NS_GET_USERNS = 0xB701
 
 
 class Relays:
@@ -56,9 +58,28 @@ class Relays:
         pid = self._program_pid()
         if pid is None:
             raise RuntimeError(f"the program's sandbox has no process to reach its loopback port {port} through")
+        nsenter = shutil.which("nsenter")
+        if nsenter is None:
+            raise RuntimeError("nsenter (util-linux) is not on PATH: the engine needs it to reach the sandboxed "
+                               f"program's loopback port {port} (its transforms); install util-linux")
         path = str(Path(self._folder) / f"loopback-{port}.sock")
-        relay = subprocess.Popen([sys.executable, "-I", __file__, str(pid), str(port), path], stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)  # in the gate's private folder, which the relay need not enter
+        listener.listen()
+        network = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
+        try:
+            owner = fcntl.ioctl(network, NS_GET_USERNS)
+        finally:
+            os.close(network)
+        try:
+            relay = subprocess.Popen(
+                [nsenter, f"--user=/proc/self/fd/{owner}", f"--net=/proc/{pid}/ns/net", "--preserve-credentials",
+                 sys.executable, "-I", __file__, str(listener.fileno()), str(port)],
+                pass_fds=(listener.fileno(), owner), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        finally:
+            listener.close()  # the relay holds both now
+            os.close(owner)
         timer = threading.Timer(START_SECONDS, relay.kill)
         timer.start()
         try:
@@ -79,25 +100,6 @@ class Relays:
             self._relays.clear()
 
 
-def _enter(pid: int) -> None:
-    """Join the network namespace of `pid`, through the user namespace that owns it (bwrap nests a
-    second user namespace inside that one for the sandbox's uid: the process's own is not the owner)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-
-    def checked(result: int, what: str) -> int:
-        if result < 0:
-            error = ctypes.get_errno()
-            raise OSError(error, f"{what}: {os.strerror(error)}")
-        return result
-
-    network = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
-    owner = checked(libc.ioctl(network, NS_GET_USERNS), "finding the user namespace of the sandbox's network")
-    checked(libc.setns(owner, CLONE_NEWUSER), "joining the user namespace of the sandbox's network")
-    checked(libc.setns(network, CLONE_NEWNET), "joining the sandbox's network namespace")
-    os.close(owner)
-    os.close(network)
-
-
 def _pump(source: socket.socket, target: socket.socket) -> None:
     try:
         while data := source.recv(1 << 16):
@@ -113,11 +115,8 @@ def _pump(source: socket.socket, target: socket.socket) -> None:
 
 
 def main() -> None:
-    pid, port, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)  # in the gate's folder, before leaving the gate's namespaces
-    listener.listen()
-    _enter(pid)
+    listener = socket.socket(fileno=int(sys.argv[1]))  # bound by the gate; nsenter has joined the namespaces
+    port = int(sys.argv[2])
     print(READY, flush=True)
     while True:
         engine, _ = listener.accept()
