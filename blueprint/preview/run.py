@@ -547,8 +547,8 @@ def _result(runs: Sequence[tuple[PolicyAnalyzer, dict, list[Violation]]], record
     # under the gate's name beside the packs' (gate_rules.py).
     gate = PackRun(name=gate_rules.PACK, version=__version__, directory=Path(gate_rules.__file__).parent,
                    rules=dict(gate_rules.RULES), levels={name: rule.level for name, rule in gate_rules.RULES.items()})
-    rules = {**gate_rules.RULES, **rules}
-    levels = {**{name: rule.level for name, rule in gate_rules.RULES.items()}, **levels}
+    rules = {**gate.rules, **rules}
+    levels = {**gate.levels, **levels}
     found = [v for _, _, found in runs for v in found] + gate_rules.violations(recorded)
     stack_file = stack_config_path(recorded.program_dir, recorded.stack) if recorded.program_dir else None
     return PreviewResult(recorded, found, packs[0].policy_config if packs else None,
