@@ -6,15 +6,33 @@ PY := $(VENV)/bin/python
 # turns that off: every test worker, CLI run and policy pack would otherwise recompile them.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: managed-policies test test-slow test-all test-package install preview local lint docs validators mermaid node-fixtures awsguard-pack node-sdks corpus-venvs sdk
+.PHONY: lock test-latest managed-policies test test-slow test-all test-package install preview local lint docs validators mermaid node-fixtures awsguard-pack node-sdks corpus-venvs sdk
 
-$(VENV)/.installed: pyproject.toml
+# Every install reads the one lock, uv.lock (uv: docs/architecture.md says why), with hashes: what a
+# fresh clone installs is what was tested. The virtualenv is made by the interpreter, uv brought into
+# it from tools/uv-bootstrap.txt (the lock's own uv, hash-checked), and `uv sync --locked` makes the
+# virtualenv exactly the lock (every extra the project uses: dev, local; the project editable).
+# A lock out of date with pyproject.toml stops here and says `make lock`: never a silent re-resolve.
+UV := $(VENV)/bin/uv
+EXTRAS := --extra dev --extra local
+$(VENV)/.installed: pyproject.toml uv.lock tools/uv-bootstrap.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	test -x $(UV) || $(PY) -m pip install --quiet --disable-pip-version-check --require-hashes -r tools/uv-bootstrap.txt
+	@$(UV) lock --check --offline --quiet || \
+	  { echo "uv.lock is out of date with pyproject.toml: run \`make lock\` (and commit uv.lock)" >&2; exit 1; }
+	$(UV) sync --locked --quiet $(EXTRAS)
 	touch $@
 
 install: $(VENV)/.installed
+
+# Refresh the lock after changing pyproject.toml's dependencies (what is locked stays where the ranges
+# still allow it), and the hash-checked uv that bootstraps it. `make lock LOCK_FLAGS=--upgrade` moves
+# every package to the newest version its range allows (`make test-latest` first shows what that does).
+LOCK_FLAGS ?=
+lock:
+	test -x $(UV) || { test -x $(PY) || $(PYTHON) -m venv $(VENV); $(PY) -m pip install --quiet uv; }
+	$(UV) lock $(LOCK_FLAGS)
+	$(PY) tools/uv_bootstrap.py
 
 # The Node.js packages the tests run, one folder each with its own lock file, all installed the
 # same way (`npm ci`, never by a test) and stamped by the lock file npm writes into node_modules:
@@ -74,6 +92,16 @@ test-slow: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES) $(AWSGUA
 
 test-all: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES) $(AWSGUARD_PACK) $(NODE_SDKS) corpus-venvs
 	$(PYTEST) -m "not wheel"
+
+# The newest versions the wheel's ranges allow, in a virtualenv of its own (.venv-latest), and the
+# quick tier on them: a new release of a dependency shows up here as a report to act on, not as a
+# broken main. Not part of CI's verdict.
+test-latest: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES)
+	rm -rf .venv-latest
+	$(UV) venv --quiet --python $(PY) .venv-latest
+	VIRTUAL_ENV=.venv-latest $(UV) pip install --quiet --upgrade -e '.[dev,local]'
+	VIRTUAL_ENV=.venv-latest $(UV) pip list --format=freeze | grep -i -E '^(moto|pulumi|pulumi-aws|pulumi-policy|boto3|botocore|aws-lambda-powertools|werkzeug)=='
+	.venv-latest/bin/python -m pytest -q -n auto --dist worksteal -m "not slow and not wheel"
 
 # The package as a team gets it: build the wheel, install it into a fresh virtualenv, run the
 # installed CLI and policy pack (a few minutes, mostly pip; CI runs it after the tests).
