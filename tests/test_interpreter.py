@@ -5,6 +5,7 @@ hint for a module the program cannot import. Virtualenvs are real (`python -m ve
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -13,8 +14,12 @@ import pytest
 from integration_blueprint.preview.interpreter import BIN_DIR, missing_module_hint, resolve_interpreter
 from integration_blueprint.preview.project import ProgramError
 
-# A PATH with no poetry and no uv on it (the test machine has neither; this keeps it so).
-PATH_WITHOUT_TOOLS = {"PATH": os.path.dirname(sys.executable)}
+# A PATH with this interpreter and no poetry or uv on it (the project's own virtualenv has uv, which
+# installs it from the lock, so the PATH is a folder of its own holding only a link to python).
+_PYTHON_ONLY = Path(tempfile.mkdtemp(prefix="python-only-"))
+for _name in ("python", "python3"):
+    (_PYTHON_ONLY / _name).symlink_to(sys.executable)
+PATH_WITHOUT_TOOLS = {"PATH": str(_PYTHON_ONLY)}
 
 
 def write_project(root: Path, runtime_options: str = "", **files: str) -> Path:

@@ -101,11 +101,19 @@ def wheel(tmp_path_factory) -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def venv(wheel, tmp_path_factory) -> Iterator[Path]:
-    """A new virtualenv outside the repository with the wheel and its dependencies installed."""
-    venv = tmp_path_factory.mktemp("team") / "venv"
+    """A new virtualenv outside the repository with the wheel and its dependencies installed, as pip
+    installs them for a team (the wheel's ranges), held to the versions the lock says were tested
+    (uv.lock exported as pip constraints)."""
+    team = tmp_path_factory.mktemp("team")
+    venv = team / "venv"
+    constraints = team / "constraints.txt"
+    uv = shutil.which("uv", path=os.path.dirname(sys.executable))
+    assert uv, "uv is not in the project's virtualenv: run `make install`"
+    run([uv, "export", "--project", str(REPO), "--frozen", "--all-extras", "--no-emit-project", "--no-hashes",
+         "--no-header", "--quiet", "--output-file", str(constraints)])
     run([sys.executable, "-m", "venv", str(venv)])
     run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-compile", "--disable-pip-version-check",
-         str(wheel)])
+         "--constraint", str(constraints), str(wheel)])
     yield venv
     shutil.rmtree(venv, ignore_errors=True)  # half a gigabyte, mostly pulumi-aws
 

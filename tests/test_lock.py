@@ -1,0 +1,57 @@
+"""The lock: every install reads uv.lock, the environment the tests run in is exactly the lock, and a
+lock out of date with pyproject.toml stops `make install` with the command that fixes it."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from importlib import metadata
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
+REPO = Path(__file__).resolve().parents[1]
+UV = shutil.which("uv", path=os.path.dirname(sys.executable))
+sys.path.insert(0, str(REPO / "tools"))
+import uv_bootstrap  # noqa: E402  (a script of tools/, not a package)
+
+
+def locked_versions() -> dict[str, str]:
+    lock = tomllib.loads((REPO / "uv.lock").read_text())
+    return {canonicalize_name(p["name"]): p["version"] for p in lock["package"] if "version" in p}
+
+
+def test_the_lock_is_current_with_pyproject_and_bootstraps_its_own_uv():
+    done = subprocess.run([UV, "lock", "--check", "--offline"], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (REPO / "tools" / "uv-bootstrap.txt").read_text().endswith(uv_bootstrap.requirement(
+        tomllib.loads((REPO / "uv.lock").read_text()))), "tools/uv-bootstrap.txt is stale: run `make lock`"
+
+
+def test_the_environment_under_test_is_exactly_the_lock():
+    locked = locked_versions()
+    installed = {canonicalize_name(d.metadata["Name"]): d.version for d in metadata.distributions()}
+    # Every locked package this platform needs is installed at its locked version, and nothing else is.
+    wrong = {name: (version, locked.get(name)) for name, version in installed.items()
+             if name != "integration-blueprint" and locked.get(name) != version}
+    assert not wrong, f"installed (version, locked version) differ: {wrong}; run `make install`"
+    for name in ("moto", "pulumi", "pulumi-aws", "pulumi-policy", "botocore", "aws-lambda-powertools"):
+        assert installed[name] == locked[name]
+
+
+def test_an_out_of_date_lock_stops_make_install_and_names_make_lock(tmp_path):
+    for name in ("Makefile", "uv.lock"):
+        shutil.copy(REPO / name, tmp_path / name)
+    (tmp_path / "tools").mkdir()
+    shutil.copy(REPO / "tools" / "uv-bootstrap.txt", tmp_path / "tools")
+    pyproject = (REPO / "pyproject.toml").read_text()
+    (tmp_path / "pyproject.toml").write_text(pyproject.replace('dependencies = [\n', 'dependencies = [\n    "six>=1.16",\n', 1))
+    venv_bin = tmp_path / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "python").symlink_to(sys.executable)
+    (venv_bin / "uv").symlink_to(UV)
+    done = subprocess.run(["make", "install"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "uv.lock is out of date with pyproject.toml: run `make lock`" in done.stderr
+    assert "uv sync" not in done.stdout  # nothing was installed from a re-resolved lock
