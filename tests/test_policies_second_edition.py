@@ -538,4 +538,4 @@ def test_every_rule_publishes_its_fix_its_source_and_how_much_it_matters(policy_
         assert policy.url.startswith("https://docs."), policy.name
         assert policy.severity != 0, policy.name  # 0 = unspecified
     levels = {p.name: p.enforcementLevel for p in policy_analyzer.info.policies}
-    assert len(levels) == 36 and levels[TLS] == 0  # proto ADVISORY
+    assert len(levels) == 37 and levels[TLS] == 0  # proto ADVISORY

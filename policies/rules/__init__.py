@@ -3,6 +3,7 @@
 from . import (
     alarms,
     async_invoke,
+    cloudformation,
     delivery,
     dynamodb,
     eventbridge,
@@ -36,4 +37,5 @@ POLICIES = [
     *delivery.POLICIES,
     *failure_destinations.POLICIES,
     *names.POLICIES,
+    *cloudformation.POLICIES,
 ]

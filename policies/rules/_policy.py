@@ -26,6 +26,8 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
+from ._nested import judged_with_nested
+
 ADVISORY = EnforcementLevel.ADVISORY
 MANDATORY = EnforcementLevel.MANDATORY
 LOW, MEDIUM, HIGH, CRITICAL = Severity.LOW, Severity.MEDIUM, Severity.HIGH, Severity.CRITICAL
@@ -90,7 +92,7 @@ def rule(kind: str, *, name: str, display_name: str, description: str, level: En
     return policy_class(
         name=name, description=description, enforcement_level=level,
         config_schema=PolicyConfigSchema(properties=schema) if schema else None,
-        validate=_checked(name, schema, validate), display_name=display_name, severity=severity,
+        validate=_checked(name, schema, judged_with_nested(validate, kind)), display_name=display_name, severity=severity,
         framework=framework, tags=tags, remediation_steps=remediation, url=url)
 
 
