@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tomllib
 from importlib import metadata
 from pathlib import Path
@@ -31,7 +32,9 @@ def test_the_lock_is_current_with_pyproject_and_bootstraps_its_own_uv():
 
 def test_the_environment_under_test_is_exactly_the_lock():
     locked = locked_versions()
-    installed = {canonicalize_name(d.metadata["Name"]): d.version for d in metadata.distributions()}
+    # (read from site-packages itself: setuptools puts its vendored packages on sys.path once imported)
+    site_packages = sysconfig.get_paths()["purelib"]
+    installed = {canonicalize_name(d.metadata["Name"]): d.version for d in metadata.distributions(path=[site_packages])}
     # Every locked package this platform needs is installed at its locked version, and nothing else is.
     wrong = {name: (version, locked.get(name)) for name, version in installed.items()
              if name != "integration-blueprint" and locked.get(name) != version}
