@@ -86,3 +86,4 @@ def test_what_the_pack_cannot_read_is_a_check_that_did_not_run(policy_analyzer):
                                                                    "nested-resources-judged")}
     assert set(notes) == {"by-url", "sam", "broken"}
     assert "given by URL" in notes["by-url"] and "transform" in notes["sam"] and "JSON or YAML" in notes["broken"]
+

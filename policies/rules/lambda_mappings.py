@@ -112,8 +112,9 @@ def _check_bounded(index, mapping, report: ReportViolation) -> None:
     if retries != -1 or age == -1:  # decided without the source's retention (which may be unknown)
         why = unbounded_because(retries, age, None, "")
     else:
+        # the ARN is unknown in a first preview: the source resource decides then (a table's stream: 24 h)
         retention, kept = stream_retention_seconds(index, mapping_source(index, mapping),
-                                                   get(mapping.props, "eventSourceArn"))
+                                                   known(lambda: get(mapping.props, "eventSourceArn")))
         why = unbounded_because(retries, age, retention, kept)
     if why:
         report(f"stream mapping '{mapping.name}' {why}: one poison record blocks its shard until it "
