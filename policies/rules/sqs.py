@@ -206,7 +206,8 @@ sqs_dlq_retention_exceeds_source = rule(
     description=("A dead-letter queue must keep messages longer than its source queue (both default "
                  f"to {aws_limits.SQS_RETENTION_DEFAULT_SECONDS} s), FIFO pairs included (AWS's best "
                  "practice): set the DLQ's messageRetentionSeconds to "
-                 f"{conventions.DLQ_RETENTION_SECONDS} (or, where it has that already, lower the source's). A DLQ outside the stack is noted as not checked."),
+                 f"{conventions.DLQ_RETENTION_SECONDS} (or, where it has that already, lower the source's). "
+                 "A DLQ outside the stack is noted as not checked."),
     level=MANDATORY, severity=HIGH, tags=[*RELIABILITY, "dlq", "data-loss"],
     remediation=(f"Set the DLQ's messageRetentionSeconds to {conventions.DLQ_RETENTION_SECONDS} (14 days, the most "
                  "SQS allows); where the DLQ already keeps that long, lower the source's messageRetentionSeconds "
