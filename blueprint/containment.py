@@ -32,6 +32,7 @@ import signal
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -559,3 +560,61 @@ def _sweep(parent: str) -> None:
         except PermissionError:
             continue
         Cgroup(cgroup_place(), {"": os.path.join(parent, name)}).remove()
+
+
+# --- output: a bounded head and tail of what contained code prints ---------------------------------
+
+class CappedOutput:
+    """What contained code printed, kept to a bounded head and tail however much it prints: the
+    first `head` bytes go to `sink` as they come (or are kept), the last `tail` bytes are kept and
+    go after a line naming what was left out when it is closed. Safe to write from several threads."""
+
+    def __init__(self, head: int, tail: int, sink: Optional[Any] = None, what: str = "the output"):
+        self.head, self.tail, self.sink, self.what = head, tail, sink, what
+        self._head = bytearray()
+        self._tail = bytearray()
+        self.total = 0
+        self._lock = threading.Lock()
+
+    @property
+    def cap(self) -> int:
+        return self.head + self.tail
+
+    @property
+    def left_out(self) -> int:
+        return max(0, self.total - len(self._head) - len(self._tail))
+
+    def write(self, data: bytes) -> None:
+        with self._lock:
+            self.total += len(data)
+            room = self.head - len(self._head)
+            first, rest = data[:max(room, 0)], data[max(room, 0):]
+            if first:
+                self._head += first
+                if self.sink is not None:
+                    self.sink(bytes(first))
+            if rest:
+                self._tail += rest
+                del self._tail[:-self.tail or len(self._tail)]
+
+    def marker(self) -> bytes:
+        return (f"\n[... {self.left_out} bytes of {self.what} left out: it printed {self.total} bytes, of which the "
+                f"first {self.head} and the last {self.tail} are kept (the cap) ...]\n").encode()
+
+    def value(self) -> bytes:
+        """The head, what was left out named, the tail."""
+        with self._lock:
+            return bytes(self._head) + (self.marker() if self.left_out else b"") + bytes(self._tail)
+
+    def close(self) -> None:
+        """Send the tail (after the left-out line) to the sink."""
+        with self._lock:
+            if self.sink is not None and self._tail:
+                self.sink((self.marker() if self.left_out else b"") + bytes(self._tail))
+            self._tail.clear()
+
+    def drain(self, stream: Any) -> None:
+        """Read `stream` (a pipe from the contained code) to its end into this."""
+        fd = stream.fileno()
+        while chunk := os.read(fd, 1 << 16):
+            self.write(chunk)

@@ -402,7 +402,9 @@ def main():
     sys.path[:0] = settings["paths"]
     install_guards(channel, writable=[own_tmp], unreadable=settings["unreadable"],
                    readable=settings["paths"] + settings["readable"] + standard_library)
-    unlimited = limit_memory(settings["memory_mb"])
+    # Where the drill bounds all it holds (a cgroup), no address-space limit: it would end a function
+    # for what it reserved (threads' stacks), not what it holds, which Lambda does not.
+    unlimited = limit_memory(settings["memory_mb"]) if settings.get("address_limit", True) else None
     answer_calls_through(channel)
     try:
         handler = load_handler(settings["handler"], settings["archive"])
