@@ -572,7 +572,8 @@ class CappedOutput:
     def __init__(self, head: int, tail: int, sink: Optional[Any] = None, what: str = "the output"):
         self.head, self.tail, self.sink, self.what = head, tail, sink, what
         self._head = bytearray()
-        self._tail = bytearray()
+        self._tail: list[bytes] = []  # chunks; the first may hold more than the tail needs
+        self._tail_size = 0
         self.total = 0
         self._lock = threading.Lock()
 
@@ -582,20 +583,25 @@ class CappedOutput:
 
     @property
     def left_out(self) -> int:
-        return max(0, self.total - len(self._head) - len(self._tail))
+        return max(0, self.total - len(self._head) - min(self._tail_size, self.tail))
 
     def write(self, data: bytes) -> None:
         with self._lock:
             self.total += len(data)
-            room = self.head - len(self._head)
-            first, rest = data[:max(room, 0)], data[max(room, 0):]
+            room = max(self.head - len(self._head), 0)
+            first, rest = data[:room], data[room:]
             if first:
                 self._head += first
                 if self.sink is not None:
                     self.sink(bytes(first))
-            if rest:
-                self._tail += rest
-                del self._tail[:-self.tail or len(self._tail)]
+            if rest and self.tail:
+                self._tail.append(bytes(rest))
+                self._tail_size += len(rest)
+                while self._tail_size - len(self._tail[0]) >= self.tail:
+                    self._tail_size -= len(self._tail.pop(0))
+
+    def _kept_tail(self) -> bytes:
+        return b"".join(self._tail)[-self.tail:] if self.tail else b""
 
     def marker(self) -> bytes:
         return (f"\n[... {self.left_out} bytes of {self.what} left out: it printed {self.total} bytes, of which the "
@@ -604,14 +610,15 @@ class CappedOutput:
     def value(self) -> bytes:
         """The head, what was left out named, the tail."""
         with self._lock:
-            return bytes(self._head) + (self.marker() if self.left_out else b"") + bytes(self._tail)
+            return bytes(self._head) + (self.marker() if self.left_out else b"") + self._kept_tail()
 
     def close(self) -> None:
         """Send the tail (after the left-out line) to the sink."""
         with self._lock:
-            if self.sink is not None and self._tail:
-                self.sink((self.marker() if self.left_out else b"") + bytes(self._tail))
-            self._tail.clear()
+            tail = self._kept_tail()
+            if self.sink is not None and tail:
+                self.sink((self.marker() if self.left_out else b"") + tail)
+            self._tail, self._tail_size = [], 0
 
     def drain(self, stream: Any) -> None:
         """Read `stream` (a pipe from the contained code) to its end into this."""
