@@ -28,8 +28,8 @@ import functools
 import os
 import re
 import shlex
-import signal
 import shutil
+import signal
 import subprocess
 import sys
 import threading

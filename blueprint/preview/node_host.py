@@ -61,6 +61,7 @@ from integration_blueprint.preview.language_host import (
     ProgramFailure,
     engine_failure,
     is_gate_file,
+    limit_failure,
     run_program,
     timeout_message,
 )
@@ -235,6 +236,10 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
     done = run_program(engine, argv, cwd=pwd, env=env, timeout=timeout, project_dir=project_dir, read_only=reads)
     if done.timed_out:
         return ProgramFailure(timeout_message(engine, timeout, done.pending))
+    engine.limit_notes = list(done.notes)
+    if limit_failure(engine, done) is not None:
+        engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
+        return limit_failure(engine, done)
     preload_failure = _tagged_preload_failure(done.stderr)
     if preload_failure is not None:
         return preload_failure

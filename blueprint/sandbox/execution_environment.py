@@ -52,8 +52,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from integration_blueprint.containment import (SYSTEM_READ_ONLY, CappedOutput, Contained, Limits, NotContained, Walls,
-                                               cgroup_place, containment)
+from integration_blueprint.containment import (
+    SYSTEM_READ_ONLY,
+    CappedOutput,
+    Contained,
+    Limits,
+    NotContained,
+    Walls,
+    cgroup_place,
+    containment,
+)
 from integration_blueprint.core import aws_limits
 from integration_blueprint.sandbox.errors import CodeError, FunctionCrashed, FunctionError, SandboxError
 
@@ -292,6 +300,7 @@ class ExecutionEnvironment:
         environment = {**spec.environment, **reserved_variables(spec, region, runtime_dir)}
         command = [sys.executable, "-I", "-S", "-B", "-u", str(BOOTSTRAP), str(to_child), str(from_child)]
         self.folder: Optional[Path] = None
+        self.process: subprocess.Popen
         try:
             if spec.contained:
                 # The real interpreter, not the drill's virtualenv (whose packages it is not given).
