@@ -408,10 +408,26 @@ def _v2_place(mount: str, own: str) -> Optional[str]:
         if not wanted <= set((_read(os.path.join(folder, "cgroup.controllers")) or "").split()):
             return None
         try:
-            Path(folder, "cgroup.subtree_control").write_text("+memory +pids")
-        except OSError:  # EBUSY: processes of its own live in it; EACCES: not delegated
+            _enable_for_children(folder)
+        except OSError:  # EBUSY: other processes live in it; EACCES: not delegated
             return None
     return folder if _can_make_child(folder) else None
+
+
+def _enable_for_children(folder: str) -> None:
+    """Enable memory and pids for `folder`'s children. A cgroup that holds processes cannot ("no
+    internal processes"): where this process is the only one in it (a delegated scope started for
+    it: systemd-run --scope -p Delegate=yes), it first moves into a leaf of its own."""
+    try:
+        Path(folder, "cgroup.subtree_control").write_text("+memory +pids")
+        return
+    except OSError:
+        if (_read(os.path.join(folder, "cgroup.procs")) or "").split() != [str(os.getpid())]:
+            raise
+    leaf = os.path.join(folder, f"{CGROUP_PREFIX}leaf")
+    os.makedirs(leaf, exist_ok=True)
+    Path(leaf, "cgroup.procs").write_text(str(os.getpid()))
+    Path(folder, "cgroup.subtree_control").write_text("+memory +pids")
 
 
 NO_CGROUP_FIX = ("run it where it may make cgroups with the memory and pids controllers: as root on a cgroup v2 "
