@@ -76,6 +76,7 @@ def test_a_128_mb_function_holding_256_mb_in_a_memory_file_ends_out_of_memory_as
     assert [(i.kind, i.event) for i in incidents] == [("out-of-memory", {"record": "r1"})]
 
 
+@pytest.mark.slow
 @needs_sandbox
 @needs_cgroup
 def test_what_a_function_holds_in_tmp_and_in_child_processes_counts_in_its_memory_size(staging):
@@ -144,6 +145,7 @@ def test_1200_threads_at_init_are_refused_at_lambdas_1024_as_an_init_error(stagi
     assert any(i.kind == "tasks" and "1024" in i.detail for i in incidents)
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_a_function_printing_megabytes_at_init_leaves_only_its_capped_head_and_tail_in_the_drills_log(staging, capfd):
     functions, _ = function(staging, """
