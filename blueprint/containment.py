@@ -25,6 +25,7 @@ This module imports nothing of the rest of the blueprint: the drill and the prev
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
 import shlex
@@ -463,7 +464,7 @@ class Cgroup:
     """The cgroup(s) one contained process tree runs in: its memory and tasks bounded, the tree
     killed as a whole, and afterwards, whether the kernel ended it for memory."""
 
-    _count = 0
+    _numbers = itertools.count(1)  # next() is atomic: sandboxes start from several threads at once
 
     def __init__(self, place: CgroupPlace, folders: dict[str, str]):
         self.place, self.folders = place, folders  # controller -> folder (the same one under v2)
@@ -475,8 +476,7 @@ class Cgroup:
         place = cgroup_place()
         if not limits.needs_cgroup or place.version == 0:
             return None
-        cls._count += 1
-        name = f"{CGROUP_PREFIX}{os.getpid()}-{cls._count}"
+        name = f"{CGROUP_PREFIX}{os.getpid()}-{next(cls._numbers)}"
         wanted = {"memory": limits.memory_bytes, "pids": limits.tasks}
         parents = {"memory": place.memory, "pids": place.pids}
         folders: dict[str, str] = {}

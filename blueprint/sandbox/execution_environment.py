@@ -14,10 +14,13 @@ What it may do, and what ends it:
   nothing in the function's process can reach them. The answer goes back as the parsed response.
 - Its timeout: an invocation still running after `enforced_timeout` of real time (the time the
   emulator spends answering its calls not counted: the emulator is far slower than AWS) is ended
-  (the process group killed), `FunctionTimedOut`; its memory size: RLIMIT_AS (what the interpreter
-  started with plus the memory size), `FunctionOutOfMemory`; both are FunctionCrashed, as Lambda
-  counts them (the batch retried, the event sent to its on-failure destination). The next
-  invocation gets a fresh process (a cold start).
+  (the process group killed), `FunctionTimedOut`; its memory size, on everything it holds (a cgroup
+  of the environment's own, containment.Limits; where none can be made, RLIMIT_AS and the report
+  says memory is not enforced), `FunctionOutOfMemory`; both are FunctionCrashed, as Lambda counts
+  them (the batch retried, the event sent to its on-failure destination). The next invocation gets
+  a fresh process (a cold start). Lambda's other limits (`function_limits`): /tmp its ephemeral
+  storage, 1,024 processes and threads, 1,024 file descriptors; what it prints is capped
+  (`function_log`: a bounded head and tail per function).
 - Its walls are made outside it, before its code runs (`function_walls`, integration_blueprint.containment:
   bubblewrap): no network, its own PID namespace (every process it started ends with it), of the
   host's files only its archive, layers, the runtime and the interpreter, read-only, a private
