@@ -61,7 +61,7 @@ def test_a_chatty_consumer_leaves_a_bounded_log_and_a_hungry_one_ends_out_of_mem
         charges = program / name / "charges.py"
         charges.write_text((addition + charges.read_text()) if name == "team-chatty" else charges.read_text() + addition)
     try:
-        code = main(["drill", "--program", str(program), "--records", "10", "--seed", "3", "--duplicates", "0",
+        code = main(["drill", "--program", str(program), "--records", "4", "--seed", "3", "--duplicates", "0",
                      "--crashes", "0", "--transient", "0", "--json", "--no-progress"])
         report = json.loads(capsys.readouterr().out)
         chatty, hungry = report["patterns"]["fifo_billing:team-chatty"], report["patterns"]["fifo_billing:team-hungry"]

@@ -114,6 +114,20 @@ def adopt(process: subprocess.Popen) -> None:
     guardian.tell(f"+{process.pid}")
 
 
+def run(argv: list[str], *, timeout: float, **kwargs) -> subprocess.CompletedProcess:
+    """subprocess.run, its child adopted (it ends with this process however this ends) and its group
+    ended with it (on a timeout too: subprocess.TimeoutExpired, as subprocess.run raises)."""
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, **kwargs)
+    adopt(process)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        end(process, grace=0)
+        raise
+    end(process, grace=0)
+    return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
+
+
 def release(process: subprocess.Popen) -> None:
     """`process` has ended and been reaped: its group id may be another's now, never to be killed."""
     with _guardian_lock:
