@@ -19,6 +19,14 @@ files only what is listed: read-only unless listed writable; `hidden` folders ar
 ends with the process that started it (`--die-with-parent`), and every process it started ends with
 it (it is PID 1 of its namespace: a `setsid` daemon does not outlive it).
 
+What it may consume (`Walls(limits=Limits(memory_bytes=..., tasks=..., open_files=..., tmp_bytes=...,
+shm_bytes=...))`): memory (everything its processes hold: heap, memfd, tmpfs pages, children) and
+processes+threads by a cgroup of its own, where this machine lets one be made (`cgroup_place`; else
+`c.enforcement(limits)` says "NOT ENFORCED", why and the fix, for the report); /tmp and /dev/shm
+sized; file descriptors by RLIMIT_NOFILE. After it ends, `process.out_of_memory()` and
+`process.tasks_refused()` say whether it hit them, and `process.release()` removes its cgroup.
+`CappedOutput` keeps what it prints to a bounded head and tail.
+
 This module imports nothing of the rest of the blueprint: the drill and the preview both use it.
 """
 
@@ -124,9 +132,9 @@ class Containment:
         bwrap itself gets no environment (the contained code gets `walls.environment`), and reads its
         options from a memory file (`--args`): on its command line, which every user of the machine
         can read (/proc/<pid>/cmdline), the environment given to the contained code would show.
-        `walls.limits` that need a cgroup get one of their own (limits.py-style notes: `enforcement`);
-        the process joins it before bwrap starts, so nothing inside ever ran outside it. Call
-        `release()` once it has ended (it is also killed and removed then)."""
+        `walls.limits` that need a cgroup get one of their own where one can be made (`enforcement`
+        says which are enforced); the process joins it before bwrap starts, so nothing inside ever
+        runs outside it. Call `release()` once it has ended (what is left is killed, the cgroup removed)."""
         command = self.command(walls, argv)
         cut = command.index("--")
         group = Cgroup.make(walls.limits)
