@@ -454,9 +454,12 @@ def cgroup_place() -> CgroupPlace:
         return CgroupPlace(reason=f"cgroups are Linux's; this is {sys.platform}", fix="run it on Linux")
     own, mounts = _own_cgroups(), _mounts()
     if "" in own and "" in mounts:
-        folder = _v2_place(mounts[""], own[""])
-        if folder is not None:
-            return CgroupPlace(2, folder, folder)
+        # This process's own cgroup (delegated to it), else the hierarchy's root (as root on the
+        # host: the root cgroup is exempt from "no internal processes").
+        for own_path in dict.fromkeys([own[""], "/"]):
+            folder = _v2_place(mounts[""], own_path)
+            if folder is not None:
+                return CgroupPlace(2, folder, folder)
     v1 = {c: os.path.normpath(mounts[c] + own[c]) for c in ("memory", "pids") if c in own and c in mounts}
     v1 = {c: f for c, f in v1.items() if _can_make_child(f)}
     if v1:
