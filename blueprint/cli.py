@@ -23,7 +23,7 @@ from integration_blueprint import __version__
 from integration_blueprint.core.patches import PatchRefused
 from integration_blueprint.plugin import SchemaError
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerError
-from integration_blueprint.preview.language_host import PROGRAM_TIMEOUT_SECONDS
+from integration_blueprint.preview.language_host import PROGRAM_MEMORY_MB, PROGRAM_TASKS, PROGRAM_TIMEOUT_SECONDS
 from integration_blueprint.preview.policy_config import PolicyConfigError
 from integration_blueprint.preview.recording import ProgramError
 from integration_blueprint.preview.reports.formats import FORMATS
@@ -91,7 +91,7 @@ def _run_preview(args: argparse.Namespace) -> int:
     try:
         result = run_preview(_program_dir(args), stack=args.stack, unknowns=args.unknowns, strict=args.strict,
                              timeout=args.timeout, stack_references=dict(args.stack_reference or []),
-                             packs=_pack_requests(args))
+                             packs=_pack_requests(args), program_memory_mb=args.program_memory)
     except Exception as exc:  # noqa: BLE001 - a bug of the tool is reported too, as a tool error
         result = failed_preview(_program_dir(args, required=False), exc, stack=args.stack, unknowns=args.unknowns,
                                 policy_config_path=policy_config_path, strict=args.strict)
@@ -183,6 +183,10 @@ def add_preview_command(subparsers) -> None:
     parser.add_argument("--timeout", type=_seconds, default=PROGRAM_TIMEOUT_SECONDS,
                         help="stop the program (and everything it started) after this many seconds and exit 2 "
                              f"(default: {PROGRAM_TIMEOUT_SECONDS})")
+    parser.add_argument("--program-memory", type=int, default=PROGRAM_MEMORY_MB, metavar="MB",
+                        help="the memory the program's processes may hold together, its language host included; past "
+                             f"it they are ended and the preview exits 2 (default: {PROGRAM_MEMORY_MB}; processes and "
+                             f"threads are capped at {PROGRAM_TASKS}, its output at a bounded head and tail)")
     parser.add_argument("--report", type=_report, action="append", default=[], metavar="FORMAT=FILE",
                         help="also write this run's report in FORMAT to FILE (repeatable), e.g. "
                              "--report sarif=prod.sarif --report markdown=prod.md: one preview, every report")

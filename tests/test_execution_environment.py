@@ -153,9 +153,9 @@ def test_a_handler_that_never_returns_is_ended_with_what_it_started_and_the_next
 def test_memory_past_the_functions_size_ends_the_invocation(staging):
     functions, incidents = environments(staging, """
         def handler(event, context):
-            hog = bytearray(2 * 1024 * 1024 * 1024)
+            hog = b"x" * (2 * 1024 * 1024 * 1024)  # touched, not only reserved: held
             return len(hog)
-    """, memory_mb=256)
+    """, memory_mb=256, timeout=300)  # the kernel's reclaim before it ends it is slow on a busy machine
     with pytest.raises(FunctionCrashed, match="Runtime.OutOfMemory"):
         functions.invoke({}, None)
     functions.close()
@@ -237,7 +237,7 @@ def test_the_preview_names_a_handler_whose_module_or_function_is_not_in_its_arch
 def test_every_guard_says_how_it_is_enforced_contained_or_not():
     for contained in (True, False):
         described = guards(contained)
-        assert set(described) == {"network", "processes", "files", "privileges", "memory", "timeout"}
+        assert {"network", "processes", "files", "privileges", "memory", "timeout", "output"} <= set(described)
         walls = {described[name] for name in ("network", "processes", "files", "privileges")}
         assert all(how.startswith("bubblewrap") if contained else how.startswith("NOT CONTAINED") for how in walls)
 

@@ -165,6 +165,8 @@ class OfflineEngine:
         self.program_stdout = self.program_stderr = ""  # what the program printed (its host sets them)
         # Why the program ran outside the sandbox, as the reports say it (its host sets it); "" when contained.
         self.not_contained = ""
+        self.program_memory_mb: Optional[int] = None  # blueprint preview --program-memory (language_host)
+        self.limit_notes: list[str] = []  # what the program's limits left out or could not bound (language_host)
         self.stack_outputs: dict = {}
         self.root_urn = ""
         self._lock = threading.Lock()

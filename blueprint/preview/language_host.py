@@ -8,15 +8,17 @@ stopped program was waiting for.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Protocol, Sequence
 
-from integration_blueprint.containment import containment
+from integration_blueprint.containment import CappedOutput, Contained, Limits, containment
 from integration_blueprint.preview import loopback_relay, private_channel, process_tree, program_walls
 from integration_blueprint.preview.engine import ROOT_STACK_TYPE, OfflineEngine
 
@@ -29,6 +31,19 @@ DECLARED_AT = re.compile(r" \(declared at (?P<file>/[^\n]+?):(?P<line>\d+)\)")
 # A preview that runs longer is stuck (an input() in the program, a deadlock, an output that never
 # resolves): it is stopped (`blueprint preview --timeout`).
 PROGRAM_TIMEOUT_SECONDS = 600
+# What a program's run may consume, all its processes together (its language host, a TypeScript
+# compiler, what it starts): a program's run needs far less (a large TypeScript program about 2 GB,
+# a few dozen threads); past these it is ended and the preview fails naming the cap.
+PROGRAM_MEMORY_MB = 4096  # blueprint preview --program-memory
+PROGRAM_TASKS = 1024
+PROGRAM_LIMITS = Limits(memory_bytes=PROGRAM_MEMORY_MB * 1024 ** 2, tasks=PROGRAM_TASKS, open_files=4096)
+# What a program prints is kept to its first and last bytes per stream (the report shows them, the
+# cap named between them): a program that prints gigabytes neither fills the disk nor the report.
+OUTPUT_HEAD_BYTES = 512 * 1024
+OUTPUT_TAIL_BYTES = 512 * 1024
+# How long the output of a process that has ended is still read (a daemon it left holding its
+# stdout, outside a sandbox, does not hold the preview).
+OUTPUT_DRAIN_SECONDS = 5
 
 
 @dataclass(frozen=True)
@@ -112,6 +127,30 @@ class ProgramRun:
     stderr: str  # without the lines the exec script tags for the preview
     timed_out: bool = False
     pending: tuple = ()  # (type, name) of each resource a stopped program had declared
+    out_of_memory: bool = False  # ended by the kernel at PROGRAM_LIMITS' memory
+    tasks_refused: int = 0  # new processes or threads refused at PROGRAM_LIMITS' tasks
+    notes: tuple = ()  # what the report says of the limits: output left out, a limit not enforced here
+
+
+def limit_failure(engine: OfflineEngine, done: ProgramRun) -> Optional[ProgramFailure]:
+    """The failure of a run that went past the gate's limits, named with the limit; None if it did not."""
+    limits = program_limits(engine)
+    if done.out_of_memory:
+        return ProgramFailure(f"the program's processes held more than the gate's memory cap "
+                              f"({(limits.memory_bytes or 0) // 1024 ** 2} MiB: its language host and every process it "
+                              "started, together) and were ended by the kernel. A program's preview needs far less: "
+                              "look for what it builds and keeps; `blueprint preview --program-memory MB` raises the cap")
+    if done.tasks_refused:
+        return ProgramFailure(f"the program was refused a new process or thread {done.tasks_refused}x at the gate's cap "
+                              f"of {limits.tasks} processes and threads together: a program's preview needs a few "
+                              "dozen; look for threads or processes started in a loop")
+    return None
+
+
+def program_limits(engine: OfflineEngine) -> Limits:
+    """PROGRAM_LIMITS, with the memory cap `blueprint preview --program-memory` gave."""
+    memory_mb = getattr(engine, "program_memory_mb", None) or PROGRAM_MEMORY_MB
+    return dataclasses.replace(PROGRAM_LIMITS, memory_bytes=memory_mb * 1024 ** 2)
 
 
 def _pending(stderr: str) -> tuple:
@@ -127,46 +166,66 @@ def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[
     group (anything it left running). It runs inside the sandbox (program_walls: `project_dir` and
     `read_only` read-only, the engine's socket and `writable_files` writable) where the machine can
     make one; else as it is, and `engine.not_contained` says why. The engine's token is handed over
-    on a pipe (private_channel); its output goes to files in the run's private folder, so a daemon
-    that keeps them open does not hold the preview."""
+    on a pipe (private_channel). Its output is read as it comes and kept to a bounded head and tail
+    (a daemon that keeps its pipes open does not hold the preview past OUTPUT_DRAIN_SECONDS), and
+    inside the sandbox its memory and processes are bounded (PROGRAM_LIMITS); `notes` say what was
+    left out and what could not be bounded here."""
     engine.working_directory = cwd
     handed = private_channel.hand_over({"engine_token": engine.token})
     env = {**env, private_channel.FD_VARIABLE: str(handed)}
-    folder = Path(engine.folder)
     sandbox = containment()
     relays: Optional[loopback_relay.Relays] = None
-    with open(folder / "program.out", "w+b") as out, open(folder / "program.err", "w+b") as err:
-        try:
-            if sandbox.available:
-                walls = program_walls.program_walls(project_dir=project_dir, cwd=cwd, read_only=read_only,
-                                                    engine_socket=engine.address, writable_files=writable_files,
-                                                    environment=env, pass_fds=(handed,))
-                process = sandbox.popen(walls, argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                        start_new_session=True)
-                inside = process  # bound for the relays' lookup: the sandbox's first process is bwrap's child
-                relays = loopback_relay.Relays(engine.folder, lambda: next(iter(process_tree.descendants(inside.pid)),
-                                                                           None))
-                engine.callbacks.reach = relays.address
-            else:
-                engine.not_contained = program_walls.not_contained_note(sandbox.reason, sandbox.fix)
-                process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                           pass_fds=[handed], start_new_session=True)
-        finally:
-            os.close(handed)
-        try:
-            exited = process_tree.wait(process, timeout)
-        finally:
-            # SIGTERM first: a stopped Python program reports what it awaited
-            process_tree.end(process, sandboxed=sandbox.available)
-            if relays is not None:
-                engine.callbacks.close()
-                relays.close()
-        out.seek(0)
-        err.seek(0)
-        stderr = err.read().decode(errors="replace")
-        return ProgramRun(process.returncode if exited else -1, out.read().decode(errors="replace"),
-                          "".join(line for line in stderr.splitlines(keepends=True) if not line.startswith(PENDING_TAG)),
-                          timed_out=not exited, pending=_pending(stderr))
+    outputs = [CappedOutput(OUTPUT_HEAD_BYTES, OUTPUT_TAIL_BYTES, what=f"the program's {name}")
+               for name in ("stdout", "stderr")]
+    notes: list[str] = []
+    try:
+        if sandbox.available:
+            walls = program_walls.program_walls(project_dir=project_dir, cwd=cwd, read_only=read_only,
+                                                engine_socket=engine.address, writable_files=writable_files,
+                                                environment=env, pass_fds=(handed,))
+            walls = dataclasses.replace(walls, limits=program_limits(engine))
+            notes += [f"the program's {name} was NOT bounded: {how}"
+                      for name, how in sandbox.enforcement(walls.limits).items() if how.startswith("NOT ENFORCED")]
+            process: subprocess.Popen = sandbox.popen(walls, argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                                      stderr=subprocess.PIPE, start_new_session=True)
+            inside = process  # bound for the relays' lookup: the sandbox's first process is bwrap's child
+            relays = loopback_relay.Relays(engine.folder, lambda: next(iter(process_tree.descendants(inside.pid)),
+                                                                       None))
+            engine.callbacks.reach = relays.address
+        else:
+            engine.not_contained = program_walls.not_contained_note(sandbox.reason, sandbox.fix)
+            process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, pass_fds=[handed], start_new_session=True)
+    finally:
+        os.close(handed)
+    process_tree.adopt(process)
+    drains = [threading.Thread(target=output.drain, args=(stream,), daemon=True)
+              for output, stream in zip(outputs, (process.stdout, process.stderr))]
+    for drain in drains:
+        drain.start()
+    try:
+        exited = process_tree.wait(process, timeout)
+    finally:
+        # SIGTERM first: a stopped Python program reports what it awaited
+        process_tree.end(process, sandboxed=sandbox.available)
+        if relays is not None:
+            engine.callbacks.close()
+            relays.close()
+    for drain in drains:
+        drain.join(OUTPUT_DRAIN_SECONDS)
+    out_of_memory = isinstance(process, Contained) and process.out_of_memory()
+    tasks_refused = process.tasks_refused() if isinstance(process, Contained) else 0
+    if isinstance(process, Contained):
+        process.release()
+    for output, name in zip(outputs, ("stdout", "stderr")):
+        if output.left_out:
+            notes.append(f"the program printed {output.total} bytes on {name}: the report keeps the first "
+                         f"{output.head} and the last {output.tail} (the gate's output cap)")
+    stdout, stderr = (output.value().decode(errors="replace") for output in outputs)
+    return ProgramRun(process.returncode if exited else -1, stdout,
+                      "".join(line for line in stderr.splitlines(keepends=True) if not line.startswith(PENDING_TAG)),
+                      timed_out=not exited, pending=_pending(stderr), out_of_memory=out_of_memory,
+                      tasks_refused=tasks_refused, notes=tuple(notes))
 
 
 def timeout_message(engine: OfflineEngine, timeout: float, pending: tuple) -> str:

@@ -80,6 +80,9 @@ class Relays:
         finally:
             listener.close()  # the relay holds both now
             os.close(owner)
+        from integration_blueprint.preview import process_tree  # here: this file also runs as the relay itself
+
+        process_tree.adopt(relay)
         timer = threading.Timer(START_SECONDS, relay.kill)
         timer.start()
         try:
@@ -97,6 +100,9 @@ class Relays:
             for _, relay in self._relays.values():
                 relay.kill()
                 relay.communicate()
+                from integration_blueprint.preview import process_tree
+
+                process_tree.release(relay)
             self._relays.clear()
 
 

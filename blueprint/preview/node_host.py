@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
 
-from integration_blueprint.preview import program_walls
+from integration_blueprint.preview import process_tree, program_walls
 from integration_blueprint.preview.argument_lines import refusals_at_keys
 from integration_blueprint.preview.engine import OfflineEngine
 from integration_blueprint.preview.language_host import (
@@ -61,6 +61,7 @@ from integration_blueprint.preview.language_host import (
     ProgramFailure,
     engine_failure,
     is_gate_file,
+    limit_failure,
     run_program,
     timeout_message,
 )
@@ -163,8 +164,8 @@ def locate_run_entry(node: str, pwd: Path, environ: Mapping[str, str]) -> str:
             return str(entry.resolve())
     script = f"console.log(require.resolve({json.dumps(RUN_ENTRY)}))"
     try:
-        done = subprocess.run([node, "-e", script], cwd=pwd, env=dict(environ), capture_output=True, text=True,
-                              timeout=RESOLVE_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
+        done = process_tree.run([node, "-e", script], cwd=pwd, env=dict(environ), text=True,
+                                timeout=RESOLVE_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         raise ProgramError(f"`node` did not start within {RESOLVE_TIMEOUT_SECONDS} s") from None
     if done.returncode != 0:
@@ -235,6 +236,10 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
     done = run_program(engine, argv, cwd=pwd, env=env, timeout=timeout, project_dir=project_dir, read_only=reads)
     if done.timed_out:
         return ProgramFailure(timeout_message(engine, timeout, done.pending))
+    engine.limit_notes = list(done.notes)
+    if limit_failure(engine, done) is not None:
+        engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
+        return limit_failure(engine, done)
     preload_failure = _tagged_preload_failure(done.stderr)
     if preload_failure is not None:
         return preload_failure
@@ -363,9 +368,8 @@ def with_every_diagnostic(failure: ProgramFailure, *, node: str, pwd: Path, entr
         return failure
     roots = sorted({failure.file} | ({str(entry)} if entry else set()))
     try:
-        done = subprocess.run([node, str(TS_DIAGNOSTICS), str(config), *roots], cwd=pwd, env=dict(env),
-                              capture_output=True, text=True, timeout=TYPE_CHECK_TIMEOUT_SECONDS,
-                              stdin=subprocess.DEVNULL)
+        done = process_tree.run([node, str(TS_DIAGNOSTICS), str(config), *roots], cwd=pwd, env=dict(env),
+                                text=True, timeout=TYPE_CHECK_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return failure
     if done.returncode != 0:  # no compiler to be found: the run's own diagnostics stand

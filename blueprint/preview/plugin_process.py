@@ -41,6 +41,7 @@ class PluginProcess:
                 start_new_session=True)
         finally:
             os.close(handed)
+        process_tree.adopt(self.process)
         stdout = self.process.stdout
         assert stdout is not None  # Popen(stdout=PIPE)
         ready, _, _ = select.select([stdout], [], [], start_timeout)

@@ -8,6 +8,12 @@ WNOWAIT): while it is an unreaped zombie its group id cannot be given to another
 group signal that follows reaches only what the child left behind. A process that made a session of
 its own (a double-forked daemon calling setsid) leaves the group and is out of reach, as it is from
 a terminal's job control.
+
+However the preview ends, its children end with it: each is adopted (`adopt`) by a guardian, a
+small process of the preview's in a session of its own, that holds the read end of a pipe only the
+preview holds open; when the preview is gone (SIGKILL, as CI cancels a job, included) the pipe
+reads as ended and the guardian kills every group still adopted, then exits. A sandboxed child's
+group is bwrap's: its PID namespace, and every process in it, ends with bwrap.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ import os
 import select
 import signal
 import subprocess
+import sys
+import threading
 from pathlib import Path
 from typing import Optional
 
@@ -68,6 +76,89 @@ def end(process: subprocess.Popen, grace: float = TERM_GRACE_SECONDS, *, sandbox
         wait(process, grace)
         _signal_group(process, signal.SIGKILL)
     process.wait()
+    release(process)
+
+
+class _Guardian:
+    """The one guardian of this process's children (started at the first `adopt`)."""
+
+    def __init__(self) -> None:
+        read, self.write = os.pipe()  # both ends close-on-exec: no child but the guardian holds one
+        try:
+            self.process = subprocess.Popen([sys.executable, "-I", "-S", __file__], stdin=read,
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                            start_new_session=True, close_fds=True)
+        finally:
+            os.close(read)
+        self.owner = os.getpid()
+
+    def tell(self, line: str) -> None:
+        try:
+            os.write(self.write, line.encode() + b"\n")  # one short write: atomic on a pipe
+        except OSError:
+            pass
+
+
+_guardian: Optional[_Guardian] = None
+_guardian_lock = threading.Lock()
+
+
+def adopt(process: subprocess.Popen) -> None:
+    """Have `process`'s group killed when this process ends, however it ends (`process` leads a
+    group of its own: start_new_session=True). `end` releases it."""
+    global _guardian
+    with _guardian_lock:
+        if _guardian is None or _guardian.owner != os.getpid():
+            _guardian = _Guardian()
+        guardian = _guardian
+    guardian.tell(f"+{process.pid}")
+
+
+def run(argv: list[str], *, timeout: float, **kwargs) -> subprocess.CompletedProcess:
+    """subprocess.run, its child adopted (it ends with this process however this ends) and its group
+    ended with it (on a timeout too: subprocess.TimeoutExpired, as subprocess.run raises)."""
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, **kwargs)
+    adopt(process)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        end(process, grace=0)
+        raise
+    end(process, grace=0)
+    return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
+
+
+def release(process: subprocess.Popen) -> None:
+    """`process` has ended and been reaped: its group id may be another's now, never to be killed."""
+    with _guardian_lock:
+        guardian = _guardian if _guardian is not None and _guardian.owner == os.getpid() else None
+    if guardian is not None:
+        guardian.tell(f"-{process.pid}")
+
+
+def _guard() -> None:
+    """The guardian: keep the groups the preview adopts, and kill those left when it is gone."""
+    groups: set[int] = set()
+    pending = b""
+    while True:
+        try:
+            data = os.read(0, 4096)
+        except InterruptedError:
+            continue
+        if not data:
+            break
+        pending += data
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            if line[:1] == b"+":
+                groups.add(int(line[1:]))
+            elif line[:1] == b"-":
+                groups.discard(int(line[1:]))
+    for group in groups:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def descendants(pid: int) -> list[int]:
@@ -97,3 +188,8 @@ def _signal_group(process: subprocess.Popen, signum: int) -> None:
         os.killpg(process.pid, signum)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the preview's to handle
+    _guard()

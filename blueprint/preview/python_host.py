@@ -22,6 +22,7 @@ from integration_blueprint.preview.language_host import (
     ProgramFailure,
     ProgramRun,
     engine_failure,
+    limit_failure,
     raised_in_gate,
     run_program,
     timeout_message,
@@ -71,6 +72,10 @@ def run_python_program(engine: OfflineEngine, *, interpreter: list[str], program
     engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
     if done.timed_out:
         return ProgramFailure(timeout_message(engine, timeout, done.pending))
+    engine.limit_notes = list(done.notes)
+    if limit_failure(engine, done) is not None:
+        engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
+        return limit_failure(engine, done)
     if done.returncode == 0 and not engine.failures:
         return None
     return _failure(engine, done)

@@ -228,7 +228,8 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
                    unknowns: bool = False,
                    on_resource: Optional[Callable[[RecordedResource], None]] = None,
                    timeout: float = PROGRAM_TIMEOUT_SECONDS,
-                   stack_references: Optional[Mapping[str, Path]] = None) -> RecordedStack:
+                   stack_references: Optional[Mapping[str, Path]] = None,
+                   program_memory_mb: Optional[int] = None) -> RecordedStack:
     """Run `program` (a Pulumi project directory, or a callable that declares resources) and
     return every resource it registered (each also handed to `on_resource` as it registers). A
     program's process that has not ended after `timeout` seconds is stopped (a ProgramError).
@@ -272,6 +273,7 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
                                secret_keys=program_config.secret_keys, region=region, region_fix=region_fix,
                                unknowns=unknowns, program_dir=program_dir,
                                on_resource=None if locate else on_resource, stack_references=references)
+        engine.program_memory_mb = program_memory_mb
         try:
             return engine, host.run(engine, locate=locate, timeout=timeout)
         except BaseException:  # an interrupted run (Ctrl-C, SIGTERM) ends the plugin and the engine too
@@ -294,7 +296,7 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
                              interpreter=f"{interpreter.argv[0]} ({interpreter.chosen_by})" if interpreter else "",
                              language=runtime, invented=list(engine.invented), stdout=engine.program_stdout,
                              stderr=engine.program_stderr,
-                             notes=[*project_name_notes(manifest), *_provider_notes(engine, interpreter),
+                             notes=[*engine.limit_notes, *project_name_notes(manifest), *_provider_notes(engine, interpreter),
                                     *references.notes(),
                                     *(f"resource hook {hook} asks to run on previews; the offline preview runs no "
                                       "hooks, so what it does was not checked"

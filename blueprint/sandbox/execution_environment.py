@@ -14,10 +14,13 @@ What it may do, and what ends it:
   nothing in the function's process can reach them. The answer goes back as the parsed response.
 - Its timeout: an invocation still running after `enforced_timeout` of real time (the time the
   emulator spends answering its calls not counted: the emulator is far slower than AWS) is ended
-  (the process group killed), `FunctionTimedOut`; its memory size: RLIMIT_AS (what the interpreter
-  started with plus the memory size), `FunctionOutOfMemory`; both are FunctionCrashed, as Lambda
-  counts them (the batch retried, the event sent to its on-failure destination). The next
-  invocation gets a fresh process (a cold start).
+  (the process group killed), `FunctionTimedOut`; its memory size, on everything it holds (a cgroup
+  of the environment's own, containment.Limits; where none can be made, RLIMIT_AS and the report
+  says memory is not enforced), `FunctionOutOfMemory`; both are FunctionCrashed, as Lambda counts
+  them (the batch retried, the event sent to its on-failure destination). The next invocation gets
+  a fresh process (a cold start). Lambda's other limits (`function_limits`): /tmp its ephemeral
+  storage, 1,024 processes and threads, 1,024 file descriptors; what it prints is capped
+  (`function_log`: a bounded head and tail per function).
 - Its walls are made outside it, before its code runs (`function_walls`, integration_blueprint.containment:
   bubblewrap): no network, its own PID namespace (every process it started ends with it), of the
   host's files only its archive, layers, the runtime and the interpreter, read-only, a private
@@ -52,7 +55,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from integration_blueprint.containment import SYSTEM_READ_ONLY, NotContained, Walls, containment
+from integration_blueprint.containment import (
+    SYSTEM_READ_ONLY,
+    CappedOutput,
+    Contained,
+    Limits,
+    NotContained,
+    Walls,
+    cgroup_place,
+    containment,
+)
+from integration_blueprint.core import aws_limits
 from integration_blueprint.sandbox.errors import CodeError, FunctionCrashed, FunctionError, SandboxError
 
 BOOTSTRAP = Path(__file__).with_name("lambda_bootstrap.py")
@@ -71,6 +84,17 @@ INIT_SECONDS = 10.0
 # other waits, less: handlers see TIME_SCALE of their timeout as remaining time.
 TIMEOUT_SCALE = 0.05
 TIMEOUT_FLOOR_SECONDS = 2.0
+# Lambda's /dev/shm is not there to use (multiprocessing's queues fail on it); here it is a small tmpfs.
+SHM_BYTES = 1024 * 1024
+# The sandbox's own processes in a function's cgroup (bwrap, and its PID 1 inside), beyond Lambda's
+# processes-and-threads limit, which counts the function's own.
+SANDBOX_TASKS = 2
+# What a function prints is kept to its first and last bytes (per function, over all its
+# environments); what is between is counted and named, never written: a function that prints
+# gigabytes does not fill the drill's disk.
+LOG_HEAD_BYTES = 256 * 1024
+LOG_TAIL_BYTES = 256 * 1024
+MIB = 1024 * 1024
 
 
 def enforced_timeout(timeout_seconds: float) -> float:
@@ -104,9 +128,11 @@ class Incident:
 
 def guards(contained: bool = True) -> dict[str, str]:
     """Each guard and how it is enforced (a value starting 'NOT CONTAINED' is not: --no-isolation)."""
-    limits = {"memory": "RLIMIT_AS: the interpreter's start plus the function's memory size",
-              "timeout": "the sandbox killed past the enforced timeout"}
+    limits = {"timeout": "the sandbox killed past the enforced timeout",
+              "output": f"the first {LOG_HEAD_BYTES // 1024} KiB and the last {LOG_TAIL_BYTES // 1024} KiB of what each "
+                        "function prints are kept; what is between is counted and named in its log"}
     if contained:
+        limits.update(contained_limits())
         walls = "bubblewrap (integration_blueprint.containment), made before the function's code runs"
         return {
             "network": f"{walls}: a network namespace with nothing in it (not even the host's loopback)",
@@ -122,8 +148,37 @@ def guards(contained: bool = True) -> dict[str, str]:
                      "session survives",
         "files": "NOT CONTAINED (--no-isolation): the function reads and writes as the drill's user",
         "privileges": "NOT CONTAINED (--no-isolation): the drill's user",
+        "memory": "NOT CONTAINED (--no-isolation): RLIMIT_AS only (the address space: a memfd, /tmp or a child "
+                  "process is not counted)",
         **limits,
     }
+
+
+def contained_limits() -> dict[str, str]:
+    """How each of Lambda's limits is enforced on a contained function here, or "NOT ENFORCED" and why."""
+    said = containment().enforcement(function_limits(aws_limits.LAMBDA_MEMORY_DEFAULT_MB,
+                                                     aws_limits.LAMBDA_EPHEMERAL_STORAGE_DEFAULT_MB))
+    place = cgroup_place()
+    if place.memory:
+        said["memory"] = ("its memory size, on everything it holds (heap, memory files, /tmp, /dev/shm, child "
+                          f"processes): {place.how('memory')}; over it, the kernel ends it (Runtime.OutOfMemory)")
+    else:
+        said["memory"] += " (only RLIMIT_AS is set: the address space, not a memfd, /tmp or a child process)"
+    if place.pids:
+        said["processes and threads"] = (f"Lambda's {aws_limits.LAMBDA_PROCESSES_AND_THREADS_MAX}: "
+                                         f"{place.how('pids')}; one more is refused (EAGAIN)")
+    said["file descriptors"] = f"Lambda's {aws_limits.LAMBDA_FILE_DESCRIPTORS_MAX} (RLIMIT_NOFILE)"
+    if not said["/tmp"].startswith("NOT"):
+        said["/tmp"] = ("its ephemeral storage (ephemeralStorage.size, else Lambda's "
+                        f"{aws_limits.LAMBDA_EPHEMERAL_STORAGE_DEFAULT_MB} MB): a tmpfs of that size (ENOSPC past it)")
+    return said
+
+
+def function_limits(memory_mb: int, ephemeral_storage_mb: int) -> Limits:
+    """Lambda's limits for a function of this memory size and ephemeral storage (its /tmp)."""
+    return Limits(memory_bytes=memory_mb * MIB, tasks=aws_limits.LAMBDA_PROCESSES_AND_THREADS_MAX + SANDBOX_TASKS,
+                  open_files=aws_limits.LAMBDA_FILE_DESCRIPTORS_MAX, tmp_bytes=ephemeral_storage_mb * MIB,
+                  shm_bytes=SHM_BYTES)
 
 
 def function_walls(spec: FunctionSpec, runtime_dir: Path, environment: dict, fds: tuple[int, ...]) -> Walls:
@@ -136,7 +191,7 @@ def function_walls(spec: FunctionSpec, runtime_dir: Path, environment: dict, fds
     return Walls(read_only=[*SYSTEM_READ_ONLY, *interpreter, str(BOOTSTRAP), str(spec.code_root),
                             *map(str, folders), *links],
                  hidden=interpreter_packages(), environment=environment, cwd=spec.code_root, network=False,
-                 pass_fds=fds)
+                 pass_fds=fds, limits=function_limits(spec.memory_mb, spec.ephemeral_storage_mb))
 
 
 def interpreter_packages() -> list[str]:
@@ -183,6 +238,7 @@ class FunctionSpec:
     time_scale: float
     # Run inside the sandbox (integration_blueprint.containment); False only with --no-isolation.
     contained: bool = True
+    ephemeral_storage_mb: int = aws_limits.LAMBDA_EPHEMERAL_STORAGE_DEFAULT_MB  # its /tmp
 
 
 def reserved_variables(spec: FunctionSpec, region: str, runtime_dir: Path) -> dict[str, str]:
@@ -222,24 +278,32 @@ def _decode(value: dict) -> Any:
 
 
 class _Ended(Exception):
-    """The environment's process is gone or broke the protocol."""
+    """The environment's process is gone or broke the protocol (`out_of_memory`: the kernel ended it
+    at its memory size)."""
+
+    def __init__(self, message: str, out_of_memory: bool = False):
+        super().__init__(message)
+        self.out_of_memory = out_of_memory
 
 
 class ExecutionEnvironment:
     """One function process: started, initialized, then invoked one event at a time."""
 
     def __init__(self, spec: FunctionSpec, region: str, runtime_dir: Path, answer: Callable[[dict], dict],
-                 on_incident: Callable[[Incident], None], event: Any = None):
+                 on_incident: Callable[[Incident], None], event: Any = None, output: Optional[CappedOutput] = None):
         """Start the process and run its init (the handler's import), whose AWS calls `answer` makes;
         `event` is the invocation that asked for this environment (named in an incident at init)."""
         self.spec = spec
         self.answer = answer
         self.on_incident = on_incident
+        self.output = output or function_log(spec.name)
+        self.memory_bounded = False  # its memory size bounds all it holds (a cgroup), not just RLIMIT_AS
         to_child, self._to_child = os.pipe()
         self._from_child, from_child = os.pipe()
         environment = {**spec.environment, **reserved_variables(spec, region, runtime_dir)}
         command = [sys.executable, "-I", "-S", "-B", "-u", str(BOOTSTRAP), str(to_child), str(from_child)]
         self.folder: Optional[Path] = None
+        self.process: subprocess.Popen
         try:
             if spec.contained:
                 # The real interpreter, not the drill's virtualenv (whose packages it is not given).
@@ -249,6 +313,7 @@ class ExecutionEnvironment:
                                        (to_child, from_child))
                 self.process = containment().popen(walls, command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                                    stderr=subprocess.STDOUT, start_new_session=True)
+                self.memory_bounded = bool(self.process.cgroup and "memory" in self.process.cgroup.folders)
             else:  # --no-isolation: a folder of its own for /tmp, the rest as the drill's user
                 self.folder = Path(spec.staging) / f"env-{spec.name}-{uuid.uuid4().hex[:8]}"
                 tmp = str(self.folder / "tmp")
@@ -271,12 +336,14 @@ class ExecutionEnvironment:
             "readable": [str(p.resolve()) for folder in (*spec.layers, runtime_dir) for p in Path(folder).iterdir()],
             "unreadable": [home] if home not in ("/", "") else [], "tmp": tmp,
             "handler": spec.handler, "archive": spec.archive, "memory_mb": spec.memory_mb,
+            "address_limit": not self.memory_bounded,
             "function_name": spec.name, "function_arn": spec.arn, "time_scale": spec.time_scale})
         self.init_error: Optional[dict] = None
         try:
             message, _ = self._next(time.monotonic() + INIT_SECONDS, "its init (importing the handler)", event)
             if "ready" not in message and "init_error" not in message:
                 raise _Ended("it sent something that is not the sandbox's protocol")
+            self._whole_or_not_at_all()
         except BaseException:
             self.end()
             raise
@@ -286,10 +353,18 @@ class ExecutionEnvironment:
             on_incident(Incident(spec.name, "guard", str(message["unlimited"])[:300]))
 
     def _relay_output(self) -> None:
-        """What the function prints goes to the sandbox's output (the drill's pattern log)."""
+        """What the function prints goes to the sandbox's output (the drill's pattern log), capped."""
         assert self.process.stdout is not None
-        for line in self.process.stdout:
-            sys.stdout.write(f"[{self.spec.name}] {line.decode(errors='replace')}")
+        self.output.drain(self.process.stdout)
+
+    def _whole_or_not_at_all(self) -> None:
+        """An environment the kernel took a process of for memory (a child process it started; on a
+        cgroup v1 host, the one process it chose) is ended whole, as Lambda ends it."""
+        if self._out_of_memory():
+            raise _Ended("a process of it was ended over its memory size", out_of_memory=True)
+
+    def _out_of_memory(self) -> bool:
+        return isinstance(self.process, Contained) and self.process.out_of_memory()
 
     # ---- the protocol ----------------------------------------------------------------------------
 
@@ -319,7 +394,7 @@ class ExecutionEnvironment:
                 continue
             chunk = os.read(self._from_child, 1 << 20)
             if not chunk:
-                raise _Ended(f"its process ended ({self._exit_status()})")
+                raise _Ended(f"its process ended ({self._exit_status()})", out_of_memory=self._out_of_memory())
             self._buffer += chunk
         data, self._buffer = self._buffer[:size], self._buffer[size:]
         return data
@@ -378,6 +453,7 @@ class ExecutionEnvironment:
             self._send({"invoke": {"event": event, "request_id": request_id, "budget_seconds": budget_seconds}},
                        deadline)
             message, deadline = self._next(deadline, f"invocation {request_id}", event)
+            self._whole_or_not_at_all()
         except TimeoutError:
             self.end()  # the process group: whatever it started ends with it
             self.on_incident(Incident(self.spec.name, "timeout", f"still running after {limit:g} s of real time "
@@ -393,7 +469,7 @@ class ExecutionEnvironment:
         if not message.get("fatal"):
             raise FunctionError(error_type, text, CodeError.from_payload(error.get("cause")))
         self.end()  # its process ended with the error (out of memory, an exit)
-        if error_type == "Runtime.OutOfMemory":
+        if error_type == aws_limits.LAMBDA_OUT_OF_MEMORY_ERROR:
             self.on_incident(Incident(self.spec.name, "out-of-memory", f"needed more than its {self.spec.memory_mb} MB",
                                       event))
             raise FunctionOutOfMemory(f"Runtime.OutOfMemory: {text}")
@@ -410,6 +486,12 @@ class ExecutionEnvironment:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+        if isinstance(self.process, Contained):
+            refused = self.process.tasks_refused()
+            if refused:
+                self.on_incident(Incident(self.spec.name, "tasks", f"a new process or thread refused {refused}x at "
+                                          f"Lambda's {aws_limits.LAMBDA_PROCESSES_AND_THREADS_MAX}"))
+            self.process.release()
         for fd in (self._to_child, self._from_child):
             try:
                 os.close(fd)
@@ -494,6 +576,7 @@ class Environments:
         self._all: set[ExecutionEnvironment] = set()
         self._lock = threading.Lock()
         self.started = 0
+        self.output = function_log(spec.name)
         # An init that fails whatever the moment (a module or handler its archive lacks, a syntax
         # error) fails every later invocation the same way: remembered, not started again.
         self._broken: Optional[dict] = None
@@ -525,6 +608,8 @@ class Environments:
             raise
         except _Ended as exc:
             self._discard(environment)
+            if exc.out_of_memory:
+                raise self._out_of_memory(event) from None
             self.on_incident(Incident(self.spec.name, "protocol", str(exc), event))
             raise FunctionCrashed(f"Runtime exited before completing request: {exc}") from None
         except BaseException:
@@ -536,17 +621,27 @@ class Environments:
     def _start(self, event: Any) -> ExecutionEnvironment:
         try:
             environment = ExecutionEnvironment(self.spec, self.region, self.runtime_dir, self.answer, self.on_incident,
-                                               event)
+                                               event, self.output)
         except TimeoutError:
             self.on_incident(Incident(self.spec.name, "timeout", f"its init did not finish within {INIT_SECONDS:g} s",
                                       event))
             raise FunctionTimedOut(f"Init timed out after {INIT_SECONDS:g} seconds") from None
         except _Ended as exc:
+            if exc.out_of_memory:
+                raise self._out_of_memory(event) from None
             raise FunctionCrashed(f"Runtime exited during init: {exc}") from None
         with self._lock:
             self._all.add(environment)
             self.started += 1
         return environment
+
+    def _out_of_memory(self, event: Any) -> FunctionOutOfMemory:
+        """The kernel ended the environment at its memory size (everything it held: heap, memfd, /tmp,
+        child processes), as Lambda ends it."""
+        self.on_incident(Incident(self.spec.name, "out-of-memory", f"held more than its {self.spec.memory_mb} MB "
+                                  "(heap, memory files, /tmp and child processes together)", event))
+        return FunctionOutOfMemory(f"{aws_limits.LAMBDA_OUT_OF_MEMORY_ERROR}: Runtime exited with error: signal: killed "
+                                   f"(over its memory size, {self.spec.memory_mb} MB)")
 
     def _release(self, environment: ExecutionEnvironment) -> None:
         with self._lock:
@@ -574,3 +669,20 @@ class Environments:
             every, self._all, self._idle = list(self._all), set(), []
         for environment in every:
             environment.end()
+        self.output.close()
+
+
+def function_log(name: str) -> CappedOutput:
+    """Where a function's output goes: the drill's output, each line marked with the function's
+    name, its first LOG_HEAD_BYTES as they come and its last LOG_TAIL_BYTES when it is closed."""
+    at_line_start = [True]
+
+    def write(data: bytes) -> None:
+        text = data.decode(errors="replace")
+        marked = []
+        for line in text.splitlines(keepends=True):
+            marked.append(f"[{name}] {line}" if at_line_start[0] else line)
+            at_line_start[0] = line.endswith("\n")
+        sys.stdout.write("".join(marked))
+
+    return CappedOutput(LOG_HEAD_BYTES, LOG_TAIL_BYTES, write, what=f"function {name}'s output")

@@ -10,7 +10,8 @@ Python runtime's boto3; its /tmp; its memory size; the handler), then:
   emulator is reached through the sandbox's pipe, not a socket) and a write outside its /tmp: a
   report for the drill, not a wall (the walls were made outside this process, before it started:
   integration_blueprint.containment);
-- limits its address space (RLIMIT_AS) to what it started with plus the function's memory size;
+- limits its address space (RLIMIT_AS) to what it started with plus the function's memory size, where
+  the drill could not bound all it holds with a cgroup (containment.Limits);
 - imports the handler as Lambda's runtime does (Runtime.ImportModuleError naming the module, or
   Runtime.HandlerNotFound), with every botocore request answered by the sandbox: the request's
   API parameters go to the sandbox, which makes the call against the emulator (journaling it and
@@ -167,17 +168,20 @@ def install_guards(channel, writable, unreadable, readable):
     sys.addaudithook(hook)
 
 
-def limit_memory(memory_mb):
-    """The address space this process has now (the interpreter) plus the function's memory size.
-    Returns None, or why the limit could not be set (no /proc, no RLIMIT_AS on this platform)."""
+def limit_memory(memory_mb, address=True):
+    """No core files; and, where the drill could not bound all it holds (a cgroup), the address
+    space this process has now (the interpreter) plus the function's memory size. Returns None, or
+    why the limit could not be set (no /proc, no RLIMIT_AS on this platform)."""
     try:
         import resource
 
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if not address:
+            return None
         with open("/proc/self/statm") as statm:
             pages = int(statm.read().split()[0])
         limit = pages * os.sysconf("SC_PAGE_SIZE") + memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     except (ImportError, OSError, ValueError, AttributeError) as exc:
         return f"memory NOT IN FORCE: {exc}"
     return None
@@ -402,7 +406,9 @@ def main():
     sys.path[:0] = settings["paths"]
     install_guards(channel, writable=[own_tmp], unreadable=settings["unreadable"],
                    readable=settings["paths"] + settings["readable"] + standard_library)
-    unlimited = limit_memory(settings["memory_mb"])
+    # Where the drill bounds all it holds (a cgroup), no address-space limit: it would end a function
+    # for what it reserved (threads' stacks), not what it holds, which Lambda does not.
+    unlimited = limit_memory(settings["memory_mb"], address=settings.get("address_limit", True))
     answer_calls_through(channel)
     try:
         handler = load_handler(settings["handler"], settings["archive"])

@@ -400,7 +400,9 @@ class Sandbox:
         spec = FunctionSpec(name=function.name, arn=function.arn, handler=function.handler,
                             code_root=function.code_root, archive=_describe_archive(code), layers=layers,
                             environment=declared, timeout=function.timeout, memory_mb=function.memory_mb,
-                            staging=self.staging, time_scale=TIME_SCALE, contained=self.contained)
+                            staging=self.staging, time_scale=TIME_SCALE, contained=self.contained,
+                            ephemeral_storage_mb=int((resource.inputs.get("ephemeralStorage") or {}).get("size")
+                                                     or aws_limits.LAMBDA_EPHEMERAL_STORAGE_DEFAULT_MB))
         environments = Environments(spec, self.region, lay_out(self.staging / "runtime", RUNTIME_PACKAGES),
                                     answer=self._function_calls.answer, on_incident=self.incidents.append)
         self.emulator.on_stop.append(environments.close)

@@ -25,7 +25,8 @@ INCIDENT_WORDS = {"timeout": "ended at its timeout", "out-of-memory": "ended out
                   "connection": "connection refused (only the emulator, through the SDK, is reachable)",
                   "write": "write outside /tmp refused", "read": "read of the user's home refused",
                   "exit": "exited mid-invocation", "protocol": "environment broke down",
-                  "guard": "a guard not in force in its environment"}
+                  "guard": "a guard not in force in its environment",
+                  "tasks": "a process or thread refused at Lambda's limit"}
 
 
 class DrillDeadline(RuntimeError):
@@ -148,9 +149,9 @@ class PatternDriver:
             named = f"; records {sorted(records)[:3]}" if records else ""
             notes.append(f"{function}: {INCIDENT_WORDS.get(kind, kind)} {len(incidents)}x, e.g. {incidents[0].detail}"
                          f"{named}")
-        missing = {name: how for name, how in guards(self.sandbox.contained).items() if how.startswith("NOT CONTAINED")}
+        missing = {name: how for name, how in guards(self.sandbox.contained).items() if how.startswith("NOT ")}
         if missing:
-            notes.append("guards not in force (--no-isolation): " + "; ".join(f"{name}: {how}" for name, how in missing.items()))
+            notes.append("guards not in force: " + "; ".join(f"{name}: {how}" for name, how in missing.items()))
         notes.extend(self.sandbox.layer_notes)
         return notes
 
