@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterable, Optional
 from boto3.dynamodb.types import TypeDeserializer
 
 from integration_blueprint.drill.effects import EffectLog
-from integration_blueprint.drill.world import SETTINGS, body_text, read_world
+from integration_blueprint.drill.world import INFRASTRUCTURE, SETTINGS, body_text, read_world
 from integration_blueprint.sandbox.interception import Journal
 
 # Powertools' idempotency record (aws_lambda_powertools.utilities.idempotency.persistence.dynamodb):
@@ -61,6 +61,9 @@ _VOLATILE_TEXT = (
     ("generated id", re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")),
     ("generated id", re.compile(r"\b[0-9a-f]{32}\b")),
     ("time", re.compile(r"(?<![\w.])[1-3]\d{9}(?:\d{3})?(?:\.\d+)?(?![\w.])")),
+    # Firehose's S3 object names: <prefix>YYYY/MM/DD/HH/<stream>-<version>-YYYY-MM-DD-HH-MM-SS-<uuid>.
+    ("time", re.compile(r"\b\d{4}/\d{2}/\d{2}/\d{2}/")),
+    ("time", re.compile(r"\b\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2}\b")),
 )
 # How many differing places the report shows (the count says how many more).
 SHOWN = 4
@@ -223,21 +226,23 @@ class Difference:
     records: list = field(default_factory=list)  # the records whose ids the values hold
     writers: str = ""  # what the effect log says wrote there (records and deliveries)
     order_dependent: bool = False
+    against: str = "the reference run"  # what `reference` is
+
 
     def describe(self) -> str:
         where = f"{self.place} {self.key}".strip()
         if self.order_dependent:
             what = f"holds {_excerpt(self.here[0])}, an earlier record's value in the reference run's order"
         elif self.key and len(self.here) == 1 and len(self.reference) == 1:
-            what = _field_diff(self.here[0], self.reference[0])
+            what = _field_diff(self.here[0], self.reference[0], self.against)
         elif not self.reference:
-            what = f"{len(self.here)} written here, absent from the reference run: {_excerpt(self.here[0])}"
+            what = f"{len(self.here)} written here, absent from {self.against}: {_excerpt(self.here[0])}"
         elif not self.here:
-            what = f"absent here, {len(self.reference)} in the reference run: {_excerpt(self.reference[0])}"
+            what = f"absent here, {len(self.reference)} in {self.against}: {_excerpt(self.reference[0])}"
         else:
             extra = Counter(canonical(v) for v in self.here) - Counter(canonical(v) for v in self.reference)
             missing = Counter(canonical(v) for v in self.reference) - Counter(canonical(v) for v in self.here)
-            what = f"{len(self.here)} here, {len(self.reference)} in the reference run"
+            what = f"{len(self.here)} here, {len(self.reference)} in {self.against}"
             if extra:
                 text, count = extra.most_common(1)[0]
                 what += f"; e.g. {count} more of {_excerpt(json.loads(text))}"
@@ -253,12 +258,12 @@ def _excerpt(value: Any, limit: int = 90) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _field_diff(here: Any, reference: Any) -> str:
+def _field_diff(here: Any, reference: Any, against: str = "the reference run") -> str:
     if isinstance(here, dict) and isinstance(reference, dict):
         changed = [name for name in sorted(set(here) | set(reference)) if here.get(name) != reference.get(name)]
-        return ", ".join(f"{name} {_excerpt(here.get(name), 40)} here, {_excerpt(reference.get(name), 40)} in the "
-                         "reference run" for name in changed[:3])
-    return f"{_excerpt(here)} here, {_excerpt(reference)} in the reference run"
+        return ", ".join(f"{name} {_excerpt(here.get(name), 40)} here, {_excerpt(reference.get(name), 40)} in {against}"
+                         for name in changed[:3])
+    return f"{_excerpt(here)} here, {_excerpt(reference)} in {against}"
 
 
 @dataclass
@@ -272,6 +277,8 @@ class Comparison:
     markers: list = field(default_factory=list)
     # BOOKKEEPING set aside, by place: (here, in the reference run).
     bookkeeping: dict = field(default_factory=dict)
+    # Resources the run changed or made (a function's calls): their settings against the program's.
+    infrastructure: list = field(default_factory=list)
     places: int = 0  # how many places were compared
     volatile: str = ""  # the fields compared as their kind, named
 
@@ -289,6 +296,11 @@ class Comparison:
                          + (f", records {', '.join(records[:6])}{' ...' if len(records) > 6 else ''}" if records else "")
                          + ": " + " | ".join(d.describe() for d in self.differences[:SHOWN])
                          + (f" | and {len(self.differences) - SHOWN} more" if len(self.differences) > SHOWN else ""))
+        if self.infrastructure:
+            notes.append(f"infrastructure changed during the run (by a function's calls; the reference run may do the "
+                         f"same, the program declares otherwise): {len(self.infrastructure)} resource(s): "
+                         + " | ".join(d.describe() for d in self.infrastructure[:SHOWN])
+                         + (f" | and {len(self.infrastructure) - SHOWN} more" if len(self.infrastructure) > SHOWN else ""))
         if self.order_dependent:
             notes.append("outcome depends on delivery order (the last writer wins, not a duplicate): "
                          + " | ".join(d.describe() for d in self.order_dependent[:SHOWN]))
@@ -442,11 +454,32 @@ def judge_outcome(report: Any, driver: Any, here: Outcome, reference: Outcome,
         if varies:
             comparison = compare(masked(here, varies), masked(reference, varies), driver.records_in,
                                  driver.effect_log_of_run())
-    report.outcome_differences = len(comparison.differences)
+    declared = getattr(driver, "declared_infrastructure", None)
+    if declared is not None:
+        comparison.infrastructure = infrastructure_changes(here, declared)
+    report.outcome_differences = len(comparison.differences) + len(comparison.infrastructure)
     report.order_dependent = len(comparison.order_dependent)
     report.notes.extend(comparison.notes())
     _without_effect_not_lost(report, driver, comparison)
     return comparison
+
+
+# What infrastructure_changes holds a resource's settings to.
+DECLARED = "the program (as the sandbox realized it, before any function ran)"
+
+
+def infrastructure_changes(here: Outcome, declared: dict[str, list]) -> list[Difference]:
+    """Each resource whose settings differ from `declared` (world.infrastructure as the sandbox
+    realized the program, before any function ran), or that was made during the run."""
+    now = {place: keyed[SETTINGS] for place, keyed in here.places.items()
+           if SETTINGS in keyed and any(place.startswith(f"{kind} ") for kind in INFRASTRUCTURE)}
+    changes = []
+    for place in sorted(set(now) | set(declared)):
+        mine = list(now.get(place, []))
+        theirs = [normalized(value, place, "", Volatile()) for value in declared.get(place, [])]
+        if Counter(canonical(v) for v in mine) != Counter(canonical(v) for v in theirs):
+            changes.append(Difference(place, SETTINGS, mine, theirs, against=DECLARED))
+    return changes
 
 
 def _without_effect_not_lost(report: Any, driver: Any, comparison: Comparison) -> None:
@@ -454,7 +487,7 @@ def _without_effect_not_lost(report: Any, driver: Any, comparison: Comparison) -
     the outcome says so: a conditional write refused for an older version (v1 after v2), a record
     whose effect a later one overwrites, leaves the state the reference run left."""
     without_effect = sorted(getattr(driver, "without_effect", None) or ())
-    if not without_effect or comparison.differences or report.lost != len(without_effect):
+    if not without_effect or comparison.differences or comparison.infrastructure or report.lost != len(without_effect):
         return
     report.lost = 0
     report.processed_once += len(without_effect)

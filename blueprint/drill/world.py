@@ -21,7 +21,7 @@ import hashlib
 import json
 from collections import defaultdict
 from decimal import Decimal
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 # Fields set aside wherever they appear (moto's attribute names and AWS's), with why. Each differs
 # between two correct runs by how the deliveries went, not by what the code did.
@@ -41,6 +41,7 @@ SET_ASIDE: dict[str, str] = {
     "ApproximateNumberOfMessagesDelayed": "a count of the queue's messages, which are compared themselves",
     "ItemCount": "a count of the table's items, which are compared themselves",
     "TableSizeBytes": "the size of the table's items, which are compared themselves",
+    "IndexSizeBytes": "the size of an index's items, which are compared themselves",
 }
 
 # The contents of what the drill itself feeds and drains are its input and the pattern's retry
@@ -50,6 +51,13 @@ SET_ASIDE: dict[str, str] = {
 DRIVEN = ("records of each stream a mapping reads (the drill's input)",
           "messages of the component's own queues (its lanes and DLQs: the driver checks what is parked)",
           "executions of the program's state machines (the drill starts them)")
+
+# Set aside in the models of a service without a reader of its own (and only there: never in what a
+# function wrote, an item's or a message's own fields).
+GENERIC_SET_ASIDE: dict[str, str] = {
+    "id": "a model's id is drawn by the emulator (an SES message id)",
+    "message_id": "a message id is drawn per send",
+}
 
 # Services whose backends hold nothing of a run's own (moto's control API, credentials).
 NOT_STATE = {"moto_api", "sts"}
@@ -94,6 +102,17 @@ def read_world(sandbox: Any, own_queues: Iterable[str] = ()) -> World:
     return world
 
 
+# The kinds of resource whose settings are the program's infrastructure: a function changing one (a
+# queue's redrive re-pointed) or making one (a queue of its own) changed what the program declares.
+INFRASTRUCTURE = ("table", "bucket", "queue", "stream", "topic", "state machine", "function", "mapping")
+
+
+def infrastructure(world: World) -> dict[str, list]:
+    """The settings of every resource of an INFRASTRUCTURE kind in `world`, by place."""
+    return {place: list(keyed[SETTINGS]) for place, keyed in world.items()
+            if SETTINGS in keyed and any(place.startswith(f"{kind} ") for kind in INFRASTRUCTURE)}
+
+
 def _tables(world: World, backend: Any, **_: Any) -> None:
     for name, table in list(backend.tables.items()):
         place = f"table {name}"
@@ -101,7 +120,7 @@ def _tables(world: World, backend: Any, **_: Any) -> None:
         keys = [k for k in (table.hash_key_attr, table.range_key_attr) if k]
         for item in table.all_items():
             values = item.to_regular_json()
-            world[place][", ".join(f"{k}={_scalar(values.get(k))}" for k in keys)].append(plain(values))
+            world[place][", ".join(f"{k}={_scalar(values.get(k))}" for k in keys)].append(data(values))
 
 
 def _buckets(world: World, backend: Any, **_: Any) -> None:
@@ -117,7 +136,7 @@ def _buckets(world: World, backend: Any, **_: Any) -> None:
                     continue
                 metadata = {k.lower(): v for k, v in dict(getattr(version, "metadata", {}) or {}).items()
                             if k.lower().startswith(USER_METADATA)}
-                world[place][key].append({"body": body_text(value), "metadata": plain(metadata)})
+                world[place][key].append({"body": body_text(value), "metadata": data(metadata)})
         for upload in list(bucket.multiparts.values()):  # started, neither completed nor aborted
             world[place][f"(multipart upload) {upload.key_name}"].append(
                 {"parts": len(getattr(upload, "parts", {}) or {})})
@@ -131,7 +150,7 @@ def _queues(world: World, backend: Any, *, own: set, **_: Any) -> None:
             continue
         for message in list(queue._messages):  # every message, in flight or not (moto keeps them here)
             world[place][""].append({"body": body_text(message.body),
-                                     "attributes": plain(message.message_attributes),
+                                     "attributes": data(message.message_attributes),
                                      "group": message.group_id})
 
 
@@ -154,7 +173,7 @@ def _topics(world: World, backend: Any, **_: Any) -> None:
         place = f"topic {_last(arn)}"
         world[place][SETTINGS].append(plain({"fifo": topic.fifo_topic, "policy": topic.policy,
                                              "delivery_policy": topic.delivery_policy}))
-        sent = [{"message": body_text(m), "subject": s, "attributes": plain(a), "group": g}
+        sent = [{"message": body_text(m), "subject": s, "attributes": data(a), "group": g}
                 for _, m, s, a, g in list(topic.sent_notifications)]
         if topic.fifo_topic:
             # moto keeps each publish; SNS drops a FIFO repeat (its deduplication id) within 5 minutes.
@@ -173,7 +192,7 @@ def _state_machines(world: World, backend: Any, *, started: set, **_: Any) -> No
         if machine.name in started:
             continue
         for execution in list(machine.executions):
-            world[place][""].append(plain({"name": execution.name, "input": execution.execution_input}))
+            world[place][""].append(data({"name": execution.name, "input": execution.execution_input}))
 
 
 def _lambda(world: World, backend: Any, **_: Any) -> None:
@@ -214,14 +233,15 @@ def _sandbox_functions(world: World, sandbox: Any) -> None:
 def _generic(world: World, service: str, backend: Any) -> None:
     """A service without a reader of its own: each collection its backend holds (SES's sent
     messages, Firehose's delivery streams, EventBridge's rules), model by model."""
+    set_aside = {**SET_ASIDE, **GENERIC_SET_ASIDE}
     for name, value in sorted(vars(backend).items()):
-        if name.startswith("_") or name in SET_ASIDE:
+        if name.startswith("_") or name in set_aside:
             continue
         if isinstance(value, dict) and value:
             for key, model in list(value.items()):
-                world[f"{service} {name}"][str(key)].append(plain(model))
+                world[f"{service} {name}"][str(key)].append(plain(model, set_aside=set_aside))
         elif isinstance(value, (list, tuple, set)) and value:
-            world[f"{service} {name}"][""].extend(plain(model) for model in list(value))
+            world[f"{service} {name}"][""].extend(plain(model, set_aside=set_aside) for model in list(value))
 
 
 _READERS: dict[str, Callable[..., None]] = {
@@ -229,11 +249,17 @@ _READERS: dict[str, Callable[..., None]] = {
     "stepfunctions": _state_machines, "lambda": _lambda, "iam": _iam}
 
 
-def plain(value: Any, depth: int = 0, seen: frozenset = frozenset()) -> Any:
-    """`value` as JSON-like data: a model as its public attributes (SET_ASIDE dropped), bytes as
-    text, a datetime as ISO text; a backend, a callable or a lock as nothing."""
+def data(value: Any) -> Any:
+    """What a function wrote (an item, a message's attributes), as JSON-like data, every field kept."""
+    return plain(value, set_aside={})
+
+
+def plain(value: Any, depth: int = 0, seen: frozenset = frozenset(), set_aside: Optional[dict] = None) -> Any:
+    """`value` as JSON-like data: a model as its public attributes (`set_aside`, by default
+    SET_ASIDE, dropped), bytes as text, a datetime as ISO text; a backend or a callable as nothing."""
     from moto.core.base_backend import BaseBackend
 
+    set_aside = SET_ASIDE if set_aside is None else set_aside
     if value is None or isinstance(value, (bool, int, float, str, Decimal)):
         return value
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -244,16 +270,16 @@ def plain(value: Any, depth: int = 0, seen: frozenset = frozenset()) -> Any:
         return None
     seen = seen | {id(value)}
     if isinstance(value, dict):
-        return {str(k): plain(v, depth + 1, seen) for k, v in list(value.items()) if str(k) not in SET_ASIDE}
+        return {str(k): plain(v, depth + 1, seen, set_aside) for k, v in list(value.items()) if str(k) not in set_aside}
     if isinstance(value, (list, tuple)):
-        return [plain(v, depth + 1, seen) for v in list(value)]
+        return [plain(v, depth + 1, seen, set_aside) for v in list(value)]
     if isinstance(value, (set, frozenset)):
-        return sorted((plain(v, depth + 1, seen) for v in list(value)), key=lambda v: json.dumps(v, default=str))
+        return sorted((plain(v, depth + 1, seen, set_aside) for v in list(value)), key=lambda v: json.dumps(v, default=str))
     attributes = getattr(value, "__dict__", None)
     if attributes is None:
         return str(value)
-    return {k: plain(v, depth + 1, seen) for k, v in list(attributes.items())
-            if not k.startswith("_") and k not in SET_ASIDE and not callable(v)}
+    return {k: plain(v, depth + 1, seen, set_aside) for k, v in list(attributes.items())
+            if not k.startswith("_") and k not in set_aside and not callable(v)}
 
 
 def body_text(body: Any) -> str:

@@ -32,6 +32,7 @@ from integration_blueprint.drill.patterns.stream_ledger import (
 from integration_blueprint.drill.report import PatternReport
 from integration_blueprint.drill.samples import SAMPLE_PARTITION_KEY, SampleIndex, identifying_values, partition_key_of
 from integration_blueprint.drill.team_errors import EarlyStop, distinct_errors, summary
+from integration_blueprint.drill.world import infrastructure, read_world
 from integration_blueprint.handlers.runtime import config as handler_config
 from integration_blueprint.handlers.runtime.billing import Charge
 from integration_blueprint.preview.recording import RecordedStack
@@ -75,6 +76,9 @@ class TeamCodeDriver(PatternDriver):
             options = dataclasses.replace(options, records=len(self.sample))
         super().__init__(sandbox, options, faults, rng)
         self.index = SampleIndex()  # every record the drill sends, by its payload
+        # The infrastructure as realized from the program, before any of the team's code ran: what
+        # the judge holds the end state's settings to (drill/outcomes.py, infrastructure_changes).
+        self.declared_infrastructure = infrastructure(read_world(sandbox, self.own_queue_urls()))
         self.early_stop: Optional[EarlyStop] = None  # made at the first deadline check, once the lane runs
 
     def sample_note(self) -> list[str]:
