@@ -3,9 +3,15 @@ state it left, whatever API made it, and a change to the infrastructure is named
 
 import io
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
+from integration_blueprint.drill import samples
 from integration_blueprint.drill.outcomes import Outcome, Snapshot, compare, infrastructure_changes
+from integration_blueprint.drill.report import DrillOptions
+from integration_blueprint.drill.runner import run_drill
 from integration_blueprint.drill.world import SET_ASIDE, infrastructure, read_world
 from integration_blueprint.sandbox.emulator import running_emulator
 from integration_blueprint.sandbox.interception import Journal
@@ -95,3 +101,51 @@ def test_powertools_records_are_set_aside_whichever_run_has_them_and_however_man
     assert not comparison.differences
     assert any("set aside as bookkeeping" in note and "table idempotency: 48 here, 20 in the reference run" in note
                for note in comparison.notes())
+
+
+WORLD_PROGRAM = Path(__file__).parent / "fixtures" / "world_program"
+
+
+@pytest.mark.slow
+def test_verdicts_rest_on_the_whole_world_and_hold_both_ways():
+    program = WORLD_PROGRAM
+    report = run_drill(DrillOptions(
+        stack="drill", program_dir=program, records=20, seed=5, duplicates=0.2, crashes=2, transient=0.02,
+        samples={"version-guarded": samples.load(program / "samples" / "order_changes.jsonl"),
+                 "shared-idempotency-key": samples.load(program / "samples" / "customer_orders.jsonl")},
+        partition_keys={"version-guarded": "order_id"}), workers=2)
+    by_instance = {pattern.component: pattern for pattern in report.patterns.values()}
+    notes = {name: " | ".join(pattern.notes) for name, pattern in by_instance.items()}
+
+    # A payment row per delivery through PartiQL: no extractor knows ExecuteStatement; the world does.
+    paid = by_instance["partiql-pays-twice"]
+    assert not paid.passed and paid.outcome_differences > 0, notes["partiql-pays-twice"]
+    assert "pk=payment#<generated id>" in notes["partiql-pays-twice"]
+
+    # A queue of its own and its lanes re-pointed there: named against the program, though the
+    # reference run does the same.
+    moved = by_instance["reconfigures-its-lanes"]
+    assert not moved.passed, notes["reconfigures-its-lanes"]
+    assert "infrastructure changed during the run" in notes["reconfigures-its-lanes"]
+    assert "queue elsewhere (settings): 1 written here, absent from the program" in notes["reconfigures-its-lanes"]
+    assert "RedrivePolicy" in notes["reconfigures-its-lanes"]
+
+    # Version-guarded upserts keyed by order as their producer keys them: v1 after v2 is a no-op.
+    guarded = by_instance["version-guarded"]
+    assert guarded.passed and guarded.lost == 0, notes["version-guarded"]
+    assert "partition key: each record's 'order_id'" in notes["version-guarded"]
+    assert guarded.injected["duplicates"] > 0 and guarded.injected["crashes"] > 0
+
+    # A whole-event @idempotent around a conditional put: Powertools' records differ in number, set aside.
+    whole = by_instance["whole-event-idempotent"]
+    assert whole.passed, notes["whole-event-idempotent"]
+    assert "set aside as bookkeeping, whichever run has them" in notes["whole-event-idempotent"]
+
+    # An idempotency key shared by different events: said so, with the key, no negative counts.
+    shared = by_instance["shared-idempotency-key"]
+    assert not shared.passed and shared.conflicts_sent == shared.conflicts_parked == 0
+    assert shared.notes[0].startswith("8 record(s) parked as conflicting duplicates"), shared.notes[0]
+    assert "your idempotency key is not unique per event" in shared.notes[0]
+    assert 'business:"cust-00' in shared.notes[0]
+    assert "UnrecognizedRetryMessage" not in notes["shared-idempotency-key"]
+    assert not any(problem.startswith("-") for problem in shared.problems())
