@@ -21,7 +21,7 @@ REGION = "eu-west-1"
 
 def _no_program():
     """What Snapshot reads of a sandbox: no recorded tables (keys come from the emulator itself)."""
-    return SimpleNamespace(recorded=SimpleNamespace(of_type=lambda _type: []), kinesis_mappings=[], sqs_mappings=[],
+    return SimpleNamespace(recorded=SimpleNamespace(of_type=lambda _type: [], resources=[]), kinesis_mappings=[], sqs_mappings=[],
                            functions={}, state_machines={})
 
 

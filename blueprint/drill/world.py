@@ -50,7 +50,9 @@ SET_ASIDE: dict[str, str] = {
 # what is parked), the executions of the state machines it starts. Their settings are compared.
 DRIVEN = ("records of each stream a mapping reads (the drill's input)",
           "messages of the component's own queues (its lanes and DLQs: the driver checks what is parked)",
-          "executions of the program's state machines (the drill starts them)")
+          "executions of the program's state machines (the drill starts them)",
+          "objects of the component's own buckets (a Map's input files, which the drill writes with its duplicate "
+          "rows, and the results its executions write)")
 
 # Set aside in the models of a service without a reader of its own (and only there: never in what a
 # function wrote, an item's or a message's own fields).
@@ -90,12 +92,13 @@ def read_world(sandbox: Any, own_queues: Iterable[str] = ()) -> World:
     own = {_last(q) for q in own_queues}
     fed_streams = {m.stream_name for m in getattr(sandbox, "kinesis_mappings", [])}
     started = set(getattr(sandbox, "state_machines", {}).values())
+    own_buckets = component_buckets(getattr(sandbox, "recorded", None))
     for service, backend in backends():
         reader = _READERS.get(service)
         if service in NOT_STATE:
             continue
         if reader is not None:
-            reader(world, backend, own=own, fed_streams=fed_streams, started=started)
+            reader(world, backend, own=own, fed_streams=fed_streams, started=started, own_buckets=own_buckets)
         else:
             _generic(world, service, backend)
     _sandbox_functions(world, sandbox)
@@ -123,11 +126,22 @@ def _tables(world: World, backend: Any, **_: Any) -> None:
             world[place][", ".join(f"{k}={_scalar(values.get(k))}" for k in keys)].append(data(values))
 
 
-def _buckets(world: World, backend: Any, **_: Any) -> None:
+def component_buckets(recorded: Any) -> set[str]:
+    """The buckets a blueprint component declares (not the program's own): DRIVEN."""
+    if recorded is None:
+        return set()
+    components = {r.urn for r in recorded.resources if r.type.startswith("blueprint:index:")}
+    return {str(r.outputs.get("bucket")) for token in ("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2")
+            for r in recorded.of_type(token) if r.parent in components}
+
+
+def _buckets(world: World, backend: Any, *, own_buckets: set, **_: Any) -> None:
     for name, bucket in list(backend.buckets.items()):
         place = f"bucket {name}"
         settings = {k: v for k, v in vars(bucket).items() if k not in ("keys", "multiparts") and not k.startswith("_")}
         world[place][SETTINGS].append(plain(settings))
+        if name in own_buckets:
+            continue
         for key in list(bucket.keys):
             for version in bucket.keys.getlist(key, []):
                 value = getattr(version, "value", None)
