@@ -235,10 +235,13 @@ def _run_drill(args: argparse.Namespace) -> int:
         print("error: --records must be at least 1", file=sys.stderr)
         return 2
     sample_files = dict(samples.parse_option(text) for text in args.sample_records or [])
+    loaded = {name: samples.load(path) for name, path in sample_files.items()}
+    partition_keys = dict(samples.parse_partition_key(text) for text in args.partition_key or [])
+    samples.check_partition_keys(partition_keys, loaded)
     options = DrillOptions(stack=args.stack, records=args.records, seed=args.seed, duplicates=args.duplicates,
                            poison=args.poison, transient=args.transient, crashes=args.crashes,
                            conflicts=args.conflicts, program_dir=_program_dir(args),
-                           samples={name: samples.load(path) for name, path in sample_files.items()},
+                           samples=loaded, partition_keys=partition_keys,
                            isolation=not args.no_isolation)
     bar = None if args.no_progress else ProgressBar()
     # SIGTERM (a CI job cancelled, `kill`) unwinds like Ctrl-C: the pattern processes are stopped
@@ -302,6 +305,11 @@ def add_drill_command(subparsers) -> None:
                              "record's data, a FIFO message body, a Map item's row); each sent once, with the "
                              "faults; repeat per component. Shapes and attribution: docs/drill.md "
                              "(`blueprint docs drill`)")
+    parser.add_argument("--partition-key", action="append", metavar="[COMPONENT=]FIELD",
+                        help="the field of a stream component's records its producer keys them by (Kinesis keeps one "
+                             "key's records in order on one shard); a dotted path reaches into objects; without "
+                             "COMPONENT, every stream component running your code. Default: your own records "
+                             "(--sample-records) under one key, in the file's order; the drill's own by account")
     parser.add_argument("--workers", type=int, default=None,
                         help="patterns run in parallel processes (default: one per pattern; 1 runs them in this process)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")

@@ -63,6 +63,21 @@ def test_a_sample_file_is_json_lines_of_objects_each_given_once(tmp_path):
     assert samples.parse_option("orders=s/o.jsonl") == ("orders", Path("s/o.jsonl"))
 
 
+def test_a_partition_key_is_a_field_every_record_it_keys_has_or_the_drill_refuses_naming_the_record():
+    records = {"orders": [{"order_id": "o-1", "customer": {"id": "c-1"}}, {"order_id": "o-2", "customer": {}}]}
+
+    assert samples.parse_partition_key("orders=order_id") == ("orders", "order_id")
+    assert samples.parse_partition_key("customer.id") == ("", "customer.id")  # every stream component
+    assert samples.partition_key_of(records["orders"][0], "customer.id") == "c-1"
+    samples.check_partition_keys({"orders": "order_id"}, records)
+    with pytest.raises(SandboxError, match=r"record 2 of --sample-records orders has no 'customer.id'"):
+        samples.check_partition_keys({"": "customer.id"}, records)
+    with pytest.raises(SandboxError, match="the drill's own stream records have the fields eventId, account"):
+        samples.check_partition_keys({"payments": "order_id"}, records)  # no records of its own given
+    with pytest.raises(SandboxError, match="expected FIELD or COMPONENT=FIELD"):
+        samples.parse_partition_key("orders=")
+
+
 def test_a_record_is_found_by_its_payload_and_named_by_the_values_only_it_holds():
     index = samples.SampleIndex()
     for n, (order, merchant) in enumerate((("o-1001", "m-77"), ("o-1002", "m-77")), start=1):

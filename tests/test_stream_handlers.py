@@ -155,6 +155,28 @@ def test_the_same_event_id_with_another_payload_is_parked_with_the_conflict_name
     assert env.messages(env.retry_url) == []
 
 
+def test_a_parked_conflicting_duplicate_redriven_by_the_runbook_is_recognised_and_parked_again_with_its_reason(env):
+    from integration_blueprint.redrive.stream import redrive_stream
+
+    env.put({"eventId": "e-1", "amount": 5}, {"eventId": "e-1", "amount": 7})
+    handler = env.idempotent_handler()
+    env.stream_mapping(handler, batch_size=10).drain()
+
+    moved = redrive_stream(env.sqs, env.kinesis, env.unrecoverable_url, env.retry_url)
+    retry = env.retry_mapping(handler)
+    retry.drain()
+
+    assert len(moved.moved) == 1
+    assert retry.stats.invocations == 1 and retry.stats.messages_failed == 0  # recognised at once, not failed
+    [again] = [json.loads(m["Body"]) for m in env.messages(env.unrecoverable_url)]
+    assert again["error"]["type"] == "ConflictingDuplicate"
+    assert 'idempotency key business:"e-1" was already applied with a different payload' in again["error"]["message"]
+    assert json.loads(base64.b64decode(again["data"]))["amount"] == 7
+    assert env.balance() == (5, 1)  # neither applied nor skipped
+    assert "UnrecognizedRetryMessage" not in env.log.getvalue()
+    assert env.messages(env.retry_url) == []
+
+
 def test_a_message_that_is_not_an_on_failure_record_is_failed_until_it_is_unrecoverable(env):
     env.sqs.send_message(QueueUrl=env.retry_url, MessageBody='{"hello": "world"}')
 

@@ -1,21 +1,28 @@
-"""Judging a run by its outcome: the final state of everything the functions wrote, after the
-faulted run, against a reference run of the same code on the same records, each delivered once in
-the lane's order with no faults (the runner runs it in a fresh sandbox of the same stack).
+"""Judging a run by its outcome: the final state of the whole emulator after the faulted run, against
+a reference run of the same code on the same records, each delivered once in the lane's order with
+no faults (the runner runs it in a fresh sandbox of the same stack).
 
-What is compared (`snapshot`), for every place a function wrote to in either run (its journal):
-- DynamoDB: every item of each table written to;
-- S3: each object written (its body);
-- SQS: the messages left in each queue sent to (bodies and counts), the component's own lanes aside;
-- SNS, EventBridge, Kinesis, Step Functions starts and asynchronous invokes: the successful puts, as
-  the journal recorded them (a repeat with the same deduplication id or execution name counts once,
-  as AWS drops it).
+What is compared (`Snapshot`): the emulator's whole world, read from its own state (drill/world.py):
+every table's items, every bucket's objects, the messages left in every queue, the records of every
+stream, what every topic was sent, every state machine's executions, every function and mapping,
+each resource's settings (a queue's redrive, a mapping's batch size) and whatever any other service
+holds (SES's sent messages, a Firehose stream, a queue or a function a handler created). Nothing
+depends on knowing which operation wrote: a PartiQL INSERT is an item like any other. Beside it,
+from the journal, the events put on EventBridge buses (delivered, not stored: the emulator keeps
+none).
 
-Fields that differ between two runs by nature are recognised and named, never dropped silently:
-time-like values (ISO timestamps, epoch seconds or milliseconds of this century), generated ids
-(UUIDs, 32-hex tokens), a table's TTL attribute, and Powertools' idempotency bookkeeping (the
-record's `status`, `expiration`, `in_progress_expiration`). They are compared as their kind
-(`<time>`, `<uuid>`), so a row written twice with two timestamps is one row, and a row keyed by a
-fresh uuid per delivery is two.
+Set aside, each named in one place:
+- world.SET_ASIDE: fields that count deliveries (receipt handles, sequence numbers, receive counts)
+  or are derived from what is compared (item and message counts);
+- world.DRIVEN: the contents of what the drill itself feeds (its streams, the component's lanes,
+  the executions it starts), their settings compared;
+- BOOKKEEPING: Powertools' idempotency records (the runtime's own are Powertools records too),
+  whichever run has them, counted in the report.
+
+Fields that differ between two runs by nature are compared as their kind and named, never dropped
+silently: time-like values (ISO timestamps, epoch seconds or milliseconds of this century),
+generated ids (UUIDs, 32-hex tokens), a table's TTL attribute. So a row written twice with two
+timestamps is one row, and a row keyed by a fresh uuid per delivery is two.
 
 A place that differs names the records whose ids its values hold (`records_in`), and, with the
 effect log of the team's code (drill/effects.py), the records that wrote to it in several
@@ -26,7 +33,6 @@ such, not as a duplicate.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections import Counter, defaultdict
@@ -37,12 +43,16 @@ from typing import Any, Callable, Iterable, Optional
 from boto3.dynamodb.types import TypeDeserializer
 
 from integration_blueprint.drill.effects import EffectLog
+from integration_blueprint.drill.world import INFRASTRUCTURE, SETTINGS, body_text, read_world
 from integration_blueprint.sandbox.interception import Journal
 
 # Powertools' idempotency record (aws_lambda_powertools.utilities.idempotency.persistence.dynamodb):
-# the attributes its layer rewrites on every attempt, and the statuses that mark an item as one.
-POWERTOOLS_BOOKKEEPING = ("status", "expiration", "in_progress_expiration")
+# an item with one of its statuses and an expiry. How the layer claims a record, not what the record
+# asked for: set aside whichever run has it, and however many (a key hashed from the whole event
+# makes one per delivery).
 _POWERTOOLS_STATUSES = {"INPROGRESS", "COMPLETED", "EXPIRED"}
+_POWERTOOLS_EXPIRY = "expiration"
+BOOKKEEPING = "Powertools idempotency records (the handler runtime's own included)"
 
 # Epoch times of this century's first half, in seconds or milliseconds: 2001-09-09 .. 2096-10-02.
 _EPOCH_SECONDS = (1_000_000_000, 4_000_000_000)
@@ -51,15 +61,12 @@ _VOLATILE_TEXT = (
     ("generated id", re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")),
     ("generated id", re.compile(r"\b[0-9a-f]{32}\b")),
     ("time", re.compile(r"(?<![\w.])[1-3]\d{9}(?:\d{3})?(?:\.\d+)?(?![\w.])")),
+    # Firehose's S3 object names: <prefix>YYYY/MM/DD/HH/<stream>-<version>-YYYY-MM-DD-HH-MM-SS-<uuid>.
+    ("time", re.compile(r"\b\d{4}/\d{2}/\d{2}/\d{2}/")),
+    ("time", re.compile(r"\b\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2}\b")),
 )
-# Bodies above this are compared by their SHA-256.
-OBJECT_TEXT_LIMIT = 65_536
 # How many differing places the report shows (the count says how many more).
 SHOWN = 4
-
-_DYNAMODB = {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
-_S3 = {"PutObject", "CopyObject", "DeleteObject"}
-_SQS = {"SendMessage", "SendMessageBatch"}
 
 
 @dataclass
@@ -79,12 +86,13 @@ class Volatile:
 @dataclass
 class Outcome:
     """The final state of one run: place ('table X', 'bucket Y', 'queue Z', 'topic T') -> key ->
-    the values found there (one for an item or object; each message's body for a queue)."""
+    the values found there (one for an item or object; each message's body for a queue; a
+    resource's configuration under world.SETTINGS)."""
 
     places: dict = field(default_factory=dict)
     # What the run's puts wrote to each item or object on the way (for telling an order dependency).
     history: dict = field(default_factory=lambda: defaultdict(set))
-    bookkeeping: set = field(default_factory=set)  # (place, key) of each Powertools idempotency record
+    bookkeeping: Counter = field(default_factory=Counter)  # place -> Powertools records set aside there
     volatile: Volatile = field(default_factory=Volatile)
 
 
@@ -122,122 +130,78 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
+def is_bookkeeping(value: Any) -> bool:
+    """A Powertools idempotency record (BOOKKEEPING)."""
+    return isinstance(value, dict) and value.get("status") in _POWERTOOLS_STATUSES and _POWERTOOLS_EXPIRY in value
+
+
+# Delivered, not stored: what a function put on an EventBridge bus reaches rules other stacks may
+# add, and the emulator keeps none of it; the journal's successful puts stand for it (EventBridge
+# has no deduplication: a repeat counts twice).
+_DELIVERED = {"PutEvents": "event bus"}
+
+
 class Snapshot:
-    """Reads the final state of a sandbox: the places its functions wrote to (from its journal)."""
+    """Reads the final state of a sandbox's whole world (drill/world.py)."""
 
     def __init__(self, sandbox: Any, plumbing: Iterable[str] = ()):
         self.sandbox = sandbox
-        self.plumbing = {_name(p) for p in plumbing}  # the component's own queues: how it retries
+        self.plumbing = set(plumbing)  # the component's own queues: how it retries (world.DRIVEN)
         recorded_tables = sandbox.recorded.of_type("aws:dynamodb/table:Table")
         self.keys = {r.outputs["name"]: tuple(k for k in (r.inputs.get("hashKey"), r.inputs.get("rangeKey")) if k)
                      for r in recorded_tables}
-        self.ttl = {r.outputs["name"]: ((r.inputs.get("ttl") or {}).get("attributeName") or "")
+        self.ttl = {f"table {r.outputs['name']}": ((r.inputs.get("ttl") or {}).get("attributeName") or "")
                     for r in recorded_tables if (r.inputs.get("ttl") or {}).get("enabled")}
 
     def take(self, journal: Journal) -> Outcome:
         outcome = Outcome()
-        log = EffectLog(self.keys)
-        tables: set[str] = set()
-        objects: set[tuple[str, str]] = set()
-        queues: set[str] = set()
-        messages: dict[str, Counter] = defaultdict(Counter)
+        for place, keyed in read_world(self.sandbox, self.plumbing).items():
+            entries: dict = defaultdict(list)
+            for key, values in keyed.items():
+                if key == SETTINGS:  # the emulator's own creation times and ids: compared as their kind, unnamed
+                    entries[key].extend(normalized(v, place, "", Volatile()) for v in values)
+                    continue
+                for value in values:
+                    if is_bookkeeping(value):
+                        outcome.bookkeeping[place] += 1
+                        continue
+                    shown = normalized(key, place, "key", outcome.volatile) if key else key
+                    entries[shown].append(normalized(value, place, "", outcome.volatile, self.ttl.get(place, "")))
+            outcome.places[place] = entries
         for invocation in journal.invocations:
             for call in invocation.calls:
-                for effect in log.effects_of(call.operation, call.params):
-                    if call.operation in _DYNAMODB:
-                        tables.add(effect.target)
-                        self._remember_put(outcome, effect.target, call.operation, call.params)
-                    elif call.operation in _S3:
-                        objects.add((effect.target, effect.identity))
-                        if call.operation == "PutObject":
-                            place = f"bucket {effect.target}"
-                            body = normalized(_body_text(call.params.get("Body")), place, "body", Volatile())
-                            outcome.history[(place, effect.identity)].add(canonical(body))
-                    elif call.operation in _SQS:
-                        if _name(effect.target) not in self.plumbing:
-                            queues.add(effect.target)
-                    elif effect.accumulates:
-                        messages[f"{_KINDS.get(call.operation, 'target')} {_name(effect.target)}"][effect.text] += 1
-                    else:  # a deduplication id or an execution name: AWS takes it once
-                        messages[f"{_KINDS.get(call.operation, 'target')} {_name(effect.target)}"][effect.identity] = 1
-        for table in sorted(tables):
-            outcome.places[f"table {table}"] = self._items(table, outcome.volatile, outcome.bookkeeping)
-        for bucket, key in sorted(objects):
-            found = self._object(bucket, key)
-            if found is not None:
-                place = f"bucket {bucket}"
-                key_text = normalized(key, place, "key", outcome.volatile)
-                outcome.places.setdefault(place, defaultdict(list))[key_text].append(
-                    normalized(found, place, "body", outcome.volatile))
-        for queue in sorted(queues):
-            outcome.places[f"queue {_name(queue)}"] = self._messages(queue, outcome.volatile)
-        for place, counted in sorted(messages.items()):
-            bodies: dict = defaultdict(list)
-            for text, count in counted.items():
-                bodies[""].extend([normalized(text, place, "message", outcome.volatile)] * count)
-            outcome.places[place] = bodies
+                self._remember_put(outcome, call.operation, call.params)
+                if call.operation in _DELIVERED:
+                    for entry in call.params.get("Entries") or []:
+                        place = f"{_DELIVERED[call.operation]} {_name(entry.get('EventBusName') or 'default')}"
+                        outcome.places.setdefault(place, defaultdict(list))[""].append(
+                            normalized({k: entry.get(k) for k in ("Source", "DetailType", "Detail")}, place, "",
+                                       outcome.volatile))
         return outcome
 
-    def _remember_put(self, outcome: Outcome, table: str, operation: str, params: dict) -> None:
-        if operation != "PutItem":
-            return
-        place, item = f"table {table}", _plain(params.get("Item") or {})
-        key, value = self._item_entry(table, item, Volatile())
-        outcome.history[(place, key)].add(canonical(value))
-
-    def _item_entry(self, table: str, item: dict, volatile: Volatile) -> tuple[str, Any]:
-        place = f"table {table}"
-        key_names = self.keys.get(table, ())
-        bookkeeping = (item.get("status") in _POWERTOOLS_STATUSES and "expiration" in item)
-        shown = {}
-        for name, value in item.items():
-            if bookkeeping and name in POWERTOOLS_BOOKKEEPING:
-                volatile.note(place, name, "Powertools idempotency bookkeeping")
-                continue
-            shown[name] = value
-        key = ", ".join(f"{name}={normalized(item.get(name), place, name, volatile)}" for name in key_names)
-        return key, normalized(shown, place, "", volatile, self.ttl.get(table, ""))
-
-    def _items(self, table: str, volatile: Volatile, bookkeeping: set) -> dict:
-        ddb = self.sandbox.emulator.client("dynamodb", self.sandbox.session)
-        found: dict = defaultdict(list)
-        for page in ddb.get_paginator("scan").paginate(TableName=table):
-            for raw in page.get("Items", []):
-                item = _plain(raw)
-                key, value = self._item_entry(table, item, volatile)
-                found[key].append(value)
-                if item.get("status") in _POWERTOOLS_STATUSES and "expiration" in item:
-                    bookkeeping.add((f"table {table}", key))
-        return found
-
-    def _object(self, bucket: str, key: str) -> Optional[str]:
-        s3 = self.sandbox.emulator.client("s3", self.sandbox.session)
-        try:
-            body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
-        except Exception:  # noqa: BLE001 - deleted (or never there): absent is the outcome
-            return None
-        return _body_text(body)
-
-    def _messages(self, queue_url: str, volatile: Volatile) -> dict:
-        sqs = self.sandbox.sqs
-        place = f"queue {_name(queue_url)}"
-        try:
-            url = sqs.get_queue_url(QueueName=_name(queue_url))["QueueUrl"]
-        except Exception:  # noqa: BLE001 - not in the sandbox: nothing was left there
-            return {}
-        bodies: dict = defaultdict(list)
-        while True:
-            batch = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=300).get("Messages", [])
-            if not batch:
-                return bodies
-            for message in batch:
-                bodies[""].append(normalized(message["Body"], place, "message", volatile))
-            sqs.delete_message_batch(QueueUrl=url, Entries=[
-                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(batch)])
+    def _remember_put(self, outcome: Outcome, operation: str, params: dict) -> None:
+        """What a put wrote on the way (an earlier record's value: drill/outcomes.py's order rule)."""
+        if operation == "PutItem":
+            table, item = params.get("TableName", ""), _plain(params.get("Item") or {})
+            if is_bookkeeping(item):
+                return
+            place = f"table {table}"
+            key = ", ".join(f"{k}={v if isinstance(v, str) else json.dumps(v, default=str)}"
+                            for k, v in ((k, item.get(k)) for k in self.keys.get(table, ())))
+            outcome.history[(place, normalized(key, place, "key", Volatile()))].add(
+                canonical(normalized(item, place, "", Volatile(), self.ttl.get(place, ""))))
+        elif operation == "PutObject":
+            place = f"bucket {params.get('Bucket', '')}"
+            body = normalized(body_text(params.get("Body")), place, "body", Volatile())
+            key = normalized(params.get("Key", ""), place, "key", Volatile())
+            outcome.history[(place, key)].add(canonical({"body": body}))
 
 
-_KINDS = {"Publish": "topic", "PublishBatch": "topic", "PutEvents": "event bus", "PutRecord": "stream",
-          "PutRecords": "stream", "StartExecution": "state machine", "Invoke": "function"}
+def _as_written(place: str, value: Any) -> Any:
+    """What a put of `value` wrote, as history holds it (an object: its body)."""
+    if place.startswith("bucket ") and isinstance(value, dict):
+        return {"body": value.get("body")}
+    return value
 
 
 def _name(target: str) -> str:
@@ -253,17 +217,6 @@ def _plain(item: dict) -> dict:
         return item
 
 
-def _body_text(body: Any) -> str:
-    if hasattr(body, "read"):
-        body = body.read()
-    if isinstance(body, str):
-        body = body.encode()
-    data = bytes(body or b"")
-    if len(data) > OBJECT_TEXT_LIMIT:
-        return "sha256:" + hashlib.sha256(data).hexdigest()
-    return data.decode("utf-8", "replace")
-
-
 @dataclass
 class Difference:
     place: str
@@ -273,21 +226,23 @@ class Difference:
     records: list = field(default_factory=list)  # the records whose ids the values hold
     writers: str = ""  # what the effect log says wrote there (records and deliveries)
     order_dependent: bool = False
+    against: str = "the reference run"  # what `reference` is
+
 
     def describe(self) -> str:
         where = f"{self.place} {self.key}".strip()
         if self.order_dependent:
             what = f"holds {_excerpt(self.here[0])}, an earlier record's value in the reference run's order"
         elif self.key and len(self.here) == 1 and len(self.reference) == 1:
-            what = _field_diff(self.here[0], self.reference[0])
+            what = _field_diff(self.here[0], self.reference[0], self.against)
         elif not self.reference:
-            what = f"{len(self.here)} written here, absent from the reference run: {_excerpt(self.here[0])}"
+            what = f"{len(self.here)} written here, absent from {self.against}: {_excerpt(self.here[0])}"
         elif not self.here:
-            what = f"absent here, {len(self.reference)} in the reference run: {_excerpt(self.reference[0])}"
+            what = f"absent here, {len(self.reference)} in {self.against}: {_excerpt(self.reference[0])}"
         else:
             extra = Counter(canonical(v) for v in self.here) - Counter(canonical(v) for v in self.reference)
             missing = Counter(canonical(v) for v in self.reference) - Counter(canonical(v) for v in self.here)
-            what = f"{len(self.here)} here, {len(self.reference)} in the reference run"
+            what = f"{len(self.here)} here, {len(self.reference)} in {self.against}"
             if extra:
                 text, count = extra.most_common(1)[0]
                 what += f"; e.g. {count} more of {_excerpt(json.loads(text))}"
@@ -303,12 +258,12 @@ def _excerpt(value: Any, limit: int = 90) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _field_diff(here: Any, reference: Any) -> str:
+def _field_diff(here: Any, reference: Any, against: str = "the reference run") -> str:
     if isinstance(here, dict) and isinstance(reference, dict):
         changed = [name for name in sorted(set(here) | set(reference)) if here.get(name) != reference.get(name)]
-        return ", ".join(f"{name} {_excerpt(here.get(name), 40)} here, {_excerpt(reference.get(name), 40)} in the "
-                         "reference run" for name in changed[:3])
-    return f"{_excerpt(here)} here, {_excerpt(reference)} in the reference run"
+        return ", ".join(f"{name} {_excerpt(here.get(name), 40)} here, {_excerpt(reference.get(name), 40)} in {against}"
+                         for name in changed[:3])
+    return f"{_excerpt(here)} here, {_excerpt(reference)} in {against}"
 
 
 @dataclass
@@ -318,8 +273,12 @@ class Comparison:
     differences: list = field(default_factory=list)  # Difference, not order-dependent
     order_dependent: list = field(default_factory=list)  # Difference whose outcome is an earlier record's
     # Items one run left and the other not that hold nothing but their key and values of a kind
-    # (a guard or Powertools record a retry path writes): bookkeeping, named.
+    # (a guard item a retry path writes): bookkeeping, named.
     markers: list = field(default_factory=list)
+    # BOOKKEEPING set aside, by place: (here, in the reference run).
+    bookkeeping: dict = field(default_factory=dict)
+    # Resources the run changed or made (a function's calls): their settings against the program's.
+    infrastructure: list = field(default_factory=list)
     places: int = 0  # how many places were compared
     volatile: str = ""  # the fields compared as their kind, named
 
@@ -337,13 +296,22 @@ class Comparison:
                          + (f", records {', '.join(records[:6])}{' ...' if len(records) > 6 else ''}" if records else "")
                          + ": " + " | ".join(d.describe() for d in self.differences[:SHOWN])
                          + (f" | and {len(self.differences) - SHOWN} more" if len(self.differences) > SHOWN else ""))
+        if self.infrastructure:
+            notes.append(f"infrastructure changed during the run (by a function's calls; the reference run may do the "
+                         f"same, the program declares otherwise): {len(self.infrastructure)} resource(s): "
+                         + " | ".join(d.describe() for d in self.infrastructure[:SHOWN])
+                         + (f" | and {len(self.infrastructure) - SHOWN} more" if len(self.infrastructure) > SHOWN else ""))
         if self.order_dependent:
             notes.append("outcome depends on delivery order (the last writer wins, not a duplicate): "
                          + " | ".join(d.describe() for d in self.order_dependent[:SHOWN]))
+        if self.bookkeeping:
+            notes.append(f"set aside as bookkeeping, whichever run has them: {BOOKKEEPING}: "
+                         + ", ".join(f"{place}: {here} here, {there} in the reference run"
+                                     for place, (here, there) in sorted(self.bookkeeping.items())))
         if self.markers:
             places = Counter(d.place for d in self.markers)
-            notes.append("bookkeeping items only one run left (their key and times only, or Powertools records: "
-                         "how a retry path marks what it applied), not compared: "
+            notes.append("bookkeeping items only one run left (their key and times only: how a retry path marks "
+                         "what it applied), not compared: "
                          + ", ".join(f"{count} in {place}" for place, count in sorted(places.items())))
         if self.volatile:
             notes.append(f"compared as their kind (they differ between runs by nature): {self.volatile}")
@@ -367,9 +335,9 @@ def compare(here: Outcome, reference: Outcome, records_in: Callable[[str], list[
             # Only the differences the report shows are explained (it reads every record's effects).
             shown = len(comparison.differences) < SHOWN
             difference.writers = _writers(log, place, key) if log is not None and shown else ""
-            if _bookkeeping_only(place, key, a or b, here.bookkeeping | reference.bookkeeping) and not (a and b):
+            if _bookkeeping_only(place, key, a or b) and not (a and b):
                 comparison.markers.append(difference)
-            elif key and len(a) == 1 and canonical(a[0]) in reference.history.get((place, key), set()):
+            elif key and len(a) == 1 and canonical(_as_written(place, a[0])) in reference.history.get((place, key), set()):
                 difference.order_dependent = True
                 comparison.order_dependent.append(difference)
             else:
@@ -380,6 +348,8 @@ def compare(here: Outcome, reference: Outcome, records_in: Callable[[str], list[
             for name, kind in names.items():
                 volatile.note(place, name, kind)
     comparison.volatile = volatile.describe()
+    comparison.bookkeeping = {place: (here.bookkeeping.get(place, 0), reference.bookkeeping.get(place, 0))
+                              for place in sorted(set(here.bookkeeping) | set(reference.bookkeeping))}
     return comparison
 
 
@@ -431,12 +401,10 @@ def masked(outcome: Outcome, varies: dict[str, set[str]]) -> Outcome:
     return result
 
 
-def _bookkeeping_only(place: str, key: str, values: list, bookkeeping: set) -> bool:
-    """An item that is a Powertools record, or holds only its key and values compared as their kind."""
-    if not place.startswith("table ") or not key:
+def _bookkeeping_only(place: str, key: str, values: list) -> bool:
+    """An item that holds only its key and values compared as their kind (a guard item)."""
+    if not place.startswith("table ") or not key or key == SETTINGS:
         return False
-    if (place, key) in bookkeeping:
-        return True
     key_names = {part.split("=", 1)[0] for part in key.split(", ")}
     return all(isinstance(value, dict) and all(
         name in key_names or (isinstance(v, str) and v.startswith("<") and v.endswith(">")) for name, v in value.items())
@@ -486,7 +454,43 @@ def judge_outcome(report: Any, driver: Any, here: Outcome, reference: Outcome,
         if varies:
             comparison = compare(masked(here, varies), masked(reference, varies), driver.records_in,
                                  driver.effect_log_of_run())
-    report.outcome_differences = len(comparison.differences)
+    declared = getattr(driver, "declared_infrastructure", None)
+    if declared is not None:
+        comparison.infrastructure = infrastructure_changes(here, declared)
+    report.outcome_differences = len(comparison.differences) + len(comparison.infrastructure)
     report.order_dependent = len(comparison.order_dependent)
     report.notes.extend(comparison.notes())
+    _without_effect_not_lost(report, driver, comparison)
     return comparison
+
+
+# What infrastructure_changes holds a resource's settings to.
+DECLARED = "the program (as the sandbox realized it, before any function ran)"
+
+
+def infrastructure_changes(here: Outcome, declared: dict[str, list]) -> list[Difference]:
+    """Each resource whose settings differ from `declared` (world.infrastructure as the sandbox
+    realized the program, before any function ran), or that was made during the run."""
+    now = {place: keyed[SETTINGS] for place, keyed in here.places.items()
+           if SETTINGS in keyed and any(place.startswith(f"{kind} ") for kind in INFRASTRUCTURE)}
+    changes = []
+    for place in sorted(set(now) | set(declared)):
+        mine = list(now.get(place, []))
+        theirs = [normalized(value, place, "", Volatile()) for value in declared.get(place, [])]
+        if Counter(canonical(v) for v in mine) != Counter(canonical(v) for v in theirs):
+            changes.append(Difference(place, SETTINGS, mine, theirs, against=DECLARED))
+    return changes
+
+
+def _without_effect_not_lost(report: Any, driver: Any, comparison: Comparison) -> None:
+    """Records the team's code handled with no write of its own (drill/effects.py) are lost only when
+    the outcome says so: a conditional write refused for an older version (v1 after v2), a record
+    whose effect a later one overwrites, leaves the state the reference run left."""
+    without_effect = sorted(getattr(driver, "without_effect", None) or ())
+    if not without_effect or comparison.differences or comparison.infrastructure or report.lost != len(without_effect):
+        return
+    report.lost = 0
+    report.processed_once += len(without_effect)
+    report.notes.append(f"{len(without_effect)} record(s) made no write of their own (e.g. "
+                        f"{', '.join(without_effect[:3])}: a conditional write refused, an older version after a newer "
+                        "one) and are not lost: the final state is the reference run's")

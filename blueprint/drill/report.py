@@ -30,6 +30,8 @@ class DrillOptions:
     config: Optional[dict] = None
     # A team's own records by component instance name (--sample-records, drill/samples.py).
     samples: dict = field(default_factory=dict)
+    # Stream records' partition key field by component ("" for every one): --partition-key, drill/samples.py.
+    partition_keys: dict = field(default_factory=dict)
     # The team's code runs inside the sandbox (integration_blueprint.containment); False: --no-isolation.
     isolation: bool = True
 

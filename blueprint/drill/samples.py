@@ -22,6 +22,14 @@ from integration_blueprint.sandbox.errors import SandboxError
 
 IDENTIFYING_MIN_CHARS = 3
 
+# Stream records' partition keys (`--partition-key [COMPONENT=]FIELD`): Kinesis keeps the order of
+# one key's records on one shard, so the drill keys each record as the team's producer does. Without
+# the option the team's own records all go under this one key (the file's order: the order any
+# producer keeps for records of one key); the drill's own records go under their account, as the
+# blueprint's reference producer keys them.
+SAMPLE_PARTITION_KEY = "sample-records"
+DRILL_RECORD_FIELDS = ("eventId", "account", "amount")  # the drill's own stream records (team code)
+
 
 def parse_option(text: str) -> tuple[str, Path]:
     """`COMPONENT=FILE` as the CLI takes it."""
@@ -30,6 +38,39 @@ def parse_option(text: str) -> tuple[str, Path]:
         raise SandboxError(f"--sample-records {text!r}: expected COMPONENT=FILE (the component's name in the "
                            "program, a JSON Lines file of its records), e.g. orders=samples/orders.jsonl")
     return name, Path(path)
+
+
+def parse_partition_key(text: str) -> tuple[str, str]:
+    """`[COMPONENT=]FIELD` as the CLI takes it: (component, or "" for every stream component; field)."""
+    name, separator, field = text.rpartition("=")
+    if (separator and not name) or not field:
+        raise SandboxError(f"--partition-key {text!r}: expected FIELD or COMPONENT=FIELD (a field of the stream's "
+                           "records, as your producer keys them), e.g. orders=order_id")
+    return name, field
+
+
+def partition_key_of(record: dict, field: str) -> Any:
+    """The record's value of `field` (a dotted path reaches into objects), or None."""
+    value: Any = record
+    for part in field.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def check_partition_keys(partition_keys: dict[str, str], samples: dict[str, list[dict]]) -> None:
+    """Every record a partition key applies to has the field; SandboxError naming the first that has not."""
+    for component, field in partition_keys.items():
+        for name, records in (samples.items() if not component else [(component, samples.get(component))]):
+            if records is None:  # the drill's own records
+                if field.split(".")[0] not in DRILL_RECORD_FIELDS:
+                    raise SandboxError(f"--partition-key {component}={field}: the drill's own stream records have "
+                                       f"the fields {', '.join(DRILL_RECORD_FIELDS)}; give the drill your records "
+                                       f"(--sample-records {component}=FILE) to key them by a field of yours")
+                continue
+            for number, record in enumerate(records, start=1):
+                if partition_key_of(record, field) in (None, "", [], {}):
+                    raise SandboxError(f"--partition-key {field}: record {number} of --sample-records {name} has no "
+                                       f"{field!r}, so it has no partition key (Kinesis refuses a record without one)")
 
 
 def load(path: Path) -> list[dict]:

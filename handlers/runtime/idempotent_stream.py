@@ -15,7 +15,10 @@ Event shapes:
    read: it is parked in the Unrecoverable-DLQ at once with the reason. A stream that cannot be
    verified yet (SOURCE_STREAM_ARN unset, no records from it seen) fails the message for a later
    receive instead.
-3. Any other SQS message: failed with the reason logged at ERROR; the Retry-DLQ's redrive parks it
+3. A record this runtime parked itself, in full (a conflicting duplicate, `to_inserted_message`),
+   moved back by the runbook's redrive: processed again as the record it carries (a conflict still
+   there is parked again, with its reason; one a person resolved is applied).
+4. Any other SQS message: failed with the reason logged at ERROR; the Retry-DLQ's redrive parks it
    in the Unrecoverable-DLQ.
 SQS shapes answer with partial batch failures (Powertools BatchProcessor).
 
@@ -69,6 +72,7 @@ from integration_blueprint.handlers.runtime.stream_records import (
     MalformedStreamRecord,
     StreamRecord,
     batch_info,
+    is_inserted_record,
     route,
     sqs_body,
 )
@@ -246,6 +250,9 @@ class IdempotentStreamRuntime:
     # --- shapes 2 and 3 ----------------------------------------------------------------------------
     def handle_retry_message(self, record: SQSRecord) -> None:
         body = sqs_body(record.body)
+        if is_inserted_record(body):
+            self.handle_parked_record(record.message_id, body)
+            return
         info = batch_info(body)
         if info is None:
             reason = (f"message {record.message_id} on the Retry-DLQ is not Lambda's on-failure record for a "
@@ -283,6 +290,18 @@ class IdempotentStreamRuntime:
             named = "; ".join(failures[:FAILURES_NAMED_MAX]) + ("; ..." if len(failures) > FAILURES_NAMED_MAX else "")
             raise RecordFailed(f"{len(failures)} of {len(read.records)} replayed records failed: {named}")
 
+    def handle_parked_record(self, message_id: str, body: Optional[dict]) -> None:
+        """Shape 3: a record this runtime parked in full (a conflicting duplicate), redriven."""
+        try:
+            stream_record = StreamRecord.from_inserted_message(body or {})
+        except MalformedStreamRecord as exc:
+            reason = f"message {message_id} on the Retry-DLQ is a parked stream record that cannot be read: {exc}"
+            self.logger.error("unrecognized Retry-DLQ message", extra={"message_id": message_id, "reason": reason})
+            raise UnrecognizedRetryMessage(reason) from None
+        self.logger.info("replaying a parked stream record", extra={**stream_record.log_fields(),
+                                                                     "message_id": message_id})
+        self.process(stream_record)
+
     def _park_unreplayable(self, info: dict, original: Optional[dict], reason: str, missing: int) -> None:
         self.logger.error("stream range cannot be replayed; parking it in the Unrecoverable-DLQ",
                           extra={"batch_info": batch_info_fields(info), "reason": reason, "missing_records": missing})
@@ -296,6 +315,12 @@ class IdempotentStreamRuntime:
         self.logger.error("conflicting duplicate; parking it in the Unrecoverable-DLQ",
                           extra={**record.log_fields(), "idempotency_key": bounded(key), "reason": str(exc)})
         body = record.to_inserted_message(exc)
+        if record.redelivered:
+            # It came back from the Unrecoverable-DLQ (the runbook's redrive): the parking claim says it
+            # was parked once already, so it goes back now or it would leave the queue unparked.
+            call_with_retries(lambda: self.sqs.send_message(QueueUrl=self.settings.unrecoverable_dlq_url,
+                                                            MessageBody=body))
+            return
         self._park_once(claim={"key": f"{CONFLICT_KEY_PREFIX}:{record.effect_key}"}, body=body)
 
     def _park_refused(self, message_id: str, info: Any, original: Optional[dict], reason: str) -> None:

@@ -16,16 +16,23 @@ import hashlib
 import json
 import math
 import re
+from collections import defaultdict
 from typing import Any, Callable, Optional
 
 from integration_blueprint.drill.effects import EffectLog, judge
 from integration_blueprint.drill.patterns.base import PatternDriver, Step
 from integration_blueprint.drill.patterns.distributed_map import DistributedMapDriver
 from integration_blueprint.drill.patterns.fifo_billing import FifoBillingDriver
-from integration_blueprint.drill.patterns.stream_ledger import RetryLaneOutage, StreamLedgerDriver, known_ids
+from integration_blueprint.drill.patterns.stream_ledger import (
+    CONFLICT_ERROR,
+    RetryLaneOutage,
+    StreamLedgerDriver,
+    known_ids,
+)
 from integration_blueprint.drill.report import PatternReport
-from integration_blueprint.drill.samples import SampleIndex, identifying_values
+from integration_blueprint.drill.samples import SAMPLE_PARTITION_KEY, SampleIndex, identifying_values, partition_key_of
 from integration_blueprint.drill.team_errors import EarlyStop, distinct_errors, summary
+from integration_blueprint.drill.world import infrastructure, read_world
 from integration_blueprint.handlers.runtime import config as handler_config
 from integration_blueprint.handlers.runtime.billing import Charge
 from integration_blueprint.preview.recording import RecordedStack
@@ -44,6 +51,8 @@ STATE_MACHINE = "aws:sfn/stateMachine:StateMachine"
 # wrong type), the type of the team's own exception: the report then points at --sample-records.
 # (Named in a runtime's message too: the blueprint's stream runtime names the type, never the message.)
 PAYLOAD_ERRORS = ("KeyError", "TypeError", "AttributeError", "IndexError")
+# How the runtime's conflict reason names the key (handlers/runtime/conflicts.py `conflict`).
+SHARED_KEY = re.compile(r"idempotency key (.+?) was already applied")
 PAYLOAD_ERROR = re.compile(r"\b(?:" + "|".join(PAYLOAD_ERRORS) + r")\b")
 
 TEAM_NOT_COVERED = {"poison": "the drill cannot know which records a team's code refuses: every record it sends "
@@ -67,6 +76,9 @@ class TeamCodeDriver(PatternDriver):
             options = dataclasses.replace(options, records=len(self.sample))
         super().__init__(sandbox, options, faults, rng)
         self.index = SampleIndex()  # every record the drill sends, by its payload
+        # The infrastructure as realized from the program, before any of the team's code ran: what
+        # the judge holds the end state's settings to (drill/outcomes.py, infrastructure_changes).
+        self.declared_infrastructure = infrastructure(read_world(sandbox, self.own_queue_urls()))
         self.early_stop: Optional[EarlyStop] = None  # made at the first deadline check, once the lane runs
 
     def sample_note(self) -> list[str]:
@@ -156,6 +168,7 @@ class TeamCodeDriver(PatternDriver):
             report.notes.append(f"{len(verdict.duplicated)} record(s) with a duplicate effect, e.g. "
                                 + " | ".join(verdict.examples()))
         lost = sorted(verdict.without_effect - parked)
+        self.without_effect = set(lost)  # lost unless the outcome matches the reference run's (outcomes.py)
         if lost:
             report.notes.append(f"{len(lost)} record(s) handled with no effect at all, e.g. {lost[:3]}")
         if parked:
@@ -191,15 +204,18 @@ class TeamStreamDriver(TeamCodeDriver, StreamLedgerDriver):
         self.poison_count = 0
         self.events: dict[str, dict] = {}  # record id -> the payload sent
         partition_keys: dict[str, str] = {}
+        key_field = self.partition_key_field()
         for i, payload in enumerate(self.sample or []):
             record_id = f"line {i + 1}"
-            self.events[record_id], partition_keys[record_id] = payload, record_id
+            self.events[record_id] = payload
+            partition_keys[record_id] = _key_text(partition_key_of(payload, key_field)) if key_field \
+                else SAMPLE_PARTITION_KEY
             self.index.add(record_id, payload, identifying_values(payload))
         for i in range(0 if self.sample else self.options.records):
             event_id = f"evt-{i:06d}"
             self.events[event_id] = {"eventId": event_id, "account": f"acct-{i % self.ACCOUNTS:04d}",
                                      "amount": 100 + self.rng.randrange(900)}
-            partition_keys[event_id] = self.events[event_id]["account"]
+            partition_keys[event_id] = _key_text(partition_key_of(self.events[event_id], key_field or "account"))
             self.index.add(event_id, self.events[event_id], (event_id, self.events[event_id]["account"],
                                                              str(self.events[event_id]["amount"])))
         self.log = self.effect_log(find=self._named)
@@ -212,11 +228,56 @@ class TeamStreamDriver(TeamCodeDriver, StreamLedgerDriver):
                 {"Data": json.dumps(self.events[i]).encode(), "PartitionKey": partition_keys[i]}
                 for i in ids[start:start + 500]])
 
+    def partition_key_field(self) -> str:
+        """The field this component's records are keyed by (--partition-key), "" for the default."""
+        keys = self.options.partition_keys
+        return keys.get(self.instances(self.sandbox.recorded)[0].name) or keys.get("", "")
+
+    def partition_note(self) -> str:
+        key_field = self.partition_key_field()
+        if key_field:
+            return f"partition key: each record's {key_field!r} (--partition-key): one key's records in order on one shard"
+        if self.sample:
+            return ("partition key: one for all your records, in the file's order (the order a producer keeps for one "
+                    "key); --partition-key COMPONENT=FIELD keys them by your producer's field, spread over the shards")
+        return "partition key: each record's account, as the blueprint's reference producer keys them"
+
     def _record_id(self, data: bytes) -> Optional[str]:
         try:
             return self.index.record_of(json.loads(data))
         except (TypeError, ValueError):
             return None
+
+    def _parked_event_ids(self) -> tuple[set, int]:
+        """Everything parked for a human, and the messages that held it. The drill sends the team's
+        code no conflicting duplicate, so a record the runtime parked as one is a record it sent once
+        whose idempotency key another record also had: counted among the records still parked, with
+        the key named (never as a conflict the drill sent: conflicts_parked stays 0)."""
+        ids, messages = set(), 0
+        self.shared_keys: dict[str, set] = defaultdict(set)  # idempotency key -> the records parked under it
+        for url in self.parking_urls:
+            for message in self.drain_queue_messages(url):
+                messages += 1
+                body = json.loads(message["Body"])
+                found = self._ids_of(body)
+                ids |= found
+                error = body.get("error") or {}
+                if error.get("type") == CONFLICT_ERROR:
+                    key = SHARED_KEY.search(str(error.get("message", "")))
+                    self.shared_keys[key.group(1) if key else "(not named)"] |= found
+        self.conflicts_parked = 0
+        return ids, messages
+
+    def shared_key_note(self) -> list[str]:
+        """The records parked as conflicting duplicates of records the drill sent once each."""
+        if not getattr(self, "shared_keys", None):
+            return []
+        parked = sorted(record for records in self.shared_keys.values() for record in records)
+        keys = sorted(self.shared_keys)
+        return [f"{len(parked)} record(s) parked as conflicting duplicates, but the drill sent each record once and "
+                f"no conflict: your idempotency key is not unique per event; key(s) {', '.join(keys[:3])}"
+                f"{' ...' if len(keys) > 3 else ''} shared by different events (e.g. records {', '.join(parked[:3])}). "
+                "Key each event by what identifies it (its event id: idempotency_key_jmespath)"]
 
     def _identify(self, event: Any) -> dict[str, tuple[str, ...]]:
         ids: set[str] = set()
@@ -244,6 +305,8 @@ class TeamStreamDriver(TeamCodeDriver, StreamLedgerDriver):
             self.invoker_.invocations,
             self.stream_mapping.stats.function_errors + sum(m.stats.messages_failed for m in self.retry_mappings))
         report.injected["records_reread"] = self.records_reread()
+        report.notes[:0] = self.shared_key_note()
+        report.notes.append(self.partition_note())
         return report
 
 
@@ -449,6 +512,11 @@ class TeamDistributedMapDriver(TeamCodeDriver, DistributedMapDriver):
                                      max(0, self.invoker_.invocations - self.invoker_.duplicates_delivered - len(self.rows)))
         report.notes.append(f"execution {self.status}; re-run of the failed items: {self.rerun_status}")
         return report
+
+
+def _key_text(value: Any) -> str:
+    """A field's value as a partition key (Kinesis takes text)."""
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
 def _csv_text(value: Any) -> str:
