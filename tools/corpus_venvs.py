@@ -9,11 +9,11 @@ shared by every checkout; pip's own cache keeps the downloads (about 25 MB for t
 Everything else a program's pins pull in is installed from the lock where it can be: the program's
 requirements.txt decides what it pins, and each other package is constrained to uv.lock's version
 (`uv export --frozen --no-hashes --all-extras --no-emit-project`) when that version meets every
-requirement on it in the program's resolution. An old SDK's own pins can conflict with the lock
-(pulumi 3.80 and 3.86 pin grpcio 1.56.2 and want protobuf 4, the lock has newer): those packages
-alone go unconstrained, at what the old SDK requires (the build prints them), and the rest
-(PyYAML, six, semver, dill, ...) is the lock's. pip refuses a constraint that still conflicts: never
-a silent install of something else.
+requirement on it in the program's resolution. An old SDK's own requirements can conflict with the
+lock (pulumi 3.80 and 3.86 pin grpcio 1.56.2 and want protobuf 4 and semver 2; the lock has grpcio
+1.85, protobuf 5, semver 3): those packages alone go unconstrained, at what the old SDK requires (the
+build prints them), and the rest (PyYAML, six, dill) is the lock's. pip refuses a constraint that
+still conflicts: never a silent install of something else.
 
     python tools/corpus_venvs.py            build what is missing, print each virtualenv
     python tools/corpus_venvs.py --check    exit 1 naming the ones not built
