@@ -14,7 +14,9 @@ machine; 4,000 resources from a project folder <= 20 s CPU. Last line:
 `preview_overhead preview_wall_s=W preview_cpu_s=C mocks_wall_s=M mocks_cpu_s=K ratio_wall=R ratio_cpu=Q
 program_4k_cpu_s=P unit_s=U preview_wall_units=.. preview_cpu_units=.. mocks_wall_units=.. mocks_cpu_units=..`.
 
-Run: .venv/bin/python benchmarks/preview_overhead.py
+Run: .venv/bin/python benchmarks/preview_overhead.py (BENCH_REPEATS=N for fewer runs on a loaded machine)
+Side by side with another checkout (its own virtualenv's python runs this script, so it previews with
+that checkout's code): /work/wt/before/.venv/bin/python benchmarks/preview_overhead.py
 """
 
 import json
@@ -72,7 +74,7 @@ def timed(argv: list[str], env: dict, cwd: Path) -> tuple[float, float]:
 
 
 def best(argv: list[str], env: dict, cwd: Path) -> tuple[float, float]:
-    runs = [timed(argv, env, cwd) for _ in range(REPEATS)]
+    runs = [timed(argv, env, cwd) for _ in range(int(os.environ.get("BENCH_REPEATS", REPEATS)))]
     return min(w for w, _ in runs), min(c for _, c in runs)
 
 
