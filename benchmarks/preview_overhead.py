@@ -4,28 +4,37 @@ in a third process) side by side with the same program run under the SDK's own `
 interpreter, no engine, no pack: the least any run of the program can cost), each as a whole
 process, best of REPEATS, and a 4,000-resource project folder recorded by the engine.
 
-CPU is the sum over every process of the run (the children are waited for, so their CPU is in
-RUSAGE_CHILDREN); wall is the clock, which on a shared machine also measures the other processes.
+CPU is the sum over every process of the run, the sandboxed program's too (process_cpu.py: this
+script adopts and reaps what bwrap leaves). Wall is the clock, which on a shared machine also measures the other
+processes; each figure is also printed in speed units (the machine's unit, measured before and after
+by /work/shared/tools/speed-unit, or SPEED_UNIT_TOOL), which compare across machines and loads.
 
 Targets (issue 29): the preview <= 1.3x the set_mocks run's wall time and <= 2 s wall on a quiet
 machine; 4,000 resources from a project folder <= 20 s CPU. Last line:
-`preview_overhead preview_wall_s=W preview_cpu_s=C mocks_wall_s=M mocks_cpu_s=K ratio_wall=R program_4k_cpu_s=P`.
+`preview_overhead preview_wall_s=W preview_cpu_s=C mocks_wall_s=M mocks_cpu_s=K ratio_wall=R ratio_cpu=Q
+program_4k_cpu_s=P unit_s=U preview_wall_units=.. preview_cpu_units=.. mocks_wall_units=.. mocks_cpu_units=..`.
 
-Run: .venv/bin/python benchmarks/preview_overhead.py
+Run: .venv/bin/python benchmarks/preview_overhead.py (BENCH_REPEATS=N for fewer runs on a loaded machine)
+Side by side with another checkout (its own virtualenv's python runs this script, so it previews with
+that checkout's code): /work/wt/before/.venv/bin/python benchmarks/preview_overhead.py
 """
 
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from process_cpu import adopt_orphans, reap
+
 REPO = Path(__file__).resolve().parents[1]
 REPEATS = 5
 PYTHON = sys.executable
 BLUEPRINT = str(Path(PYTHON).with_name("blueprint"))
+SPEED_UNIT_TOOL = os.environ.get("SPEED_UNIT_TOOL", "/work/shared/tools/speed-unit")
 
 # The same program under the SDK's mocks: every resource answered with its inputs, the run waited for
 # until every registration is answered (wait_for_rpcs), the stack's config as the CLI would pass it.
@@ -51,11 +60,13 @@ _sync_await(wait_for_rpcs())
 
 
 def timed(argv: list[str], env: dict, cwd: Path) -> tuple[float, float]:
-    """(wall s, CPU s of the process and everything it waited for) of one run, which must succeed."""
+    """(wall s, CPU s of the process and of every process it started, adopted ones included) of one
+    run, which must succeed."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
     wall = time.perf_counter() - started
+    reap()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
@@ -63,18 +74,31 @@ def timed(argv: list[str], env: dict, cwd: Path) -> tuple[float, float]:
 
 
 def best(argv: list[str], env: dict, cwd: Path) -> tuple[float, float]:
-    runs = [timed(argv, env, cwd) for _ in range(REPEATS)]
+    runs = [timed(argv, env, cwd) for _ in range(int(os.environ.get("BENCH_REPEATS", REPEATS)))]
     return min(w for w, _ in runs), min(c for _, c in runs)
+
+
+def speed_unit() -> float:
+    """The machine's speed unit now, in seconds (speed-unit's fixed single-threaded workload)."""
+    done = subprocess.run([SPEED_UNIT_TOOL], capture_output=True, text=True, check=True)
+    return float(done.stdout.strip().split("unit_s=")[1].split()[0])
 
 
 def main() -> None:
     from integration_blueprint.preview.project import load_config
 
+    adopt_orphans()
     env = {**os.environ, "BENCH_CONFIG": json.dumps(load_config(REPO, "prod").values)}
+    unit_before = speed_unit()
     preview_wall, preview_cpu = best([BLUEPRINT, "preview", "--stack", "prod", "--format", "json"], env, REPO)
     mocks_wall, mocks_cpu = best([PYTHON, "-c", MOCKS_RUN], env, REPO)
-    print(f"blueprint preview --stack prod  wall {preview_wall:.2f} s  cpu {preview_cpu:.2f} s")
-    print(f"set_mocks run of the same program  wall {mocks_wall:.2f} s  cpu {mocks_cpu:.2f} s")
+    unit = statistics.mean([unit_before, speed_unit()])
+    print(f"speed unit {unit:.2f} s (before {unit_before:.2f} s)")
+    print(f"blueprint preview --stack prod  wall {preview_wall:.2f} s = {preview_wall / unit:.2f} units  "
+          f"cpu {preview_cpu:.2f} s = {preview_cpu / unit:.2f} units")
+    print(f"set_mocks run of the same program  wall {mocks_wall:.2f} s = {mocks_wall / unit:.2f} units  "
+          f"cpu {mocks_cpu:.2f} s = {mocks_cpu / unit:.2f} units")
+    print(f"preview / set_mocks  wall {preview_wall / mocks_wall:.2f}x  cpu {preview_cpu / mocks_cpu:.2f}x")
 
     sys.path.insert(0, str(Path(__file__).parent))
     from preview_scale import record_as_program_folder  # the same 4,000-resource folder preview_scale.py times
@@ -83,7 +107,9 @@ def main() -> None:
     print(f"4,000 resources from a project folder  cpu {program_4k:.2f} s")
     print(f"preview_overhead preview_wall_s={preview_wall:.2f} preview_cpu_s={preview_cpu:.2f} "
           f"mocks_wall_s={mocks_wall:.2f} mocks_cpu_s={mocks_cpu:.2f} ratio_wall={preview_wall / mocks_wall:.2f} "
-          f"program_4k_cpu_s={program_4k:.2f}")
+          f"ratio_cpu={preview_cpu / mocks_cpu:.2f} program_4k_cpu_s={program_4k:.2f} unit_s={unit:.2f} "
+          f"preview_wall_units={preview_wall / unit:.2f} preview_cpu_units={preview_cpu / unit:.2f} "
+          f"mocks_wall_units={mocks_wall / unit:.2f} mocks_cpu_units={mocks_cpu / unit:.2f}")
 
 
 if __name__ == "__main__":

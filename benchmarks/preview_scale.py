@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from process_cpu import adopt_orphans, reap
+
 from integration_blueprint.preview.analyzer import PolicyAnalyzer
 from integration_blueprint.preview.recording import record_program
 
@@ -48,6 +50,7 @@ def process_cpu_seconds(pid: int) -> float:
 
 
 def main() -> None:
+    adopt_orphans()
     recording, analysis = {}, {}
     with PolicyAnalyzer(reconfigurable=True) as analyzer:  # one pack for every size
         analyzer.configure({})
@@ -99,6 +102,7 @@ def record_as_program_folder(groups: int) -> float:
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.process_time()
         recorded = record_program(Path(folder), stack="bench")
+        reap()  # the sandboxed program, which bwrap leaves to this process (adopt_orphans)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = time.process_time() - started + (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
         print(f"preview_scale program_folder resources={len(recorded.resources)} cpu_s={cpu:.2f}", flush=True)

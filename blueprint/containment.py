@@ -289,10 +289,27 @@ def diagnose(stderr: str) -> tuple[str, str]:
             "itself rather than in a container whose seccomp profile refuses them")
 
 
-@functools.lru_cache(maxsize=1)
+_probing = threading.Lock()
+
+
 def containment() -> Containment:
     """Whether the sandbox can be made on this machine: probed once per process by making one (the
-    namespaces, the mounts and the uid map the walls need) around `true`."""
+    namespaces, the mounts and the uid map the walls need) around `true`; a caller while the probe
+    runs (probe_in_background) waits for its answer."""
+    with _probing:
+        return _probe()
+
+
+def probe_in_background() -> None:
+    """Start the probe now, on a thread, so that its 0.2 s (mostly the kernel making and tearing
+    down the namespaces, little CPU) pass while the caller prepares the run: the preview starts it
+    before its packs and engine, and meets the answer when the program starts."""
+    if _probe.cache_info().currsize == 0:
+        threading.Thread(target=containment, name="sandbox-probe", daemon=True).start()
+
+
+@functools.lru_cache(maxsize=1)
+def _probe() -> Containment:
     if not sys.platform.startswith("linux"):
         return Containment(False, None, f"the sandbox is made of Linux namespaces; this is {sys.platform}",
                            "run it on Linux: a CI runner, or a Linux VM or container that allows user namespaces")

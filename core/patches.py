@@ -1,13 +1,20 @@
 """Every change this project makes to a third-party library (moto, botocore, werkzeug, pulumi,
 pulumi-policy), in one registry.
 
-Each entry names its target, the package and versions it was verified on, and its kind:
+Each entry names its target, the package and the exact versions it was verified on (a list of
+releases, never a range: a release nobody ran the patch's tests on is not verified, however close its
+number), and its kind:
 
 - FIX: a correctness fix (or a behaviour the sandbox depends on: time compression, nothing leaving
-  the process). Outside its verified versions it refuses to run (`PatchRefused`, naming the versions
-  and the fix): a fix applied to code it was not checked against could change answers silently.
-- SPEED: the same answers, less work, with the figure it buys. Outside its verified versions it is
-  skipped with one line on stderr: the run is slower, never different.
+  the process). On any other installed version it refuses to run (`PatchRefused`, naming the fix,
+  the installed version and the verified ones): a fix applied to code it was not checked against
+  could change answers silently.
+- SPEED: the same answers, less work, with the figure it buys. On any other installed version it is
+  skipped with one line on stderr naming the patch and both versions: the run is slower, never
+  different.
+
+Adding a release to a package's list below means running the tests of every patch on it (each fix's
+test is named in tests/test_patches.py's FIX_TESTS, each speed patch's equivalence test beside it).
 
 Patches apply in a context (`applied`) that undoes them when it ends, attribute for attribute, so a
 process that ran a drill gives its later users plain libraries again. An entry is registered with
@@ -25,16 +32,17 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Callable, Iterable, Iterator
 
-from packaging.specifiers import SpecifierSet
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 FIX, SPEED = "fix", "speed"
 
-# The series each package's patches were verified on (pyproject.toml pins the emulator's to them).
-MOTO_VERIFIED = ">=5.2.5,<5.3"
-BOTOCORE_VERIFIED = ">=1.44.5,<1.45"
-PULUMI_VERIFIED = ">=3.272,<3.273"
-PULUMI_POLICY_VERIFIED = ">=1.21.0,<1.22"
+# The releases each package's patches were verified on (uv.lock installs one of each; pyproject.toml's
+# ranges, what a team's install may choose from, hold them all).
+MOTO_VERIFIED = ("5.2.5", "5.2.6")
+BOTOCORE_VERIFIED = ("1.44.18",)
+PULUMI_VERIFIED = ("3.272.0",)
+PULUMI_AWS_VERIFIED = ("7.51.1",)
+PULUMI_POLICY_VERIFIED = ("1.21.0",)
 
 
 class PatchRefused(RuntimeError):
@@ -46,7 +54,7 @@ class Patch:
     name: str
     target: str  # what it replaces: module.Class.attribute
     package: str  # the distribution the target belongs to
-    verified: str  # the versions it was verified on (a PEP 440 specifier)
+    verified: tuple[str, ...]  # the exact releases it was verified on
     kind: str  # FIX or SPEED
     buys: str  # what it fixes, or the figure it buys
     install: Callable[["Patcher"], None]
@@ -55,16 +63,29 @@ class Patch:
         return metadata.version(self.package)
 
     def verified_here(self) -> bool:
-        return SpecifierSet(self.verified).contains(Version(self.installed_version()), prereleases=True)
+        installed = Version(self.installed_version())
+        return any(installed == Version(version) for version in self.verified)
+
+    def versions(self) -> str:
+        """The verified releases as a reader (and pip) writes them: 'moto 5.2.5 or 5.2.6'."""
+        return f"{self.package} {' or '.join(self.verified)}"
 
 
 REGISTRY: dict[str, Patch] = {}
 
 
-def patch(name: str, *, target: str, package: str, verified: str, kind: str, buys: str):
+def patch(name: str, *, target: str, package: str, verified: tuple[str, ...], kind: str, buys: str):
     """Register the decorated function (which makes its changes through a Patcher) as `name`."""
     if kind not in (FIX, SPEED):
         raise ValueError(f"patch {name}: kind must be {FIX!r} or {SPEED!r}, not {kind!r}")
+    if isinstance(verified, str) or not verified:
+        raise ValueError(f"patch {name}: verified must list the exact releases it was verified on, not {verified!r}")
+    for version in verified:
+        try:
+            Version(version)
+        except InvalidVersion:
+            raise ValueError(f"patch {name}: verified names {version!r}, not one release "
+                             f"(a range is never verified: list each release the patch's tests ran on)") from None
 
     def register(install: Callable[[Patcher], None]) -> Callable[[Patcher], None]:
         if name in REGISTRY and REGISTRY[name].install.__qualname__ != install.__qualname__:
@@ -119,9 +140,9 @@ def check(names: Iterable[str]) -> None:
         entry = REGISTRY[name]
         if entry.kind == FIX and not entry.verified_here():
             raise PatchRefused(
-                f"{entry.package} {entry.installed_version()} is installed, but the sandbox's fix {entry.name} "
-                f"({entry.buys}; it replaces {entry.target}) was verified on {entry.package}{entry.verified} only; "
-                f"install a verified version: pip install '{entry.package}{entry.verified}'")
+                f"{entry.package} {entry.installed_version()} is installed, but the fix {entry.name} "
+                f"({entry.buys}; it replaces {entry.target}) was verified on {entry.versions()} only; "
+                f"install a verified version: pip install '{entry.package}=={entry.verified[-1]}'")
 
 
 # Speed patches to leave out, comma-separated, in every process that inherits it: how
@@ -149,8 +170,8 @@ def applied(names: Iterable[str]) -> Iterator[None]:
                 if not entry.verified_here():  # a speed patch: the run is slower, never different
                     if name not in _announced:
                         _announced.add(name)
-                        print(f"blueprint: speed patch {name} skipped: verified on {entry.package}{entry.verified}, "
-                              f"{entry.installed_version()} is installed", file=sys.stderr)
+                        print(f"blueprint: speed patch {name} skipped: verified on {entry.versions()}, "
+                              f"{entry.package} {entry.installed_version()} is installed", file=sys.stderr)
                     continue
                 patcher = Patcher()
                 try:

@@ -270,6 +270,34 @@ def test_the_probe_runs_once_per_process():
     assert containment() is containment()
 
 
+def test_a_probe_started_in_the_background_is_the_one_every_caller_gets():
+    """The preview starts the probe before its packs (probe_in_background); the program's start,
+    and any other caller meanwhile, wait for that probe's answer instead of making another sandbox."""
+    check = textwrap.dedent("""
+        import json, subprocess, threading, time
+        from integration_blueprint import containment as module
+        probes, run = [], subprocess.run
+        def counted(*args, **kwargs):
+            probes.append(args[0][-1])
+            time.sleep(0.3)  # the probe still running when the callers ask
+            return run(*args, **kwargs)
+        module.subprocess.run = counted
+        module.probe_in_background()
+        module.probe_in_background()
+        answers = []
+        callers = [threading.Thread(target=lambda: answers.append(module.containment())) for _ in range(3)]
+        for caller in callers:
+            caller.start()
+        for caller in callers:
+            caller.join()
+        print(json.dumps({"probes": probes, "same": all(a is answers[0] for a in answers),
+                          "available": answers[0].available}))
+    """)
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"probes": ["true"], "same": True, "available": True}
+
+
 def test_a_machine_without_user_namespaces_gets_not_contained_naming_the_cause_and_the_fix():
     """As on a CI container that forbids them: every nested user namespace fails (ENOSPC)."""
     if shutil.which("unshare") is None:

@@ -154,8 +154,9 @@ def test_a_definition_the_executor_cannot_run_is_refused_naming_what(account):
     *_, sfn, role = account
     definition = machine({})
     definition["States"]["Map"]["ItemProcessor"]["States"]["Item"] = {"Type": "Wait", "Seconds": 1, "End": True}
-    with pytest.raises(ClientError, match="Map.ItemProcessor.Item: state type Wait"):
+    with pytest.raises(ClientError, match="Map.ItemProcessor.Item: state type Wait") as refused:
         sfn.create_state_machine(name="x", roleArn=role, definition=json.dumps(definition))
+    assert refused.value.response["Error"]["Code"] == "InvalidDefinition"
 
 
 def test_one_poison_item_neither_fails_nor_repeats_its_batch_mates():

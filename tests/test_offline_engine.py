@@ -154,7 +154,9 @@ def test_a_program_runs_in_the_virtualenv_its_pulumi_yaml_names(tmp_path):
     assert recorded.named("jobs").inputs["tags"] == {"owner": "team-payments"}
 
 
-def test_a_remote_component_of_another_package_is_reported_not_expanded_and_strict_fails_on_it(tmp_path, capsys):
+def test_a_remote_component_of_another_package_is_reported_not_expanded_and_strict_fails_on_it(tmp_path, capsys,
+                                                                                            cli_reuses_recordings):
+    # The program runs once: the report and the CLI's --strict exit read the same recording.
     main_py = ('import pulumi\nimport pulumi_aws as aws\n'
                'class Vpc(pulumi.ComponentResource):  # what a generated SDK declares\n'
                '    def __init__(self, name, props, opts=None):\n'

@@ -1,18 +1,21 @@
 """The registry of third-party patches (integration_blueprint.core.patches): every entry says what it
 replaces, where it was verified and what it buys; a speed patch outside its versions is skipped with
-one line, a fix refuses to run naming the versions; what a block applied is undone when it ends."""
+one line, a fix refuses to run, each naming itself, the installed version and the verified releases
+(exact ones, never a range); what a block applied is undone when it ends."""
 
 import json
 import subprocess
 import sys
 import time
 import types
+from importlib import metadata
 from pathlib import Path
 
 import boto3
 import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
+from packaging.version import Version
 
 from integration_blueprint.core import patches
 from integration_blueprint.core.patches import FIX, SPEED, PatchRefused
@@ -83,7 +86,8 @@ def test_every_patch_names_its_target_versions_kind_and_what_it_buys():
                                                            *PROGRAM_PATCHES, pack_host.PATCH_NAME}
     for name, entry in patches.REGISTRY.items():
         assert entry.target and entry.package and entry.buys, name
-        assert entry.verified_here(), f"{name}: verified on {entry.package}{entry.verified}, not what is installed"
+        assert entry.verified_here(), f"{name}: verified on {entry.versions()}, not what is installed"
+        assert all(str(Version(version)) == version for version in entry.verified), f"{name}: {entry.verified}"
         assert entry.kind in (FIX, SPEED)
         if entry.kind == FIX:
             assert name in FIX_TESTS, f"{name}: a fix with no test that shows it"
@@ -119,8 +123,8 @@ def marker_owner():
         patcher.replace(owner, "answer", "patched")
 
     yield owner, install
-    for name in ("test-speed", "test-fix"):
-        patches.REGISTRY.pop(name, None)
+    for name in [name for name in patches.REGISTRY if name.startswith("test-")]:
+        patches.REGISTRY.pop(name)
 
 
 def register(name, kind, verified, install):
@@ -128,31 +132,62 @@ def register(name, kind, verified, install):
                   buys="nothing: a test")(install)
 
 
-def test_a_speed_patch_outside_its_versions_is_skipped_with_one_line(marker_owner, capsys):
+def neighbours(version: str) -> tuple[str, str]:
+    """The releases just before and just after `version` (a patch release each way)."""
+    major, minor, micro = Version(version).release[:3]
+    return f"{major}.{minor}.{max(micro - 1, 0)}" if micro else f"{major}.{minor - 1}.99", f"{major}.{minor}.{micro + 1}"
+
+
+INSTALLED_MOTO = metadata.version("moto")
+
+
+@pytest.mark.parametrize("other", neighbours(INSTALLED_MOTO))
+def test_a_speed_patch_on_any_release_but_its_own_is_skipped_with_one_line_naming_both(marker_owner, capsys, other):
+    """A neighbouring release (the next patch release, the one before) is not verified either."""
     owner, install = marker_owner
-    register("test-speed", SPEED, "<1", install)
+    name = f"test-speed-{other}"  # one line per patch and process: each case a patch of its own
+    register(name, SPEED, (other,), install)
 
     for _ in range(2):
-        with patches.applied(["test-speed"]):
+        with patches.applied([name]):
             assert owner.answer == "library's own"
 
     lines = capsys.readouterr().err.splitlines()
-    assert len(lines) == 1 and "test-speed skipped: verified on moto<1" in lines[0]
+    assert len(lines) == 1
+    assert f"{name} skipped: verified on moto {other}, moto {INSTALLED_MOTO} is installed" in lines[0]
 
 
-def test_a_fix_outside_its_versions_refuses_to_run_naming_them(marker_owner):
+@pytest.mark.parametrize("other", neighbours(INSTALLED_MOTO))
+def test_a_fix_on_any_release_but_its_own_refuses_to_run_naming_itself_and_both_versions(marker_owner, other):
     owner, install = marker_owner
-    register("test-fix", FIX, "<1", install)
+    register("test-fix", FIX, (other, "1.0.0"), install)
 
-    with pytest.raises(PatchRefused, match=r"test-fix .* verified on moto<1 only; install a verified version"):
+    with pytest.raises(PatchRefused, match=rf"moto {INSTALLED_MOTO} is installed, but the fix test-fix .* "
+                                           rf"verified on moto {other} or 1.0.0 only; install a verified version"):
         with patches.applied(["test-fix"]):
             pass
     assert owner.answer == "library's own"
 
 
+def test_a_patch_on_one_of_its_verified_releases_applies(marker_owner):
+    owner, install = marker_owner
+    register("test-fix", FIX, ("1.0.0", INSTALLED_MOTO), install)
+
+    with patches.applied(["test-fix"]):
+        assert owner.answer == "patched"
+
+
+@pytest.mark.parametrize("verified", [">=5.2.5,<5.3", ("~=5.2",), (), ("5.2.*",)])
+def test_a_patch_must_name_the_exact_releases_it_was_verified_on_never_a_range(marker_owner, verified):
+    _, install = marker_owner
+    with pytest.raises(ValueError, match="test-fix: verified"):
+        register("test-fix", FIX, verified, install)
+    assert "test-fix" not in patches.REGISTRY
+
+
 def test_a_block_undoes_what_it_applied_and_leaves_an_enclosing_block_s_patches(marker_owner):
     owner, install = marker_owner
-    register("test-fix", FIX, ">=5", install)
+    register("test-fix", FIX, (INSTALLED_MOTO,), install)
 
     with patches.applied(["test-fix"]):
         with patches.applied(["test-fix"]):
@@ -163,8 +198,8 @@ def test_a_block_undoes_what_it_applied_and_leaves_an_enclosing_block_s_patches(
 
 def test_a_speed_patch_can_be_left_out_by_name_and_a_fix_cannot(marker_owner, monkeypatch):
     owner, install = marker_owner
-    register("test-speed", SPEED, ">=5", install)
-    register("test-fix", FIX, ">=5", install)
+    register("test-speed", SPEED, (INSTALLED_MOTO,), install)
+    register("test-fix", FIX, (INSTALLED_MOTO,), install)
     monkeypatch.setenv(patches.WITHOUT_VARIABLE, "test-speed")
 
     with patches.applied(["test-speed"]):

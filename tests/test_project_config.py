@@ -14,6 +14,7 @@ from integration_blueprint.preview.project import (
     ProgramError,
     find_project,
     load_config,
+    own_python_files,
     stack_config_path,
     stack_names,
 )
@@ -265,3 +266,27 @@ def test_a_key_written_twice_in_a_stack_file_is_refused(tmp_path):
     with pytest.raises(ProgramError, match=r"^Pulumi.dev.yaml is not valid YAML: .*mapping key 'shop:size' "
                                            r"already defined at line 2"):
         config_of(tmp_path, stack="config:\n  shop:size: 1\n  shop:size: 2\n")
+
+
+def test_a_program_s_own_python_files_are_found_without_walking_its_installed_packages(tmp_path, monkeypatch):
+    """What the gate reads after the program ran (sections it reads, its other refusals): the
+    program's own files, at any depth; a virtualenv's, node_modules' and caches' never, and those
+    folders are not even listed (a checkout's .venv and node_modules are most of its entries)."""
+    import os
+
+    for name in ("__main__.py", "pkg/mod.py", "pkg/deep/more.py", ".venv/lib/python3.11/site-packages/x.py",
+                 "node_modules/a/b.py", "pkg/venv/y.py", "pkg/__pycache__/z.py", "build/site-packages/w.py",
+                 "pkg/notes.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    outside = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+    outside.mkdir()
+    (outside / "linked.py").write_text("")
+    (tmp_path / "linked").symlink_to(outside, target_is_directory=True)  # not followed, as rglob
+    listed = []
+    scandir = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path=".": listed.append(Path(path)) or scandir(path))
+
+    assert own_python_files(tmp_path) == [tmp_path / "__main__.py", tmp_path / "pkg" / "deep" / "more.py",
+                                          tmp_path / "pkg" / "mod.py"]
+    assert {path.relative_to(tmp_path).as_posix() for path in listed} == {".", "pkg", "pkg/deep", "build"}

@@ -10,12 +10,12 @@ run registers the same resources with a fifth of the calls.
 
 from __future__ import annotations
 
-from integration_blueprint.core.patches import SPEED, Patcher, patch
+from integration_blueprint.core.patches import PULUMI_VERIFIED, SPEED, Patcher, patch
 
 DEBUG_LOGS_PATCH = "engine_debug_logs_not_sent"
 
 
-@patch(DEBUG_LOGS_PATCH, target="pulumi.log.debug", package="pulumi", verified=">=3.272,<3.273", kind=SPEED,
+@patch(DEBUG_LOGS_PATCH, target="pulumi.log.debug", package="pulumi", verified=PULUMI_VERIFIED, kind=SPEED,
        buys="466 of the prod program's 582 blocking engine calls (DEBUG log messages the offline engine never "
             "shows): benchmarks/preview_overhead.py")
 def engine_debug_logs_not_sent(patcher: Patcher) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Optional, Sequence, Union
 
 from integration_blueprint import __version__
+from integration_blueprint.containment import probe_in_background
 from integration_blueprint.preview import (
     fix_language,
     gate_rules,
@@ -394,6 +395,8 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
     with them a `recorded` run of the same program and stack is analysed instead of recording it
     again. A program still running after `timeout` seconds is stopped (a ProgramError)."""
     program_dir = Path(program_dir).resolve()
+    if recorded is None:
+        probe_in_background()  # whether the program can be sandboxed, answered while the packs start
     packs = list(packs or ()) or [PackRequest(Path(pack_dir), policy_config_path)]
     for request in packs:  # a pack that cannot start fails the run before the program runs
         try:

@@ -712,8 +712,12 @@ def distributed_maps_run_by_the_sandbox(patcher: Patcher) -> None:
             return validate(definition)
         problems = unsupported(parsed)
         if problems:
-            raise InvalidDefinition(message="the sandbox's Distributed Map executor does not run "
-                                            + "; ".join(problems))
+            # The message positionally: moto 5.2.6's exceptions read a `message=` keyword as a format
+            # argument of their default text ("An unspecified service error occurred"). The error code
+            # by keyword: moto 5.2.5's needs it (its InvalidDefinition names none), 5.2.6's ignores it
+            # (its class names it). Both answer as AWS does: InvalidDefinition, with our message.
+            raise InvalidDefinition("the sandbox's Distributed Map executor does not run " + "; ".join(problems),
+                                    exception_type="InvalidDefinition")
         return None
 
     def start_execution(self):
