@@ -314,11 +314,20 @@ def _print_pack_path(args: argparse.Namespace) -> int:
 
 
 def _print_policy_config(args: argparse.Namespace) -> int:
-    from integration_blueprint.preview.run import stack_policy_config
+    from contextlib import ExitStack
 
-    found = stack_policy_config(_program_dir(args), args.stack)
-    if found is not None:  # none: nothing printed, the pack's own levels apply
-        print(found)
+    from integration_blueprint.preview.analyzer import PolicyAnalyzer
+    from integration_blueprint.preview.run import cli_policy_config
+
+    with ExitStack() as packs:
+        others = [packs.enter_context(PolicyAnalyzer(Path(pack))) for pack in args.policy_pack or ()]
+        found = cli_policy_config(_program_dir(args), args.stack, output=args.output, other_packs=others)
+    for line in found.gate_only:
+        print(f"note: suppression of {line} is applied by `blueprint preview` only: under `pulumi preview "
+              "--policy-pack` that pack still reports it (only the blueprint's pack reads suppressions from its "
+              "policy config)", file=sys.stderr)
+    if found.path is not None:  # none: nothing printed, the pack's own levels apply
+        print(found.path)
     return 0
 
 
@@ -355,9 +364,19 @@ def add_policy_command(subparsers) -> None:
         description="Print the policy config file `blueprint preview --stack S` reads by default, "
                     "<stackConfigDir>/policy.<stack>.json, or nothing when the stack has none, for "
                     '`pulumi preview --policy-pack-config "$(blueprint policy config --stack S)"`: both '
-                    "previews then judge with the same config.")
+                    "previews then judge with the same config. When the program or the stack file accepts "
+                    "findings (`# blueprint: ignore[rule] reason`, `blueprint:suppressions`), the program is run "
+                    "offline to find the resource of each comment, and a copy of the config that carries them with "
+                    "their reasons is written and printed instead: the pack then suppresses the same findings "
+                    "under the Pulumi CLI as the gate does.")
     config.add_argument("--stack", required=True, help="the stack")
     config.add_argument("--program", help="the Pulumi project directory (default: the current directory)")
+    config.add_argument("--output", type=Path, metavar="FILE",
+                        help="where to write the config when it carries suppressions (default: "
+                             "<program>/.blueprint/policy.<stack>.json)")
+    config.add_argument("--policy-pack", action="append", metavar="DIR",
+                        help="another pack the program is judged with (repeatable): its policies may be named by "
+                             "suppressions, which only `blueprint preview` applies to it")
     config.set_defaults(run=_print_policy_config)
     ls = actions.add_parser(
         "ls", help="list the pack's policies with their level per stack",

@@ -9,6 +9,7 @@ over its gRPC Analyzer interface (integration_blueprint.preview.analyzer).
 from __future__ import annotations
 
 import datetime
+import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -64,6 +65,46 @@ def stack_policy_config(program_dir: Path, stack: str) -> Optional[Path]:
     project = load_project(program_dir)
     path = program_dir / project.get("stackConfigDir", ".") / f"policy.{stack}.json"
     return path if path.exists() else None
+
+
+@dataclass(frozen=True)
+class CliPolicyConfig:
+    """The policy config `pulumi preview --policy-pack` is to take for a stack (`path`, None: the
+    pack's own levels) and the suppressions only the gate can apply (those of other packs'
+    policies, whose code does not read them), each as a line to show."""
+    path: Optional[Path]
+    gate_only: list[str]
+
+
+def cli_policy_config(program_dir: Path, stack: str, *, output: Optional[Path] = None,
+                      other_packs: Sequence[PolicyAnalyzer] = ()) -> CliPolicyConfig:
+    """The stack's policy config with the run's suppressions (the program's `blueprint: ignore`
+    comments and the stack's `blueprint:suppressions`) added to the blueprint pack's policies, so
+    that the Pulumi CLI's run of the pack suppresses what the gate suppresses. Without suppressions:
+    the stack's own file, as it is. With them, the program is run (offline, as `blueprint preview`
+    runs it) to learn which resource each comment is on, and the config is written to `output`
+    (default: <program>/.blueprint/policy.<stack>.json)."""
+    from integration_blueprint.policies.rules import POLICIES
+
+    program_dir = Path(program_dir).resolve()
+    stack_file = stack_policy_config(program_dir, stack)
+    if not suppressions.has_any(program_dir, load_config(program_dir, stack).values):
+        return CliPolicyConfig(stack_file, [])
+    ours = {policy.name for policy in POLICIES}
+    others = {policy.name: one.name for one in other_packs for policy in one.info.policies}
+    recorded = record_program(program_dir, stack=stack)
+    found = suppressions.collect(recorded, ours | set(others) | set(gate_rules.RULES),
+                                 stack_config_path(program_dir, stack))
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    document = policy_config.load(stack_file) if stack_file else {}
+    merged = suppressions.in_policy_config(document, found, ours, today, base=program_dir)
+    gate_only = [f"{s.policy} ({others.get(s.policy) or gate_rules.PACK}) on {s.resource.rsplit('::', 1)[-1]}: "
+                 f"{s.describe(today)}" for s in found
+                 if s.resource and not s.expired(today) and s.policy not in ours]
+    path = Path(output) if output else program_dir / ".blueprint" / f"policy.{stack}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(merged, indent=2) + "\n")
+    return CliPolicyConfig(path, gate_only)
 
 
 @dataclass(frozen=True)
@@ -464,10 +505,13 @@ class _PackConfig:
         return cls(path, policy_config.load(path) if path else {}, shared and path is not None)
 
     def for_pack(self, analyzer: PolicyAnalyzer) -> dict:
+        """What the pack is configured with: its entries, without the suppressions a config may
+        list (the gate applies those itself and reports them as suppressed)."""
+        document = suppressions.without_setting(self.document)
         if not self.shared:
-            return self.document
+            return document
         names = {policy.name for policy in analyzer.info.policies} | {"all"}
-        return {key: value for key, value in self.document.items() if key in names}
+        return {key: value for key, value in document.items() if key in names}
 
     @staticmethod
     def check_shared(configs: Sequence["_PackConfig"], analyzers: Sequence[PolicyAnalyzer]) -> None:
@@ -551,9 +595,14 @@ def _result(runs: Sequence[tuple[PolicyAnalyzer, dict, list[Violation]]], record
     levels = {**gate.levels, **levels}
     found = [v for _, _, found in runs for v in found] + gate_rules.violations(recorded)
     stack_file = stack_config_path(recorded.program_dir, recorded.stack) if recorded.program_dir else None
+    accepted = suppressions.collect(recorded, rules, stack_file)
+    read: set[Optional[Path]] = {None}
+    for config in configs:  # a config file's own suppressions (`blueprint policy config` writes them)
+        if config.path not in read:
+            read.add(config.path)
+            accepted += suppressions.from_policy_config(config.document, str(config.path), rules, accepted)
     return PreviewResult(recorded, found, packs[0].policy_config if packs else None,
-                         rules=rules, levels=levels, packs=packs, gate=gate,
-                         suppressions=suppressions.collect(recorded, rules, stack_file))
+                         rules=rules, levels=levels, packs=packs, gate=gate, suppressions=accepted)
 
 
 def failed_preview(program_dir: Path, exc: BaseException, *, stack: str, unknowns: bool = False,
