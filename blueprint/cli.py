@@ -12,9 +12,9 @@ one line, no traceback, after the command cleaned up what it started.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
-import json
 import sys
 import traceback
 from pathlib import Path
@@ -582,8 +582,40 @@ def add_docs_command(subparsers) -> None:
     parser.set_defaults(run=_print_docs)
 
 
+def _write_starter(args: argparse.Namespace) -> int:
+    from integration_blueprint import starter
+
+    folder = Path(args.folder)
+    try:
+        written = starter.write(folder, project=args.project or "", region=args.region)
+    except starter.StarterExists as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(path.relative_to(folder))
+    print(f"\nnext: python -m venv {folder}/.venv && {folder}/.venv/bin/pip install -r {folder}/requirements.txt, "
+          f"then `blueprint preview --stack dev --program {folder}` (docs/deploying.md)", file=sys.stderr)
+    return 0
+
+
+def add_init_command(subparsers) -> None:
+    """`blueprint init [FOLDER]`: a team's starting point."""
+    parser = subparsers.add_parser(
+        "init", help="write a team's starting point: program, stacks, policy configs, an organisation pack, CI",
+        description="Write a team's starting point into FOLDER: a Python program with one component, stacks "
+                    "dev/staging/prod (stacks/) with their policy configs, an organisation's policy pack "
+                    "(policy/org/) with its config in policy/config/, and the CI workflow "
+                    "(.github/workflows/policy-preview.yml) with every pack listed once in POLICY_PACKS. "
+                    "Refuses (exit 2) if any of those files exists.")
+    parser.add_argument("folder", nargs="?", default=".", help="where to write (default: the current directory)")
+    parser.add_argument("--project", help="the Pulumi project's name (default: the folder's name)")
+    parser.add_argument("--region", default="eu-west-1", help="the stacks' aws:region (default: eu-west-1)")
+    parser.set_defaults(run=_write_starter)
+
+
 COMMANDS: list[Callable] = [add_preview_command, add_drill_command, add_policy_command, add_redrive_command,
-                             add_stack_command, add_schema_command, add_sdk_command, add_docs_command]
+                             add_stack_command, add_schema_command, add_sdk_command, add_docs_command,
+                             add_init_command]
 
 
 def build_parser() -> argparse.ArgumentParser:
