@@ -26,6 +26,7 @@ from integration_blueprint.preview import (
     policy_config,
     policy_packs,
     redaction,
+    stack_keys,
     stack_sections,
     suppressions,
 )
@@ -284,6 +285,7 @@ class PreviewResult:
         lines += [f"lookup {lookup} answered by invention, not looked up" for lookup in recorded.invented]
         lines += [f"stack reference {name} not read: what the program derives from it was not checked"
                   for name in recorded.unread_stack_references]
+        lines += [key.note() for key in self.unread_stack_keys]
         if recorded.not_contained:
             lines.append("the program was not contained: what it did outside the engine's view was not checked")
         return [self.masked(line) for line in lines]
@@ -333,10 +335,20 @@ class PreviewResult:
                 recorded.config, recorded.program_dir, recorded.language,
                 str(stack_file.relative_to(recorded.program_dir)) if stack_file.is_relative_to(recorded.program_dir)
                 else str(stack_file)))
+        notes.extend(key.note() + strict for key in self.unread_stack_keys)
         if recorded.unread_stack_references:
             notes.append(f"stack reference {', '.join(recorded.unread_stack_references)} was not read: what the program "
                          f"derives from its outputs was not checked{strict}")
         return [self.masked(note) for note in notes]
+
+    @cached_property
+    def unread_stack_keys(self) -> list[stack_keys.UnreadKey]:
+        """The stack file's keys no code of the program reads (stack_keys.py); none for a failed run."""
+        recorded = self.recorded
+        if recorded.program_dir is None or self.failure is not None:
+            return []
+        return stack_keys.unread_keys(recorded.config, recorded.program_dir,
+                                      stack_config_path(recorded.program_dir, recorded.stack))
 
     def masked(self, text: str) -> str:
         """A text as every report shows it: secrets masked, unknowns as [unknown]."""
