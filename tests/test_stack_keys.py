@@ -66,3 +66,28 @@ def test_a_key_no_code_reads_is_a_note_with_its_line_and_did_you_mean_in_every_f
 def test_strict_fails_the_run_on_an_unread_key(reports):
     _, strict, _ = reports
     assert strict == 2
+
+
+REFUSED_PROGRAM = '''import pulumi
+
+from integration_blueprint.components import FifoBillingQueue
+
+config = pulumi.Config()
+batch = config.get_int("billingBatchSize") or 10
+FifoBillingQueue("billing", {
+    "consumer_timeout_seconds": 60,
+    "batch_size": batch,
+})
+'''
+
+
+def test_a_refused_value_read_from_the_stack_file_names_that_file_and_line(tmp_path, capsys):
+    folder = tmp_path / "orders"
+    folder.mkdir()
+    (folder / "Pulumi.yaml").write_text("name: orders\nruntime: python\n")
+    (folder / "Pulumi.prod.yaml").write_text("config:\n  aws:region: eu-west-1\n  orders:billingBatchSize: 50\n")
+    (folder / "__main__.py").write_text(REFUSED_PROGRAM)
+    assert main(["preview", "--program", str(folder), "--stack", "prod", "--format", "json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["kind"] == "refused" and error["line"] == 9  # the program's line, as before
+    assert "the value comes from the stack file: Pulumi.prod.yaml:3 (orders:billingBatchSize: 50)" in error["message"]

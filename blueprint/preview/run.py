@@ -8,6 +8,7 @@ over its gRPC Analyzer interface (integration_blueprint.preview.analyzer).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import threading
@@ -631,7 +632,22 @@ def failed_preview(program_dir: Path, exc: BaseException, *, stack: str, unknown
                              resources=[], language=_language(program_dir),
                              stdout=getattr(exc, "stdout", ""), stderr=getattr(exc, "stderr", ""),
                              not_contained=getattr(exc, "not_contained", ""))
-    return PreviewResult(recorded, [], policy_config_path, strict=strict, failure=from_exception(exc))
+    failure = from_exception(exc)
+    if failure.kind == "refused" and failure.file and failure.line:
+        failure = _with_stack_origin(failure, program_dir, stack)
+    return PreviewResult(recorded, [], policy_config_path, strict=strict, failure=failure)
+
+
+def _with_stack_origin(failure: RunFailure, program_dir: Path, stack: str) -> RunFailure:
+    """A refusal whose value the program read from the stack file names that file and line too."""
+    try:
+        config = load_config(program_dir, stack).values
+        path = Path(failure.file) if Path(failure.file).is_absolute() else program_dir / failure.file
+        line = path.read_text(errors="replace").splitlines()[failure.line - 1]
+    except Exception:  # noqa: BLE001 - no stack or source to read: the refusal as it is
+        return failure
+    origin = stack_keys.origin_of(line, path, config, stack_config_path(program_dir, stack), program_dir)
+    return dataclasses.replace(failure, message=f"{failure.message}\n({origin})") if origin else failure
 
 
 def _language(program_dir: Path) -> str:

@@ -125,3 +125,32 @@ def _key_lines(stack_file: Path) -> dict[str, int]:
             if match:
                 lines.setdefault(match.group(1), number)
     return lines
+
+
+def origin_of(program_line: str, program_file: Path, config: dict[str, str], stack_file: Path,
+              program_dir: Path) -> Optional[str]:
+    """Where in the stack file the value at a refused argument's line came from, in words, when the
+    line reads a stack key (`config.get_int("maxReceiveCount")`) or names a variable the file
+    assigns from one; None when it reads none."""
+    names = {key.split(":", 1)[1]: key for key in config if ":" in key}
+    key = next((names[s] for s in _STRING.findall(program_line) if s in names), None)
+    if key is None:
+        try:
+            source = program_file.read_text(errors="replace").splitlines()
+        except OSError:
+            return None
+        for variable in re.findall(r"\b([A-Za-z_]\w*)\b", program_line):
+            assigned = re.compile(rf"^\s*(?:(?:const|let|var)\s+)?{re.escape(variable)}\s*(?::[^=]+)?=(?!=)")
+            for line in source:
+                if assigned.match(line):
+                    key = next((names[s] for s in _STRING.findall(line) if s in names), None)
+                    if key:
+                        break
+            if key:
+                break
+    if key is None:
+        return None
+    shown = str(stack_file.relative_to(program_dir)) if stack_file.is_relative_to(program_dir) else str(stack_file)
+    line = _key_lines(stack_file).get(key)
+    return (f"the value comes from the stack file: {shown}{f':{line}' if line else ''} ({key}: {config[key]}); "
+            "change it there")
