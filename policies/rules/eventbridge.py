@@ -86,7 +86,7 @@ def _check_pipes(args: StackValidationArgs, report: ReportViolation) -> None:
             return
         if kind != "stream":
             return
-        arn = get(pipe.props, "source")
+        arn = get(pipe.props, "source") if source is None else None  # unknown in a first preview: the source decides
         key = "dynamodbStreamParameters" if (source is not None and source.resource_type == TABLE) or (
             isinstance(arn, str) and arn_service(arn) == "dynamodb") else "kinesisStreamParameters"
         parameters = get(pipe.props, "sourceParameters", key, default={})
