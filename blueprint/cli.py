@@ -31,6 +31,12 @@ from integration_blueprint.preview.reports.formats import FORMATS
 from integration_blueprint.preview.reports.text import printable, program_output_lines
 from integration_blueprint.sandbox.errors import SandboxError
 
+# gRPC's own log lines (a GOAWAY when a channel closes under a call, about 1 run in 25) are no part
+# of any report: every process the command starts (the program, the packs, the component plugin)
+# inherits this, and the gRPC core of this one reads it when it first starts a channel or server.
+# GRPC_VERBOSITY=DEBUG set by the user still applies (to debug the gate itself).
+os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 DESCRIPTION = ("Offline policy preview, local sandbox drill and policy pack tools for the integration blueprint "
                "(no Pulumi CLI or AWS account needed).")
