@@ -600,7 +600,7 @@ def _write_starter(args: argparse.Namespace) -> int:
     for path in written:
         print(path.relative_to(folder))
     print(f"\nnext: python -m venv {folder}/.venv && {folder}/.venv/bin/pip install -r {folder}/requirements.txt, "
-          f"then `blueprint preview --stack dev --program {folder}` (docs/deploying.md)", file=sys.stderr)
+          f"then `blueprint preview --stack dev --program {folder}` (`blueprint docs deploying`)", file=sys.stderr)
     return 0
 
 
