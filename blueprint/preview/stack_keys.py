@@ -151,6 +151,6 @@ def origin_of(program_line: str, program_file: Path, config: dict[str, str], sta
     if key is None:
         return None
     shown = str(stack_file.relative_to(program_dir)) if stack_file.is_relative_to(program_dir) else str(stack_file)
-    line = _key_lines(stack_file).get(key)
-    return (f"the value comes from the stack file: {shown}{f':{line}' if line else ''} ({key}: {config[key]}); "
+    key_line = _key_lines(stack_file).get(key)
+    return (f"the value comes from the stack file: {shown}{f':{key_line}' if key_line else ''} ({key}: {config[key]}); "
             "change it there")
