@@ -3,6 +3,8 @@ every invocation with Runtime.ImportModuleError (before, only the drill found it
 gives (the standard library, boto3), the Powertools layer where the function has it, the archive's
 own modules and an optional import are not named."""
 
+import pytest
+
 from integration_blueprint.preview import lambda_archive
 from integration_blueprint.preview.run import run_preview
 
@@ -56,6 +58,7 @@ def test_powertools_counts_only_where_the_function_has_its_layer(tmp_path):
         code, tmp_path, "audit.handler", lambda_archive.runtime_provided(False))
 
 
+@pytest.mark.slow  # a preview of a program
 def test_the_preview_fails_a_function_whose_handler_imports_an_unshipped_package(tmp_path, policy_analyzer):
     write_code(tmp_path)
     (tmp_path / "Pulumi.yaml").write_text("name: orders\nruntime: python\n")

@@ -30,6 +30,9 @@ from integration_blueprint.preview.analyzer import (
 )
 from integration_blueprint.preview.run import PackRequest, run_preview
 
+# End to end: the program runs three times (policy config, the gate twice) and a pack starts for each.
+pytestmark = pytest.mark.slow
+
 PACK_NAME = "integration-blueprint"
 # Four findings of the pack: the DLQ has no depth alarm, keeps messages no longer than its source,
 # the source redrives after one receive (each accepted: two comments, one stack-file entry), and a

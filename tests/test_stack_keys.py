@@ -50,6 +50,7 @@ def reports(program, tmp_path_factory):
     return code, strict, {name: (out / name).read_text() for name in formats}
 
 
+@pytest.mark.slow  # two previews as the CLI runs them
 def test_a_key_no_code_reads_is_a_note_with_its_line_and_did_you_mean_in_every_format(reports):
     code, _, written = reports
     assert code in (0, 1)  # a note, not a failure, without --strict
@@ -63,6 +64,7 @@ def test_a_key_no_code_reads_is_a_note_with_its_line_and_did_you_mean_in_every_f
     assert not [n for n in notes if "billingMaxMessageSize" in n or "skipRequestingAccountId" in n]
 
 
+@pytest.mark.slow
 def test_strict_fails_the_run_on_an_unread_key(reports):
     _, strict, _ = reports
     assert strict == 2
@@ -81,6 +83,7 @@ FifoBillingQueue("billing", {
 '''
 
 
+@pytest.mark.slow  # a preview as the CLI runs it
 def test_a_refused_value_read_from_the_stack_file_names_that_file_and_line(tmp_path, capsys):
     folder = tmp_path / "orders"
     folder.mkdir()
