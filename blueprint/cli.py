@@ -20,7 +20,7 @@ import traceback
 from pathlib import Path
 from typing import Callable, Optional
 
-from integration_blueprint import __version__
+from integration_blueprint import __version__, install_source
 from integration_blueprint.core.patches import PatchRefused
 from integration_blueprint.plugin import SchemaError
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerError
@@ -267,30 +267,8 @@ def _require_local_extra() -> None:
         import moto.stepfunctions.parser  # noqa: F401 - the interpreter needs the extra's own dependencies
     except ImportError as exc:
         raise MissingExtra(f"the drill needs the local sandbox's AWS emulator (moto), which is not "
-                           f"installed ({exc}); install the extra: {install_command('local')}") from None
+                           f"installed ({exc}); install the extra: {install_source.install_command('local')}") from None
 
-
-def install_command(extra: str) -> str:
-    """The pip command that adds `extra` to this package as it was installed: from the index by
-    name, or from the same wheel file, folder or git commit (PEP 610's direct_url.json), since an
-    install from a wheel or a git pin is not found by name on the index."""
-    from importlib import metadata
-
-    name = "integration-blueprint"
-    try:
-        direct = metadata.distribution(name).read_text("direct_url.json")
-    except metadata.PackageNotFoundError:
-        direct = None
-    source = json.loads(direct) if direct else {}
-    url = source.get("url")
-    if not url:
-        return f"pip install '{name}[{extra}]'"
-    vcs = source.get("vcs_info") or {}
-    if vcs:
-        url = f"{vcs.get('vcs', 'git')}+{url}@{vcs.get('commit_id') or vcs.get('requested_revision')}"
-    elif (source.get("dir_info") or {}).get("editable"):
-        return f"pip install -e '{url.removeprefix('file://')}[{extra}]'"
-    return f"pip install '{name}[{extra}] @ {url}'"
 
 
 def add_drill_command(subparsers) -> None:
@@ -475,7 +453,6 @@ def add_redrive_command(subparsers) -> None:
 
 
 def _print_schema(args: argparse.Namespace) -> int:
-    import json
 
     from integration_blueprint.plugin import package_schema
 
@@ -494,7 +471,6 @@ def add_schema_command(subparsers) -> None:
 
 
 def _list_stacks(args: argparse.Namespace) -> int:
-    import json
 
     from integration_blueprint.preview.project import stack_names
 

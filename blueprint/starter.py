@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from integration_blueprint import __version__
+from integration_blueprint.install_source import install_command
 
 ORG_PACK = "policy/org"
 ORG_CONFIG = "policy/config/org.json"
@@ -84,8 +85,6 @@ GITIGNORE = ".venv/\nvenv/\nnode_modules/\n.blueprint/\n__pycache__/\npolicy-pre
 
 def requirement() -> str:
     """The requirements.txt line for this package, from the source it was installed from."""
-    from integration_blueprint.cli import install_command
-
     command = install_command("local")
     spec = command.split("pip install ", 1)[1].strip("'")
     if spec.startswith("-e"):  # an editable checkout: the index name (edit it to a commit or wheel pin)

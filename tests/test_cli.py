@@ -110,7 +110,7 @@ def test_the_extras_install_command_fits_how_the_package_was_installed(monkeypat
     """A wheel or git pin is not on the index by name: the fix installs the extra from the same source."""
     from importlib import metadata
 
-    from integration_blueprint.cli import install_command
+    from integration_blueprint.install_source import install_command
 
     real = metadata.distribution("integration-blueprint")
 
