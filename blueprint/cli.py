@@ -12,6 +12,7 @@ one line, no traceback, after the command cleaned up what it started.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -19,7 +20,7 @@ import traceback
 from pathlib import Path
 from typing import Callable, Optional
 
-from integration_blueprint import __version__
+from integration_blueprint import __version__, install_source
 from integration_blueprint.core.patches import PatchRefused
 from integration_blueprint.plugin import SchemaError
 from integration_blueprint.preview.analyzer import DEFAULT_PACK_DIR, AnalyzerError
@@ -29,6 +30,12 @@ from integration_blueprint.preview.recording import ProgramError
 from integration_blueprint.preview.reports.formats import FORMATS
 from integration_blueprint.preview.reports.text import printable, program_output_lines
 from integration_blueprint.sandbox.errors import SandboxError
+
+# gRPC's own log lines (a GOAWAY when a channel closes under a call, about 1 run in 25) are no part
+# of any report: every process the command starts (the program, the packs, the component plugin)
+# inherits this, and the gRPC core of this one reads it when it first starts a channel or server.
+# GRPC_VERBOSITY=DEBUG set by the user still applies (to debug the gate itself).
+os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 DESCRIPTION = ("Offline policy preview, local sandbox drill and policy pack tools for the integration blueprint "
@@ -267,7 +274,8 @@ def _require_local_extra() -> None:
         import moto.stepfunctions.parser  # noqa: F401 - the interpreter needs the extra's own dependencies
     except ImportError as exc:
         raise MissingExtra(f"the drill needs the local sandbox's AWS emulator (moto), which is not "
-                           f"installed ({exc}); install the extra: pip install 'integration-blueprint[local]'") from None
+                           f"installed ({exc}); install the extra: {install_source.install_command('local')}") from None
+
 
 
 def add_drill_command(subparsers) -> None:
@@ -326,11 +334,20 @@ def _print_pack_path(args: argparse.Namespace) -> int:
 
 
 def _print_policy_config(args: argparse.Namespace) -> int:
-    from integration_blueprint.preview.run import stack_policy_config
+    from contextlib import ExitStack
 
-    found = stack_policy_config(_program_dir(args), args.stack)
-    if found is not None:  # none: nothing printed, the pack's own levels apply
-        print(found)
+    from integration_blueprint.preview.analyzer import PolicyAnalyzer
+    from integration_blueprint.preview.run import cli_policy_config
+
+    with ExitStack() as packs:
+        others = [packs.enter_context(PolicyAnalyzer(Path(pack))) for pack in args.policy_pack or ()]
+        found = cli_policy_config(_program_dir(args), args.stack, output=args.output, other_packs=others)
+    for line in found.gate_only:
+        print(f"note: suppression of {line} is applied by `blueprint preview` only: under `pulumi preview "
+              "--policy-pack` that pack still reports it (only the blueprint's pack reads suppressions from its "
+              "policy config)", file=sys.stderr)
+    if found.path is not None:  # none: nothing printed, the pack's own levels apply
+        print(found.path)
     return 0
 
 
@@ -367,9 +384,19 @@ def add_policy_command(subparsers) -> None:
         description="Print the policy config file `blueprint preview --stack S` reads by default, "
                     "<stackConfigDir>/policy.<stack>.json, or nothing when the stack has none, for "
                     '`pulumi preview --policy-pack-config "$(blueprint policy config --stack S)"`: both '
-                    "previews then judge with the same config.")
+                    "previews then judge with the same config. When the program or the stack file accepts "
+                    "findings (`# blueprint: ignore[rule] reason`, `blueprint:suppressions`), the program is run "
+                    "offline to find the resource of each comment, and a copy of the config that carries them with "
+                    "their reasons is written and printed instead: the pack then suppresses the same findings "
+                    "under the Pulumi CLI as the gate does.")
     config.add_argument("--stack", required=True, help="the stack")
     config.add_argument("--program", help="the Pulumi project directory (default: the current directory)")
+    config.add_argument("--output", type=Path, metavar="FILE",
+                        help="where to write the config when it carries suppressions (default: "
+                             "<program>/.blueprint/policy.<stack>.json)")
+    config.add_argument("--policy-pack", action="append", metavar="DIR",
+                        help="another pack the program is judged with (repeatable): its policies may be named by "
+                             "suppressions, which only `blueprint preview` applies to it")
     config.set_defaults(run=_print_policy_config)
     ls = actions.add_parser(
         "ls", help="list the pack's policies with their level per stack",
@@ -438,7 +465,6 @@ def add_redrive_command(subparsers) -> None:
 
 
 def _print_schema(args: argparse.Namespace) -> int:
-    import json
 
     from integration_blueprint.plugin import package_schema
 
@@ -457,7 +483,6 @@ def add_schema_command(subparsers) -> None:
 
 
 def _list_stacks(args: argparse.Namespace) -> int:
-    import json
 
     from integration_blueprint.preview.project import stack_names
 
@@ -551,8 +576,40 @@ def add_docs_command(subparsers) -> None:
     parser.set_defaults(run=_print_docs)
 
 
+def _write_starter(args: argparse.Namespace) -> int:
+    from integration_blueprint import starter
+
+    folder = Path(args.folder)
+    try:
+        written = starter.write(folder, project=args.project or "", region=args.region)
+    except starter.StarterExists as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(path.relative_to(folder))
+    print(f"\nnext: python -m venv {folder}/.venv && {folder}/.venv/bin/pip install -r {folder}/requirements.txt, "
+          f"then `blueprint preview --stack dev --program {folder}` (`blueprint docs deploying`)", file=sys.stderr)
+    return 0
+
+
+def add_init_command(subparsers) -> None:
+    """`blueprint init [FOLDER]`: a team's starting point."""
+    parser = subparsers.add_parser(
+        "init", help="write a team's starting point: program, stacks, policy configs, an organisation pack, CI",
+        description="Write a team's starting point into FOLDER: a Python program with one component, stacks "
+                    "dev/staging/prod (stacks/) with their policy configs, an organisation's policy pack "
+                    "(policy/org/) with its config in policy/config/, and the CI workflow "
+                    "(.github/workflows/policy-preview.yml) with every pack listed once in POLICY_PACKS. "
+                    "Refuses (exit 2) if any of those files exists.")
+    parser.add_argument("folder", nargs="?", default=".", help="where to write (default: the current directory)")
+    parser.add_argument("--project", help="the Pulumi project's name (default: the folder's name)")
+    parser.add_argument("--region", default="eu-west-1", help="the stacks' aws:region (default: eu-west-1)")
+    parser.set_defaults(run=_write_starter)
+
+
 COMMANDS: list[Callable] = [add_preview_command, add_drill_command, add_policy_command, add_redrive_command,
-                             add_stack_command, add_schema_command, add_sdk_command, add_docs_command]
+                             add_stack_command, add_schema_command, add_sdk_command, add_docs_command,
+                             add_init_command]
 
 
 def build_parser() -> argparse.ArgumentParser:

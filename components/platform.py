@@ -5,7 +5,7 @@ Public: `PlatformArgs` (the args every component's Args extend), `PLATFORM_SETTI
 `runtime_settings` (the functions' deployment settings from a component's args), `publish`.
 """
 
-from typing import Any, Mapping, Sequence, TypedDict
+from typing import Any, Mapping, Optional, Sequence, TypedDict
 
 import pulumi
 
@@ -13,7 +13,7 @@ from integration_blueprint.components.function import RuntimeSettings
 from integration_blueprint.components.settings import Setting, SettingsTable
 from integration_blueprint.core import aws_limits, conventions
 
-__all__ = ["PLATFORM_SETTINGS", "PlatformArgs", "publish", "runtime_settings"]
+__all__ = ["PLATFORM_SETTINGS", "PlatformArgs", "publish", "runtime_settings", "with_tags"]
 
 
 class PlatformArgs(TypedDict, total=False):
@@ -25,6 +25,7 @@ class PlatformArgs(TypedDict, total=False):
     log_retention_days: pulumi.Input[int]
     powertools_layer_version: pulumi.Input[int]
     protect_data: pulumi.Input[bool]
+    tags: pulumi.Input[Mapping[str, pulumi.Input[str]]]
 
 
 PLATFORM_SETTINGS = SettingsTable("platform", [
@@ -37,7 +38,31 @@ PLATFORM_SETTINGS = SettingsTable("platform", [
             why="the version of the public Powertools for AWS Lambda (Python) layer the functions run with"),
     Setting("protect_data", bool, True,
             why="point-in-time recovery and deletion protection on the tables (production data)"),
+    Setting("tags", dict, {}, describe="an object of tag names to values",
+            why="tags on every taggable resource the component creates (queues, functions, tables, roles, log "
+                "groups, ...), merged with the provider's default tags as AWS merges them: on the same key, these "
+                "win"),
 ])
+
+
+def with_tags(opts: Optional[pulumi.ResourceOptions], args: Optional[Mapping[str, Any]]) -> Optional[pulumi.ResourceOptions]:
+    """The component's options with a transformation that puts its `tags` on every child that takes
+    tags (every resource whose inputs have `tags`). Pulumi applies a component's transformations to
+    everything created under it; the AWS provider then merges its default tags under these
+    (tagsAll), so the organisation's defaults stay and a key set here wins. A tag a child sets
+    itself wins over both."""
+    tags = (args or {}).get("tags")
+    if not tags or not isinstance(tags, Mapping):
+        return opts  # none, or not an object: the settings table refuses it with its message
+
+    def tag(resource: pulumi.ResourceTransformationArgs) -> Optional[pulumi.ResourceTransformationResult]:
+        if "tags" not in resource.props or isinstance(resource.resource, pulumi.ComponentResource):
+            return None
+        own = resource.props.get("tags")
+        if own is not None and not isinstance(own, Mapping):
+            return None  # an Output of the child's own: left as it is
+        return pulumi.ResourceTransformationResult({**resource.props, "tags": {**tags, **(own or {})}}, resource.opts)
+    return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(transformations=[tag]))
 
 
 def runtime_settings(args: Mapping[str, Any]) -> RuntimeSettings:

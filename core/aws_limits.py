@@ -77,10 +77,18 @@ KINESIS_ESM_STARTING_POSITIONS = ("LATEST", "TRIM_HORIZON")
 # sends for a stream batch holds KinesisBatchInfo (metadata only) under this key.
 KINESIS_ON_FAILURE_BATCH_INFO_KEY = "KinesisBatchInfo"
 
+# https://docs.aws.amazon.com/lambda/latest/dg/lambda-python.html: the Python runtimes include the
+# AWS SDK for Python (boto3) and what it depends on; a handler may import these without shipping them.
+LAMBDA_PYTHON_RUNTIME_PACKAGES = frozenset({"boto3", "botocore", "s3transfer", "jmespath", "dateutil", "urllib3",
+                                            "six", "awslambdaric"})
+
 # --- Powertools for AWS Lambda (Python) -------------------------------------------------------
 # https://docs.powertools.aws.dev/lambda/python/latest/#lambda-layer
 POWERTOOLS_LAYER_ACCOUNT = "017000801446"
 POWERTOOLS_LAYER_NAME_FORMAT = "AWSLambdaPowertoolsPythonV3-{runtime}-{architecture}"
+# What the Powertools layer puts on the path (/opt/python): the library and the packages it bundles.
+POWERTOOLS_LAYER_PACKAGES = frozenset({"aws_lambda_powertools", "aws_xray_sdk", "pydantic", "pydantic_core",
+                                       "typing_extensions", "annotated_types", "jmespath"})
 # https://docs.powertools.aws.dev/lambda/python/latest/utilities/idempotency/#required-resources
 POWERTOOLS_IDEMPOTENCY_KEY_ATTR = "id"
 POWERTOOLS_IDEMPOTENCY_TTL_ATTR = "expiration"

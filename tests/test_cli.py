@@ -95,8 +95,31 @@ def test_drill_without_the_local_extra_exits_2_naming_the_extra(monkeypatch, cap
     code = main(["drill", "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2
-    assert "pip install 'integration-blueprint[local]'" in err
+    assert "install the extra: pip install" in err and "[local]" in err
     assert "Traceback" not in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("direct_url, command", [
+    (None, "pip install 'integration-blueprint[local]'"),
+    ({"url": "https://git.example.com/acme/blueprint.git", "vcs_info": {"vcs": "git", "commit_id": "6af3db2"}},
+     "pip install 'integration-blueprint[local] @ git+https://git.example.com/acme/blueprint.git@6af3db2'"),
+    ({"url": "file:///wheels/integration_blueprint-0.1.0-py3-none-any.whl", "archive_info": {}},
+     "pip install 'integration-blueprint[local] @ file:///wheels/integration_blueprint-0.1.0-py3-none-any.whl'"),
+])
+def test_the_extras_install_command_fits_how_the_package_was_installed(monkeypatch, direct_url, command):
+    """A wheel or git pin is not on the index by name: the fix installs the extra from the same source."""
+    from importlib import metadata
+
+    from integration_blueprint.install_source import install_command
+
+    real = metadata.distribution("integration-blueprint")
+
+    class Installed:  # the installed distribution, with the direct_url.json pip would have written
+        def read_text(self, name):
+            return json.dumps(direct_url) if name == "direct_url.json" and direct_url else (
+                None if name == "direct_url.json" else real.read_text(name))
+    monkeypatch.setattr(metadata, "distribution", lambda name: Installed())
+    assert install_command("local") == command
 
 
 # ---- policy ls -----------------------------------------------------------------------------------
@@ -266,7 +289,8 @@ def test_every_blueprint_command_in_the_workflow_parses():
     commands = re.findall(r"venv/bin/(blueprint [^>)\n]*)", text)
     assert len(commands) >= 3
     for command in commands:
-        words = [w for w in shlex.split(command)[1:]]
+        # a shell array's expansion ("$@": the extra packs' flags) stands for flags of its own
+        words = [w for w in shlex.split(command)[1:] if w != "$@" and not w.endswith("[@]}")]
         build_parser().parse_args([w.replace("$stack", "dev").replace("$STACK", "dev") for w in words])
 
 

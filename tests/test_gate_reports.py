@@ -155,7 +155,9 @@ def test_a_refused_argument_is_told_in_markdown_what_where_and_how_to_fix(refuse
     markdown = render_markdown(result)
     assert markdown.startswith("### ⚠️ Policy preview of stack <code>test</code> could not run: A component "
                                "refused one of its arguments")
-    assert "max\\_receive\\_count" in markdown and f"**Where:** {code(f'{main_file}:4')}" in markdown
+    # The file as a reviewer finds it in the repository: relative to the program, no runner's path.
+    assert "max\\_receive\\_count" in markdown and f"**Where:** {code('__main__.py:4')}" in markdown
+    assert str(main_file.parent) not in markdown
     assert "**How to fix:** Change the argument" in markdown
 
 

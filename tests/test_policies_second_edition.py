@@ -539,3 +539,30 @@ def test_every_rule_publishes_its_fix_its_source_and_how_much_it_matters(policy_
         assert policy.severity != 0, policy.name  # 0 = unspecified
     levels = {p.name: p.enforcementLevel for p in policy_analyzer.info.policies}
     assert len(levels) == 37 and levels[TLS] == 0  # proto ADVISORY
+
+
+def test_a_dlq_already_at_the_maximum_is_told_to_lower_the_source_in_the_finding_and_the_rules_fix(policy_analyzer):
+    def program():
+        target = aws.sqs.Queue("orders-dlq", message_retention_seconds=1209600)
+        aws.sqs.Queue("orders", message_retention_seconds=1209600, redrive_policy=redrive_to(target))
+    (found,) = flagged(analyse(policy_analyzer, program), "sqs-dlq-retention-exceeds-source")
+    assert "lower the source's messageRetentionSeconds" in found.message
+    assert "Set the DLQ's messageRetentionSeconds to" not in found.message
+    remediation = policy_analyzer.rules["sqs-dlq-retention-exceeds-source"].remediation
+    assert "where the DLQ already keeps messages that long, lower the source's" in remediation
+
+
+@pytest.mark.parametrize("unknowns", [False, True])
+def test_a_dynamodb_stream_mapping_whose_record_age_outlasts_the_streams_24_hours_is_flagged(policy_analyzer, unknowns):
+    """A first preview knows no table's stream ARN: the mapping's source is still the table it names."""
+    def program():
+        table = aws.dynamodb.Table("orders", hash_key="id", attributes=[{"name": "id", "type": "S"}],
+                                   billing_mode="PAY_PER_REQUEST", stream_enabled=True,
+                                   stream_view_type="NEW_IMAGE")
+        handler = function("audit")
+        aws.lambda_.EventSourceMapping(
+            "audit", event_source_arn=table.stream_arn, function_name=handler.arn, starting_position="LATEST",
+            maximum_retry_attempts=-1, maximum_record_age_in_seconds=172800,
+            destination_config={"on_failure": {"destination_arn": "arn:aws:sqs:eu-west-1:123456789012:audit-dlq"}})
+    found = flagged(analyse(policy_analyzer, program, unknowns=unknowns), "lambda-stream-esm-bounded-retries")
+    assert len(found) == 1 and "DynamoDB streams keep records 24 h" in found[0].message

@@ -84,6 +84,30 @@ def test_a_pack_folder_that_cannot_be_loaded_fails_the_run_naming_it(capsys, tmp
         assert report["programOutput"]["stdout"] == ""  # refused before the program ran
 
 
+def test_a_node_pack_shadowed_by_its_config_beside_it_is_refused_naming_the_file_and_the_fix(capsys, tmp_path):
+    """Node's require of policy/awsguard loads policy/awsguard.json first: the pack would register
+    nothing and exit, under the Pulumi CLI too."""
+    (tmp_path / "policy").mkdir()
+    pack = tmp_path / "policy" / "awsguard"
+    shutil.copytree(TEAM_TYPESCRIPT, pack)
+    (tmp_path / "policy" / "awsguard.json").write_text('{"all": "mandatory"}')
+    code, _, err = preview(capsys, "--policy-pack", str(pack), "--policy-pack-config",
+                           str(tmp_path / "policy" / "awsguard.json"))
+    assert code == 2, err
+    assert f"{pack}.json beside it is what Node.js loads for the pack's folder" in err
+    assert "move awsguard.json out of" in err and "b''" not in err
+
+
+def test_a_pack_that_exits_without_serving_is_told_in_words_with_the_likely_cause(tmp_path):
+    (tmp_path / "PulumiPolicy.yaml").write_text("runtime: python\n")
+    (tmp_path / "__main__.py").write_text("import pulumi_policy  # and no PolicyPack(...)\n")
+    with pytest.raises(AnalyzerError) as failed:
+        PolicyAnalyzer(tmp_path)
+    said = str(failed.value)
+    assert "it exited with code 0 without serving" in said and "b''" not in said
+    assert "Likely cause: its program ended without creating a PolicyPack" in said
+
+
 def test_a_team_python_pack_and_ours_each_judge_the_program_and_name_themselves(capsys):
     code, report, _ = preview(capsys, "--policy-pack", str(TEAM_PYTHON), "--policy-pack", OURS)
     found = by_pack(report)

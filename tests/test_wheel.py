@@ -301,6 +301,7 @@ follow_imports = skip
 @pytest.mark.wheel
 def test_the_installed_package_is_typed_so_mypy_finds_a_misspelled_key_and_a_wrong_type(wheel, venv, tmp_path):
     assert "integration_blueprint/py.typed" in zipfile.ZipFile(wheel).namelist()
+    assert "integration_blueprint/examples/policy-preview.yml" in zipfile.ZipFile(wheel).namelist()  # blueprint init
     (tmp_path / "__main__.py").write_text(TYPED_TEAM_PROGRAM)
     (tmp_path / "mypy.ini").write_text(TEAM_MYPY_CONFIG)
     # mypy reads the team's virtualenv (PEP 561: an installed package is type-checked only with py.typed).

@@ -147,8 +147,10 @@ class PolicyAnalyzer:
                                           cwd=start.cwd, env=start.env)
         except PluginDidNotStart as failed:
             shutil.rmtree(self._folder, ignore_errors=True)
+            cause = (f"\nLikely cause: {policy_packs.why_no_pack_served(self.pack_dir)}"
+                     if failed.exited_without_serving else "")
             raise AnalyzerError(f"the policy pack in {self.pack_dir} did not start ({failed}; run by "
-                                f"{start.started_by}):\n{_tail(failed.stderr)}", pack_dir=self.pack_dir) from None
+                                f"{start.started_by}){cause}\n{_tail(failed.stderr)}", pack_dir=self.pack_dir) from None
         try:
             self._channel = private_channel.with_token(grpc.insecure_channel(
                 address, options=[("grpc.max_receive_message_length", _MAX_MESSAGE),

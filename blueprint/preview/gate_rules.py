@@ -4,7 +4,9 @@ and the pack runs in its own folder).
 
 `lambda-handler-in-archive`: a Python function whose handler module or function is not in the
 archive it ships fails every invocation on Lambda (Runtime.ImportModuleError,
-Runtime.HandlerNotFound); the preview reports it as a mandatory violation of the function, at the
+Runtime.HandlerNotFound), and so does one whose handler module imports a package at load that
+neither the archive, the Lambda runtime (the standard library, boto3) nor the Powertools layer
+provides; the preview reports it as a mandatory violation of the function, at the
 line that declared it (a component's children: the component's line). Judged only where the gate
 can read the whole archive (a FileArchive folder or zip, an AssetArchive of files); a remote
 archive, a container image, or a function with a layer other than AWS's Powertools (a layer may
@@ -29,8 +31,9 @@ HANDLER_IN_ARCHIVE = Rule(
     name="lambda-handler-in-archive",
     description=("A Python Lambda function's handler (module.function) must name a module its archive holds and a "
                  "function that module defines: otherwise Lambda fails every invocation with "
-                 "Runtime.ImportModuleError or Runtime.HandlerNotFound. Correct the handler's spelling or add the "
-                 "module to the function's code."),
+                 "Runtime.ImportModuleError or Runtime.HandlerNotFound; the packages the module imports must be in "
+                 "the archive or provided by the runtime or a layer. Correct the handler's spelling or add the "
+                 "module (or package) to the function's code."),
     level="mandatory", kind="resource", config_schema={},
     remediation=("Write the handler as <module>.<function> where <module>.py is at the root of the function's code "
                  "(or a folder path with dots) and defines <function> at its top level."),
@@ -64,7 +67,8 @@ def handler_violations(recorded) -> list[Violation]:
                 or inputs.get("packageType") == "Image" \
                 or not str(inputs.get("runtime") or "python").startswith("python"):
             continue
-        problem = lambda_archive.handler_problem(code, Path(recorded.program_dir), handler)
+        provided = lambda_archive.runtime_provided(powertools_layer=bool(inputs.get("layers")))
+        problem = lambda_archive.handler_problem(code, Path(recorded.program_dir), handler, provided)
         if problem:
             found.append(Violation(policy=HANDLER_IN_ARCHIVE.name, level=HANDLER_IN_ARCHIVE.level, urn=function.urn,
                                    pack=PACK, pack_version=__version__,

@@ -17,9 +17,12 @@ import difflib
 import os
 import posixpath
 import shutil
+import sys
 import zipfile
 from pathlib import Path
 from typing import Callable, Optional
+
+from integration_blueprint.core import aws_limits
 
 Reader = Callable[[], bytes]
 
@@ -130,9 +133,12 @@ def copy_folder(source: Path, into: Path) -> None:
     shutil.copytree(source, into, symlinks=True, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
 
 
-def handler_problem(code: dict, program_dir: Path, handler: str) -> Optional[str]:
+def handler_problem(code: dict, program_dir: Path, handler: str,
+                    provided: frozenset[str] = frozenset()) -> Optional[str]:
     """Why `handler` (module.function) would not be found in this archive on Lambda, or None (also
-    when the archive or the module cannot be read here: nothing to say)."""
+    when the archive or the module cannot be read here: nothing to say). `provided`: the modules the
+    runtime and layers give the function (runtime_provided); a package the handler module imports
+    at load that neither they nor the archive hold is named. Empty: imports are not checked."""
     try:
         found = members(code, program_dir)
     except ArchiveError as exc:
@@ -158,7 +164,39 @@ def handler_problem(code: dict, program_dir: Path, handler: str) -> Optional[str
         return (f"handler {handler!r}: module {module!r} imports {PACKAGE}, which the function's archive does not hold "
                 "(a zip or remote archive ships as it is; give a folder or an AssetArchive and the component adds the "
                 "handler runtime); Lambda would fail every invocation with Runtime.ImportModuleError")
+    missing = [] if not provided else sorted(name for name in _imported_at_load(tree)
+                     if name not in provided and not _holds(found, name) and name != PACKAGE)
+    if missing:
+        return (f"handler {handler!r}: module {module!r} imports {', '.join(missing)}, which neither the function's "
+                "archive nor the Lambda runtime provides; Lambda would fail every invocation with "
+                f"Runtime.ImportModuleError. Ship {'them' if len(missing) > 1 else 'it'} in the function's code (e.g. "
+                f"`pip install --target <code folder> {' '.join(missing)}`) or in a layer")
     return None
+
+
+def runtime_provided(powertools_layer: bool) -> frozenset[str]:
+    """The top-level modules a Python function may import without shipping them: the standard
+    library, the runtime's AWS SDK, and the Powertools layer's packages when it has that layer."""
+    provided = set(sys.stdlib_module_names) | aws_limits.LAMBDA_PYTHON_RUNTIME_PACKAGES
+    return frozenset(provided | (aws_limits.POWERTOOLS_LAYER_PACKAGES if powertools_layer else set()))
+
+
+def _holds(found: dict, name: str) -> bool:
+    """Whether the archive's root holds module or package `name` (Lambda puts /var/task on the path)."""
+    return f"{name}.py" in found or any(entry.startswith(f"{name}/") for entry in found) or any(
+        entry.startswith(f"{name}.") and entry.endswith((".so", ".pyd")) for entry in found)
+
+
+def _imported_at_load(tree: ast.Module) -> set[str]:
+    """The top-level packages a module imports when it loads, unconditionally: its own top-level
+    import statements (one inside a try, an if or a function may be optional, so it is left out)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names
 
 
 PACKAGE = "integration_blueprint"  # this package: no Lambda runtime or layer provides it

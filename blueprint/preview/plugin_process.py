@@ -22,11 +22,22 @@ from integration_blueprint.preview import private_channel, process_tree
 
 
 class PluginDidNotStart(Exception):
-    """The plugin exited or printed something other than its port within the start timeout."""
+    """The plugin exited or printed something other than its port within the start timeout.
+    `exit_code`: how it ended, None when it was still running (then it was ended here)."""
 
-    def __init__(self, printed: bytes, stderr: str):
-        super().__init__(f"it printed {printed[:200]!r}")
-        self.printed, self.stderr = printed, stderr
+    def __init__(self, printed: bytes, stderr: str, exit_code: Optional[int] = None, timeout: float = 0):
+        self.printed, self.stderr, self.exit_code = printed, stderr, exit_code
+        self.exited_without_serving = exit_code is not None and not printed.strip()
+        super().__init__(self._words(printed, exit_code, timeout))
+
+    @staticmethod
+    def _words(printed: bytes, exit_code: Optional[int], timeout: float) -> str:
+        text = printed.decode(errors="replace").strip()
+        if text:
+            return f"it printed {text[:200]!r} where its port was expected"
+        if exit_code is None:
+            return f"it printed nothing (not its port) within {timeout:g} s"
+        return f"it exited with code {exit_code} without serving (it printed no port)"
 
 
 class PluginProcess:
@@ -47,10 +58,16 @@ class PluginProcess:
         ready, _, _ = select.select([stdout], [], [], start_timeout)
         line = stdout.readline() if ready else b""
         if not line.strip().isdigit():
+            exited = self.process.poll() if line or ready else None
+            if ready and not line:  # end of its output: it is ending, let it say how
+                try:
+                    exited = self.process.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    exited = None
             process_tree.end(self.process, grace=0)
             stderr = self.stderr_text()
             self.stderr.close()
-            raise PluginDidNotStart(line, stderr)
+            raise PluginDidNotStart(line, stderr, exited, start_timeout)
         self.port = int(line)
         threading.Thread(target=stdout.read, daemon=True).start()
 

@@ -21,6 +21,8 @@ from typing import Any, Mapping, Optional
 import jsonschema
 from google.protobuf import json_format
 
+from integration_blueprint.core.conventions import SUPPRESSIONS_SECTION
+
 LEVELS = ("advisory", "mandatory", "remediate", "disabled")
 
 
@@ -122,7 +124,10 @@ def _refuse_unknown_settings(name: str, properties: dict[str, Any], schema: dict
     """A misspelled setting would otherwise be ignored and the policy run on its default (the
     pack's schemas do not forbid extra properties, and neither does the Pulumi CLI)."""
     known = sorted(schema.get("properties") or {})
-    for key in sorted(set(properties) - set(known)):
+    unknown = sorted(set(properties) - set(known))
+    if unknown and set(known) <= {SUPPRESSIONS_SECTION}:  # the blueprint's rules all take their suppressions
+        raise PolicyConfigError(f"{source}: policy {name} takes no settings, got {unknown}")
+    for key in unknown:
         guess = difflib.get_close_matches(key, known, n=1)
         hint = f"did you mean {guess[0]!r}? " if guess else ""
         raise PolicyConfigError(f"{source}: policy {name} has no setting {key!r}; {hint}"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from integration_blueprint.preview import policy_config
+from integration_blueprint.preview import policy_config, suppressions
 from integration_blueprint.preview.analyzer import PolicyAnalyzer, Rule
 from integration_blueprint.preview.recording import load_project
 
@@ -104,7 +104,12 @@ def render_text(listing: RuleListing) -> str:
         lines.append(rule.name.ljust(width) + "".join(listing.levels[rule.name][c].ljust(11) for c in columns))
         lines += textwrap.wrap(rule.description, 100, initial_indent="    ", subsequent_indent="    ")
         for name, schema in sorted((rule.config_schema.get("properties") or {}).items()):
-            lines.append(f"    config: {_setting(name, schema)}")
+            if name != suppressions.SETTING:  # every blueprint rule takes it: said once, below
+                lines.append(f"    config: {_setting(name, schema)}")
+    if any(suppressions.SETTING in (r.config_schema.get("properties") or {}) for r in listing.rules):
+        lines += ["", f"Every policy also takes `{suppressions.SETTING}`: the findings accepted with a reason, which "
+                      "`blueprint policy config --stack S` writes from the program's `blueprint: ignore` comments "
+                      "and the stack's blueprint:suppressions."]
     return "\n".join(line.rstrip() for line in lines)
 
 

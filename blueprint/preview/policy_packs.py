@@ -84,7 +84,39 @@ def require_startable(pack_dir: Path) -> None:
     if name not in RUNTIMES:
         raise PackError(_unknown_runtime(pack_dir, name))
     if name == "nodejs":
+        shadows = shadowing_files(pack_dir)
+        if shadows:
+            raise PackError(_shadowed(pack_dir, shadows))
         locate_entry(pack_dir)
+
+
+# What Node.js's `require(<folder>)` tries before the folder itself (LOAD_AS_FILE: the path, then
+# with each extension it knows), which is how the policy SDK's run-policy-pack loads a pack: a
+# config `policy/awsguard.json` beside the pack `policy/awsguard/` is loaded instead of the pack.
+NODE_FILE_EXTENSIONS = (".js", ".json", ".node")
+
+
+def shadowing_files(pack_dir: Path) -> list[Path]:
+    """Files beside a Node.js pack's folder that Node loads instead of it."""
+    return [path for path in (pack_dir.with_name(pack_dir.name + ext) for ext in NODE_FILE_EXTENSIONS)
+            if path.is_file()]
+
+
+def _shadowed(pack_dir: Path, shadows: list[Path]) -> str:
+    first = shadows[0]
+    return (f"policy pack {pack_dir}: {first} beside it is what Node.js loads for the pack's folder (require "
+            f"tries {pack_dir.name}{', '.join(NODE_FILE_EXTENSIONS)} before the folder), so the pack would register no "
+            f"policy and exit, under `pulumi preview --policy-pack` as here; move {first.name} out of "
+            f"{first.parent} (e.g. policy configs in a folder of their own: policy/config/{first.name})")
+
+
+def why_no_pack_served(pack_dir: Path) -> str:
+    """The likely cause, in words, of a pack whose program ended without starting its server."""
+    shadows = shadowing_files(pack_dir)
+    if shadows:
+        return _shadowed(pack_dir, shadows)
+    return ("its program ended without creating a PolicyPack (a Node.js pack's entry file is `main` of its "
+            "package.json, else index.js/index.ts; a Python pack's is __main__.py, which must call PolicyPack(...))")
 
 
 def _unknown_runtime(pack_dir: Path, name: str) -> str:

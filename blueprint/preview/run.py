@@ -8,7 +8,9 @@ over its gRPC Analyzer interface (integration_blueprint.preview.analyzer).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
+import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -26,6 +28,7 @@ from integration_blueprint.preview import (
     policy_config,
     policy_packs,
     redaction,
+    stack_keys,
     stack_sections,
     suppressions,
 )
@@ -65,6 +68,46 @@ def stack_policy_config(program_dir: Path, stack: str) -> Optional[Path]:
     project = load_project(program_dir)
     path = program_dir / project.get("stackConfigDir", ".") / f"policy.{stack}.json"
     return path if path.exists() else None
+
+
+@dataclass(frozen=True)
+class CliPolicyConfig:
+    """The policy config `pulumi preview --policy-pack` is to take for a stack (`path`, None: the
+    pack's own levels) and the suppressions only the gate can apply (those of other packs'
+    policies, whose code does not read them), each as a line to show."""
+    path: Optional[Path]
+    gate_only: list[str]
+
+
+def cli_policy_config(program_dir: Path, stack: str, *, output: Optional[Path] = None,
+                      other_packs: Sequence[PolicyAnalyzer] = ()) -> CliPolicyConfig:
+    """The stack's policy config with the run's suppressions (the program's `blueprint: ignore`
+    comments and the stack's `blueprint:suppressions`) added to the blueprint pack's policies, so
+    that the Pulumi CLI's run of the pack suppresses what the gate suppresses. Without suppressions:
+    the stack's own file, as it is. With them, the program is run (offline, as `blueprint preview`
+    runs it) to learn which resource each comment is on, and the config is written to `output`
+    (default: <program>/.blueprint/policy.<stack>.json)."""
+    from integration_blueprint.policies.rules import POLICIES
+
+    program_dir = Path(program_dir).resolve()
+    stack_file = stack_policy_config(program_dir, stack)
+    if not suppressions.has_any(program_dir, load_config(program_dir, stack).values):
+        return CliPolicyConfig(stack_file, [])
+    ours = {policy.name for policy in POLICIES}
+    others = {policy.name: one.name for one in other_packs for policy in one.info.policies}
+    recorded = record_program(program_dir, stack=stack)
+    found = suppressions.collect(recorded, ours | set(others) | set(gate_rules.RULES),
+                                 stack_config_path(program_dir, stack))
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    document = policy_config.load(stack_file) if stack_file else {}
+    merged = suppressions.in_policy_config(document, found, ours, today, base=program_dir)
+    gate_only = [f"{s.policy} ({others.get(s.policy) or gate_rules.PACK}) on {s.resource.rsplit('::', 1)[-1]}: "
+                 f"{s.describe(today)}" for s in found
+                 if s.resource and not s.expired(today) and s.policy not in ours]
+    path = Path(output) if output else program_dir / ".blueprint" / f"policy.{stack}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(merged, indent=2) + "\n")
+    return CliPolicyConfig(path, gate_only)
 
 
 @dataclass(frozen=True)
@@ -244,6 +287,7 @@ class PreviewResult:
         lines += [f"lookup {lookup} answered by invention, not looked up" for lookup in recorded.invented]
         lines += [f"stack reference {name} not read: what the program derives from it was not checked"
                   for name in recorded.unread_stack_references]
+        lines += [key.note() for key in self.unread_stack_keys]
         if recorded.not_contained:
             lines.append("the program was not contained: what it did outside the engine's view was not checked")
         return [self.masked(line) for line in lines]
@@ -293,10 +337,20 @@ class PreviewResult:
                 recorded.config, recorded.program_dir, recorded.language,
                 str(stack_file.relative_to(recorded.program_dir)) if stack_file.is_relative_to(recorded.program_dir)
                 else str(stack_file)))
+        notes.extend(key.note() + strict for key in self.unread_stack_keys)
         if recorded.unread_stack_references:
             notes.append(f"stack reference {', '.join(recorded.unread_stack_references)} was not read: what the program "
                          f"derives from its outputs was not checked{strict}")
         return [self.masked(note) for note in notes]
+
+    @cached_property
+    def unread_stack_keys(self) -> list[stack_keys.UnreadKey]:
+        """The stack file's keys no code of the program reads (stack_keys.py); none for a failed run."""
+        recorded = self.recorded
+        if recorded.program_dir is None or self.failure is not None:
+            return []
+        return stack_keys.unread_keys(recorded.config, recorded.program_dir,
+                                      stack_config_path(recorded.program_dir, recorded.stack))
 
     def masked(self, text: str) -> str:
         """A text as every report shows it: secrets masked, unknowns as [unknown]."""
@@ -468,10 +522,13 @@ class _PackConfig:
         return cls(path, policy_config.load(path) if path else {}, shared and path is not None)
 
     def for_pack(self, analyzer: PolicyAnalyzer) -> dict:
+        """What the pack is configured with: its entries, without the suppressions a config may
+        list (the gate applies those itself and reports them as suppressed)."""
+        document = suppressions.without_setting(self.document)
         if not self.shared:
-            return self.document
+            return document
         names = {policy.name for policy in analyzer.info.policies} | {"all"}
-        return {key: value for key, value in self.document.items() if key in names}
+        return {key: value for key, value in document.items() if key in names}
 
     @staticmethod
     def check_shared(configs: Sequence["_PackConfig"], analyzers: Sequence[PolicyAnalyzer]) -> None:
@@ -555,9 +612,14 @@ def _result(runs: Sequence[tuple[PolicyAnalyzer, dict, list[Violation]]], record
     levels = {**gate.levels, **levels}
     found = [v for _, _, found in runs for v in found] + gate_rules.violations(recorded)
     stack_file = stack_config_path(recorded.program_dir, recorded.stack) if recorded.program_dir else None
+    accepted = suppressions.collect(recorded, rules, stack_file)
+    read: set[Optional[Path]] = {None}
+    for config in configs:  # a config file's own suppressions (`blueprint policy config` writes them)
+        if config.path not in read:
+            read.add(config.path)
+            accepted += suppressions.from_policy_config(config.document, str(config.path), rules, accepted)
     return PreviewResult(recorded, found, packs[0].policy_config if packs else None,
-                         rules=rules, levels=levels, packs=packs, gate=gate,
-                         suppressions=suppressions.collect(recorded, rules, stack_file))
+                         rules=rules, levels=levels, packs=packs, gate=gate, suppressions=accepted)
 
 
 def failed_preview(program_dir: Path, exc: BaseException, *, stack: str, unknowns: bool = False,
@@ -574,7 +636,22 @@ def failed_preview(program_dir: Path, exc: BaseException, *, stack: str, unknown
                              resources=[], language=_language(program_dir),
                              stdout=getattr(exc, "stdout", ""), stderr=getattr(exc, "stderr", ""),
                              not_contained=getattr(exc, "not_contained", ""))
-    return PreviewResult(recorded, [], policy_config_path, strict=strict, failure=from_exception(exc))
+    failure = from_exception(exc)
+    if failure.kind == "refused" and failure.file and failure.line:
+        failure = _with_stack_origin(failure, program_dir, stack)
+    return PreviewResult(recorded, [], policy_config_path, strict=strict, failure=failure)
+
+
+def _with_stack_origin(failure: RunFailure, program_dir: Path, stack: str) -> RunFailure:
+    """A refusal whose value the program read from the stack file names that file and line too."""
+    try:
+        config = load_config(program_dir, stack).values
+        path = Path(failure.file) if Path(failure.file).is_absolute() else program_dir / failure.file
+        line = path.read_text(errors="replace").splitlines()[failure.line - 1]
+    except Exception:  # noqa: BLE001 - no stack or source to read: the refusal as it is
+        return failure
+    origin = stack_keys.origin_of(line, path, config, stack_config_path(program_dir, stack), program_dir)
+    return dataclasses.replace(failure, message=f"{failure.message}\n({origin})") if origin else failure
 
 
 def _language(program_dir: Path) -> str:

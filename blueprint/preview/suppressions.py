@@ -210,3 +210,81 @@ def _date(value, where: str) -> Optional[datetime.date]:
         return datetime.date.fromisoformat(str(value))
     except ValueError:
         raise SuppressionError(f"{where}: expires {value!r} is not a date (YYYY-MM-DD)") from None
+
+
+# ---- The same suppressions for `pulumi preview --policy-pack` ------------------------------------
+# The blueprint's pack reads them from its policy config, each policy's setting `suppressions`
+# (policies/rules/_policy.py), which `blueprint policy config` writes; the gate configures its pack
+# without them (it reports them itself, as suppressed) and takes those a config file gives that it
+# did not already find in the program and stack file.
+SETTING = SUPPRESSIONS_SECTION
+
+
+def has_any(program_dir: Path, config: dict) -> bool:
+    """Whether the program's files or its stack config hold any suppression: else `blueprint
+    policy config` has nothing to add and need not run the program."""
+    if CONFIG_KEY in config:
+        return True
+    skipped = {"node_modules", ".venv", "venv", ".git", "__pycache__", ".blueprint", "bin", "dist"}
+    for path in program_dir.rglob("*"):
+        if path.suffix not in _COMMENT or any(part in skipped for part in path.relative_to(program_dir).parts):
+            continue
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        if "blueprint:" in text and re.search(_MARKER, text, re.MULTILINE):
+            return True
+    return False
+
+
+def in_policy_config(document: dict, found: list[Suppression], pack_policies: Iterable[str],
+                     today: datetime.date, base: Optional[Path] = None) -> dict:
+    """`document` (a policy config) with each suppression in force of a policy of the pack added to
+    that policy's `suppressions` setting, with its reason and where it is written (relative to
+    `base`)."""
+    merged = json.loads(json.dumps(document))  # a copy
+    policies = set(pack_policies)
+    for suppression in found:
+        if suppression.expired(today) or not suppression.resource or suppression.policy not in policies:
+            continue
+        entry = merged.get(suppression.policy)
+        entry = {"enforcementLevel": entry} if isinstance(entry, str) else dict(entry or {})
+        where = suppression.where()
+        if base is not None and Path(suppression.file).is_absolute() and Path(suppression.file).is_relative_to(base):
+            where = str(Path(suppression.file).relative_to(base)) + (f":{suppression.line}" if suppression.line else "")
+        listed = [e for e in entry.get(SETTING) or [] if e.get("resource") != suppression.resource]
+        entry[SETTING] = [*listed, {"resource": suppression.resource, "reason": suppression.reason, "where": where}]
+        merged[suppression.policy] = entry
+    return merged
+
+
+def without_setting(document: dict) -> dict:
+    """The policy config as the gate configures its pack: no `suppressions` (the gate applies them)."""
+    return {name: ({k: v for k, v in value.items() if k != SETTING} if isinstance(value, dict) else value)
+            for name, value in document.items()}
+
+
+def from_policy_config(document: dict, source: str, known: Iterable[str],
+                       already: list[Suppression]) -> list[Suppression]:
+    """The suppressions a policy config file gives (its policies' `suppressions` settings) that the
+    program's comments and stack file did not already give."""
+    have = {(s.policy, s.resource) for s in already}
+    known = set(known)
+    found = []
+    for policy, value in document.items():
+        if not isinstance(value, dict) or value.get(SETTING) is None:
+            continue
+        entries = value[SETTING]
+        where = f"{source}: {policy}.{SETTING}"
+        if not isinstance(entries, list):
+            raise SuppressionError(f"{where} must be a list of entries with resource and reason")
+        for index, entry in enumerate(entries):
+            resource = entry.get("resource") if isinstance(entry, dict) else None
+            reason = entry.get("reason") if isinstance(entry, dict) else None
+            if not isinstance(resource, str) or not resource.strip() or not isinstance(reason, str) \
+                    or not reason.strip():
+                raise SuppressionError(f"{where}[{index}] needs a `resource` (its name or URN) and a `reason`")
+            if policy in known and (policy, resource.strip()) not in have:
+                found.append(Suppression(policy, reason.strip(), EXTERNAL, resource.strip(), source))
+    return found

@@ -26,6 +26,8 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
+from integration_blueprint.core.conventions import SUPPRESSIONS_SECTION
+
 from ._nested import judged_with_nested
 
 ADVISORY = EnforcementLevel.ADVISORY
@@ -74,11 +76,61 @@ def check_config(rule_name: str, schema: Mapping[str, Mapping[str, Any]], config
                                     f"{prop['maximum']}, got {value}")
 
 
+# Every rule takes the findings a team accepted, each with its reason, as the setting
+# `suppressions`: `blueprint policy config` writes them into the policy config from the
+# `# blueprint: ignore[rule] reason` comments and the stack's `blueprint:suppressions`, so that
+# `pulumi preview --policy-pack` leaves out the same findings the offline gate reports as suppressed.
+SUPPRESSIONS = SUPPRESSIONS_SECTION
+SUPPRESSIONS_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "description": "findings accepted with a reason (written by `blueprint policy config`): each entry's "
+                   "`resource` is the resource's URN or name, `reason` why the finding is accepted, "
+                   "`where` the comment or stack file that says so",
+    "items": {"type": "object", "required": ["resource", "reason"],
+              "properties": {"resource": {"type": "string"}, "reason": {"type": "string"},
+                             "where": {"type": "string"}}},
+}
+
+
+def suppressed_resources(rule_name: str, entries: Any) -> frozenset[str]:
+    """The URNs and names a rule's `suppressions` setting covers (refused when malformed: a
+    suppression that silently covered nothing would let the CLI block what the gate passes)."""
+    if entries is None:
+        return frozenset()
+    if not isinstance(entries, list):
+        raise PolicyConfigError(f"policy config for {rule_name}: {SUPPRESSIONS} must be a list of "
+                                f"{{resource, reason}}, got {json.dumps(entries)}")
+    covered = set()
+    for index, entry in enumerate(entries):
+        resource = entry.get("resource") if isinstance(entry, Mapping) else None
+        reason = entry.get("reason") if isinstance(entry, Mapping) else None
+        if not isinstance(resource, str) or not resource or not isinstance(reason, str) or not reason.strip():
+            raise PolicyConfigError(f"policy config for {rule_name}: {SUPPRESSIONS}[{index}] needs a `resource` "
+                                    f"(URN or name) and a `reason`, got {json.dumps(entry)}")
+        covered.add(resource)
+    return frozenset(covered)
+
+
+def _urn_name(urn: str) -> str:
+    """A URN's resource name: urn:pulumi:<stack>::<project>::<type>::<name>."""
+    parts = urn.split("::")
+    return "::".join(parts[3:]) if len(parts) >= 4 else ""
+
+
 def _checked(name: str, schema: Mapping[str, Mapping[str, Any]], validate: Callable) -> Callable:
     def run(args, report):
-        config = args.get_config() or {}
-        check_config(name, schema, {k: config[k] for k in config})
-        return validate(args, report)
+        config = dict(args.get_config() or {})
+        covered = suppressed_resources(name, config.pop(SUPPRESSIONS, None))
+        check_config(name, schema, config)
+        if not covered:
+            return validate(args, report)
+        own_urn = getattr(args, "urn", None)  # a resource policy's resource; a stack policy names it per violation
+
+        def report_unless_suppressed(message: str, urn: Optional[str] = None) -> None:
+            target = own_urn or urn or ""
+            if not target or ({target, _urn_name(target)} & covered) == set():
+                report(message, urn)
+        return validate(args, report_unless_suppressed)
     return run
 
 
@@ -91,8 +143,9 @@ def rule(kind: str, *, name: str, display_name: str, description: str, level: En
     policy_class = ResourceValidationPolicy if kind == "resource" else StackValidationPolicy
     return policy_class(
         name=name, description=description, enforcement_level=level,
-        config_schema=PolicyConfigSchema(properties=schema) if schema else None,
-        validate=_checked(name, schema, judged_with_nested(validate, kind)), display_name=display_name, severity=severity,
+        config_schema=PolicyConfigSchema(properties={**schema, SUPPRESSIONS: SUPPRESSIONS_SCHEMA}),
+        validate=_checked(name, schema, judged_with_nested(validate, kind)), display_name=display_name,
+        severity=severity,
         framework=framework, tags=tags, remediation_steps=remediation, url=url)
 
 

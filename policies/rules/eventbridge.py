@@ -19,7 +19,7 @@ from ._links import (
     label,
 )
 from ._policy import HIGH, MANDATORY, rule
-from ._values import each, get, given, is_set, known, resource_rule, shown, whole_number
+from ._values import each, get, given, is_set, resource_rule, shown, whole_number
 from .lambda_mappings import retry_bounds, stream_retention_seconds, unbounded_because
 
 
@@ -86,7 +86,7 @@ def _check_pipes(args: StackValidationArgs, report: ReportViolation) -> None:
             return
         if kind != "stream":
             return
-        arn = known(lambda: get(pipe.props, "source"))  # unknown in a first preview: the source decides
+        arn = get(pipe.props, "source") if source is None else None  # unknown in a first preview: the source decides
         key = "dynamodbStreamParameters" if (source is not None and source.resource_type == TABLE) or (
             isinstance(arn, str) and arn_service(arn) == "dynamodb") else "kinesisStreamParameters"
         parameters = get(pipe.props, "sourceParameters", key, default={})

@@ -112,9 +112,11 @@ def _check_bounded(index, mapping, report: ReportViolation) -> None:
     if retries != -1 or age == -1:  # decided without the source's retention (which may be unknown)
         why = unbounded_because(retries, age, None, "")
     else:
-        # the ARN is unknown in a first preview: the source resource decides then (a table's stream: 24 h)
-        retention, kept = stream_retention_seconds(index, mapping_source(index, mapping),
-                                                   known(lambda: get(mapping.props, "eventSourceArn")))
+        source = mapping_source(index, mapping)
+        # The ARN is read only when the stack holds no source: in a first preview a table's stream
+        # ARN is unknown, but the mapping's source is still the table it depends on.
+        arn = get(mapping.props, "eventSourceArn") if source is None else None
+        retention, kept = stream_retention_seconds(index, source, arn)
         why = unbounded_because(retries, age, retention, kept)
     if why:
         report(f"stream mapping '{mapping.name}' {why}: one poison record blocks its shard until it "

@@ -205,13 +205,14 @@ sqs_dlq_retention_exceeds_source = rule(
     "stack", name="sqs-dlq-retention-exceeds-source", display_name="DLQ keeps messages longer than its source",
     description=("A dead-letter queue must keep messages longer than its source queue (both default "
                  f"to {aws_limits.SQS_RETENTION_DEFAULT_SECONDS} s), FIFO pairs included (AWS's best "
-                 "practice): set the DLQ's messageRetentionSeconds to "
-                 f"{conventions.DLQ_RETENTION_SECONDS} (or, where it has that already, lower the source's). "
-                 "A DLQ outside the stack is noted as not checked."),
+                 "practice): the DLQ's messageRetentionSeconds must exceed the source's. A DLQ outside the "
+                 "stack is noted as not checked."),
     level=MANDATORY, severity=HIGH, tags=[*RELIABILITY, "dlq", "data-loss"],
+    # Both fixes: the finding's own message says which one applies (a DLQ already at the most SQS
+    # allows can only be outlasted by lowering its source's retention).
     remediation=(f"Set the DLQ's messageRetentionSeconds to {conventions.DLQ_RETENTION_SECONDS} (14 days, the most "
-                 "SQS allows); where the DLQ already keeps that long, lower the source's messageRetentionSeconds "
-                 "below the DLQ's."),
+                 "SQS allows); where the DLQ already keeps messages that long, lower the source's "
+                 f"messageRetentionSeconds below {aws_limits.SQS_RETENTION_MAX_SECONDS} instead."),
     url=DLQ_DOC,
     validate=_check_retention,
 )

@@ -359,15 +359,21 @@ def _notes(result: PreviewResult) -> list[str]:
             + [f"- {escape(note)}" for note in notes] + ["", "</details>", ""])
 
 
+def _relative(text: str, program_dir) -> str:
+    """Paths inside the program's folder as a reviewer reads them in the repository: relative to it
+    (a PR comment shows the runner's checkout path otherwise)."""
+    return text.replace(f"{program_dir}/", "") if program_dir is not None else text
+
+
 def _failure(result: PreviewResult) -> str:
     """What failed, where and how to fix it, for a run that could not judge the program."""
     failure, recorded = result.failure, result.recorded
     assert failure is not None
     lines = [f"### ⚠️ Policy preview of stack {code(recorded.stack)} could not run: {escape(failure.title)}", "",
              f"Nothing of {code(recorded.project)} was judged (exit 2).", "",
-             f"**What failed:** {escape(result.masked(failure.message))}", ""]
+             f"**What failed:** {escape(_relative(result.masked(failure.message), recorded.program_dir))}", ""]
     if failure.where:
-        lines += [f"**Where:** {code(failure.where)}", ""]
+        lines += [f"**Where:** {code(_relative(failure.where, recorded.program_dir))}", ""]
     lines += [f"**How to fix:** {escape(failure.fix)}", ""]
     return "\n".join(lines)
 
@@ -376,9 +382,11 @@ def render_markdown(result: PreviewResult) -> str:
     if result.failure is not None:
         return _failure(result)
     recorded, findings, skipped = result.recorded, skipped_checks.violations(result), skipped_checks.skipped(result)
+    # One pack: its config here; several: each pack's own, on the next line (never the first's for all).
+    config = "" if len(result.packs) > 1 else (
+        f"; policy config: {code(result.policy_config.name if result.policy_config else 'pack defaults')}")
     lines = [_verdict(result), "",
-             f"{len(recorded.resources)} resources of {code(recorded.project)}; policy config: "
-             f"{code(result.policy_config.name if result.policy_config else 'pack defaults')}"
+             f"{len(recorded.resources)} resources of {code(recorded.project)}{config}"
              f"{'; outputs unknown, as in a first preview' if recorded.unknowns else ''}.", ""]
     if len(result.packs) > 1:
         lines += ["Policy packs: " + ", ".join(
