@@ -52,6 +52,8 @@ from integration_blueprint.preview.engine_services import (
     read_deep_values,
 )
 from integration_blueprint.preview.plugin_process import PluginDidNotStart, PluginProcess
+from integration_blueprint.preview.program_view import ProgramView
+from integration_blueprint.preview.program_walls import Visibility
 from integration_blueprint.preview.project import ProgramError
 from integration_blueprint.preview.provider.contract import STACK_REFERENCE, Provider, UnknownInvoke
 from integration_blueprint.preview.stack_references import StackOutputs, StackReferences
@@ -153,6 +155,13 @@ class OfflineEngine:
         self.program_dir = program_dir
         # Where the program runs (its host sets it): relative asset and archive paths are read from there.
         self.working_directory = program_dir or Path.cwd()
+        # Where a path the program wrote inside its sandbox is read (its host sets it; program_view).
+        self.view: Optional[ProgramView] = None
+        # Paths the user granted the program beyond its walls (blueprint preview --allow-read).
+        self.allow_read: tuple[Path, ...] = ()
+        # What the program's sandbox showed (its host sets it; program_walls.Visibility), for the blame
+        # of a failure that met its walls; None when it ran uncontained.
+        self.seen: Optional[Visibility] = None
         self.on_resource = on_resource
         self.resources: list[RecordedResource] = []
         self.not_expanded: list[NotExpanded] = []
@@ -239,7 +248,7 @@ class OfflineEngine:
         except CallbackFailed as exc:
             raise ProgramFacingError(f"a transform of {request.type} {request.name!r} failed: {exc}") from None
         inputs = wire.from_struct(request.object)
-        unreadable = assets.unreadable(inputs, self.working_directory)
+        unreadable = assets.unreadable(inputs, self.working_directory, self.view)
         if unreadable is not None:
             # The engine hashes every asset and archive as it registers the resource, in a preview too.
             raise ProgramFacingError(unreadable)

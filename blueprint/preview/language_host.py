@@ -12,6 +12,7 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Protocol, Sequence
@@ -19,6 +20,7 @@ from typing import Optional, Protocol, Sequence
 from integration_blueprint.containment import containment
 from integration_blueprint.preview import loopback_relay, private_channel, process_tree, program_walls
 from integration_blueprint.preview.engine import ROOT_STACK_TYPE, OfflineEngine
+from integration_blueprint.preview.program_view import ProgramView
 
 # What a program's process prints when it is stopped: the resources it declared (python_exec.py,
 # node_token.js).
@@ -124,11 +126,12 @@ def _pending(stderr: str) -> tuple:
 def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float,
                 project_dir: Path, read_only: Sequence[Path] = (), writable_files: Sequence[Path] = ()) -> ProgramRun:
     """Run a program's process against `engine` until it exits (or `timeout`), then end its process
-    group (anything it left running). It runs inside the sandbox (program_walls: `project_dir` and
-    `read_only` read-only, the engine's socket and `writable_files` writable) where the machine can
-    make one; else as it is, and `engine.not_contained` says why. The engine's token is handed over
-    on a pipe (private_channel); its output goes to files in the run's private folder, so a daemon
-    that keeps them open does not hold the preview."""
+    group (anything it left running). It runs inside the sandbox (program_walls: its repository
+    through a throwaway overlay, `read_only` read-only, the engine's socket and `writable_files`
+    writable, the user's secrets and the gate's folders masked) where the machine can make one; else
+    as it is, and `engine.not_contained` says why. The engine's token is handed over on a pipe
+    (private_channel); its output goes to files in the run's private folder, so a daemon that keeps
+    them open does not hold the preview."""
     engine.working_directory = cwd
     handed = private_channel.hand_over({"engine_token": engine.token})
     env = {**env, private_channel.FD_VARIABLE: str(handed)}
@@ -138,15 +141,19 @@ def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[
     with open(folder / "program.out", "w+b") as out, open(folder / "program.err", "w+b") as err:
         try:
             if sandbox.available:
-                walls = program_walls.program_walls(project_dir=project_dir, cwd=cwd, read_only=read_only,
-                                                    engine_socket=engine.address, writable_files=writable_files,
-                                                    environment=env, pass_fds=(handed,))
+                seen = program_walls.visibility(project_dir=project_dir, cwd=cwd, read_only=read_only, environ=env,
+                                                gate_folders=_gate_folders(engine), allow_read=engine.allow_read)
+                engine.seen = seen
+                walls = program_walls.program_walls(seen, cwd=cwd, engine_socket=engine.address,
+                                                    writable_files=writable_files, environment=env,
+                                                    pass_fds=(handed,))
                 process = sandbox.popen(walls, argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                         start_new_session=True)
                 inside = process  # bound for the relays' lookup: the sandbox's first process is bwrap's child
-                relays = loopback_relay.Relays(engine.folder, lambda: next(iter(process_tree.descendants(inside.pid)),
-                                                                           None))
+                first_inside = lambda: next(iter(process_tree.descendants(inside.pid)), None)  # noqa: E731
+                relays = loopback_relay.Relays(engine.folder, first_inside)
                 engine.callbacks.reach = relays.address
+                engine.view = ProgramView(seen.repository, first_inside)
             else:
                 engine.not_contained = program_walls.not_contained_note(sandbox.reason, sandbox.fix)
                 process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
@@ -167,6 +174,13 @@ def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[
         return ProgramRun(process.returncode if exited else -1, out.read().decode(errors="replace"),
                           "".join(line for line in stderr.splitlines(keepends=True) if not line.startswith(PENDING_TAG)),
                           timed_out=not exited, pending=_pending(stderr))
+
+
+def _gate_folders(engine: OfflineEngine) -> list[Path]:
+    """The gate's own folders a program is never shown: the run's private folder and, where the
+    temporary folder is inside something the program sees (TMPDIR in the checkout), all of it (the
+    policy packs' folders are there)."""
+    return [Path(engine.folder), Path(tempfile.gettempdir())]
 
 
 def timeout_message(engine: OfflineEngine, timeout: float, pending: tuple) -> str:

@@ -386,13 +386,15 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
                 recorded: Optional[RecordedStack] = None,
                 timeout: float = PROGRAM_TIMEOUT_SECONDS,
                 stack_references: Optional[dict[str, Path]] = None,
-                packs: Optional[Sequence[PackRequest]] = None) -> PreviewResult:
+                packs: Optional[Sequence[PackRequest]] = None,
+                allow_read: Sequence[Path] = ()) -> PreviewResult:
     """Record `program_dir` for `stack` and analyse it with every pack of `packs` (default: the one
     in `pack_dir`, configured by `policy_config_path`). A pack without a config file of its own is
     configured by the stack's policy config (`<stackConfigDir>/policy.<stack>.json`) if there is
     one. Already started analyzers (`analyzer`, one or several) are reused (and left running), and
     with them a `recorded` run of the same program and stack is analysed instead of recording it
-    again. A program still running after `timeout` seconds is stopped (a ProgramError)."""
+    again. A program still running after `timeout` seconds is stopped (a ProgramError). `allow_read`:
+    paths the program's sandbox shows beyond its walls (blueprint preview --allow-read)."""
     program_dir = Path(program_dir).resolve()
     packs = list(packs or ()) or [PackRequest(Path(pack_dir), policy_config_path)]
     for request in packs:  # a pack that cannot start fails the run before the program runs
@@ -411,7 +413,7 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
         configs = configs[:1] * len(started) if len(configs) < len(started) else configs
         if recorded is None:
             recorded = record_program(program_dir, stack=stack, unknowns=unknowns, timeout=timeout,
-                                      stack_references=stack_references)
+                                      stack_references=stack_references, allow_read=allow_read)
         with _secrets_kept(recorded):
             _PackConfig.check_shared(configs, started)
             runs = [(one, _configure(one, config), one.analyze(recorded)) for one, config in zip(started, configs)]
@@ -434,7 +436,7 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
         starting = [pool.submit(stream.start) for stream in streams]
         try:
             recorded = record_program(program_dir, stack=stack, unknowns=unknowns, on_resource=each_resource,
-                                      timeout=timeout, stack_references=stack_references)
+                                      timeout=timeout, stack_references=stack_references, allow_read=allow_read)
             with _secrets_kept(recorded):
                 started = [future.result() for future in starting]  # the first pack that did not start raises
                 _PackConfig.check_shared(configs, started)
