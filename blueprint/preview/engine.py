@@ -48,6 +48,7 @@ from integration_blueprint.preview.engine_services import (
     EngineService,
     InProcessStub,
     ProgramFacingError,
+    RunEndingError,
     ResourceMonitorService,
     read_deep_values,
 )
@@ -162,6 +163,10 @@ class OfflineEngine:
         # What the program's sandbox showed (its host sets it; program_walls.Visibility), for the blame
         # of a failure that met its walls; None when it ran uncontained.
         self.seen: Optional[Visibility] = None
+        # The error that ended the run (message, the program's file and line), set with `ending`: the
+        # program's host stops it then (RunEndingError).
+        self.ended_by: Optional[tuple[str, str, int]] = None
+        self.ending = threading.Event()
         self.on_resource = on_resource
         self.resources: list[RecordedResource] = []
         self.not_expanded: list[NotExpanded] = []
@@ -210,6 +215,13 @@ class OfflineEngine:
         self._server.stop(None)
         shutil.rmtree(self.folder, ignore_errors=True)
 
+    def end_run(self, message: str, file: str, line: int) -> None:
+        """End the run at this error (the first one told stands): the host stops the program."""
+        with self._lock:
+            if self.ended_by is None:
+                self.ended_by = (message, file, line)
+        self.ending.set()
+
     def __enter__(self) -> "OfflineEngine":
         return self
 
@@ -251,7 +263,7 @@ class OfflineEngine:
         unreadable = assets.unreadable(inputs, self.working_directory, self.view)
         if unreadable is not None:
             # The engine hashes every asset and archive as it registers the resource, in a preview too.
-            raise ProgramFacingError(unreadable)
+            raise RunEndingError(unreadable)
         if request.remote:
             return self._register_remote(request, urn, inputs)
         analyzer_view = wire.downgrade(inputs)

@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Protocol, Sequence
@@ -161,7 +162,7 @@ def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[
         finally:
             os.close(handed)
         try:
-            exited = process_tree.wait(process, timeout)
+            exited = _wait(process, engine, timeout)
         finally:
             # SIGTERM first: a stopped Python program reports what it awaited
             process_tree.end(process, sandboxed=sandbox.available)
@@ -174,6 +175,32 @@ def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[
         return ProgramRun(process.returncode if exited else -1, out.read().decode(errors="replace"),
                           "".join(line for line in stderr.splitlines(keepends=True) if not line.startswith(PENDING_TAG)),
                           timed_out=not exited, pending=_pending(stderr))
+
+
+# How often a running program's run is looked at for an error that ended it (engine.ending).
+ENDING_POLL_SECONDS = 0.1
+
+
+def _wait(process: subprocess.Popen, engine: OfflineEngine, timeout: float) -> bool:
+    """Whether the program exited (or the engine ended its run: engine.ended_by) within `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if process_tree.wait(process, max(0.0, min(left, ENDING_POLL_SECONDS))):
+            return True
+        if engine.ending.is_set():
+            return True
+        if left <= 0:
+            return False
+
+
+def ended_run(engine: OfflineEngine) -> Optional[ProgramFailure]:
+    """The error that ended the run (an archive the engine could not read), at the program's line that
+    declared the resource; None when the program ran to its end."""
+    if engine.ended_by is None:
+        return None
+    message, file, line = engine.ended_by
+    return ProgramFailure(message, file=file, line=line, raised=True)
 
 
 def _gate_folders(engine: OfflineEngine) -> list[Path]:

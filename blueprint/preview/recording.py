@@ -29,6 +29,7 @@ from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from integration_blueprint.preview import node_host, python_host, wire
 from integration_blueprint.preview.program_view import ProgramView
+from integration_blueprint.preview.program_walls import sandbox_blame
 from integration_blueprint.preview.engine import (
     DEFAULT_REGION,
     NotExpanded,
@@ -223,6 +224,12 @@ def _program_error(failure: ProgramFailure, interpreter: Optional[Interpreter],
                          secrets=tuple(engine.secret_values()),
                          stdout=engine.program_stdout, stderr=engine.program_stderr)
     error.not_contained = engine.not_contained  # the failed run's report says so too
+    if not failure.gate_part:
+        # A path the walls hid or kept read-only, that `pulumi preview` would have let through.
+        blame = sandbox_blame(engine.seen, f"{failure.message}\n{engine.program_stderr}", engine.working_directory)
+        if blame:
+            error.sandbox = blame
+            error.args = (f"{message}\n{blame}",)
     return error
 
 
