@@ -48,8 +48,8 @@ from integration_blueprint.preview.engine_services import (
     EngineService,
     InProcessStub,
     ProgramFacingError,
-    RunEndingError,
     ResourceMonitorService,
+    RunEndingError,
     read_deep_values,
 )
 from integration_blueprint.preview.plugin_process import PluginDidNotStart, PluginProcess

@@ -64,7 +64,8 @@ def handler_violations(recorded) -> list[Violation]:
                 or inputs.get("packageType") == "Image" \
                 or not str(inputs.get("runtime") or "python").startswith("python"):
             continue
-        problem = lambda_archive.handler_problem(code, Path(recorded.program_dir), handler)
+        problem = lambda_archive.handler_problem(code, Path(recorded.program_dir), handler,
+                                                 recorded.view.path if recorded.view is not None else None)
         if problem:
             found.append(Violation(policy=HANDLER_IN_ARCHIVE.name, level=HANDLER_IN_ARCHIVE.level, urn=function.urn,
                                    pack=PACK, pack_version=__version__,

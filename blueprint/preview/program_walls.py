@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 import pwd
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -28,8 +28,6 @@ from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from integration_blueprint.preview import node_host, python_host, wire
-from integration_blueprint.preview.program_view import ProgramView
-from integration_blueprint.preview.program_walls import sandbox_blame
 from integration_blueprint.preview.engine import (
     DEFAULT_REGION,
     NotExpanded,
@@ -38,6 +36,8 @@ from integration_blueprint.preview.engine import (
 )
 from integration_blueprint.preview.interpreter import Interpreter, missing_module_hint, resolve_interpreter
 from integration_blueprint.preview.language_host import PROGRAM_TIMEOUT_SECONDS, LanguageHost, ProgramFailure
+from integration_blueprint.preview.program_view import ProgramView
+from integration_blueprint.preview.program_walls import sandbox_blame
 from integration_blueprint.preview.project import (
     ProgramConfig,
     ProgramError,
