@@ -181,7 +181,8 @@ def _arguments(walls: Walls) -> list[str]:
     listed = [*map(_text, walls.read_only), *map(_text, walls.overlaid), *map(_text, walls.writable)]
     for path in sorted(set(map(_text, walls.masked)), key=_depth):
         if os.path.lexists(path) and not os.path.islink(path) and _inside_any(path, listed):
-            arguments += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
+            # A file: /dev/null over it (a device bind: an ordinary bind is nodev, where /dev/null cannot be opened).
+            arguments += ["--tmpfs", path] if os.path.isdir(path) else ["--dev-bind", "/dev/null", path]
     for path in map(_text, walls.writable):
         if _inside_any(path, walls.masked):
             arguments += ["--bind", path, path]

@@ -184,7 +184,7 @@ def python_paths(interpreter: str, environ: Mapping[str, str]) -> list[Path]:
     install of `../libs/x`, a shared environment's site-packages), and PYTHONPATH's entries."""
     executable = Path(interpreter if os.sep in interpreter else _which(interpreter, environ) or interpreter)
     prefix = executable.absolute().parent.parent
-    paths = [prefix, Path(os.path.realpath(prefix)), Path(os.path.realpath(executable)).parent.parent]
+    paths = [prefix, Path(os.path.realpath(prefix)), *_installation(os.path.dirname(os.path.realpath(executable)), environ)]
     config = prefix / PYVENV_CONFIG
     if config.is_file():
         for line in config.read_text(errors="replace").splitlines():
@@ -257,7 +257,8 @@ class Visibility:
     granted: tuple[Path, ...] = field(default=())
 
     def shows(self, path: Path) -> bool:
-        """Whether the program sees `path` (read-only or through the overlay)."""
+        """Whether the program sees the host's `path` (read-only or through the overlay; its /tmp is
+        its own, empty at the start)."""
         text = os.path.abspath(path)
         inside = lambda folders: any(text == str(f) or text.startswith(str(f).rstrip("/") + "/")  # noqa: E731
                                      for f in folders)
@@ -265,7 +266,7 @@ class Visibility:
             return True
         if inside(self.masked):
             return False
-        return inside((self.repository, *self.read_only)) or text == "/tmp" or text.startswith("/tmp/")
+        return inside((self.repository, *self.read_only))
 
 
 def masked_paths(environ: Mapping[str, str], gate_folders: Sequence[Path]) -> list[Path]:
