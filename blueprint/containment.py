@@ -176,11 +176,12 @@ def _arguments(walls: Walls) -> list[str]:
         mounts.append((_depth(own[1]), 2, own))
     for _, _, mount in sorted(mounts, key=lambda m: (m[0], m[1])):
         arguments += mount
-    # Then the masks: a folder listed around them (the repository, a package's folder) never shows
-    # them. The sandbox's own writable files (its sockets) and the user's grants come after.
+    # Then the masks: a folder listed around them (the repository, a package's folder) or inside
+    # them (a package in ~/.config) never shows them. The sandbox's own writable files (its sockets) and the user's grants come after.
     listed = [*map(_text, walls.read_only), *map(_text, walls.overlaid), *map(_text, walls.writable)]
     for path in sorted(set(map(_text, walls.masked)), key=_depth):
-        if os.path.lexists(path) and not os.path.islink(path) and _inside_any(path, listed):
+        shown = _inside_any(path, listed) or any(_inside_any(other, [path]) for other in listed)
+        if os.path.lexists(path) and not os.path.islink(path) and shown:
             # A file: /dev/null over it (a device bind: an ordinary bind is nodev, where /dev/null cannot be opened).
             arguments += ["--tmpfs", path] if os.path.isdir(path) else ["--dev-bind", "/dev/null", path]
     for path in map(_text, walls.writable):

@@ -160,14 +160,18 @@ def test_a_masked_folder_stays_empty_under_a_bound_parent_and_overlay_writes_nev
         os.makedirs({str(repo / 'build')!r})
         open({str(repo / 'build' / 'x.zip')!r}, "w").write("zip")
         seen["read_back"] = open({str(repo / 'build' / 'x.zip')!r}).read()
-        print(json.dumps(seen))
     """)
-    walls = Walls(read_only=[*SYSTEM_READ_ONLY, *interpreter_paths()], overlaid=[str(repo)],
-                  masked=[str(repo / ".aws"), str(repo / ".netrc")], environment={"PATH": "/usr/bin:/bin"})
+    package = tmp_path / "home" / ".config" / "tools" / "package"  # bound itself, inside a masked folder
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(CREDENTIALS)
+    script += f"seen['package'] = os.path.exists({str(package / '__init__.py')!r})\nprint(json.dumps(seen))\n"
+    walls = Walls(read_only=[*SYSTEM_READ_ONLY, *interpreter_paths(), str(package)], overlaid=[str(repo)],
+                  masked=[str(repo / ".aws"), str(repo / ".netrc"), str(tmp_path / "home" / ".config")],
+                  environment={"PATH": "/usr/bin:/bin"})
     done = subprocess.run(containment().command(walls, [sys.executable, "-c", script]), capture_output=True,
                           text=True, env={}, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"aws": [], "netrc": "", "read_back": "zip"}
+    assert json.loads(done.stdout) == {"aws": [], "netrc": "", "read_back": "zip", "package": False}
     assert (repo / "kept.txt").read_text() == "checkout" and not (repo / "build").exists()
 
 
