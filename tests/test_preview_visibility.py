@@ -311,6 +311,36 @@ def test_hostile_settings_never_show_the_home_or_the_root(tmp_path):
 
 @pytest.mark.slow
 @SANDBOX
+def test_a_node_modules_link_to_the_root_shows_a_typescript_program_nothing_of_it(tmp_path):
+    if not (NODE_MODULES / "@pulumi" / "pulumi").is_dir():
+        pytest.skip("the TypeScript fixtures are not installed: run `make node-fixtures`")
+    root = repository(tmp_path, "repo-lambdas-beside")
+    program = root / "infra"
+    shutil.copy(PROGRAMS.parent / "node" / "programs" / "build-folder-missing-ts" / "tsconfig.json", program)
+    (program / "Pulumi.yaml").write_text("name: ingest\nruntime: nodejs\n")
+    (program / "node_modules").symlink_to(NODE_MODULES)
+    (root / "node_modules").mkdir()
+    (root / "node_modules" / "host-root").symlink_to("/")
+    (program / "index.ts").write_text(textwrap.dedent('''
+        import * as aws from "@pulumi/aws";
+        import * as fs from "fs";
+        const seen: Record<string, string> = {};
+        for (const path of [`${__dirname}/../node_modules/host-root${process.env.HOME}/.aws/credentials`,
+                            `${__dirname}/../node_modules/host-root/etc/hostname`]) {
+            try { seen[path] = fs.readFileSync(path, "utf8"); } catch (e: any) { seen[path] = e.code; }
+        }
+        console.log("SEEN " + JSON.stringify(seen));
+        new aws.sqs.Queue("jobs");
+    '''))
+    exit_code, report = preview(program, tmp_path / "home")
+    assert report["error"] is None and report["contained"] is True, report["error"]
+    line = next(line for line in report["programOutput"]["stdout"].splitlines() if line.startswith("SEEN "))
+    assert set(json.loads(line[len("SEEN "):]).values()) == {"ENOENT"}
+    assert CREDENTIALS not in json.dumps(report)
+
+
+@pytest.mark.slow
+@SANDBOX
 def test_a_file_the_walls_hid_is_blamed_on_the_sandbox_and_allow_read_grants_it(tmp_path):
     root = repository(tmp_path, "repo-lambdas-beside")
     shared = tmp_path / "platform-config" / "execution_role.json"
