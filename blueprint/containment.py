@@ -177,7 +177,8 @@ def _arguments(walls: Walls) -> list[str]:
     for _, _, mount in sorted(mounts, key=lambda m: (m[0], m[1])):
         arguments += mount
     # Then the masks: a folder listed around them (the repository, a package's folder) or inside
-    # them (a package in ~/.config) never shows them. The sandbox's own writable files (its sockets) and the user's grants come after.
+    # them (a package in ~/.config) never shows them. The sandbox's own writable files (its sockets)
+    # and the user's grants come after.
     listed = [*map(_text, walls.read_only), *map(_text, walls.overlaid), *map(_text, walls.writable)]
     for path in sorted(set(map(_text, walls.masked)), key=_depth):
         shown = _inside_any(path, listed) or any(_inside_any(other, [path]) for other in listed)

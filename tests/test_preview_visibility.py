@@ -370,12 +370,13 @@ def test_an_archive_that_is_not_built_ends_the_run_where_the_program_declared_it
         (program / "Pulumi.yaml").write_text("name: thumbnails\nruntime: python\n")
         (program / "__main__.py").write_text(textwrap.dedent('''
             import pulumi, pulumi_aws as aws
-            role = aws.iam.Role("role", assume_role_policy=aws.iam.get_policy_document(statements=[{
-                "actions": ["sts:AssumeRole"], "principals": [{"type": "Service", "identifiers": ["lambda.amazonaws.com"]}]}]).json)
+            trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                                             "Principal": {"Service": "lambda.amazonaws.com"}}]}
+            role = aws.iam.Role("role", assume_role_policy=trust)
             fn = aws.lambda_.Function("thumbnailer", role=role.arn, runtime="python3.12", handler="index.handler",
                                       code=pulumi.FileArchive("./dist"))
         ''') + "".join(f'aws.sqs.Queue("q{i}", name=fn.name.apply(lambda n: n + "-{i}"))\n' for i in range(dependents)))
-        declared = ("__main__.py", 5)
+        declared = ("__main__.py", 6)
     else:
         (program / "Pulumi.yaml").write_text("name: thumbnails\nruntime: nodejs\n")
         if not (NODE_MODULES / "@pulumi" / "pulumi").is_dir():
@@ -384,12 +385,14 @@ def test_an_archive_that_is_not_built_ends_the_run_where_the_program_declared_it
         (program / "index.ts").write_text(textwrap.dedent('''
             import * as pulumi from "@pulumi/pulumi";
             import * as aws from "@pulumi/aws";
-            const role = new aws.iam.Role("role", { assumeRolePolicy: aws.iam.assumeRolePolicyForPrincipal({ Service: "lambda.amazonaws.com" }) });
-            const fn = new aws.lambda.Function("thumbnailer", { role: role.arn, runtime: "nodejs20.x", handler: "index.handler",
+            const role = new aws.iam.Role("role", {
+                assumeRolePolicy: aws.iam.assumeRolePolicyForPrincipal({ Service: "lambda.amazonaws.com" }) });
+            const fn = new aws.lambda.Function("thumbnailer", {
+                role: role.arn, runtime: "nodejs20.x", handler: "index.handler",
                 code: new pulumi.asset.FileArchive("./dist") });
         ''') + "".join(f'new aws.sqs.Queue("q{i}", {{ name: pulumi.interpolate`${{fn.name}}-{i}` }});\n'
                        for i in range(dependents)))
-        declared = ("index.ts", 5)
+        declared = ("index.ts", 6)
     exit_code, report = preview(program, tmp_path)
     error = report["error"]
     assert exit_code == 2 and error["kind"] == "program", error
