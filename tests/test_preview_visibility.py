@@ -86,7 +86,7 @@ def test_a_pyvenv_cfg_with_two_homes_binds_each_installation_s_bin_and_lib_never
     paths = {str(p) for p in program_walls.python_paths(str(venv / "bin" / "python"), {"HOME": str(tmp_path)})}
     assert "/" not in paths and str(Path(real_home).parent) not in paths - {"/usr"}
     assert real_home in paths  # the real installation: its bin folder and its standard library
-    assert any(p.startswith(str(Path(real_home).parent / "lib" / "python3")) for p in paths)
+    assert str(Path(real_home).parent / "lib") in paths
     assert all(bounded(Path(p), {"HOME": str(tmp_path)}) or p in SYSTEM_READ_ONLY for p in paths)
 
 

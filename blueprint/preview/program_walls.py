@@ -8,7 +8,7 @@ user's secrets and the gate itself.
   than 0.10, which makes no overlays).
 - Its interpreter and every path its site resolves to, read from files, never by running the
   program's interpreter outside the walls: the virtualenv (through its link), the base installation
-  its pyvenv.cfg names, each folder a `.pth` names (`pip install -e ../libs/x`, a dependency folder),
+  its pyvenv.cfg names (its bin and lib folders), each folder a `.pth` names (`pip install -e ../libs/x`, a dependency folder),
   each editable finder's package, PYTHONPATH; or Node.js with every node_modules folder it resolves
   from, each linked package (a workspace, a `file:` dependency, `npm link`), NODE_PATH.
 - The gate's own start-up script, the engine's socket and the one file the script writes.
@@ -167,13 +167,13 @@ def _editable_mapping(finder: Path) -> list[str]:
 
 def _installation(home_line: str, environ: Mapping[str, str]) -> list[Path]:
     """What a pyvenv.cfg's `home` stands for: the base installation's bin folder (holding a python)
-    and its lib folder's pythonX.Y and libpython, never the installation's whole prefix (a `home =
-    /bin` must not make `/` visible)."""
+    and its lib folder (the standard library, libpython and the libraries its extensions link: a
+    conda or Nix installation's libssl), never the installation's whole prefix (a `home = /bin`
+    must not make `/` visible)."""
     home = Path(os.path.abspath(home_line))
     if not home.is_dir() or not any(home.glob("python3*")):
         return []
-    lib = home.parent / "lib"
-    return [path for path in [home, *lib.glob("python3*"), *lib.glob("libpython3*")] if bounded(path, environ)]
+    return [path for path in (home, home.parent / "lib") if path.is_dir() and bounded(path, environ)]
 
 
 def python_paths(interpreter: str, environ: Mapping[str, str]) -> list[Path]:
