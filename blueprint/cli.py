@@ -199,7 +199,7 @@ def _allowed_path(text: str) -> Path:
     path = Path(text).expanduser().absolute()
     if not path.exists():
         raise argparse.ArgumentTypeError(f"{text!r} does not exist")
-    if not bounded(path, os.environ):
+    if not bounded(path, os.environ, top_level=True):
         raise argparse.ArgumentTypeError(f"{text!r} is `/`, a folder above the home or the temporary folder, or of "
                                          "/proc, /sys, /dev or /run: name the folder or file the program needs")
     return path

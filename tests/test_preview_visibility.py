@@ -140,6 +140,10 @@ def test_the_repository_is_the_nearest_folder_with_git_but_never_the_home(tmp_pa
     shutil.rmtree(home / "src" / "repo" / ".git")
     (home / ".git").mkdir()  # a dotfiles repository: the home is never bound whole
     assert program_walls.repository_root(project, {"HOME": str(home)}) == project
+    # A checkout at the top of the file system (a CI image's /app) is a repository; /etc is not.
+    assert bounded(Path("/app"), {"HOME": str(home)}, top_level=True)
+    assert not bounded(Path("/etc"), {"HOME": str(home)}, top_level=True)
+    assert not bounded(Path("/"), {"HOME": str(home)}, top_level=True)
 
 
 # --- the walls: masks win over every bind; writes thrown away ---------------------------------------------

@@ -52,6 +52,8 @@ HOME_SECRETS = (".aws", ".ssh", ".gnupg", ".config", ".docker", ".kube", ".azure
 # Never bound whole, nor anything inside them: the kernel's views and the sockets of the machine's
 # services (/run/docker.sock).
 NEVER_INSIDE = ("/proc", "/sys", "/dev", "/run", "/var/run")
+# The folders at the top of the file system that are the machine's, never a repository's nor a grant.
+SYSTEM_TOPS = ("/etc", "/var", "/boot", "/root", "/home", "/mnt", "/media", "/srv", "/lost+found")
 # The file that makes a folder a repository's root (a folder, or a file in a worktree).
 REPOSITORY_MARK = ".git"
 
@@ -82,13 +84,15 @@ def homes(environ: Mapping[str, str]) -> list[Path]:
     return sorted(Path(os.path.abspath(home)) for home in found if str(home) not in ("", "/"))
 
 
-def bounded(path: Path, environ: Mapping[str, str]) -> bool:
+def bounded(path: Path, environ: Mapping[str, str], *, top_level: bool = False) -> bool:
     """Whether `path` may be bound at all: never `/`, a non-system folder at the top (/etc, /home,
-    /var), the home or a folder above it, the temporary folder or one above it, anything of /proc,
-    /sys, /dev or /run."""
+    /var; `top_level`: only those of `SYSTEM_TOPS`, for a folder the program's settings do not name:
+    a repository checked out at /app), the home or a folder above it, the temporary folder or one
+    above it, anything of /proc, /sys, /dev or /run."""
     text = os.path.abspath(path)
     system = {*SYSTEM_READ_ONLY}
-    if text == "/" or (len(Path(text).parts) == 2 and text not in system):
+    if text == "/" or (len(Path(text).parts) == 2 and text not in system
+                       and (not top_level or text in SYSTEM_TOPS)):
         return False
     if any(text == never or text.startswith(never + "/") for never in NEVER_INSIDE):
         return False
@@ -105,7 +109,7 @@ def repository_root(project_dir: Path, environ: Mapping[str, str]) -> Path:
     project_dir = Path(os.path.abspath(project_dir))
     for folder in (project_dir, *project_dir.parents):
         if (folder / REPOSITORY_MARK).exists():
-            return folder if bounded(folder, environ) else project_dir
+            return folder if bounded(folder, environ, top_level=True) else project_dir
     return project_dir
 
 
