@@ -66,3 +66,14 @@ class ProgramView:
     def close(self) -> None:
         if self._closer is not None:
             self._closer()
+
+    def __getstate__(self) -> dict:
+        """A recording kept (pickled) outlives its sandbox: its copy reads the host's files only."""
+        return {"repository": self.repository}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["repository"], _no_sandbox)  # type: ignore[misc]
+
+
+def _no_sandbox() -> Optional[int]:
+    return None
