@@ -182,7 +182,8 @@ def cli_reuses_recordings(monkeypatch, recordings):
     record for real)."""
     from integration_blueprint.preview import run
 
-    def shared(program_dir, *, stack, unknowns=False, on_resource=None, timeout=None, stack_references=None):
+    def shared(program_dir, *, stack, unknowns=False, on_resource=None, timeout=None, stack_references=None,
+               allow_read=()):
         recorded = recordings(program_dir, stack, unknowns=unknowns)
         for resource in recorded.resources if on_resource else ():
             on_resource(resource)
