@@ -186,7 +186,7 @@ def add_preview_command(subparsers) -> None:
     parser.add_argument("--allow-read", action="append", type=_allowed_path, default=[], metavar="PATH",
                         help="let the program read PATH (a file or folder, read-only) beyond what its sandbox shows "
                              "(its repository, its interpreter and packages); repeatable. Never `/`, the home "
-                             "or a folder above it (docs/architecture.md lists what a program sees and why)")
+                             "or a folder above it (`blueprint docs architecture` lists what a program sees and why)")
     parser.add_argument("--report", type=_report, action="append", default=[], metavar="FORMAT=FILE",
                         help="also write this run's report in FORMAT to FILE (repeatable), e.g. "
                              "--report sarif=prod.sarif --report markdown=prod.md: one preview, every report")

@@ -35,7 +35,7 @@ KINDS = {
     "sandbox": ("The gate's sandbox kept from the program what `pulumi preview` would give it",
                 "Grant what the message names (`blueprint preview --allow-read PATH` for a path to read), or have "
                 "the program write inside its repository or the temporary folder; this is the gate's walls, not "
-                "the program's fault (docs/architecture.md lists what a program sees and why)."),
+                "the program's fault (`blueprint docs architecture` lists what a program sees and why)."),
     "policy-config": ("The policy config could not be used",
                       "Fix the policy config file the message names (its policies, levels and settings must be "
                       "the pack's: `blueprint policy ls` lists them)."),
