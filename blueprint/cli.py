@@ -98,7 +98,8 @@ def _run_preview(args: argparse.Namespace) -> int:
     try:
         result = run_preview(_program_dir(args), stack=args.stack, unknowns=args.unknowns, strict=args.strict,
                              timeout=args.timeout, stack_references=dict(args.stack_reference or []),
-                             packs=_pack_requests(args), program_memory_mb=args.program_memory)
+                             packs=_pack_requests(args), program_memory_mb=args.program_memory,
+                             allow_read=args.allow_read)
     except Exception as exc:  # noqa: BLE001 - a bug of the tool is reported too, as a tool error
         result = failed_preview(_program_dir(args, required=False), exc, stack=args.stack, unknowns=args.unknowns,
                                 policy_config_path=policy_config_path, strict=args.strict)
@@ -194,10 +195,26 @@ def add_preview_command(subparsers) -> None:
                         help="the memory the program's processes may hold together, its language host included; past "
                              f"it they are ended and the preview exits 2 (default: {PROGRAM_MEMORY_MB}; processes and "
                              f"threads are capped at {PROGRAM_TASKS}, its output at a bounded head and tail)")
+    parser.add_argument("--allow-read", action="append", type=_allowed_path, default=[], metavar="PATH",
+                        help="let the program read PATH (a file or folder, read-only) beyond what its sandbox shows "
+                             "(its repository, its interpreter and packages); repeatable. Never `/`, the home "
+                             "or a folder above it (`blueprint docs architecture` lists what a program sees and why)")
     parser.add_argument("--report", type=_report, action="append", default=[], metavar="FORMAT=FILE",
                         help="also write this run's report in FORMAT to FILE (repeatable), e.g. "
                              "--report sarif=prod.sarif --report markdown=prod.md: one preview, every report")
     parser.set_defaults(run=_run_preview)
+
+
+def _allowed_path(text: str) -> Path:
+    from integration_blueprint.preview.program_walls import bounded
+
+    path = Path(text).expanduser().absolute()
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"{text!r} does not exist")
+    if not bounded(path, os.environ, top_level=True):
+        raise argparse.ArgumentTypeError(f"{text!r} is `/`, a folder above the home or the temporary folder, or of "
+                                         "/proc, /sys, /dev or /run: name the folder or file the program needs")
+    return path
 
 
 def _stack_reference(text: str) -> tuple[str, Path]:

@@ -2,8 +2,8 @@
 language host in the preview): bubblewrap (`bwrap`), the tool Flatpak and the field build their
 sandboxes with, makes the walls from outside, before the contained code runs.
 
-    walls = Walls(read_only=[...], writable=[...], hidden=[...], environment={...}, cwd=..., network=False,
-                  pass_fds=(fd, ...))
+    walls = Walls(read_only=[...], writable=[...], overlaid=[...], hidden=[...], masked=[...],
+                  environment={...}, cwd=..., network=False, pass_fds=(fd, ...))
     c = containment()                           # probed once per process
     argv = c.command(walls, ["python3", "x.py"])  # raises NotContained(reason, fix) where it cannot be made
     process = c.popen(walls, ["python3", "x.py"], stdout=...)
@@ -15,7 +15,10 @@ nor make a user namespace of its own to gain them there), an
 unprivileged uid and gid, no new privileges (bwrap sets PR_SET_NO_NEW_PRIVS), its own session (no
 terminal to inject into), a minimal /dev of its own (no shared /dev/shm), its own /proc (its own
 processes only), a private /tmp, only the environment given (nothing inherited), and of the host's
-files only what is listed: read-only unless listed writable; `hidden` folders are empty tmpfs. It
+files only what is listed: read-only unless listed writable; `overlaid` folders writable through an
+overlay whose writes are thrown away with the sandbox (the host's folder is left as it was);
+`hidden` folders are empty tmpfs under what is listed inside them; `masked` paths are empty whatever
+is listed around or inside them (mounted after every other folder). It
 ends with the process that started it (`--die-with-parent`), and every process it started ends with
 it (it is PID 1 of its namespace: a `setsid` daemon does not outlive it).
 
@@ -89,6 +92,15 @@ class Walls:
     read_only: Sequence[PathLike] = ()
     writable: Sequence[PathLike] = ()
     hidden: Sequence[PathLike] = ()  # an empty tmpfs over each (inside a listed folder)
+    # Writable, each through an overlay on a tmpfs of the sandbox's own: the contained code reads the
+    # host's folder and its writes go nowhere (bwrap >= 0.10: Containment.overlays says whether).
+    overlaid: Sequence[PathLike] = ()
+    # Empty whatever is bound over or around them: a folder gets an empty tmpfs, a file /dev/null,
+    # mounted after every listed folder (a listed parent never shows them). Those not visible inside
+    # (outside every listed folder) are skipped: they are absent already.
+    masked: Sequence[PathLike] = ()
+    # Read-only, mounted after `masked`: what the user granted by name (blueprint preview --allow-read).
+    granted: Sequence[PathLike] = ()
     environment: Mapping[str, str] = field(default_factory=dict)  # the whole environment inside
     cwd: Optional[PathLike] = None
     network: bool = False  # False: a network namespace with nothing in it but its own loopback
@@ -107,6 +119,11 @@ def _outermost(paths: Any) -> list[str]:
     return [p for p in unique if not any(p.startswith(other.rstrip("/") + "/") for other in unique if other != p)]
 
 
+def _inside_any(path: str, folders: Any) -> bool:
+    """Whether `path` is one of `folders` or inside one of them."""
+    return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in map(_text, folders))
+
+
 def _depth(path: str) -> int:
     return len(Path(path).parts)
 
@@ -120,6 +137,12 @@ class Containment:
     reason: str = ""
     fix: str = ""
     sized_tmpfs: bool = True  # bwrap knows --size (0.9 and later): /tmp and /dev/shm get their size
+
+    @property
+    def overlays(self) -> bool:
+        """Whether this bwrap and kernel make the throwaway overlays `Walls.overlaid` asks for
+        (bwrap's --tmp-overlay, from 0.10.0; overlayfs in a user namespace, from Linux 5.11)."""
+        return self.available and self.tool is not None and _makes_overlays(self.tool)
 
     def command(self, walls: Walls, argv: Sequence[str]) -> list[str]:
         """The bwrap command that runs `argv` inside `walls`. Raises NotContained where it cannot."""
@@ -231,6 +254,8 @@ def _arguments(walls: Walls, sized_tmpfs: bool = True) -> list[str]:
         mounts.append((_depth(path), 0, ["--tmpfs", path]))
     for path in _outermost(p for p in map(_text, walls.read_only) if os.path.lexists(p)):
         mounts.append((_depth(path), 1, ["--ro-bind", path, path]))
+    for path in map(_text, walls.overlaid):
+        mounts.append((_depth(path), 1, ["--overlay-src", path, "--tmp-overlay", path]))
     for path in map(_text, walls.writable):
         mounts.append((_depth(path), 1, ["--bind", path, path]))
     sizes = (walls.limits.tmp_bytes, walls.limits.shm_bytes) if sized_tmpfs else (None, None)
@@ -239,6 +264,20 @@ def _arguments(walls: Walls, sized_tmpfs: bool = True) -> list[str]:
         mounts.append((_depth(own[-1]), 2, own))
     for _, _, mount in sorted(mounts, key=lambda m: (m[0], m[1])):
         arguments += mount
+    # Then the masks: a folder listed around them (the repository, a package's folder) or inside
+    # them (a package in ~/.config) never shows them. The sandbox's own writable files (its sockets)
+    # and the user's grants come after.
+    listed = [*map(_text, walls.read_only), *map(_text, walls.overlaid), *map(_text, walls.writable)]
+    for path in sorted(set(map(_text, walls.masked)), key=_depth):
+        shown = _inside_any(path, listed) or any(_inside_any(other, [path]) for other in listed)
+        if os.path.lexists(path) and not os.path.islink(path) and shown:
+            # A file: /dev/null over it (a device bind: an ordinary bind is nodev, where /dev/null cannot be opened).
+            arguments += ["--tmpfs", path] if os.path.isdir(path) else ["--dev-bind", "/dev/null", path]
+    for path in map(_text, walls.writable):
+        if _inside_any(path, walls.masked):
+            arguments += ["--bind", path, path]
+    for path in _outermost(p for p in map(_text, walls.granted) if os.path.lexists(p)):
+        arguments += ["--ro-bind", path, path]
     arguments += ["--remount-ro", "/"]  # the root bwrap builds: nothing can be created beside the mounts
     if walls.cwd is not None:
         arguments += ["--chdir", _text(walls.cwd)]
@@ -331,6 +370,25 @@ def _probe() -> Containment:
         return Containment(False, tool, reason, fix)
     helped = subprocess.run([tool, "--help"], capture_output=True, text=True, env={}, timeout=PROBE_SECONDS)
     return Containment(True, tool, sized_tmpfs="--size" in helped.stdout)
+
+
+# Which bwrap first has --tmp-overlay (distributions of 2024 still ship 0.9: Ubuntu 24.04, Debian 12).
+OVERLAY_BWRAP = "0.10.0"
+
+
+@functools.lru_cache(maxsize=4)
+def _makes_overlays(tool: str) -> bool:
+    """Whether `tool` makes a throwaway overlay here: tried once per process, around `true`."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="bwrap-overlay-probe-") as folder:
+        walls = Walls(read_only=SYSTEM_READ_ONLY, overlaid=[folder])
+        try:
+            done = subprocess.run([tool, *_arguments(walls), "--", "true"], capture_output=True, env={},
+                                  timeout=PROBE_SECONDS)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return done.returncode == 0
 
 
 def interpreter_paths(executable: str = sys.executable) -> list[str]:

@@ -183,7 +183,7 @@ def cli_reuses_recordings(monkeypatch, recordings):
     from integration_blueprint.preview import run
 
     def shared(program_dir, *, stack, unknowns=False, on_resource=None, timeout=None, stack_references=None,
-               program_memory_mb=None):
+               program_memory_mb=None, allow_read=()):
         recorded = recordings(program_dir, stack, unknowns=unknowns)
         for resource in recorded.resources if on_resource else ():
             on_resource(resource)

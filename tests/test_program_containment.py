@@ -203,8 +203,8 @@ def test_each_attack_of_a_contained_program_fails_and_the_verdict_stands(attack,
             assert outcome == {"read": ["FileNotFoundError", "FileNotFoundError"]}
             assert CREDENTIALS not in json.dumps(report)
         if attack == "write-the-host":
-            # The project is read-only; what the program wrote elsewhere went to its private /tmp.
-            assert str(program / "planted") not in outcome["written"]
+            # The project is writable through an overlay the run throws away (a program may build its
+            # zip there); what it wrote elsewhere went to its private /tmp. Nothing reached the host.
             assert not (program.parent / "planted").exists() and not (program / "planted").exists()
             assert not Path(f"/tmp/planted-{program.parent.name}").exists()
     finally:

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 from urllib.parse import unquote, urlparse
 
 from integration_blueprint.preview import wire
+from integration_blueprint.preview.program_view import ProgramView
 
 # The engine's archive formats by extension (archive.go ArchiveExts, detectArchiveFormat): such a
 # path is hashed as the file's bytes; any other path must be a folder.
@@ -42,15 +43,18 @@ class Unreadable(Exception):
     """An asset or archive the engine could not read; the message is the engine's reason."""
 
 
-def unreadable(inputs: dict, working_directory: Path) -> Optional[str]:
+def unreadable(inputs: dict, working_directory: Path, view: Optional[ProgramView] = None) -> Optional[str]:
     """The engine's error for the first asset or archive of a registration's inputs that cannot be
-    read from `working_directory` (the program's), or None when every one can."""
+    read from `working_directory` (the program's), or None when every one can. `view`: where a path
+    the program wrote inside its sandbox is read (program_view)."""
+    where = view.path if view is not None else (lambda path: path)
     for key, value in assets_in(inputs, ""):
         try:
-            _read(value, working_directory)
+            _read(value, working_directory, where)
         except Unreadable as exc:
             what = "archive" if value.get(wire.SIG) == wire.ARCHIVE_SIG else "asset"
-            return f'failed to compute {what} hash for "{key}": {exc}'
+            message = f'failed to compute {what} hash for "{key}": {exc}'
+            return view.shown(message) if view is not None else message
     return None
 
 
@@ -74,17 +78,17 @@ def assets_in(value: Any, key: str = "") -> Iterator[tuple[str, dict]]:
             yield from assets_in(item, key)
 
 
-def _read(value: dict, working_directory: Path) -> None:
+def _read(value: dict, working_directory: Path, where: Callable[[Path], Path]) -> None:
     """Read one asset or archive as the engine does to hash it (an AssetArchive's members are
     read on their own, before it)."""
     if isinstance(value.get("path"), str) and value["path"]:
-        path = Path(os.path.normpath(working_directory / value["path"]))  # as Go's filepath.Join
+        path = where(Path(os.path.normpath(working_directory / value["path"])))  # as Go's filepath.Join
         if value.get(wire.SIG) == wire.ARCHIVE_SIG:
             _read_archive_path(path)
         else:
             _read_asset_path(path)
     elif isinstance(value.get("uri"), str) and urlparse(value["uri"]).scheme == "file":
-        _open(Path(unquote(urlparse(value["uri"]).path)))
+        _open(where(Path(unquote(urlparse(value["uri"]).path))))
 
 
 def _read_asset_path(path: Path) -> None:

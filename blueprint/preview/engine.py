@@ -49,9 +49,12 @@ from integration_blueprint.preview.engine_services import (
     InProcessStub,
     ProgramFacingError,
     ResourceMonitorService,
+    RunEndingError,
     read_deep_values,
 )
 from integration_blueprint.preview.plugin_process import PluginDidNotStart, PluginProcess
+from integration_blueprint.preview.program_view import ProgramView
+from integration_blueprint.preview.program_walls import Visibility
 from integration_blueprint.preview.project import ProgramError
 from integration_blueprint.preview.provider.contract import STACK_REFERENCE, Provider, UnknownInvoke
 from integration_blueprint.preview.stack_references import StackOutputs, StackReferences
@@ -153,6 +156,17 @@ class OfflineEngine:
         self.program_dir = program_dir
         # Where the program runs (its host sets it): relative asset and archive paths are read from there.
         self.working_directory = program_dir or Path.cwd()
+        # Where a path the program wrote inside its sandbox is read (its host sets it; program_view).
+        self.view: Optional[ProgramView] = None
+        # Paths the user granted the program beyond its walls (blueprint preview --allow-read).
+        self.allow_read: tuple[Path, ...] = ()
+        # What the program's sandbox showed (its host sets it; program_walls.Visibility), for the blame
+        # of a failure that met its walls; None when it ran uncontained.
+        self.seen: Optional[Visibility] = None
+        # The error that ended the run (message, the program's file and line), set with `ending`: the
+        # program's host stops it then (RunEndingError).
+        self.ended_by: Optional[tuple[str, str, int]] = None
+        self.ending = threading.Event()
         self.on_resource = on_resource
         self.resources: list[RecordedResource] = []
         self.not_expanded: list[NotExpanded] = []
@@ -203,6 +217,13 @@ class OfflineEngine:
         self._server.stop(None)
         shutil.rmtree(self.folder, ignore_errors=True)
 
+    def end_run(self, message: str, file: str, line: int) -> None:
+        """End the run at this error (the first one told stands): the host stops the program."""
+        with self._lock:
+            if self.ended_by is None:
+                self.ended_by = (message, file, line)
+        self.ending.set()
+
     def __enter__(self) -> "OfflineEngine":
         return self
 
@@ -241,10 +262,10 @@ class OfflineEngine:
         except CallbackFailed as exc:
             raise ProgramFacingError(f"a transform of {request.type} {request.name!r} failed: {exc}") from None
         inputs = wire.from_struct(request.object)
-        unreadable = assets.unreadable(inputs, self.working_directory)
+        unreadable = assets.unreadable(inputs, self.working_directory, self.view)
         if unreadable is not None:
             # The engine hashes every asset and archive as it registers the resource, in a preview too.
-            raise ProgramFacingError(unreadable)
+            raise RunEndingError(unreadable)
         if request.remote:
             return self._register_remote(request, urn, inputs)
         analyzer_view = wire.downgrade(inputs)

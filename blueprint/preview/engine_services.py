@@ -54,6 +54,13 @@ class ProgramFacingError(Exception):
     """An answer the program must see as its own error (a component's refusal), not ours."""
 
 
+class RunEndingError(ProgramFacingError):
+    """A program-facing error that ends the run, as the Pulumi engine ends a deployment at a resource
+    it could not register (an archive it could not read): the program is stopped once it is told,
+    not left to fail every resource that depends on this one (the Node.js SDK re-throws the one
+    error through each of them, its message growing each time: minutes and gigabytes)."""
+
+
 def _answer(method):
     """Run a service method; a failure of the engine itself is recorded with its traceback (and
     reported as the tool's own failure), while the program sees the gRPC error the real engine
@@ -81,6 +88,8 @@ def _answer(method):
 def _answer_program(service, request, context, exc: "ProgramFacingError"):
     where = service.engine._source(request) if hasattr(request, "stackTrace") else ("", 0)
     declared = f" (declared at {where[0]}:{where[1]})" if service.engine._is_program_file(where[0]) else ""
+    if isinstance(exc, RunEndingError):
+        service.engine.end_run(str(exc), *(where if declared else ("", 0)))
     context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{exc}{declared}")
 
 

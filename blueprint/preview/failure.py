@@ -8,7 +8,9 @@ the message and the program's file:line, a markdown section, a JSON `error`), an
 Whose failure it is comes from evidence, not from the message's words: a failure raised in the
 gate's own code (the shim or preload in the program's process: its innermost frame in our files,
 language_host.raised_in_gate), in the engine, the component plugin or blueprint's own policy pack
-is "the gate failed", naming the part (`part`); only the program's own errors say that `pulumi
+is "the gate failed", naming the part (`part`); a failure the sandbox's walls caused (a path it hid
+or kept read-only that `pulumi preview` would give the program: program_walls.sandbox_blame) is the
+sandbox's, naming the path and how to grant it; only the program's own errors say that `pulumi
 preview` fails the same way.
 """
 
@@ -30,6 +32,10 @@ KINDS = {
     "program": ("The program could not be run",
                 "Fix what the message names (the program's code where it raised, or its project or stack "
                 "config); it fails the same way under `pulumi preview`."),
+    "sandbox": ("The gate's sandbox kept from the program what `pulumi preview` would give it",
+                "Grant what the message names (`blueprint preview --allow-read PATH` for a path to read), or have "
+                "the program write inside its repository or the temporary folder; this is the gate's walls, not "
+                "the program's fault (`blueprint docs architecture` lists what a program sees and why)."),
     "policy-config": ("The policy config could not be used",
                       "Fix the policy config file the message names (its policies, levels and settings must be "
                       "the pack's: `blueprint policy ls` lists them)."),
@@ -73,7 +79,7 @@ def from_exception(exc: BaseException) -> RunFailure:
     policy pack error) or the tool's own (anything else, with its traceback)."""
     if isinstance(exc, ProgramError):
         part = exc.tool_part or (GATE_PARTS["engine"] if exc.engine_fault else "")
-        kind = "tool" if part else "refused" if exc.refused else "program"
+        kind = "tool" if part else "refused" if exc.refused else "sandbox" if exc.sandbox else "program"
         return RunFailure(kind, str(exc), file=exc.file, line=exc.line, secrets=tuple(exc.secrets), part=part)
     if isinstance(exc, PolicyConfigError):
         return RunFailure("policy-config", str(exc))

@@ -68,7 +68,8 @@ def handler_violations(recorded) -> list[Violation]:
                 or not str(inputs.get("runtime") or "python").startswith("python"):
             continue
         provided = lambda_archive.runtime_provided(powertools_layer=bool(inputs.get("layers")))
-        problem = lambda_archive.handler_problem(code, Path(recorded.program_dir), handler, provided)
+        problem = lambda_archive.handler_problem(code, Path(recorded.program_dir), handler, provided,
+                                                 recorded.view.path if recorded.view is not None else None)
         if problem:
             found.append(Violation(policy=HANDLER_IN_ARCHIVE.name, level=HANDLER_IN_ARCHIVE.level, urn=function.urn,
                                    pack=PACK, pack_version=__version__,

@@ -43,14 +43,17 @@ def _entry_name(prefix: str, name: str) -> str:
     return "" if joined == "." else joined
 
 
-def members(code: dict, program_dir: Path, prefix: str = "") -> Optional[dict[str, Reader]]:
+def members(code: dict, program_dir: Path, prefix: str = "",
+            view: Optional[Callable[[Path], Path]] = None) -> Optional[dict[str, Reader]]:
     """Every file of the archive by its path in the function's folder, with how to read it; None
-    when the archive cannot be read from this machine (a remote archive, a missing file)."""
+    when the archive cannot be read from this machine (a remote archive, a missing file). `view`:
+    where a file the program wrote inside its sandbox is read (program_view.ProgramView.path)."""
     kind, path = code.get("archive") or code.get("asset"), code.get("path")
     if kind == "AssetArchive":
         found: dict[str, Reader] = {}
         for name, member in (code.get("assets") or {}).items():
-            inner = members(member, program_dir, _entry_name(prefix, str(name))) if isinstance(member, dict) else None
+            inner = members(member, program_dir, _entry_name(prefix, str(name)), view) \
+                if isinstance(member, dict) else None
             if inner is None:
                 return None
             found.update(inner)
@@ -58,6 +61,7 @@ def members(code: dict, program_dir: Path, prefix: str = "") -> Optional[dict[st
     if not isinstance(path, str):
         return None
     source = program_dir / path
+    source = view(source) if view is not None else source
     if kind == "FileAsset" and source.is_file():
         if not prefix:
             raise ArchiveError(f"a file asset ({path}) needs a name in its AssetArchive")
@@ -102,7 +106,7 @@ def _refuse_link_out_of_program(source: Path, program_dir: Path, entry: str) -> 
     program's choice, not a link."""
     root = Path(os.path.abspath(program_dir))
     lexical = Path(os.path.abspath(source))
-    if not lexical.is_relative_to(root):
+    if not lexical.is_relative_to(root) or _installed(lexical, root):
         return
     target = lexical.resolve()
     if not target.is_relative_to(root.resolve()):
@@ -110,6 +114,24 @@ def _refuse_link_out_of_program(source: Path, program_dir: Path, entry: str) -> 
             f"archive entry {entry!r} ({lexical.relative_to(root).as_posix()}) is a link to {target}, outside the "
             f"program's folder {root}; Pulumi packs the file a link points to, so the deployed function would hold a "
             "copy of it: copy what the function needs into the folder and remove the link")
+
+
+# Where an installed package lives: a file reached through one of these (or through a virtualenv, a
+# folder holding pyvenv.cfg) is a package's, whatever links lead there.
+INSTALLED_PACKAGE_FOLDERS = ("site-packages", "dist-packages", "node_modules")
+
+
+def _installed(lexical: Path, root: Path) -> bool:
+    """Whether `lexical` (inside the program's folder `root`) is a file of an installed package: the
+    handler runtime a component adds from its installed package (through a `.venv` that links to a
+    shared virtualenv: monorepos, Nix). Pulumi packs what the link points to, the package's own file:
+    judged as such, never as the team's link out of its folder. Its target must be a package's too."""
+    if not any(part in INSTALLED_PACKAGE_FOLDERS for part in lexical.resolve().parts):
+        return False  # a link that leads out of every package folder (to a key, /proc/self/environ) is the team's
+    parts = lexical.relative_to(root).parts[:-1]
+    if any(part in INSTALLED_PACKAGE_FOLDERS for part in parts):
+        return True
+    return any((root.joinpath(*parts[:depth]) / "pyvenv.cfg").is_file() for depth in range(1, len(parts) + 1))
 
 
 def refuse_links_out(folder: Path) -> None:
@@ -134,13 +156,14 @@ def copy_folder(source: Path, into: Path) -> None:
 
 
 def handler_problem(code: dict, program_dir: Path, handler: str,
-                    provided: frozenset[str] = frozenset()) -> Optional[str]:
+                    provided: frozenset[str] = frozenset(),
+                    view: Optional[Callable[[Path], Path]] = None) -> Optional[str]:
     """Why `handler` (module.function) would not be found in this archive on Lambda, or None (also
     when the archive or the module cannot be read here: nothing to say). `provided`: the modules the
     runtime and layers give the function (runtime_provided); a package the handler module imports
     at load that neither they nor the archive hold is named. Empty: imports are not checked."""
     try:
-        found = members(code, program_dir)
+        found = members(code, program_dir, view=view)
     except ArchiveError as exc:
         return str(exc)
     module, _, function = handler.rpartition(".")

@@ -13,7 +13,9 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Protocol, Sequence
@@ -21,6 +23,7 @@ from typing import Optional, Protocol, Sequence
 from integration_blueprint.containment import CappedOutput, Contained, Limits, containment
 from integration_blueprint.preview import loopback_relay, private_channel, process_tree, program_walls
 from integration_blueprint.preview.engine import ROOT_STACK_TYPE, OfflineEngine
+from integration_blueprint.preview.program_view import ProgramView
 
 # What a program's process prints when it is stopped: the resources it declared (python_exec.py,
 # node_token.js).
@@ -163,13 +166,14 @@ def _pending(stderr: str) -> tuple:
 def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[str, str], timeout: float,
                 project_dir: Path, read_only: Sequence[Path] = (), writable_files: Sequence[Path] = ()) -> ProgramRun:
     """Run a program's process against `engine` until it exits (or `timeout`), then end its process
-    group (anything it left running). It runs inside the sandbox (program_walls: `project_dir` and
-    `read_only` read-only, the engine's socket and `writable_files` writable) where the machine can
-    make one; else as it is, and `engine.not_contained` says why. The engine's token is handed over
-    on a pipe (private_channel). Its output is read as it comes and kept to a bounded head and tail
-    (a daemon that keeps its pipes open does not hold the preview past OUTPUT_DRAIN_SECONDS), and
-    inside the sandbox its memory and processes are bounded (PROGRAM_LIMITS); `notes` say what was
-    left out and what could not be bounded here."""
+    group (anything it left running). It runs inside the sandbox (program_walls: its repository
+    through a throwaway overlay, `read_only` read-only, the engine's socket and `writable_files`
+    writable, the user's secrets and the gate's folders masked) where the machine can make one; else
+    as it is, and `engine.not_contained` says why. The engine's token is handed over on a pipe
+    (private_channel). Its output is read as it comes and kept to a bounded head and tail (a daemon
+    that keeps its pipes open does not hold the preview past OUTPUT_DRAIN_SECONDS), and inside the
+    sandbox its memory and processes are bounded (PROGRAM_LIMITS); `notes` say what was left out and
+    what could not be bounded here."""
     engine.working_directory = cwd
     handed = private_channel.hand_over({"engine_token": engine.token})
     env = {**env, private_channel.FD_VARIABLE: str(handed)}
@@ -180,18 +184,21 @@ def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[
     notes: list[str] = []
     try:
         if sandbox.available:
-            walls = program_walls.program_walls(project_dir=project_dir, cwd=cwd, read_only=read_only,
-                                                engine_socket=engine.address, writable_files=writable_files,
-                                                environment=env, pass_fds=(handed,))
+            seen = program_walls.visibility(project_dir=project_dir, cwd=cwd, read_only=read_only, environ=env,
+                                            gate_folders=_gate_folders(engine), allow_read=engine.allow_read)
+            engine.seen = seen
+            walls = program_walls.program_walls(seen, cwd=cwd, engine_socket=engine.address,
+                                                writable_files=writable_files, environment=env, pass_fds=(handed,))
             walls = dataclasses.replace(walls, limits=program_limits(engine))
             notes += [f"the program's {name} was NOT bounded: {how}"
                       for name, how in sandbox.enforcement(walls.limits).items() if how.startswith("NOT ENFORCED")]
             process: subprocess.Popen = sandbox.popen(walls, argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                                       stderr=subprocess.PIPE, start_new_session=True)
             inside = process  # bound for the relays' lookup: the sandbox's first process is bwrap's child
-            relays = loopback_relay.Relays(engine.folder, lambda: next(iter(process_tree.descendants(inside.pid)),
-                                                                       None))
+            first_inside = lambda: next(iter(process_tree.descendants(inside.pid)), None)  # noqa: E731
+            relays = loopback_relay.Relays(engine.folder, first_inside)
             engine.callbacks.reach = relays.address
+            engine.view = ProgramView(seen.repository, first_inside)
         else:
             engine.not_contained = program_walls.not_contained_note(sandbox.reason, sandbox.fix)
             process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -204,7 +211,7 @@ def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[
     for drain in drains:
         drain.start()
     try:
-        exited = process_tree.wait(process, timeout)
+        exited = _wait(process, engine, timeout)
     finally:
         # SIGTERM first: a stopped Python program reports what it awaited
         process_tree.end(process, sandboxed=sandbox.available)
@@ -226,6 +233,39 @@ def run_program(engine: OfflineEngine, argv: list[str], *, cwd: Path, env: dict[
                       "".join(line for line in stderr.splitlines(keepends=True) if not line.startswith(PENDING_TAG)),
                       timed_out=not exited, pending=_pending(stderr), out_of_memory=out_of_memory,
                       tasks_refused=tasks_refused, notes=tuple(notes))
+
+
+# How often a running program's run is looked at for an error that ended it (engine.ending).
+ENDING_POLL_SECONDS = 0.1
+
+
+def _wait(process: subprocess.Popen, engine: OfflineEngine, timeout: float) -> bool:
+    """Whether the program exited (or the engine ended its run: engine.ended_by) within `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if process_tree.wait(process, max(0.0, min(left, ENDING_POLL_SECONDS))):
+            return True
+        if engine.ending.is_set():
+            return True
+        if left <= 0:
+            return False
+
+
+def ended_run(engine: OfflineEngine) -> Optional[ProgramFailure]:
+    """The error that ended the run (an archive the engine could not read), at the program's line that
+    declared the resource; None when the program ran to its end."""
+    if engine.ended_by is None:
+        return None
+    message, file, line = engine.ended_by
+    return ProgramFailure(message, file=file, line=line, raised=True)
+
+
+def _gate_folders(engine: OfflineEngine) -> list[Path]:
+    """The gate's own folders a program is never shown: the run's private folder and, where the
+    temporary folder is inside something the program sees (TMPDIR in the checkout), all of it (the
+    policy packs' folders are there)."""
+    return [Path(engine.folder), Path(tempfile.gettempdir())]
 
 
 def timeout_message(engine: OfflineEngine, timeout: float, pending: tuple) -> str:

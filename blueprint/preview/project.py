@@ -42,6 +42,7 @@ class ProgramError(Exception):
         self.tool_part = tool_part
         self.secrets, self.stdout, self.stderr = secrets, stdout, stderr
         self.not_contained = ""  # why the program ran outside the sandbox (program_walls), when it did
+        self.sandbox = ""  # how the sandbox's walls caused the failure (program_walls.sandbox_blame), when they did
 
 
 # The CLI looks for Pulumi.<ext> in this order, and a stack file takes its project file's extension

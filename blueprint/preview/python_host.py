@@ -21,6 +21,7 @@ from integration_blueprint.preview.language_host import (
     PROGRAM_TIMEOUT_SECONDS,
     ProgramFailure,
     ProgramRun,
+    ended_run,
     engine_failure,
     limit_failure,
     raised_in_gate,
@@ -70,6 +71,9 @@ def run_python_program(engine: OfflineEngine, *, interpreter: list[str], program
     except FileNotFoundError:
         return ProgramFailure(f"the program's interpreter {interpreter[0]} does not exist")
     engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
+    ended = engine_failure(engine) or ended_run(engine)
+    if ended is not None:
+        return ended
     if done.timed_out:
         return ProgramFailure(timeout_message(engine, timeout, done.pending))
     engine.limit_notes = list(done.notes)

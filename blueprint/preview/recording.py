@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import pulumi
 from pulumi.runtime import settings as pulumi_settings
@@ -36,6 +36,8 @@ from integration_blueprint.preview.engine import (
 )
 from integration_blueprint.preview.interpreter import Interpreter, missing_module_hint, resolve_interpreter
 from integration_blueprint.preview.language_host import PROGRAM_TIMEOUT_SECONDS, LanguageHost, ProgramFailure
+from integration_blueprint.preview.program_view import ProgramView
+from integration_blueprint.preview.program_walls import sandbox_blame
 from integration_blueprint.preview.project import (
     ProgramConfig,
     ProgramError,
@@ -82,6 +84,8 @@ class RecordedStack:
     language: str = "python"  # Pulumi.yaml's runtime: the language the report writes code in
     # Why the program ran outside the sandbox (program_walls.not_contained_note); "" when it was contained.
     not_contained: str = ""
+    # Where the gate reads a file the program wrote inside its sandbox (program_view); None: the host's.
+    view: Optional[ProgramView] = None
     invented: list[str] = field(default_factory=list)  # lookups answered by invention (engine.invented)
     stdout: str = ""  # what the program printed
     stderr: str = ""
@@ -220,6 +224,12 @@ def _program_error(failure: ProgramFailure, interpreter: Optional[Interpreter],
                          secrets=tuple(engine.secret_values()),
                          stdout=engine.program_stdout, stderr=engine.program_stderr)
     error.not_contained = engine.not_contained  # the failed run's report says so too
+    if not failure.gate_part:
+        # A path the walls hid or kept read-only, that `pulumi preview` would have let through.
+        blame = sandbox_blame(engine.seen, f"{failure.message}\n{engine.program_stderr}", engine.working_directory)
+        if blame:
+            error.sandbox = blame
+            error.args = (f"{message}\n{blame}",)
     return error
 
 
@@ -229,14 +239,16 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
                    on_resource: Optional[Callable[[RecordedResource], None]] = None,
                    timeout: float = PROGRAM_TIMEOUT_SECONDS,
                    stack_references: Optional[Mapping[str, Path]] = None,
-                   program_memory_mb: Optional[int] = None) -> RecordedStack:
+                   program_memory_mb: Optional[int] = None,
+                   allow_read: Sequence[Path] = ()) -> RecordedStack:
     """Run `program` (a Pulumi project directory, or a callable that declares resources) and
     return every resource it registered (each also handed to `on_resource` as it registers). A
     program's process that has not ended after `timeout` seconds is stopped (a ProgramError).
 
     For a directory, the project name and stack config come from its Pulumi.yaml and stack file
     unless `config` is given; `stack_references` names the file of a referenced stack's outputs
-    (stack_references.py says where else they are looked for)."""
+    (stack_references.py says where else they are looked for); `allow_read`: paths the program's
+    sandbox shows beyond its walls (blueprint preview --allow-read)."""
     if callable(program):
         return _record_callable(program, stack=stack, config=dict(config or {}), project=project or "blueprint",
                                 unknowns=unknowns, on_resource=on_resource)
@@ -274,6 +286,7 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
                                unknowns=unknowns, program_dir=program_dir,
                                on_resource=None if locate else on_resource, stack_references=references)
         engine.program_memory_mb = program_memory_mb
+        engine.allow_read = tuple(Path(path) for path in allow_read)
         try:
             return engine, host.run(engine, locate=locate, timeout=timeout)
         except BaseException:  # an interrupted run (Ctrl-C, SIGTERM) ends the plugin and the engine too
@@ -302,7 +315,7 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
                                       "hooks, so what it does was not checked"
                                       for hook in engine.callbacks.not_run_hooks())],
                              unread_stack_references=[entry.name for entry in references.unread()],
-                             not_contained=engine.not_contained)
+                             not_contained=engine.not_contained, view=engine.view)
 
 
 def _provider_notes(engine: OfflineEngine, interpreter: Optional[Interpreter]) -> list[str]:

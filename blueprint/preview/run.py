@@ -441,13 +441,15 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
                 recorded: Optional[RecordedStack] = None,
                 timeout: float = PROGRAM_TIMEOUT_SECONDS,
                 stack_references: Optional[dict[str, Path]] = None,
-                packs: Optional[Sequence[PackRequest]] = None, program_memory_mb: Optional[int] = None) -> PreviewResult:
+                packs: Optional[Sequence[PackRequest]] = None, program_memory_mb: Optional[int] = None,
+                allow_read: Sequence[Path] = ()) -> PreviewResult:
     """Record `program_dir` for `stack` and analyse it with every pack of `packs` (default: the one
     in `pack_dir`, configured by `policy_config_path`). A pack without a config file of its own is
     configured by the stack's policy config (`<stackConfigDir>/policy.<stack>.json`) if there is
     one. Already started analyzers (`analyzer`, one or several) are reused (and left running), and
     with them a `recorded` run of the same program and stack is analysed instead of recording it
-    again. A program still running after `timeout` seconds is stopped (a ProgramError)."""
+    again. A program still running after `timeout` seconds is stopped (a ProgramError). `allow_read`:
+    paths the program's sandbox shows beyond its walls (blueprint preview --allow-read)."""
     program_dir = Path(program_dir).resolve()
     if recorded is None:
         probe_in_background()  # whether the program can be sandboxed, answered while the packs start
@@ -468,7 +470,8 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
         configs = configs[:1] * len(started) if len(configs) < len(started) else configs
         if recorded is None:
             recorded = record_program(program_dir, stack=stack, unknowns=unknowns, timeout=timeout,
-                                      stack_references=stack_references, program_memory_mb=program_memory_mb)
+                                      stack_references=stack_references, program_memory_mb=program_memory_mb,
+                                      allow_read=allow_read)
         with _secrets_kept(recorded):
             _PackConfig.check_shared(configs, started)
             runs = [(one, _configure(one, config), one.analyze(recorded)) for one, config in zip(started, configs)]
@@ -492,7 +495,7 @@ def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",
         try:
             recorded = record_program(program_dir, stack=stack, unknowns=unknowns, on_resource=each_resource,
                                       timeout=timeout, stack_references=stack_references,
-                                      program_memory_mb=program_memory_mb)
+                                      program_memory_mb=program_memory_mb, allow_read=allow_read)
             with _secrets_kept(recorded):
                 started = [future.result() for future in starting]  # the first pack that did not start raises
                 _PackConfig.check_shared(configs, started)
