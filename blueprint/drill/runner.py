@@ -38,6 +38,7 @@ from integration_blueprint.core.patches import PatchRefused
 from integration_blueprint.drill import cost, pattern_results
 from integration_blueprint.drill.effects import WRITE_OPERATIONS
 from integration_blueprint.drill.outcomes import Outcome, Snapshot, judge_outcome
+from integration_blueprint.drill.permissions import add_permissions
 from integration_blueprint.drill.patterns import DRIVERS
 from integration_blueprint.drill.patterns.base import DrillDeadline
 from integration_blueprint.drill.patterns.team_code import TEAM_DRIVERS
@@ -515,6 +516,7 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
                 faults.enabled = faults.outage = False
                 report = _state_at_deadline(driver, options, str(exc))
             report.notes.extend(driver.isolation_notes() + driver.crash_notes())
+            add_permissions(report, sandbox.authorizer)
             report.injected = {**driver.injected(), "transient": faults.transient_injected, **report.injected}
             report.conflicts_sent, report.conflicts_parked = driver.conflicts_sent, driver.conflicts_parked
             meter = cost.UsageMeter()  # what the handlers' AWS calls would bill
