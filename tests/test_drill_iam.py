@@ -265,3 +265,37 @@ def test_decisions_are_cached_per_request_and_a_policy_the_function_changes_is_r
             iam.put_role_policy(RoleName="orders-role", PolicyName="self-granted", PolicyDocument=json.dumps(
                 {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": TABLE}]}))
             ddb.put_item(TableName="orders", Item={"pk": {"S": "o-1"}})
+
+
+# ---- the drill, end to end ---------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_the_drill_fails_a_consumer_whose_role_does_not_grant_what_its_code_does_naming_the_statement_to_add():
+    from pathlib import Path
+
+    from integration_blueprint.drill.report import DrillOptions, dumps, format_table
+    from integration_blueprint.drill.runner import run_drill
+
+    report = run_drill(DrillOptions(stack="drill", program_dir=Path(__file__).parent / "fixtures" / "iam_program",
+                                    records=20, seed=3), workers=1)
+    text, data = format_table(report), json.loads(dumps(report))
+
+    get_only = report.patterns["idempotent_stream:get-only"]
+    assert not get_only.passed and get_only.access_denied >= 20  # every record's write refused
+    [(function, usage)] = get_only.permissions.items()
+    [refusal] = usage["denied"]
+    ledger = refusal["resource"]
+    assert refusal["action"] == "dynamodb:PutItem" and ledger.startswith("arn:aws:dynamodb:eu-west-1:") and ":table/ledger" in ledger
+    assert refusal["statement_to_add"] == {"Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": ledger}
+    assert refusal["message"].startswith(f"User: arn:aws:sts::") and f"/{function} is not authorized to perform: " \
+        f"dynamodb:PutItem on resource: {ledger} because no identity-based policy allows" in refusal["message"]
+    assert f'{function}: AccessDenied ' in text and '{"Effect": "Allow", "Action": "dynamodb:PutItem"' in text
+    assert "refused by IAM (AccessDenied: dynamodb:PutItem)" in text
+    assert usage["unused_grants"] == ["dynamodb:GetItem"] or "dynamodb:GetItem" in usage["unused_grants"]
+
+    # Re-pointing its own redrive at init is refused; its records it handled as it should, and still it fails.
+    reroute = report.patterns["idempotent_stream:reroute"]
+    refused = {d["action"] for u in reroute.permissions.values() for d in u["denied"]}
+    assert refused == {"sqs:CreateQueue", "sqs:SetQueueAttributes"}
+    assert reroute.processed_once == reroute.sent and not reroute.lost and not reroute.passed
+    assert data["patterns"]["idempotent_stream:reroute"]["access_denied"] == reroute.access_denied > 0
