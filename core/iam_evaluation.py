@@ -152,6 +152,12 @@ class Statement:
 class Policy:
     name: str  # where it comes from: "RolePolicy orders-policy", "queue policy of ..."
     statements: list[Statement]
+    # Every condition key (lower case) its statements read, policy variables included (made once).
+    keys: frozenset = frozenset()
+
+    def __post_init__(self) -> None:
+        if not self.keys:
+            self.keys = frozenset(self.referenced_keys())
 
     @classmethod
     def compile(cls, name: str, document: Union[str, dict]) -> "Policy":
@@ -365,12 +371,12 @@ def principal_match(statement: Statement, principal: Principal) -> Optional[str]
     """How a resource policy's statement names the principal: DIRECT (everyone, the role or its
     session), ACCOUNT (its account: a delegation to the account's identity policies) or None."""
     if statement.not_principal is not None:
-        values = _principal_values(statement.not_principal) or []
-        return None if any(_names(v, principal) for v in values) else DIRECT
-    values = _principal_values(statement.principal)
-    if not values:
+        excluded = _principal_values(statement.not_principal) or []
+        return None if any(_names(v, principal) for v in excluded) else DIRECT
+    named = _principal_values(statement.principal)
+    if not named:
         return None
-    found = [how for how in (_names(v, principal) for v in values) if how]
+    found = [how for how in (_names(v, principal) for v in named) if how]
     return DIRECT if DIRECT in found else (ACCOUNT if found else None)
 
 

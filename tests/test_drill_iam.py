@@ -285,9 +285,10 @@ def test_the_drill_fails_a_consumer_whose_role_does_not_grant_what_its_code_does
     [(function, usage)] = get_only.permissions.items()
     [refusal] = usage["denied"]
     ledger = refusal["resource"]
-    assert refusal["action"] == "dynamodb:PutItem" and ledger.startswith("arn:aws:dynamodb:eu-west-1:") and ":table/ledger" in ledger
+    assert refusal["action"] == "dynamodb:PutItem"
+    assert ledger.startswith("arn:aws:dynamodb:eu-west-1:") and ":table/ledger" in ledger
     assert refusal["statement_to_add"] == {"Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": ledger}
-    assert refusal["message"].startswith(f"User: arn:aws:sts::") and f"/{function} is not authorized to perform: " \
+    assert refusal["message"].startswith("User: arn:aws:sts::") and f"/{function} is not authorized to perform: " \
         f"dynamodb:PutItem on resource: {ledger} because no identity-based policy allows" in refusal["message"]
     assert f'{function}: AccessDenied ' in text and '{"Effect": "Allow", "Action": "dynamodb:PutItem"' in text
     assert "refused by IAM (AccessDenied: dynamodb:PutItem)" in text

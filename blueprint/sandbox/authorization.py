@@ -34,9 +34,7 @@ from typing import Any, Optional
 from botocore.exceptions import ClientError
 
 from integration_blueprint.core import aws_managed_policies
-from integration_blueprint.core.patches import FIX, MOTO_VERIFIED, Patcher, patch
 from integration_blueprint.core.iam_evaluation import (
-    ALLOWED,
     EXPLICIT_IDENTITY_DENY,
     EXPLICIT_RESOURCE_DENY,
     Decision,
@@ -48,6 +46,7 @@ from integration_blueprint.core.iam_evaluation import (
     evaluate,
     statement_to_add,
 )
+from integration_blueprint.core.patches import FIX, MOTO_VERIFIED, Patcher, patch
 from integration_blueprint.preview.recording import RecordedStack
 from integration_blueprint.sandbox import iam_requests
 from integration_blueprint.sandbox.errors import SandboxError
@@ -86,14 +85,6 @@ DENIAL_FORMS: dict[str, tuple[str, int, str]] = {
     "iam": ("AccessDenied", 403, ""),
 }
 DEFAULT_DENIAL = ("AccessDeniedException", 400, "")
-
-# Condition keys whose values the sandbox fills for every call of a function (the others a
-# statement reads are absent from the request, as AWS evaluates a key a request does not carry).
-KNOWN_KEYS = ("aws:PrincipalArn", "aws:PrincipalAccount", "aws:PrincipalType", "aws:userid", "aws:SecureTransport",
-              "aws:RequestedRegion", "aws:ResourceAccount", "aws:ViaAWSService", "aws:PrincipalIsAWSService",
-              "lambda:SourceFunctionArn", "aws:CurrentTime", "aws:EpochTime", "dynamodb:LeadingKeys",
-              "dynamodb:EnclosingOperation", "s3:prefix")
-
 
 # What Lambda itself does with a function's execution role, on the function's behalf: the actions
 # a grant is for although the code never calls them (AWS docs: "Lambda execution role" and, per
@@ -256,11 +247,11 @@ class Authorizer:
         with self._lock:
             identity = self._identity_policies(principal.role_name)
             resource_policy = self._resource_policy(check.resource)
-        read = set().union(*(p.referenced_keys() for p in identity)) | (
-            resource_policy.referenced_keys() if resource_policy else set())
-        request_keys = tuple((k, v) for k, v in check.context if k.lower() in read)
-        timely = any(k in read for k in ("aws:currenttime", "aws:epochtime"))
-        key = (access.name, check.action, check.resource, region, json.dumps(request_keys, sort_keys=True))
+        read = frozenset().union(*(p.keys for p in identity), resource_policy.keys if resource_policy else ())
+        # The decision depends on the request's own values only for the keys a statement reads.
+        request_keys = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in check.context if k.lower() in read)
+        timely = "aws:currenttime" in read or "aws:epochtime" in read
+        key = (access.name, check.action, check.resource, region, request_keys)
         with self._lock:
             if not timely and key in self._decisions:
                 self.cache_hits += 1
@@ -548,4 +539,4 @@ def _text(document: Any) -> str:
     return document if isinstance(document, str) else json.dumps(document)
 
 
-__all__ = ["ACCESS_TYPES", "ALLOWED", "AccessDenied", "Authorizer", "KNOWN_KEYS", "realize_access", "unused_grants"]
+__all__ = ["ACCESS_TYPES", "Authorizer", "lambda_uses", "realize_access", "unused_grants"]

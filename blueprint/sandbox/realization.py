@@ -40,6 +40,7 @@ from integration_blueprint.handlers.runtime import retry
 from integration_blueprint.preview import lambda_archive
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
 from integration_blueprint.sandbox.async_invoke import AsyncInvocation, AsyncInvokeSettings
+from integration_blueprint.sandbox.authorization import Authorizer, realize_access
 from integration_blueprint.sandbox.emulator import (
     TIME_SCALE,
     Emulator,
@@ -59,7 +60,6 @@ from integration_blueprint.sandbox.execution_environment import (
     enforced_timeout,
     lay_out,
 )
-from integration_blueprint.sandbox.authorization import Authorizer, realize_access
 from integration_blueprint.sandbox.interception import (
     FunctionRun,
     Interception,
