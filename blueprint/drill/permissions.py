@@ -24,8 +24,11 @@ def add_permissions(report: PatternReport, authorizer: Optional[Any]) -> None:
         return
     usage = authorizer.usage()
     report.permissions = usage
-    report.access_denied = sum(d["count"] for entry in usage.values() for d in entry["denied"])
+    report.access_denied = sum(d["count"] for entry in usage.values() for d in entry.get("denied", []))
     for function, entry in usage.items():
+        if "not_evaluated" in entry:
+            report.notes.append(f"{function}: permissions not evaluated: {entry['not_evaluated']}")
+            continue
         for denied in entry["denied"][:SHOWN]:
             fix = (f"add to its role ({entry['role']}): {json.dumps(denied['statement_to_add'])}"
                    if "statement_to_add" in denied else denied["fix"])

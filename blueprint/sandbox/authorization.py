@@ -76,10 +76,10 @@ POLICY_CHANGES = {
 
 # How each service words a refusal: (error code, HTTP status, how it spells the action in its message).
 # AWS's responses: DynamoDB, Kinesis, Step Functions, KMS, EventBridge answer AccessDeniedException
-# (400), Lambda and Scheduler AccessDeniedException (403), SQS AccessDenied with the action in lower
+# (400), Lambda and Scheduler AccessDeniedException (403), SQS AccessDenied (403) with the action in lower
 # case, SNS AuthorizationError (403) with the prefix in capitals, S3 AccessDenied (403) with the ARN quoted.
 DENIAL_FORMS: dict[str, tuple[str, int, str]] = {
-    "sqs": ("AccessDenied", 400, "lower"), "sns": ("AuthorizationError", 403, "SNS"),
+    "sqs": ("AccessDenied", 403, "lower"), "sns": ("AuthorizationError", 403, "SNS"),
     "s3": ("AccessDenied", 403, "quoted"), "lambda": ("AccessDeniedException", 403, ""),
     "scheduler": ("AccessDeniedException", 403, ""), "sts": ("AccessDenied", 403, ""),
     "iam": ("AccessDenied", 403, ""),
@@ -178,6 +178,14 @@ class Authorizer:
                                       partition=parts[1])
                 self.functions[name] = FunctionAccess(name, principal)
                 self.functions[name].arn = arn  # type: ignore[attr-defined]
+        # A function whose role the program does not declare (an existing role named by ARN): what it
+        # may do is not known here, so its calls are answered unauthorized and the report says so.
+        self.unknown_roles: dict[str, str] = {}
+        declared = {r.outputs.get("arn") for r in recorded.of_type(ROLE)}
+        for name, access in list(self.functions.items()):
+            if access.principal.role_arn not in declared:
+                self.unknown_roles[name] = access.principal.role_arn
+                del self.functions[name]
         self._lock = threading.RLock()
         self._identity: dict[str, list[Policy]] = {}  # role name -> its compiled policies
         self._resource: dict[str, Optional[Policy]] = {}  # resource ARN -> its compiled policy (None: none)
@@ -343,7 +351,9 @@ class Authorizer:
     def usage(self) -> dict[str, dict]:
         """Per function: the actions its code used (and on what), what was refused (the message and
         the statement to add, or the deny to lift), and the actions its role grants it never used."""
-        found = {}
+        found: dict[str, dict] = {name: {"role": role, "not_evaluated": f"its role {role} is not declared in the program "
+                                         "(the drill cannot read its policies): its calls were not authorized"}
+                                  for name, role in sorted(self.unknown_roles.items())}
         for name, access in sorted(self.functions.items()):
             with self._lock:
                 uses = list(access.uses.values())
