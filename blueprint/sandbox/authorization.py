@@ -377,13 +377,16 @@ class Authorizer:
             for_it = sorted(self.lambda_uses.get(name, set()))
             found[name] = {"role": access.principal.role_arn, "used": used, "denied": denied,
                            "used_by_lambda": for_it,
-                           "unused_grants": unused_grants(identity, {u.action for u in uses} | set(for_it))}
+                           "unused_grants": unused_grants(identity, {(u.action, u.resource) for u in uses},
+                                                          set(for_it))}
         return found
 
 
-def unused_grants(identity: list[Policy], used: set[str]) -> list[str]:
-    """The actions the role's Allow statements name (wildcards as written) that no call used."""
-    from integration_blueprint.core.iam_evaluation import action_matches
+def unused_grants(identity: list[Policy], used: set[tuple[str, str]], by_lambda: set[str]) -> list[str]:
+    """What the role's Allow statements grant (each action on each resource, wildcards as written)
+    that no call of the code asked for (`used`: (action, resource), allowed or not) and Lambda does not use for it
+    (`by_lambda`: actions): `dynamodb:GetItem on arn:aws:dynamodb:...:table/ledger`."""
+    from integration_blueprint.core.iam_evaluation import action_matches, resource_matches
 
     granted = []
     for policy in identity:
@@ -391,9 +394,18 @@ def unused_grants(identity: list[Policy], used: set[str]) -> list[str]:
             if statement.effect != "Allow":
                 continue
             if statement.not_actions is not None:
-                granted.append("NotAction " + ", ".join(statement.not_actions))
+                granted.append("every action but " + ", ".join(statement.not_actions))
                 continue
-            granted += [a for a in statement.actions or [] if not any(action_matches(a, u) for u in used)]
+            resources = statement.resources if statement.resources is not None else ["*"]
+            for action in statement.actions or []:
+                if any(action_matches(action, done) for done in by_lambda):
+                    continue
+                unused = [r for r in resources if not any(action_matches(action, a) and resource_matches(r, res)
+                                                         for a, res in used)]
+                if len(unused) == len(resources):
+                    granted.append(action if resources == ["*"] else f"{action} on {', '.join(resources)}")
+                elif unused:
+                    granted.append(f"{action} on {', '.join(unused)}")
     return sorted(set(granted), key=str.lower)
 
 

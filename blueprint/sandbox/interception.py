@@ -12,6 +12,10 @@ It holds two things, both optional (what happened is read back afterwards from t
   runs, before it is sent (it may answer it instead of the emulator: an injected throttle) and
   after it succeeded (with the API parameters and the parsed response).
 
+Before either, every call a function makes is put to the sandbox's authorizer (`install_authorizer`:
+sandbox/authorization.py), which refuses what the function's role does not allow as AWS would; a
+refused call reaches neither the interceptor nor the emulator.
+
 Requests the sandbox makes itself (realizing, polling, the drill's checks) and those of the emulator's
 own Step Functions interpreter never reach the interceptor: only calls made on a thread while a
 function runs do. Handlers know nothing of any of this: they make their calls through their own
