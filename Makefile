@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 # turns that off: every test worker, CLI run and policy pack would otherwise recompile them.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: lock test-latest managed-policies test test-slow test-all test-package install preview local lint docs validators mermaid node-fixtures awsguard-pack node-sdks corpus-venvs sdk
+.PHONY: iam-simulate lock test-latest managed-policies test test-slow test-all test-package install preview local lint docs validators mermaid node-fixtures awsguard-pack node-sdks corpus-venvs sdk
 
 # Every install reads the one lock, uv.lock (uv: docs/architecture.md says why), with hashes: what a
 # fresh clone installs is what was tested. The virtualenv is made by the interpreter, uv brought into
@@ -55,6 +55,10 @@ lock:
 	cd $* && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# benchmarks/iam_simulate: @cloud-copilot/iam-simulate, the npm IAM evaluator
+#                     benchmarks/iam_evaluators.py measures against the project's own (never a test's)
+IAM_SIMULATE := benchmarks/iam_simulate/node_modules/.package-lock.json
+iam-simulate: $(IAM_SIMULATE)
 VALIDATORS := tools/validators/node_modules/.package-lock.json
 MERMAID := tools/mermaid/node_modules/.package-lock.json
 NODE_FIXTURES := tests/node/node_modules/.package-lock.json

@@ -66,6 +66,11 @@ class PatternReport:
     component: str = ""  # the component instance drilled (its name in the program)
     # The hot key's state in the pattern's table (drill/hot_key.py), for a pattern that keeps state per key.
     hot_key: Optional[HotKeyState] = None
+    # Calls the functions' roles did not allow (AccessDenied, as AWS refuses them), and per function
+    # its role, the actions its code used, each refusal with the statement to add, and the grants it
+    # never used (drill/permissions.py).
+    access_denied: int = 0
+    permissions: dict = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -89,6 +94,10 @@ class PatternReport:
         if self.conflicts_parked != self.conflicts_sent:
             found.append(f"{self.conflicts_sent - self.conflicts_parked} of {self.conflicts_sent} conflicting "
                          "duplicates applied or skipped instead of parked")
+        if self.access_denied:
+            refused = sorted({f"{d['action']}" for entry in self.permissions.values() for d in entry.get("denied", [])})
+            found.append(f"{self.access_denied} call(s) refused by IAM (AccessDenied: {', '.join(refused)}): "
+                         "the role lacks what the code uses")
         if self.hot_key is not None and not self.hot_key.within_bound:
             found.append("a hot key's state over its bound")
         return found

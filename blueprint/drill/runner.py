@@ -41,9 +41,11 @@ from integration_blueprint.drill.outcomes import Outcome, Snapshot, judge_outcom
 from integration_blueprint.drill.patterns import DRIVERS
 from integration_blueprint.drill.patterns.base import DrillDeadline
 from integration_blueprint.drill.patterns.team_code import TEAM_DRIVERS
+from integration_blueprint.drill.permissions import add_permissions
 from integration_blueprint.drill.report import DrillOptions, DrillReport, PatternReport
 from integration_blueprint.preview import lambda_archive
 from integration_blueprint.preview.recording import ProgramError, record_program
+from integration_blueprint.sandbox.authorization import ACCESS_TYPES
 from integration_blueprint.sandbox.emulator import EMULATOR_PATCHES, running_emulator
 from integration_blueprint.sandbox.errors import SandboxError
 from integration_blueprint.sandbox.faults import FaultInjector
@@ -210,9 +212,10 @@ def choose_instances(recorded, drivers: dict, team_drivers: Optional[dict] = Non
     return chosen, not_drilled
 
 
-# What a team's code may write to outside its component, realized beside it.
+# What a team's code may write to outside its component, realized beside it, and what decides
+# whether it may (its roles' policies and the resources' own: sandbox/authorization.py).
 PROGRAM_DATA_TYPES = ("aws:dynamodb/table:Table", "aws:sqs/queue:Queue", "aws:sns/topic:Topic",
-                      "aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2", "aws:kinesis/stream:Stream")
+                      "aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2", "aws:kinesis/stream:Stream", *ACCESS_TYPES)
 
 
 def _program_data_resources(recorded) -> list:
@@ -515,6 +518,7 @@ def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_f
                 faults.enabled = faults.outage = False
                 report = _state_at_deadline(driver, options, str(exc))
             report.notes.extend(driver.isolation_notes() + driver.crash_notes())
+            add_permissions(report, sandbox.authorizer)
             report.injected = {**driver.injected(), "transient": faults.transient_injected, **report.injected}
             report.conflicts_sent, report.conflicts_parked = driver.conflicts_sent, driver.conflicts_parked
             meter = cost.UsageMeter()  # what the handlers' AWS calls would bill

@@ -27,7 +27,7 @@ from botocore.config import Config
 
 from integration_blueprint.core import patches
 from integration_blueprint.core.patches import BOTOCORE_VERIFIED, FIX, MOTO_VERIFIED, Patcher, patch
-from integration_blueprint.sandbox import distributed_map, interception, moto_fixes, shortcuts
+from integration_blueprint.sandbox import authorization, distributed_map, interception, moto_fixes, shortcuts
 from integration_blueprint.sandbox.interception import ANSWERED
 
 FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "sandbox", "AWS_SECRET_ACCESS_KEY": "sandbox"}
@@ -237,4 +237,4 @@ def _state_machine_lambda_tasks_run_in_process(patcher: Patcher) -> None:
 # Every patch the emulator applies for its block (patches.REGISTRY has each one's target and versions).
 EMULATOR_PATCHES = ("answered_requests_are_not_dispatched", "nothing_leaves_the_process", "compress_sdk_retry_waits",
                     "compress_state_machine_retry_waits", "state_machine_lambda_tasks_run_in_process",
-                    *interception.NAMES, *moto_fixes.NAMES, *distributed_map.NAMES, *shortcuts.NAMES)
+                    *interception.NAMES, *authorization.NAMES, *moto_fixes.NAMES, *distributed_map.NAMES, *shortcuts.NAMES)

@@ -12,6 +12,10 @@ It holds two things, both optional (what happened is read back afterwards from t
   runs, before it is sent (it may answer it instead of the emulator: an injected throttle) and
   after it succeeded (with the API parameters and the parsed response).
 
+Before either, every call a function makes is put to the sandbox's authorizer (`install_authorizer`:
+sandbox/authorization.py), which refuses what the function's role does not allow as AWS would; a
+refused call reaches neither the interceptor nor the emulator.
+
 Requests the sandbox makes itself (realizing, polling, the drill's checks) and those of the emulator's
 own Step Functions interpreter never reach the interceptor: only calls made on a thread while a
 function runs do. Handlers know nothing of any of this: they make their calls through their own
@@ -50,6 +54,16 @@ class RequestInterceptor(Protocol):
     def after_call(self, operation: str, params: dict, parsed: dict) -> None:
         """A function's call succeeded (HTTP < 300): the API parameters as the function passed them,
         and the parsed response. May raise a BaseException to end the invocation there (a crash)."""
+
+
+class Authorizing(Protocol):
+    """Who decides whether a function's call is allowed (sandbox/authorization.py Authorizer)."""
+
+    def check(self, function: str, service: str, operation: str, params: dict, region: str) -> Optional[dict]:
+        """None: the call goes on. Else the parsed refusal (botocore raises ClientError from it)."""
+
+    def observe(self, operation: str, params: dict, parsed: dict) -> None:
+        """A function's call succeeded (what a later decision may depend on)."""
 
 
 class Interception:
@@ -136,13 +150,28 @@ class FunctionRun:
         self.invocation.finished = True
 
 
-# The interceptor of the sandbox whose emulator is running (None between them).
-_ACTIVE: dict[str, Optional[RequestInterceptor]] = {"requests": None}
+# The interceptor and the authorizer of the sandbox whose emulator is running (None between them).
+_ACTIVE: dict[str, Any] = {"requests": None, "authorizer": None}
 
 
 def _remember_params(params, context=None, **_):
     if context is not None and running_invocation() is not None:
         context["sandbox_params"] = params  # the API parameters, as the function passed them
+
+
+def _authorize(model, params=None, request_signer=None, context=None, **_):
+    """A function's call, before it is sent: refused here, as AWS refuses it, when its role does not
+    allow it (the emulator never sees it); the call's parameters are those the function passed."""
+    authorizer = _ACTIVE["authorizer"]
+    invocation = running_invocation()
+    if authorizer is None or invocation is None:
+        return None
+    api_params = (context or {}).get("sandbox_params") or {}
+    refusal = authorizer.check(invocation.function, model.service_model.signing_name, model.name, api_params,
+                               getattr(request_signer, "region_name", "") or "")
+    if refusal is None:
+        return None
+    return AWSResponse("", refusal["ResponseMetadata"]["HTTPStatusCode"], {}, None), refusal
 
 
 def _before_send(request, event_name="", **_):
@@ -164,6 +193,9 @@ def _after_call(http_response, parsed, model, context=None, **_):
     # Copies as they are now: boto3's DynamoDB resource layer turns both into plain Python values
     # in place after this hook. Journaled before a crash: the effect is done.
     invocation.calls.append(Call(model.name, copy.deepcopy(params), copy.deepcopy(parsed)))
+    authorizer = _ACTIVE["authorizer"]
+    if authorizer is not None:
+        authorizer.observe(model.name, params, parsed)
     interceptor = _ACTIVE["requests"]
     if interceptor is not None:
         interceptor.after_call(model.name, params, parsed)
@@ -183,6 +215,8 @@ def _request_hooks_on_every_session(patcher: Patcher) -> None:
         # On `<event>.*.*`, as specific as a service's own handlers: botocore runs the most specific
         # first, and boto3's DynamoDB resource layer rewrites the response in place on `after-call.dynamodb`.
         ("before-parameter-build.*.*", _remember_params),
+        # Before anything is sent (and before an injected fault): a refused call never reaches AWS.
+        ("before-call.*.*", _authorize),
         # First, so an answered request is answered here and never carried out by the emulator.
         ("before-send.*.*", _before_send, handlers.REGISTER_FIRST),
         ("after-call.*.*", _after_call),
@@ -194,6 +228,7 @@ def without_request_hooks(session: Any) -> Any:
     polling, checking) never pass through them."""
     events = session.events
     events.unregister("before-parameter-build.*.*", _remember_params)
+    events.unregister("before-call.*.*", _authorize)
     events.unregister("before-send.*.*", _before_send)
     events.unregister("after-call.*.*", _after_call)
     return session
@@ -209,5 +244,16 @@ def install_request_hooks(interceptor: Optional[RequestInterceptor], on_stop: li
 
     def uninstall() -> None:
         _ACTIVE["requests"] = None
+
+    on_stop.append(uninstall)
+
+
+def install_authorizer(authorizer: Optional[Authorizing], on_stop: list) -> None:
+    """From now on until the emulator's block ends, every call a function makes is first put to
+    `authorizer` (the hooks are on every session, as for the interceptor)."""
+    _ACTIVE["authorizer"] = authorizer
+
+    def uninstall() -> None:
+        _ACTIVE["authorizer"] = None
 
     on_stop.append(uninstall)

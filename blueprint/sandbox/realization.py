@@ -40,6 +40,7 @@ from integration_blueprint.handlers.runtime import retry
 from integration_blueprint.preview import lambda_archive
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
 from integration_blueprint.sandbox.async_invoke import AsyncInvocation, AsyncInvokeSettings
+from integration_blueprint.sandbox.authorization import Authorizer, realize_access
 from integration_blueprint.sandbox.emulator import (
     TIME_SCALE,
     Emulator,
@@ -59,7 +60,13 @@ from integration_blueprint.sandbox.execution_environment import (
     enforced_timeout,
     lay_out,
 )
-from integration_blueprint.sandbox.interception import FunctionRun, Interception, Journal, install_request_hooks
+from integration_blueprint.sandbox.interception import (
+    FunctionRun,
+    Interception,
+    Journal,
+    install_authorizer,
+    install_request_hooks,
+)
 from integration_blueprint.sandbox.kinesis_esm import KinesisEventSourceMapping, KinesisMappingSettings
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
 from integration_blueprint.sandbox.sqs_esm import SqsEventSourceMapping
@@ -247,6 +254,7 @@ class Sandbox:
         self.incidents: list[Incident] = []  # what the team's code was refused or ended for
         self.layer_notes: list[str] = []  # declared layers the sandbox could not put on the path
         self._function_calls = FunctionCalls(self.region)
+        self.authorizer: Optional[Authorizer] = None  # made once the account is realized (realize)
 
     # ---- realizing -----------------------------------------------------------------------------
 
@@ -285,6 +293,10 @@ class Sandbox:
         for resource in by_type.get("aws:scheduler/schedule:Schedule", []):
             target = resource.inputs["target"]
             self.schedules[resource.name] = LocalSchedule(resource.name, target["arn"], target.get("input", "{}"))
+        # Every call a function makes is authorized as AWS would, against what the account now holds.
+        aws_managed = realize_access(self.recorded, self.emulator, self.session, self._url_map)
+        self.authorizer = Authorizer(self.emulator, self.session, self.recorded, aws_managed)
+        install_authorizer(self.authorizer, self.emulator.on_stop)
         return self
 
     def _create_queue(self, resource: RecordedResource) -> None:

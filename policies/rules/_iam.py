@@ -10,12 +10,13 @@ document is judged, never at pack start.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Optional
+
+from integration_blueprint.core.iam_evaluation import action_matches, resource_matches
 
 from ._values import Malformed
 
@@ -109,7 +110,7 @@ def expand(action: str) -> list[str]:
     if "*" not in name and "?" not in name:
         canonical = data["privileges_lower_name"].get(name.lower())
         return [f"{service}:{canonical}"] if canonical else [action]
-    return [f"{service}:{p}" for p in data["privileges"] if fnmatch.fnmatchcase(p.lower(), name.lower())]
+    return [f"{service}:{p}" for p in data["privileges"] if action_matches(name, p)]
 
 
 def is_wildcard(action: str) -> bool:
@@ -140,8 +141,15 @@ def resource_level_supported(action: str) -> bool:
 
 
 def covers(pattern: str, action: str) -> bool:
-    """Whether an IAM action pattern (case-insensitive, * and ?) grants `action`."""
-    return fnmatch.fnmatchcase(action.lower(), pattern.lower())
+    """Whether an IAM action pattern (case-insensitive, * and ?) grants `action` (the drill's evaluator's
+    own matcher, core/iam_evaluation.py: one reading of IAM for the pack and the drill)."""
+    return action_matches(pattern, action)
+
+
+def arn_covers(pattern: str, arn: str) -> bool:
+    """Whether a Resource (or ArnLike) pattern covers `arn`, as IAM matches it: case-sensitive, a
+    wildcard within its ARN segment (core/iam_evaluation.py)."""
+    return resource_matches(pattern, arn)
 
 
 def grants(statement: Statement, action: str) -> bool:

@@ -4,14 +4,13 @@ managed policies the pack knows (_managed_policies)."""
 
 from __future__ import annotations
 
-import fnmatch
 from collections import defaultdict
 from typing import Optional
 
 from pulumi_policy import PolicyResource
 from pulumi_policy.proxy import UnknownValueError
 
-from ._iam import Statement, grants, statements
+from ._iam import Statement, arn_covers, grants, statements
 from ._links import FUNCTION, MANAGED_POLICY, ROLE, ROLE_POLICY, ROLE_POLICY_ATTACHMENT, StackIndex
 from ._managed_policies import managed_policy
 from ._values import UNEXPECTED_SHAPE, Malformed, Unverifiable, get, json_document, plain
@@ -80,7 +79,7 @@ class RoleGrants:
         def on(statement: Statement) -> bool:
             if arn is None or statement.not_resources is not None:
                 return True
-            return any(fnmatch.fnmatchcase(arn, r) for r in statement.resources)
+            return any(arn_covers(r, arn) for r in statement.resources)
 
         held = self._statements.get(role.urn, [])
         denied = any(not s.allows and not s.condition and grants(s, action) and on(s) for s in held)

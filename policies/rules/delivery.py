@@ -21,13 +21,12 @@ https://docs.aws.amazon.com/AmazonS3/latest/userguide/grant-destinations-permiss
 
 from __future__ import annotations
 
-import fnmatch
 from typing import Optional
 
 from pulumi_policy import PolicyResource, ReportViolation, StackValidationArgs
 from pulumi_policy.proxy import UnknownValueError
 
-from ._iam import Statement, grants
+from ._iam import Statement, arn_covers, grants
 from ._links import (
     ALIAS,
     BUCKET_NOTIFICATION,
@@ -83,7 +82,7 @@ def _lets(statements: list[Statement], service: str, action: str, source_arn: Op
         if not _names_service(statement.principal, service) or not grants(statement, action):
             return False
         required = _source_arns(statement)
-        return required is None or source_arn is None or any(fnmatch.fnmatchcase(source_arn, r) for r in required)
+        return required is None or source_arn is None or any(arn_covers(r, source_arn) for r in required)
     return any(s.allows and matches(s) for s in statements) and not any(
         not s.allows and not s.condition and matches(s) for s in statements)
 
@@ -117,7 +116,7 @@ class Invokers:
     def allow(self, function: PolicyResource, service: str, source_arn: Optional[str]) -> bool:
         """Whether `service` may invoke `function` (from `source_arn` when known). Not allowed while a
         Permission's function is unknown: that Permission may be this function's (UnknownValueError)."""
-        if any(principal == service and (granted is None or source_arn is None or fnmatch.fnmatchcase(source_arn, granted))
+        if any(principal == service and (granted is None or source_arn is None or arn_covers(granted, source_arn))
                for principal, granted in self._by_function.get(function.urn, [])):
             return True
         if self.unknown:
