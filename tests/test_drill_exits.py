@@ -42,14 +42,14 @@ def test_a_fix_refused_outside_its_verified_versions_exits_2_naming_the_version_
                                                                                            tmp_path):
     name = next(n for n in EMULATOR_PATCHES if patches.REGISTRY[n].kind == patches.FIX)
     monkeypatch.setitem(patches.REGISTRY, name, patches.REGISTRY[name].__class__(
-        **{**patches.REGISTRY[name].__dict__, "verified": "<0.1"}))
+        **{**patches.REGISTRY[name].__dict__, "verified": ("0.0.1",)}))
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
 
     code = main(["drill", "--records", "5", "--no-progress"])  # the default: one worker process per pattern
 
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
-    assert f"the sandbox's fix {name}" in err and "pip install '" in err
+    assert f"the fix {name}" in err and "pip install '" in err and "0.0.1" in err
     assert list(tmp_path.iterdir()) == []
 
 
