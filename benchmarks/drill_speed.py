@@ -20,11 +20,12 @@ checkout and of each REV (a commit: `first-week` names FIRST_WEEK) side by side:
 shared machine's load weighs on each alike, N rounds. Each REV is checked out in a temporary git
 worktree with a virtualenv of its own (its uv.lock; a commit from before the lock gets its
 pyproject's ranges with this checkout's locked versions as constraints), kept in
-~/.cache/blueprint/drill-speed/ for the next run. Per run: `drill_side rev=R wall_s= cpu_s= units=
-passed=`, then `drill_speed_against rev=R cpu_ratio= wall_ratio=` (this checkout / REV, the medians
-over the rounds). cpu_s counts every process the command started, reaped or orphaned (the measuring
-process is their subreaper). Speed units: the machine's speed unit (/work/shared/tools/speed-unit,
-or BLUEPRINT_SPEED_UNIT) before and after, and each wall time divided by their mean.
+~/.cache/blueprint/drill-speed/ for the next run. Each side prints `drill_side rev=R wall_s= cpu_s=
+passed=` as it ends; then the machine's speed unit (/work/shared/tools/speed-unit, or
+BLUEPRINT_SPEED_UNIT) before and after, each wall time in units (divided by their mean), and
+`drill_speed_against rev=R cpu_ratio= wall_ratio=` (this checkout / REV, the medians over the
+rounds). cpu_s counts every process the command started, reaped or orphaned (the measuring process
+is their subreaper).
 
 On a shared machine only cpu_s means much: the wall time measures the other processes too.
 
@@ -99,20 +100,26 @@ def side_by_side(records: int, revs: list[str], rounds: int) -> None:
     results: dict[str, list[dict]] = {label: [] for label in sides}
     for _ in range(rounds):
         running = {label: start(folder, records) for label, folder in sides.items()}
-        for label, process in running.items():
-            out, err = process.communicate()
-            result = json.loads(out.strip().splitlines()[-1])
-            results[label].append(result)
-            if result["exit"] not in (0, 1):
-                print(f"drill_side rev={label}: exit {result['exit']}: {err[-2000:]}", file=sys.stderr)
+        while running:  # each side's figures as it ends (in units once the machine's unit is measured after)
+            ended = [label for label, process in running.items() if process.poll() is not None]
+            if not ended:
+                time.sleep(1.0)
+            for label in ended:
+                out, err = running.pop(label).communicate()
+                result = json.loads(out.strip().splitlines()[-1])
+                results[label].append(result)
+                print(f"drill_side rev={_short(label)} records={records} wall_s={result['wall_s']:.1f} "
+                      f"cpu_s={result['cpu_s']:.1f} passed={result['exit'] == 0}", flush=True)
+                if result["exit"] != 0:
+                    print(f"drill_side rev={_short(label)}: exit {result['exit']}: " + " | ".join(result["said"])
+                          + (f"\n{err[-2000:]}" if result["exit"] != 1 else ""), flush=True)
     unit_after = speed_unit()
     unit = (unit_before + unit_after) / 2 if unit_before and unit_after else None
     print(f"speed_unit before_s={unit_before} after_s={unit_after}")
-    for label, runs in results.items():
-        for run in runs:
-            units = f"{run['wall_s'] / unit:.1f}" if unit else "n/a"
-            print(f"drill_side rev={_short(label)} records={records} wall_s={run['wall_s']:.1f} cpu_s={run['cpu_s']:.1f} "
-                  f"units={units} passed={run['exit'] == 0}")
+    if unit:
+        for label, runs in results.items():
+            for run in runs:
+                print(f"drill_side rev={_short(label)} wall_units={run['wall_s'] / unit:.1f}")
     mine = results["this"]
     for rev in revs:
         theirs = results[rev]
@@ -139,8 +146,8 @@ def measure(command: list[str]) -> None:
         PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1)
     started = time.monotonic()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    _, err = process.communicate()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = process.communicate()
     wall = time.monotonic() - started
     while True:  # what the command left running (a fork server, a pool) ends and is reaped
         try:
@@ -149,7 +156,10 @@ def measure(command: list[str]) -> None:
             break
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     sys.stderr.write(err[-4000:])
-    print(json.dumps({"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "exit": process.returncode}))
+    # The report's failing patterns and its result line: why a side did not pass (a deadline on a loaded machine).
+    said = [line for line in out.splitlines() if line.startswith("result") or "FAIL" in line]
+    print(json.dumps({"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "exit": process.returncode,
+                      "said": said[-6:]}))
 
 
 def checkout(rev: str) -> Path:
