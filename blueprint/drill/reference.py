@@ -167,7 +167,10 @@ def _child(parent: int, writer: int, options: DrillOptions, name: str, driver_cl
     code = 0
     try:
         _die_with_parent(parent)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it ends this
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it ends this
+        except ValueError:  # forked from a thread that is not the main one: no handler of its own to set
+            pass
         with open(log_path, "w") as log:
             output.log = log
             started = time.monotonic()
