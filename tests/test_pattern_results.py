@@ -1,6 +1,7 @@
 """What crosses from a pattern's worker to the drill is data with the report's own schema, checked
 on arrival (drill/pattern_results.py): a forged pickle, an unknown field or a value of the wrong
-type is refused, never run or believed."""
+type is refused, never run or believed. So is what a reference run forked beside the faulted run
+hands back to the pattern's process (its outcome)."""
 
 import dataclasses
 import json
@@ -12,6 +13,7 @@ import pytest
 
 from integration_blueprint.drill import pattern_results
 from integration_blueprint.drill.hot_key import HotKeyState
+from integration_blueprint.drill.outcomes import Outcome, compare
 from integration_blueprint.drill.patterns import FifoBillingDriver, IdempotentStreamDriver, NonIdempotentStreamDriver
 from integration_blueprint.drill.report import DrillOptions, PatternReport
 
@@ -89,3 +91,39 @@ def test_a_pattern_whose_process_vanishes_fails_and_one_that_raises_stops_the_dr
 
     with pytest.raises(WorkerFailed, match=r"(?s)pattern fifo_billing: its process failed:.*RuntimeError: a bug"):
         run_drill(options, drivers={"fifo_billing": BuggyDriver, "idempotent_stream": IdempotentStreamDriver})
+
+
+def test_a_reference_runs_outcome_crosses_as_json_and_arrives_equal():
+    """The reference run, forked beside the faulted run (drill/reference.py), hands back what it left
+    as data: every place, the puts' history, the bookkeeping and the fields compared as their kind."""
+    outcome = Outcome()
+    outcome.places["table ledger"] = {"account=acct-1": [{"account": "acct-1", "balance": "12", "at": "<time>"}]}
+    outcome.places["queue receipts"] = {"": ["receipt evt-1", "receipt evt-1", None]}
+    outcome.history[("table ledger", "account=acct-1")].update({'{"balance": "5"}', '{"balance": "12"}'})
+    outcome.bookkeeping.add(("table idempotency", "id=orders#abc"))
+    outcome.volatile.note("table ledger", "at", "time")
+
+    kind, (arrived, seconds) = pattern_results.parse_reference(pattern_results.outcome_message(outcome, 2.5))
+
+    assert (kind, seconds) == ("outcome", 2.5)
+    assert {f.name: getattr(arrived, f.name) for f in dataclasses.fields(Outcome)} == \
+        {f.name: getattr(outcome, f.name) for f in dataclasses.fields(Outcome)}
+    assert compare(arrived, outcome, lambda text: []).differences == []
+    assert pattern_results.parse_reference(pattern_results.unfinished_message("its deadline")) == \
+        ("unfinished", "its deadline")
+
+
+@pytest.mark.parametrize("data, why", [
+    (pickle.dumps(Outcome()), "not JSON"),
+    (b'{"outcome": {"places": {}}, "seconds": 1}', "outcome: not an object of"),
+    (b'{"outcome": {"places": {"t": []}, "history": [], "bookkeeping": [], "volatile": {}}, "seconds": 1}',
+     "outcome.places"),
+    (b'{"outcome": {"places": {}, "history": [["p", "k", [1]]], "bookkeeping": [], "volatile": {}}, "seconds": 1}',
+     "outcome.history"),
+    (b'{"outcome": {"places": {}, "history": [], "bookkeeping": [], "volatile": {}}, "seconds": "1"}',
+     "reference.seconds"),
+    (b'{"report": null}', "not one of the reference run's messages"),
+])
+def test_anything_but_a_reference_runs_own_messages_is_refused(data, why):
+    with pytest.raises(pattern_results.MalformedResult, match=re.escape(why)):
+        pattern_results.parse_reference(data)

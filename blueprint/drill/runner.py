@@ -42,6 +42,7 @@ from integration_blueprint.drill.patterns import DRIVERS
 from integration_blueprint.drill.patterns.base import DrillDeadline
 from integration_blueprint.drill.patterns.team_code import TEAM_DRIVERS
 from integration_blueprint.drill.permissions import add_permissions
+from integration_blueprint.drill.reference import ReferenceBeside, ReferenceUnfinished, fresh_reference
 from integration_blueprint.drill.report import DrillOptions, DrillReport, PatternReport
 from integration_blueprint.preview import lambda_archive
 from integration_blueprint.preview.recording import ProgramError, record_program
@@ -486,76 +487,85 @@ def _worker_started(scratch: str) -> None:
 def _run_pattern(options: DrillOptions, name: str, driver_class, recorded, log_file: Path,
                  step: Callable[[float], None]) -> Optional[PatternReport]:
     """One pattern in its own sandbox, realized from its component's part of the recording: the
-    fault window (drive), then the recovery phase (recover: the runbook's redrive), then the check."""
+    fault window (drive), then the recovery phase (recover: the runbook's redrive), then the check;
+    the reference run the outcome is judged against runs beside it from the same realized sandbox
+    (drill/reference.py)."""
+    deadline_seconds = pattern_deadline_seconds(options)
     with open(log_file, "w") as log, _output_to(log):
         faults = FaultInjector(transient_rate=options.transient, seed=f"{options.seed}:{name}",
                                write_operations=WRITE_OPERATIONS)
-        with running_emulator(recorded.config.get("aws:region", "us-east-1")) as emulator:
-            # The faults reach the handlers' AWS calls through the sandbox's one seam; the driver
-            # wraps its functions through the same interception (sandbox.interception.wrap).
-            try:
-                sandbox = Sandbox(recorded, emulator, Interception(requests=faults), contained=options.isolation).realize()
-            except SandboxError as exc:  # a resource the emulator cannot stand up: this pattern fails
-                return PatternReport(sent=options.records, failure=f"{name}: its sandbox could not be realized: {exc}")
-            if not driver_class.applies(sandbox):
-                return None
-            driver = driver_class(sandbox, options, faults, random.Random(f"{options.seed}:{name}"))
-            started = time.monotonic()
-            driver.deadline_seconds = pattern_deadline_seconds(options)
-            driver.deadline = started + driver.deadline_seconds
-            try:
-                driver.prepare()
-                faults.enabled = True
+        beside: Optional[ReferenceBeside] = None
+        try:
+            with running_emulator(recorded.config.get("aws:region", "us-east-1")) as emulator:
+                # The faults reach the handlers' AWS calls through the sandbox's one seam; the driver
+                # wraps its functions through the same interception (sandbox.interception.wrap).
                 try:
-                    driver.drive(step)
-                finally:
+                    sandbox = Sandbox(recorded, emulator, Interception(requests=faults),
+                                      contained=options.isolation).realize()
+                except SandboxError as exc:  # a resource the emulator cannot stand up: this pattern fails
+                    return PatternReport(sent=options.records,
+                                         failure=f"{name}: its sandbox could not be realized: {exc}")
+                if not driver_class.applies(sandbox):
+                    return None
+                # Forked now, before anything is sent: the reference starts from this realized state.
+                beside = ReferenceBeside.start(options, name, driver_class, sandbox, deadline_seconds, _PATTERN_OUTPUT,
+                                               log_file.with_name(f"{log_file.stem}.reference.log"))
+                driver = driver_class(sandbox, options, faults, random.Random(f"{options.seed}:{name}"))
+                started = time.monotonic()
+                driver.deadline_seconds = deadline_seconds
+                driver.deadline = started + driver.deadline_seconds
+                try:
+                    driver.prepare()
+                    faults.enabled = True
+                    try:
+                        driver.drive(step)
+                    finally:
+                        faults.enabled = faults.outage = False
+                    for invoker in driver.invokers():
+                        invoker.calm()  # the fault window is closed
+                    driver.recover(step)
+                    report = driver.verify()
+                except DrillDeadline as exc:
                     faults.enabled = faults.outage = False
-                for invoker in driver.invokers():
-                    invoker.calm()  # the fault window is closed
-                driver.recover(step)
-                report = driver.verify()
-            except DrillDeadline as exc:
-                faults.enabled = faults.outage = False
-                report = _state_at_deadline(driver, options, str(exc))
-            report.notes.extend(driver.isolation_notes() + driver.crash_notes())
-            add_permissions(report, sandbox.authorizer)
-            report.injected = {**driver.injected(), "transient": faults.transient_injected, **report.injected}
-            report.conflicts_sent, report.conflicts_parked = driver.conflicts_sent, driver.conflicts_parked
-            meter = cost.UsageMeter()  # what the handlers' AWS calls would bill
-            driver.replay(meter)
-            report.usage_per_million = cost.usage_per_million(meter, recorded, report, emulator.state_machine_usage)
-            report.notes.append(cost.summary(report.usage_per_million))
-            # What the run left, read before its emulator goes (a pattern that did not finish has no outcome).
-            outcome = None if report.failure else Snapshot(sandbox, driver.own_queue_urls()).take(sandbox.journal)
-        if outcome is not None:
-            reference_started = time.monotonic()
-            try:
-                reference = _reference_outcome(options, name, driver_class, recorded)
-                judge_outcome(report, driver, outcome, reference,
-                              reference_again=lambda: _reference_outcome(options, name, driver_class, recorded))
-            except (DrillDeadline, SandboxError) as exc:  # without a reference there is no judgement
-                report.failure = f"{name}: the reference run (each record once, no faults) did not finish: {exc}"
-            report.reference_time_s = round(time.monotonic() - reference_started, 2)
+                    report = _state_at_deadline(driver, options, str(exc))
+                report.notes.extend(driver.isolation_notes() + driver.crash_notes())
+                add_permissions(report, sandbox.authorizer)
+                report.injected = {**driver.injected(), "transient": faults.transient_injected, **report.injected}
+                report.conflicts_sent, report.conflicts_parked = driver.conflicts_sent, driver.conflicts_parked
+                meter = cost.UsageMeter()  # what the handlers' AWS calls would bill
+                driver.replay(meter)
+                report.usage_per_million = cost.usage_per_million(meter, recorded, report, emulator.state_machine_usage)
+                report.notes.append(cost.summary(report.usage_per_million))
+                # What the run left, read before its emulator goes (a pattern that did not finish has no outcome).
+                outcome = None if report.failure else Snapshot(sandbox, driver.own_queue_urls()).take(sandbox.journal)
+            if outcome is not None:
+                reference_started = time.monotonic()
+                try:
+                    reference = _reference(beside, options, name, driver_class, recorded, deadline_seconds)
+                    judge_outcome(report, driver, outcome, reference, reference_again=lambda: fresh_reference(
+                        options, name, driver_class, recorded, deadline_seconds))
+                except (DrillDeadline, SandboxError, ReferenceUnfinished) as exc:  # without a reference, no judgement
+                    report.failure = f"{name}: the reference run (each record once, no faults) did not finish: {exc}"
+                # The reference run's own time (beside the faulted run), else the time waited for it here.
+                report.reference_time_s = round((beside.seconds if beside is not None else 0.0)
+                                                or time.monotonic() - reference_started, 2)
+        finally:
+            if beside is not None:
+                beside.stop()
+                reference_log = beside.log_text()
+                if reference_log:  # after the faulted run's, as when it ran after it
+                    log.write(f"--- the reference run (each record once, no faults), run beside the faulted run ---\n"
+                              f"{reference_log}")
         report.wall_time_s = round(time.monotonic() - started, 2)
         step(1.0)
         return report
 
 
-def _reference_outcome(options: DrillOptions, name: str, driver_class, recorded) -> Outcome:
-    """The reference run (drill/outcomes.py): the same driver, seed and records in a fresh sandbox of
-    the same stack, each record delivered once in the lane's order, no faults; what it left."""
-    faults = FaultInjector(seed=f"{options.seed}:{name}")  # never enabled: nothing is injected
-    with running_emulator(recorded.config.get("aws:region", "us-east-1")) as emulator:
-        sandbox = Sandbox(recorded, emulator, Interception(requests=faults)).realize()
-        driver = driver_class(sandbox, options, faults, random.Random(f"{options.seed}:{name}"))
-        driver.reference = True
-        driver.deadline_seconds = pattern_deadline_seconds(options)
-        driver.deadline = time.monotonic() + driver.deadline_seconds
-        driver.prepare()
-        driver.drive(_no_progress)
-        driver.recover(_no_progress)
-        return Snapshot(sandbox, driver.own_queue_urls()).take(sandbox.journal)
-
-
-def _no_progress(_fraction: float) -> None:
-    """The reference run reports no progress of its own: the bar stays on the faulted run's."""
+def _reference(beside: Optional[ReferenceBeside], options: DrillOptions, name: str, driver_class, recorded,
+               deadline_seconds: float) -> Outcome:
+    """The reference run's outcome: from the child forked beside the faulted run (waited for up to
+    its own deadline and the grace a stuck worker gets), or, where none could be forked, run now in
+    a fresh sandbox."""
+    if beside is None:
+        return fresh_reference(options, name, driver_class, recorded, deadline_seconds)
+    return beside.outcome(timeout=deadline_seconds + KILL_GRACE_SECONDS)
