@@ -100,7 +100,7 @@ def test_a_reference_runs_outcome_crosses_as_json_and_arrives_equal():
     outcome.places["table ledger"] = {"account=acct-1": [{"account": "acct-1", "balance": "12", "at": "<time>"}]}
     outcome.places["queue receipts"] = {"": ["receipt evt-1", "receipt evt-1", None]}
     outcome.history[("table ledger", "account=acct-1")].update({'{"balance": "5"}', '{"balance": "12"}'})
-    outcome.bookkeeping.add(("table idempotency", "id=orders#abc"))
+    outcome.bookkeeping["table idempotency"] += 2
     outcome.volatile.note("table ledger", "at", "time")
 
     kind, (arrived, seconds) = pattern_results.parse_reference(pattern_results.outcome_message(outcome, 2.5))
@@ -116,12 +116,14 @@ def test_a_reference_runs_outcome_crosses_as_json_and_arrives_equal():
 @pytest.mark.parametrize("data, why", [
     (pickle.dumps(Outcome()), "not JSON"),
     (b'{"outcome": {"places": {}}, "seconds": 1}', "outcome: not an object of"),
-    (b'{"outcome": {"places": {"t": []}, "history": [], "bookkeeping": [], "volatile": {}}, "seconds": 1}',
+    (b'{"outcome": {"places": {"t": []}, "history": [], "bookkeeping": {}, "volatile": {}}, "seconds": 1}',
      "outcome.places"),
-    (b'{"outcome": {"places": {}, "history": [["p", "k", [1]]], "bookkeeping": [], "volatile": {}}, "seconds": 1}',
+    (b'{"outcome": {"places": {}, "history": [["p", "k", [1]]], "bookkeeping": {}, "volatile": {}}, "seconds": 1}',
      "outcome.history"),
-    (b'{"outcome": {"places": {}, "history": [], "bookkeeping": [], "volatile": {}}, "seconds": "1"}',
+    (b'{"outcome": {"places": {}, "history": [], "bookkeeping": {}, "volatile": {}}, "seconds": "1"}',
      "reference.seconds"),
+    (b'{"outcome": {"places": {}, "history": [], "bookkeeping": {"t": -1}, "volatile": {}}, "seconds": 1}',
+     "outcome.bookkeeping"),
     (b'{"report": null}', "not one of the reference run's messages"),
 ])
 def test_anything_but_a_reference_runs_own_messages_is_refused(data, why):

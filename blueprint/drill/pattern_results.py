@@ -77,7 +77,7 @@ def outcome_message(outcome: Outcome, seconds: float) -> bytes:
     return json.dumps({"outcome": {
         "places": outcome.places,
         "history": [[place, key, sorted(values)] for (place, key), values in outcome.history.items()],
-        "bookkeeping": sorted([place, key] for place, key in outcome.bookkeeping),
+        "bookkeeping": dict(outcome.bookkeeping),
         "volatile": outcome.volatile.fields,
     }, "seconds": float(seconds)}).encode()
 
@@ -120,10 +120,9 @@ def _outcome(data: Any) -> Outcome:
             isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str) and isinstance(entry[1], str)
             and isinstance(entry[2], list) and all(isinstance(v, str) for v in entry[2]) for entry in history)):
         raise MalformedResult("outcome.history: not [[place, key, [values]]]")
-    if not (isinstance(bookkeeping, list) and all(
-            isinstance(entry, list) and len(entry) == 2 and all(isinstance(v, str) for v in entry)
-            for entry in bookkeeping)):
-        raise MalformedResult("outcome.bookkeeping: not [[place, key]]")
+    if not (isinstance(bookkeeping, dict) and all(
+            isinstance(count, int) and not isinstance(count, bool) and count >= 0 for count in bookkeeping.values())):
+        raise MalformedResult("outcome.bookkeeping: not {place: count}")
     if not (isinstance(volatile, dict) and all(
             isinstance(names, dict) and all(isinstance(kind, str) for kind in names.values())
             for names in volatile.values())):
@@ -132,7 +131,7 @@ def _outcome(data: Any) -> Outcome:
     outcome.places.update({place: defaultdict(list, keyed) for place, keyed in places.items()})
     for place, key, values in history:
         outcome.history[(place, key)].update(values)
-    outcome.bookkeeping.update((place, key) for place, key in bookkeeping)
+    outcome.bookkeeping.update(bookkeeping)
     outcome.volatile = Volatile()
     for place, names in volatile.items():
         for name, kind in names.items():
