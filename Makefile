@@ -14,7 +14,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # virtualenv exactly the lock (every extra the project uses: dev, local; the project editable).
 # A lock out of date with pyproject.toml stops here and says `make lock`: never a silent re-resolve.
 UV := $(VENV)/bin/uv
-EXTRAS := --extra dev --extra local
+EXTRAS := --extra dev --extra local --extra docs
 $(VENV)/.installed: pyproject.toml uv.lock tools/uv-bootstrap.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	test -x $(UV) || $(PY) -m pip install --quiet --disable-pip-version-check --require-hashes -r tools/uv-bootstrap.txt
