@@ -62,7 +62,8 @@ def _examples(component: type) -> list[str]:
     typescript = [f"const example = new blueprint.{name}(\"example\", {{"] + \
         [f"    {camel_case(k)}: {_typescript_value(v)}," for k, v in example.items()] + ["});"]
     return ["Python:", "", "```python", f"from integration_blueprint.components import {name}", "", *python, "```",
-            "", "TypeScript (through `pulumi package add`, see the README, `blueprint docs readme`):", "", "```typescript",
+            "", "TypeScript (the SDK `blueprint sdk` writes, or `pulumi package add`: docs/getting-started.md, "
+            "`blueprint docs getting-started`):", "", "```typescript",
             'import * as blueprint from "@pulumi/blueprint";', "", *typescript, "```"]
 
 

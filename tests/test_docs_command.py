@@ -21,16 +21,27 @@ COMMAND = re.compile(r"`blueprint docs ([\w.-]+)`")
 
 @pytest.mark.parametrize("topic, page", [("drill", "docs/drill.md"), ("deploying", "docs/deploying.md"),
                                          ("architecture", "docs/architecture.md"), ("readme", "README.md"),
-                                         ("docs/drill.md", "docs/drill.md"), ("README.md", "README.md")])
+                                         ("docs/drill.md", "docs/drill.md"), ("README.md", "README.md"),
+                                         ("gate", "docs/gate.md"), ("getting-started", "docs/getting-started.md"),
+                                         ("docs/runbook.md", "docs/runbook.md"), ("rules", "docs/rules.md")])
 def test_each_guide_prints_as_the_repository_has_it(capsys, topic, page):
     assert main(["docs", topic]) == 0
     assert capsys.readouterr().out == (REPO / page).read_text() + "\n"
 
 
+def test_every_page_of_the_manual_is_a_topic():
+    """The wheel carries the whole manual: each page of docs/ (the site's, bar the generated
+    component pages, printed by component name) prints with `blueprint docs <topic>`."""
+    pages = {path.name for path in (REPO / "docs").glob("*.md")}
+    assert pages == {file for file, _ in documentation.GUIDES.values()} | {"rules.md"}
+    assert set(documentation.topics()) == {*documentation.GUIDES, documentation.README, documentation.RULES}
+
+
 def test_without_a_topic_the_topics_are_listed_and_a_near_miss_is_named(capsys):
     assert main(["docs"]) == 0
     listing = capsys.readouterr().out
-    for topic in ("drill", "deploying", "architecture", "readme", "components", "FifoBillingQueue"):
+    for topic in ("drill", "deploying", "architecture", "readme", "components", "FifoBillingQueue", "gate", "rules",
+                  "getting-started", "runbook"):
         assert topic in listing
 
     assert main(["docs", "dril"]) == 2
