@@ -26,14 +26,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
 from integration_blueprint.sandbox.interception import Journal
-
-# How the sandbox's journal names an invocation the drill crashed on purpose (sandbox/faults.py).
-_INJECTED_CRASH = "SimulatedCrash"
 
 # Powertools' idempotency record (aws_lambda_powertools.utilities.idempotency.persistence): its
 # status values and the attribute holding its expiry.
@@ -104,7 +101,6 @@ class EffectLog:
         self.by_record: dict[str, dict[int, list[Effect]]] = defaultdict(lambda: defaultdict(list))
         self.unattributed: list[Effect] = []
         self.touched: set[str] = set()  # records of a delivery that made a write no record could claim
-        self.errors: Counter = Counter()  # what deliveries raised (injected crashes aside), and how often
 
     def read(self, journal: Journal, function: str,
              identify: Callable[[Any], dict[str, tuple[str, ...]]]) -> None:
@@ -113,8 +109,6 @@ class EffectLog:
         for delivery, invocation in enumerate(journal.invocations):
             if invocation.function != function:
                 continue
-            if invocation.error and not invocation.error.startswith(_INJECTED_CRASH):
-                self.errors[invocation.error] += 1
             records = identify(invocation.event)
             for call in invocation.calls:
                 self.record(delivery, records, call.operation, call.params)
