@@ -16,25 +16,24 @@ import difflib
 from importlib import metadata, resources
 from pathlib import Path
 
-# The guides by topic: the file in docs/ (every page of the manual, mkdocs.yml's navigation) and what
-# it answers. The rule reference (`rules`) and the component pages are generated when asked for.
-GUIDES = {
-    "getting-started": ("getting-started.md", "the repository's commands, a stack's settings, installing in a team's repo"),
-    "fifo-billing": ("fifo-billing.md", "the FIFO billing queue pattern: dispatcher, consumer, poison and order"),
-    "stream-consumers": ("stream-consumers.md", "the Kinesis consumer patterns, with and without idempotency"),
-    "distributed-map": ("distributed-map.md", "the Distributed Map batch pattern: batches, thresholds, idempotency"),
-    "handlers": ("handlers.md", "the handler runtime under faults and bad input"),
-    "cost": ("cost.md", "what each pattern would cost on AWS per million records"),
-    "policies": ("policies.md", "the policy pack: how its rules read a stack"),
-    "gate": ("gate.md", "blueprint preview: how it runs a program, reports and their fields, suppressions, exit codes"),
-    "ci": ("ci.md", "the gate in CI and before a commit"),
-    "sandbox": ("sandbox.md", "blueprint drill: faults, the report, what its AWS enforces, a team's program"),
-    "drill": ("drill.md", "the drill's records: the payload each lane hands to your code, --sample-records"),
-    "deploying": ("deploying.md", "deploying with the policy pack, environment by environment, and in CI"),
-    "runbook": ("runbook.md", "each alarm, what it means, the redrive commands"),
-    "performance": ("performance.md", "today's figures against their targets"),
-    "architecture": ("architecture.md", "how the blueprint is built: where each concept lives, the flows"),
-}
+# The rule reference's page in docs/ (`make docs` writes it); `blueprint docs rules` renders it afresh.
+GENERATED_RULES_PAGE = "rules.md"
+
+
+def _guides() -> dict[str, tuple[str, str]]:
+    """Every page of the manual shipped in the package, by topic (its file name without `.md`): its
+    file and its title (its first heading), read from the pages themselves."""
+    guides = {}
+    for page in sorted(resources.files("integration_blueprint.docs").iterdir(), key=lambda page: page.name):
+        if page.name.endswith(".md") and page.name != GENERATED_RULES_PAGE:
+            lines = page.read_text(encoding="utf-8").splitlines()
+            title = next((line.removeprefix("# ") for line in lines if line.startswith("# ")), page.name)
+            guides[page.name.removesuffix(".md")] = (page.name, title)
+    return guides
+
+# The guides by topic: the file in docs/ (every page of the manual, mkdocs.yml's navigation) and its
+# title. The rule reference (`rules`) and the component pages are generated when asked for.
+GUIDES = _guides()
 README = "readme"  # the topic of the README, the front page (what it is, quick start, install, the manual's map)
 RULES = "rules"  # the rule reference, generated from the rules (integration_blueprint.rule_pages)
 DISTRIBUTION = "integration-blueprint"

@@ -47,7 +47,7 @@ from ._links import (
 )
 from ._policy import CRITICAL, HIGH, MANDATORY, rule
 from ._roles import RoleGrants
-from ._values import each, gather, get, known, plain
+from ._values import each, each_resource, gather, get, known, plain
 
 SEND = {QUEUE: "sqs:SendMessage", TOPIC: "sns:Publish"}
 SOURCE_ARN_KEYS = ("aws:sourcearn",)
@@ -185,7 +185,7 @@ def _check_sns(args: StackValidationArgs, report: ReportViolation) -> None:
         report(f"{delivers} to queue {label(queue)}, whose policy does not let {SNS} send to it: SNS accepts the "
                f"subscription and drops every message it cannot deliver. {policy_fix(queue, SNS, 'topic')}", subscription.urn)
 
-    each(index.of_type(SUBSCRIPTION), check, report, lambda s: s.urn)
+    each_resource(index, report, {SUBSCRIPTION: check})
 
 
 sns_subscription_endpoint_allows_topic = rule(
@@ -251,8 +251,7 @@ def _check_eventbridge(args: StackValidationArgs, report: ReportViolation) -> No
                    f"which is not allowed {action} on it: every invocation fails and is dropped (or sits in the "
                    f"schedule's DLQ). Allow {action} on the {what}'s ARN in the role's policy.", schedule.urn)
 
-    each(index.of_type(EVENT_TARGET), check_target, report, lambda t: t.urn)
-    each(index.of_type(SCHEDULE), check_schedule, report, lambda s: s.urn)
+    each_resource(index, report, {EVENT_TARGET: check_target, SCHEDULE: check_schedule})
 
 
 eventbridge_target_allows_delivery = rule(

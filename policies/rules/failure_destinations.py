@@ -44,7 +44,7 @@ from ._links import (
 )
 from ._policy import HIGH, MANDATORY, rule
 from ._roles import RoleGrants
-from ._values import each, get, given, json_document, known
+from ._values import each_resource, get, given, json_document, known
 from .delivery import EVENTS, SNS, known_arn, policy_fix, policy_lets, subscription_topic, target_rule
 
 EVENT_BUS = "aws:cloudwatch/eventBus:EventBus"
@@ -211,12 +211,14 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
             role = index.follow(pipe, "roleArn", lambda: get(pipe.props, "roleArn"), [ROLE])
             role_cannot_write(pipe, f"pipe '{pipe.name}'", role, dlq, "the records it gives up on (its DLQ)")
 
-    each(index.of_type(SCHEDULE), check_schedule, report, lambda r: r.urn)
-    each(index.of_type(EVENT_TARGET), check_event_target, report, lambda r: r.urn)
-    each(index.of_type(SUBSCRIPTION), check_subscription, report, lambda r: r.urn)
-    each(index.of_type(FUNCTION), check_function, report, lambda r: r.urn)
-    each(index.of_type(INVOKE_CONFIG), check_invoke_config, report, lambda r: r.urn)
-    each(index.of_type(PIPE), check_pipe, report, lambda r: r.urn)
+    each_resource(index, report, {
+        SCHEDULE: check_schedule,
+        EVENT_TARGET: check_event_target,
+        SUBSCRIPTION: check_subscription,
+        FUNCTION: check_function,
+        INVOKE_CONFIG: check_invoke_config,
+        PIPE: check_pipe,
+    })
 
 
 failure_destination_writable = rule(
