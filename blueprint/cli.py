@@ -177,8 +177,9 @@ def add_preview_command(subparsers) -> None:
                              "export` or a state file (repeatable; default: stack-references/NAME.json in the "
                              "project, else a file:// backend's state); --strict fails on a reference not read")
     parser.add_argument("--format", choices=list(FORMATS), default="text",
-                        help="text (default); json: one object, violations with stable fields (docs/gate.md, `blueprint docs gate`); "
-                             "sarif: SARIF 2.1.0 for GitHub code scanning; markdown: a pull-request comment")
+                        help="text (default); json: one object, violations with stable fields (docs/gate.md, "
+                             "`blueprint docs gate`); sarif: SARIF 2.1.0 for GitHub code scanning; "
+                             "markdown: a pull-request comment")
     parser.add_argument("--json", action="store_true", help="the same as --format json")
     parser.add_argument("--timeout", type=_seconds, default=PROGRAM_TIMEOUT_SECONDS,
                         help="stop the program (and everything it started) after this many seconds and exit 2 "
