@@ -4,8 +4,9 @@ says on the line above it what it is, and each one that can run offline is run a
     <!-- example: program -->                    a program (Python: recorded by the offline engine;
                                                  TypeScript: previewed with the components' SDK)
     <!-- example: shell in PLACE -->             each command run in PLACE (the repository's project,
-                                                 a team's project, an empty folder or a fixture folder
-                                                 such as tests/fixtures/team_records): it ran, and judged
+                                                 the checkout itself, a team's project, an empty folder or
+                                                 a fixture folder such as tests/fixtures/team_records): it
+                                                 ran, and judged
     <!-- example: output of `CMD` in PLACE -->   CMD run there (or the block's first line, with "the
                                                  command on its first line"): what the block shows, it printed
     <!-- example: synopsis -->                   every option the usage names is one the command has
@@ -13,7 +14,7 @@ says on the line above it what it is, and each one that can run offline is run a
                                                  reads it (every suppression it holds matches a finding)
     <!-- example: pre-commit config -->          the hook exists and its arguments are the CLI's
     <!-- example: workflow -->                   a valid GitHub Actions workflow whose blueprint commands parse
-    <!-- example: checked by tests/F.py::T -->   that test reads this page and checks the block
+    <!-- example: checked by tests/F.py::T -->   that test names this page and asserts what the block shows
     <!-- example: not run (REASON) -->           what it needs that a test cannot have (credentials,
                                                  the Pulumi CLI, the npm registry), or what it is (a diagram)
 
@@ -142,6 +143,8 @@ def place(where: str, tmp_path: Path) -> Path:
     """The folder a marker names, made in tmp_path (a fixture folder is copied: nothing is written
     into the repository)."""
     folder = tmp_path / "work"
+    if where.startswith("the repository checkout"):  # a command naming the repository's own files, which it only reads
+        return REPO
     if where.startswith("the repository"):
         folder.mkdir()
         for name in ("Pulumi.yaml", "__main__.py"):
