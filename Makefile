@@ -17,7 +17,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # interpreter's own pip installs uv into it (`pip --python`, pip 22.3+), else the virtualenv's,
 # bootstrapped then; uv sync installs the lock's pip.
 UV := $(VENV)/bin/uv
-EXTRAS := --extra dev --extra local
+EXTRAS := --extra dev --extra local --extra docs
 BOOTSTRAP_UV := --quiet --disable-pip-version-check --require-hashes -r tools/uv-bootstrap.txt
 $(VENV)/.installed: pyproject.toml uv.lock tools/uv-bootstrap.txt
 	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
@@ -144,7 +144,11 @@ local: $(VENV)/.installed
 	$(VENV)/bin/blueprint preview --stack dev
 	$(VENV)/bin/blueprint drill --stack dev --seed 7
 
-# The component reference pages (docs/components/), generated from the settings rows;
-# tests/test_reference_docs.py fails when they are not current.
+# The manual as a site (mkdocs.yml): first the generated pages, the component reference
+# (docs/components/, from the settings rows) and the rule reference (docs/rules.md, from the rules),
+# which tests/test_reference_docs.py holds current; then MkDocs with the Material theme builds docs/
+# into build/site, --strict: a broken link or anchor, or a page left out of the navigation, fails.
 docs: $(VENV)/.installed
 	$(PY) -m integration_blueprint.reference_pages docs/components
+	$(PY) -m integration_blueprint.rule_pages docs/rules.md
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --config-file mkdocs.yml

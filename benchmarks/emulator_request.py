@@ -1,7 +1,7 @@
 """What one AWS call costs in the sandbox's emulator: the CPU of a DynamoDB GetItem through boto3
 and moto in-process, with every shortcut applied, best of seven batches of 500.
 
-This machine's speed drifts between quiet runs; this figure is the calibration the README gives the
+This machine's speed drifts between quiet runs; this figure is the calibration docs/performance.md gives the
 other figures with. Last line: `emulator_request getitem_ms=X`.
 """
 

@@ -185,8 +185,9 @@ def add_preview_command(subparsers) -> None:
                              "export` or a state file (repeatable; default: stack-references/NAME.json in the "
                              "project, else a file:// backend's state); --strict fails on a reference not read")
     parser.add_argument("--format", choices=list(FORMATS), default="text",
-                        help="text (default); json: one object, violations with stable fields (README, `blueprint docs readme`); "
-                             "sarif: SARIF 2.1.0 for GitHub code scanning; markdown: a pull-request comment")
+                        help="text (default); json: one object, violations with stable fields (docs/gate.md, "
+                             "`blueprint docs gate`); sarif: SARIF 2.1.0 for GitHub code scanning; "
+                             "markdown: a pull-request comment")
     parser.add_argument("--json", action="store_true", help="the same as --format json")
     parser.add_argument("--timeout", type=_seconds, default=PROGRAM_TIMEOUT_SECONDS,
                         help="stop the program (and everything it started) after this many seconds and exit 2 "
@@ -553,11 +554,12 @@ def _print_docs(args: argparse.Namespace) -> int:
     by_name = {component.__name__.lower(): component for component in COMPONENTS}
     component_names = ", ".join(c.__name__ for c in COMPONENTS)
     if args.topic is None:
-        print("blueprint docs <topic>: print a page the CLI points to (Markdown)\n")
+        print("blueprint docs <topic>: print a page of the manual (Markdown; `make docs` builds the same pages "
+              "as a site)\n")
         for topic, about in documentation.topics().items():
-            print(f"  {topic:<14} {about}")
-        print(f"  {'components':<14} the component reference pages' index")
-        print(f"  {'<Component>':<14} a component's reference page: {component_names}")
+            print(f"  {topic:<16} {about}")
+        print(f"  {'components':<16} the component reference pages' index")
+        print(f"  {'<Component>':<16} a component's reference page: {component_names}")
         return 0
     if args.topic.lower() in by_name or args.topic.lower() == "components":
         from integration_blueprint.reference_pages import render_index, render_page
@@ -579,16 +581,18 @@ def _print_docs(args: argparse.Namespace) -> int:
 
 def add_docs_command(subparsers) -> None:
     parser = subparsers.add_parser(
-        "docs", help="print a page the CLI points to: a guide (drill, deploying, architecture, readme) or a "
-                     "component's reference page",
-        description="Print a page of the documentation (Markdown), shipped in the package so it reads the same "
-                    "without the repository: the guides the CLI's messages point to (`blueprint docs drill`, "
-                    "deploying, architecture, readme) or a component's reference page, generated from the same "
+        "docs", help="print a page of the manual: a guide (getting-started, gate, drill, deploying, rules, runbook, "
+                     "architecture, readme, ...) or a component's reference page",
+        description="Print a page of the manual (Markdown), shipped in the package so it reads the same "
+                    "without the repository: the pages the CLI's messages point to (`blueprint docs drill`, "
+                    "gate, deploying, architecture, readme, ...; without a topic, the list), the rule reference "
+                    "generated from the rules, or a component's reference page, generated from the same "
                     "settings rows that check its arguments: every argument in Python and camelCase with its type, "
                     "default, what is allowed and why, every output, the resources it creates and a Python and a "
                     "TypeScript example. Without a topic: the list of topics.")
     parser.add_argument("topic", nargs="?", metavar="topic",
-                        help="drill, deploying, architecture, readme, components, or a component: FifoBillingQueue, "
+                        help="a guide (`blueprint docs` lists them: drill, gate, deploying, rules, readme, ...), "
+                             "components, or a component: FifoBillingQueue, "
                              "IdempotentStreamConsumer, NonIdempotentStreamConsumer or DistributedMapBatch")
     parser.set_defaults(run=_print_docs)
 

@@ -61,8 +61,11 @@ def _examples(component: type) -> list[str]:
     python = [f"{name}(\"example\", {{"] + [f'    "{k}": {_python_value(v)},' for k, v in example.items()] + ["})"]
     typescript = [f"const example = new blueprint.{name}(\"example\", {{"] + \
         [f"    {camel_case(k)}: {_typescript_value(v)}," for k, v in example.items()] + ["});"]
-    return ["Python:", "", "```python", f"from integration_blueprint.components import {name}", "", *python, "```",
-            "", "TypeScript (through `pulumi package add`, see the README, `blueprint docs readme`):", "", "```typescript",
+    # Each block is marked as a program (tests/test_manual_examples.py runs every example of the manual).
+    return ["Python:", "", "<!-- example: program -->", "```python", f"from integration_blueprint.components import {name}",
+            "", *python, "```",
+            "", "TypeScript (the SDK `blueprint sdk` writes, or `pulumi package add`: docs/getting-started.md, "
+            "`blueprint docs getting-started`):", "", "<!-- example: program, slow (TypeScript) -->", "```typescript",
             'import * as blueprint from "@pulumi/blueprint";', "", *typescript, "```"]
 
 

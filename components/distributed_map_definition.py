@@ -91,7 +91,7 @@ SETTINGS = SettingsTable(COMPONENT, [
             why="column names when the CSV has no header row; unset or empty: the first row holds them"),
     Setting("max_items_per_batch", int, None, minimum=1,
             why=f"rows per child (ItemBatcher); unset: {conventions.MAP_ITEMS_PER_BATCH_DEFAULT} with the reference "
-                "item handler (Step Functions bills per child: README, Cost per million records, `blueprint docs readme`), "
+                "item handler (Step Functions bills per child: docs/cost.md, `blueprint docs cost`), "
                 "one row per child "
                 "with item_code (your "
                 "handler must read {\"Items\": [...]} to be given batches). A failed child counts all its rows "

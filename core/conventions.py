@@ -57,7 +57,7 @@ SFN_RETRY_MAX_DELAY_DEFAULT_SECONDS = 30
 SFN_TASK_TIMEOUT_MARGIN_SECONDS = 10
 # Invoices per Distributed Map child when the reference item handler runs (a team's own item handler
 # gets batches only when it asks, max_items_per_batch: its code must read {"Items": [...]}). Chosen
-# by measurement (benchmarks/map_cost.py, README "Cost per million records"): a Map Run bills a
+# by measurement (benchmarks/map_cost.py, docs/cost.md): a Map Run bills a
 # transition per child started plus the child's own, so the Step Functions share falls as 1/N
 # (drill meter, default mix: x50 $3.80, x100 $3.10, x125 $2.99, x200 $2.66 per million invoices,
 # DynamoDB's three writes per invoice $1.86 of each). The other side: a failed child counts all N

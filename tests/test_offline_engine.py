@@ -154,13 +154,17 @@ def test_a_program_runs_in_the_virtualenv_its_pulumi_yaml_names(tmp_path):
     assert recorded.named("jobs").inputs["tags"] == {"owner": "team-payments"}
 
 
+def remote_component_class(name: str, type_token: str) -> str:
+    """A component class as a generated SDK declares it: registered remote, constructed by its package."""
+    return (f"class {name}(pulumi.ComponentResource):  # what a generated SDK declares\n"
+            "    def __init__(self, name, args, opts=None):\n"
+            f"        super().__init__({type_token!r}, name, args, opts, remote=True)\n")
+
+
 def test_a_remote_component_of_another_package_is_reported_not_expanded_and_strict_fails_on_it(tmp_path, capsys,
                                                                                             cli_reuses_recordings):
     # The program runs once: the report and the CLI's --strict exit read the same recording.
-    main_py = ('import pulumi\nimport pulumi_aws as aws\n'
-               'class Vpc(pulumi.ComponentResource):  # what a generated SDK declares\n'
-               '    def __init__(self, name, props, opts=None):\n'
-               '        super().__init__("awsx:ec2:Vpc", name, props, opts, remote=True)\n'
+    main_py = ('import pulumi\nimport pulumi_aws as aws\n' + remote_component_class("Vpc", "awsx:ec2:Vpc") +
                'vpc = Vpc("main", {"cidrBlock": "10.0.0.0/16", "vpcId": None})\n'
                'aws.sqs.Queue("jobs")\n')
     program = project(tmp_path / "app", main_py)
@@ -177,10 +181,7 @@ def test_a_remote_component_of_another_package_is_reported_not_expanded_and_stri
 
 def test_our_own_component_used_remotely_is_constructed_through_the_plugin_with_its_children(tmp_path):
     """As a TypeScript program's generated SDK registers it: the engine constructs it through plugin/."""
-    main_py = ('import pulumi\n'
-               'class FifoBillingQueue(pulumi.ComponentResource):  # what the generated SDK declares\n'
-               '    def __init__(self, name, args, opts=None):\n'
-               '        super().__init__("blueprint:index:FifoBillingQueue", name, args, opts, remote=True)\n'
+    main_py = ('import pulumi\n' + remote_component_class("FifoBillingQueue", "blueprint:index:FifoBillingQueue") +
                'FifoBillingQueue("billing", {\n'
                '    "consumerTimeoutSeconds": 30, "batchSize": 10, "maxReceiveCount": 5,\n'
                '    "scheduleEnabled": False, "alarmActions": [],\n'

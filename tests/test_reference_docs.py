@@ -1,11 +1,17 @@
-"""The component reference in docs/components/ is generated from the settings rows (`make docs`)
-and held current: a row, an output docstring or what a component creates changes, and this fails
-until the pages are generated again. The README links it."""
+"""The generated reference pages of the manual, held current: the component reference in
+docs/components/, from the settings rows (a row, an output docstring or what a component creates
+changes, and this fails until the pages are generated again: `make docs`), and the rule reference,
+docs/rules.md, from the rules themselves. The README links them."""
+
+from urllib.parse import urlparse
 
 import pytest
 
 from integration_blueprint import reference_pages as reference
+from integration_blueprint import rule_pages
 from integration_blueprint.components.reference import COMPONENTS, describe_setting
+from integration_blueprint.policies.rules import POLICIES
+from integration_blueprint.preview import gate_rules
 from tests.conftest import REPO
 
 DOCS = REPO / reference.DOCS_FOLDER
@@ -44,3 +50,28 @@ def test_the_readme_links_the_reference():
     assert "(docs/components/README.md)" in readme
     for component in COMPONENTS:
         assert f"(docs/components/{component.__name__}.md)" in readme
+
+
+def test_the_rule_reference_is_current():
+    assert (REPO / rule_pages.PAGE).read_text() == rule_pages.render(), f"{rule_pages.PAGE} is stale: run `make docs`"
+
+
+def test_every_rule_has_its_why_its_fix_and_its_aws_page_on_the_rule_reference():
+    page = rule_pages.render()
+    sections = {section.split("\n", 1)[0]: section for section in page.split("\n### ")[1:]}
+    rules = [(p.name, p.description, p.remediation_steps, p.url, p.config_schema) for p in POLICIES] + \
+        [(r.name, r.description, r.remediation, r.url, None) for r in gate_rules.RULES.values()]
+    assert list(sections) == [name for name, *_ in rules]
+    for name, why, fix, url, schema in rules:
+        section = sections[name]
+        assert f"**Why.** {' '.join(why.split())}" in section, name
+        assert f"**Fix.** {' '.join(fix.split())}" in section, name
+        assert f"**AWS.** <{url}>" in section, name
+        assert url.startswith("https://") and urlparse(url).hostname.endswith((".amazon.com", ".aws.dev")), name  # AWS's
+        for setting in (schema.properties if schema else {}):
+            assert f"| `{setting}` |" in section, (name, setting)
+    assert f"[`{POLICIES[0].name}`](#{POLICIES[0].name})" in page  # the index links each rule
+
+
+def test_the_readme_links_the_rule_reference():
+    assert "(docs/rules.md)" in (REPO / "README.md").read_text()

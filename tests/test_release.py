@@ -45,22 +45,35 @@ def test_the_changelog_has_a_section_with_upgrade_notes_for_the_version():
     assert "### Upgrade notes" in changelog.split(f"## {__version__}", 1)[1].split("\n## ", 1)[0]
 
 
-def test_the_readme_and_the_hook_cite_this_versions_tag_and_pin():
+# The pages a team reads to install a release: the front page and the manual's.
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+TAG = re.compile(r"@v(\d+\.\d+\.\d+)|rev: v(\d+\.\d+\.\d+)")
+PIN = re.compile(r"integration-blueprint==(\d+\.\d+\.\d+)")
+
+
+def cited_versions(text: str) -> set[str]:
+    return {version for match in TAG.finditer(text) for version in match.groups() if version} | set(PIN.findall(text))
+
+
+def test_the_readme_the_manual_and_the_hook_cite_this_versions_tag_and_pin():
     readme = (REPO / "README.md").read_text()
-    cited = set(re.findall(r"@v(\d+\.\d+\.\d+)", readme)) | set(re.findall(r"integration-blueprint==(\d+\.\d+\.\d+)", readme))
-    assert cited == {__version__}
+    assert cited_versions(readme) == {__version__}
+    assert set().union(*(cited_versions(path.read_text()) for path in DOCS)) == {__version__}
     assert f"rev: v{__version__}" in (REPO / ".pre-commit-hooks.yaml").read_text()
 
 
 def test_every_pin_the_docs_give_says_how_to_pin_what_exists():
     """A release tag is made at the release (`git tag v<version>`): a pin of it says how to find the
     tags, and what to pin (the commit) while the release has none."""
-    for path in (REPO / "README.md", REPO / ".pre-commit-hooks.yaml"):
+    pinning = [path for path in DOCS if TAG.search(path.read_text())]
+    assert REPO / "README.md" in pinning and len(pinning) > 1  # the front page and the manual's CI page
+    for path in (*pinning, REPO / ".pre-commit-hooks.yaml"):
         text = path.read_text()
         assert "git ls-remote --tags" in text and "commit SHA" in text, path.name
-    for line in (REPO / "README.md").read_text().splitlines():
-        if line.strip().startswith("rev: v"):
-            assert "commit SHA" in line
+    for path in DOCS:
+        for line in path.read_text().splitlines():
+            if line.strip().startswith("rev: v"):
+                assert "commit SHA" in line, path.name
 
 
 def test_the_package_declares_its_license():

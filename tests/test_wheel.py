@@ -193,14 +193,16 @@ def test_the_wheel_holds_the_policy_pack_and_nothing_of_the_checkout(wheel):
     assert {f"{plugin}PulumiPlugin.yaml", f"{plugin}__main__.py", f"{plugin}provider.py",
             f"{plugin}typescript_sdk.py"} <= names
     docs = "integration_blueprint/docs/"  # the guides the CLI points to (`blueprint docs <topic>`)
-    assert {f"{docs}drill.md", f"{docs}deploying.md", f"{docs}architecture.md"} <= names
+    manual = {f"{docs}{page.name}" for page in (REPO / "docs").glob("*.md")}  # every page of the manual
+    assert {f"{docs}drill.md", f"{docs}gate.md", f"{docs}rules.md"} <= manual <= names
     assert {name.split("/")[0] for name in names} == {"integration_blueprint",
                                                       f"integration_blueprint-{__version__}.dist-info"}
 
 
 @pytest.mark.wheel
 def test_the_installed_cli_prints_the_guides_it_points_to_without_the_repository(venv, team_program):
-    for topic, page in (("drill", "docs/drill.md"), ("deploying", "docs/deploying.md"), ("readme", "README.md")):
+    for topic, page in (("drill", "docs/drill.md"), ("deploying", "docs/deploying.md"), ("readme", "README.md"),
+                        ("gate", "docs/gate.md"), ("rules", "docs/rules.md")):
         shown = installed_cli(venv, "docs", topic, cwd=team_program)
         assert shown.returncode == 0, shown.stderr
         assert shown.stdout.strip() == (REPO / page).read_text().strip(), topic

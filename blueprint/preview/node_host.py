@@ -15,8 +15,8 @@ constructArguments, constructConfig; sdk/nodejs/cmd/run/{index,run}.ts):
 
 Where we differ: the host also serves a monitor proxy and a `--sync` pipe folder for synchronous
 invokes; the SDK talks to our engine directly, and SDKs of this generation no longer use the pipes.
-And two things Node.js honours make a preview quicker without changing what it shows (the README's
-Performance section has the figures):
+And two things Node.js honours make a preview quicker without changing what it shows (docs/performance.md
+has the figures):
 
 - a first run records no stack frames in errors (`--stack-trace-limit=0`). The SDK keeps
   `new Error().stack` on the promise of every output of every resource (runtime/debuggable.js, read

@@ -238,8 +238,8 @@ def plain(value: Any) -> Any:
 def each(items: Iterable, check: Callable[[Any], None], report: ReportViolation,
          urn_of: Callable[[Any], str]) -> None:
     """Run `check` on every item of a stack policy. A malformed item is a violation on its URN; an
-    unknown one is skipped, and once every other item is checked the first unknown is raised so
-    the SDK says (as an advisory note) that part of the rule could not run during preview."""
+    unknown one is skipped, and once every other item is checked the unknowns are raised so the SDK
+    says (as an advisory note) that part of the rule could not run during preview."""
     skipped: list[tuple[str, UnknownValueError]] = []
     for item in items:
         try:
@@ -252,6 +252,15 @@ def each(items: Iterable, check: Callable[[Any], None], report: ReportViolation,
             skipped.append((urn_of(item), exc))
     if skipped:
         raise Unverifiable(skipped_items(skipped))
+
+
+def each_resource(index: Any, report: ReportViolation, checks: Mapping[Any, Callable[[Any], None]]) -> None:
+    """`each` for a stack policy's checks by resource type (a type token, or a tuple of them, to the
+    check of its resources, from the rule's StackIndex), in order: the first type with a resource
+    that could not be judged ends the rule there, with its note (a later check may lean on what that
+    one could not read)."""
+    for types, check in checks.items():
+        each(index.of_type(*((types,) if isinstance(types, str) else types)), check, report, lambda resource: resource.urn)
 
 
 # At most this many skipped items are named in one note; the rest are counted.

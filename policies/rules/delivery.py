@@ -46,7 +46,7 @@ from ._links import (
 )
 from ._policy import CRITICAL, HIGH, MANDATORY, rule
 from ._roles import RoleGrants
-from ._values import each, gather, get, known, plain
+from ._values import each, each_resource, gather, get, known, plain
 
 SEND = {QUEUE: "sqs:SendMessage", TOPIC: "sns:Publish"}
 SOURCE_ARN_KEYS = ("aws:sourcearn",)
@@ -96,6 +96,20 @@ def policy_fix(target: PolicyResource, service: str, source: str) -> str:
 
 def known_arn(resource: Optional[PolicyResource]) -> Optional[str]:
     return known(lambda: get(resource.props, "arn")) if resource is not None else None
+
+
+def subscription_topic(index: StackIndex, subscription: PolicyResource) -> tuple[Optional[PolicyResource], Optional[str]]:
+    """A subscription's topic: the stack's resource (None for another stack's) and its ARN where known."""
+    topic = index.follow(subscription, "topic", lambda: get(subscription.props, "topic"), [TOPIC])
+    return topic, known_arn(topic) or known(lambda: get(subscription.props, "topic"))
+
+
+def target_rule(target: PolicyResource) -> tuple[Optional[str], str]:
+    """An EventBridge target's rule: its ARN (where the stack holds that one rule and its ARN is known)
+    and ` of rule 'name'` for a message (empty while the name is unknown)."""
+    rules = [d for d in target.property_dependencies.get("rule", []) if d.resource_type.endswith(":EventRule")]
+    rule_name = known(lambda: get(target.props, "rule"))
+    return (known_arn(rules[0]) if len(rules) == 1 else None), (f" of rule {rule_name!r}" if rule_name else "")
 
 
 class Invokers:
@@ -152,8 +166,7 @@ def _check_sns(args: StackValidationArgs, report: ReportViolation) -> None:
         protocol = get(subscription.props, "protocol")
         if protocol not in ("sqs", "lambda"):
             return
-        topic = index.follow(subscription, "topic", lambda: get(subscription.props, "topic"), [TOPIC])
-        topic_arn = known_arn(topic) or known(lambda: get(subscription.props, "topic"))
+        topic, topic_arn = subscription_topic(index, subscription)
         delivers = f"subscription '{subscription.name}' delivers topic {label(topic) if topic else topic_arn}"
         if protocol == "lambda":
             function = function_at(index, subscription, "endpoint", lambda: get(subscription.props, "endpoint"))
@@ -171,7 +184,7 @@ def _check_sns(args: StackValidationArgs, report: ReportViolation) -> None:
         report(f"{delivers} to queue {label(queue)}, whose policy does not let {SNS} send to it: SNS accepts the "
                f"subscription and drops every message it cannot deliver. {policy_fix(queue, SNS, 'topic')}", subscription.urn)
 
-    each(index.of_type(SUBSCRIPTION), check, report, lambda s: s.urn)
+    each_resource(index, report, {SUBSCRIPTION: check})
 
 
 sns_subscription_endpoint_allows_topic = rule(
@@ -207,21 +220,19 @@ def _check_eventbridge(args: StackValidationArgs, report: ReportViolation) -> No
         delivered = index.follow(target, "arn", lambda: get(target.props, "arn"), [QUEUE, TOPIC, FUNCTION, ALIAS])
         if delivered is None:
             return
-        rules = [d for d in target.property_dependencies.get("rule", []) if d.resource_type.endswith(":EventRule")]
-        rule_arn = known_arn(rules[0]) if len(rules) == 1 else None
-        rule_name = known(lambda: get(target.props, "rule"))
+        rule_arn, of_rule = target_rule(target)
         if delivered.resource_type in (FUNCTION, ALIAS):
             function = function_at(index, target, "arn", lambda: get(target.props, "arn"))
             if function is None or invokers.allow(function, EVENTS, rule_arn):
                 return
-            report(f"EventTarget '{target.name}'{f' of rule {rule_name!r}' if rule_name else ''} invokes function "
+            report(f"EventTarget '{target.name}'{of_rule} invokes function "
                    f"{label(function)}, which has no aws.lambda_.Permission for {EVENTS}: the rule matches and "
                    f"every invocation fails and is dropped. {_permission_fix(EVENTS, 'rule')}", target.urn)
             return
         if policy_lets(policies, delivered, EVENTS, rule_arn):
             return
         what = "queue" if delivered.resource_type == QUEUE else "topic"
-        report(f"EventTarget '{target.name}'{f' of rule {rule_name!r}' if rule_name else ''} delivers to {what} "
+        report(f"EventTarget '{target.name}'{of_rule} delivers to {what} "
                f"{label(delivered)}, whose policy does not let {EVENTS} send to it: the rule matches and every "
                f"event is dropped (or sits in the target's DLQ). {policy_fix(delivered, EVENTS, 'rule')}", target.urn)
 
@@ -239,8 +250,7 @@ def _check_eventbridge(args: StackValidationArgs, report: ReportViolation) -> No
                    f"which is not allowed {action} on it: every invocation fails and is dropped (or sits in the "
                    f"schedule's DLQ). Allow {action} on the {what}'s ARN in the role's policy.", schedule.urn)
 
-    each(index.of_type(EVENT_TARGET), check_target, report, lambda t: t.urn)
-    each(index.of_type(SCHEDULE), check_schedule, report, lambda s: s.urn)
+    each_resource(index, report, {EVENT_TARGET: check_target, SCHEDULE: check_schedule})
 
 
 eventbridge_target_allows_delivery = rule(

@@ -7,7 +7,7 @@ from pulumi_policy.proxy import UnknownValueError
 
 from ._links import FUNCTION, TABLE, StackIndex, label
 from ._policy import MANDATORY, MEDIUM, PolicyConfigError, rule
-from ._values import Malformed, config_value, each, get
+from ._values import Malformed, config_value, each_resource, get
 
 # Which environment variables name an idempotency store: the Powertools convention
 # (IDEMPOTENCY_TABLE), which says what the function uses the table for. A ledger (LEDGER_TABLE) is
@@ -54,7 +54,7 @@ def _check_ttl(args: StackValidationArgs, report: ReportViolation) -> None:
                        "{attributeName: 'expiration', enabled: true} (the Powertools attribute).",
                        table.urn)
 
-    each(index.of_type(FUNCTION), check, report, lambda f: f.urn)
+    each_resource(index, report, {FUNCTION: check})
 
 
 dynamodb_idempotency_table_ttl = rule(

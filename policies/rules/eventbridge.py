@@ -19,7 +19,7 @@ from ._links import (
     label,
 )
 from ._policy import HIGH, MANDATORY, rule
-from ._values import each, get, given, is_set, resource_rule, shown, whole_number
+from ._values import each_resource, get, given, is_set, resource_rule, shown, whole_number
 from .lambda_mappings import retry_bounds, stream_retention_seconds, unbounded_because
 
 
@@ -102,7 +102,7 @@ def _check_pipes(args: StackValidationArgs, report: ReportViolation) -> None:
         if problems:
             report(f"pipe '{pipe.name}' (stream source): " + "; ".join(problems) + ".", pipe.urn)
 
-    each(index.of_type(PIPE), check, report, lambda p: p.urn)
+    each_resource(index, report, {PIPE: check})
 
 
 eventbridge_target_has_dlq_and_retry_policy = rule(

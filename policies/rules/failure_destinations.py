@@ -44,8 +44,8 @@ from ._links import (
 )
 from ._policy import HIGH, MANDATORY, rule
 from ._roles import RoleGrants
-from ._values import each, get, given, json_document, known
-from .delivery import EVENTS, SNS, known_arn, policy_fix, policy_lets
+from ._values import each_resource, get, given, json_document, known
+from .delivery import EVENTS, SNS, known_arn, policy_fix, policy_lets, subscription_topic, target_rule
 
 EVENT_BUS = "aws:cloudwatch/eventBus:EventBus"
 BUCKETS = ("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2")
@@ -159,12 +159,10 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
         queue = index.follow(target, "deadLetterConfig", lambda: get(target.props, "deadLetterConfig", "arn"), [QUEUE])
         if queue is None:
             return  # a queue of another stack: its policy is not here to read
-        rules = [d for d in target.property_dependencies.get("rule", []) if d.resource_type.endswith(":EventRule")]
-        rule_arn = known_arn(rules[0]) if len(rules) == 1 else None
+        rule_arn, of_rule = target_rule(target)
         if policy_lets(policies, queue, EVENTS, rule_arn):
             return
-        rule_name = known(lambda: get(target.props, "rule"))
-        report(f"EventTarget '{target.name}'{f' of rule {rule_name!r}' if rule_name else ''} keeps the events it "
+        report(f"EventTarget '{target.name}'{of_rule} keeps the events it "
                f"cannot deliver in dead-letter queue {label(queue)}, whose policy does not let {EVENTS} send to it: "
                f"EventBridge cannot write them there and they are lost. {policy_fix(queue, EVENTS, 'rule')}",
                target.urn)
@@ -176,8 +174,7 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
         queue = index.follow(subscription, "redrivePolicy", lambda: document["deadLetterTargetArn"], [QUEUE])
         if queue is None:
             return
-        topic = index.follow(subscription, "topic", lambda: get(subscription.props, "topic"), [TOPIC])
-        topic_arn = known_arn(topic) or known(lambda: get(subscription.props, "topic"))
+        _, topic_arn = subscription_topic(index, subscription)
         if policy_lets(policies, queue, SNS, topic_arn):
             return
         report(f"subscription '{subscription.name}' keeps the messages it cannot deliver in dead-letter queue "
@@ -214,12 +211,14 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
             role = index.follow(pipe, "roleArn", lambda: get(pipe.props, "roleArn"), [ROLE])
             role_cannot_write(pipe, f"pipe '{pipe.name}'", role, dlq, "the records it gives up on (its DLQ)")
 
-    each(index.of_type(SCHEDULE), check_schedule, report, lambda r: r.urn)
-    each(index.of_type(EVENT_TARGET), check_event_target, report, lambda r: r.urn)
-    each(index.of_type(SUBSCRIPTION), check_subscription, report, lambda r: r.urn)
-    each(index.of_type(FUNCTION), check_function, report, lambda r: r.urn)
-    each(index.of_type(INVOKE_CONFIG), check_invoke_config, report, lambda r: r.urn)
-    each(index.of_type(PIPE), check_pipe, report, lambda r: r.urn)
+    each_resource(index, report, {
+        SCHEDULE: check_schedule,
+        EVENT_TARGET: check_event_target,
+        SUBSCRIPTION: check_subscription,
+        FUNCTION: check_function,
+        INVOKE_CONFIG: check_invoke_config,
+        PIPE: check_pipe,
+    })
 
 
 failure_destination_writable = rule(

@@ -23,7 +23,7 @@ from ._links import (
 )
 from ._policy import CRITICAL, HIGH, MANDATORY, MEDIUM, rule
 from ._roles import RoleGrants
-from ._values import Malformed, each, get, given, is_set, known, number, plain, shown, whole_number, within
+from ._values import Malformed, each_resource, get, given, is_set, known, number, plain, shown, whole_number, within
 
 REPORT_BATCH_ITEM_FAILURES = "ReportBatchItemFailures"
 RELIABILITY = ["reliability", "lambda", "event-source-mapping"]
@@ -37,7 +37,7 @@ def _mappings_of_kind(kind: str, check):
         def check_one(mapping):
             if mapping_source_kind(index, mapping) == kind:
                 check(index, mapping, report)
-        each(index.of_type(MAPPING), check_one, report, lambda m: m.urn)
+        each_resource(index, report, {MAPPING: check_one})
     return validate
 
 
@@ -232,7 +232,7 @@ def _check_role(args: StackValidationArgs, report: ReportViolation) -> None:
                    "send to its on-failure destination). Add these actions, on those ARNs, to the role's policy.",
                    mapping.urn)
 
-    each(index.of_type(MAPPING), check, report, lambda m: m.urn)
+    each_resource(index, report, {MAPPING: check})
 
 
 ESM_DOC = "https://docs.aws.amazon.com/lambda/latest/api/API_CreateEventSourceMapping.html"

@@ -10,7 +10,7 @@ from integration_blueprint.core import aws_limits
 
 from ._links import FUNCTION, LOG_GROUP, StackIndex, label
 from ._policy import LOW, MANDATORY, rule
-from ._values import Malformed, each, gather, get, is_set, known, shown, to_number
+from ._values import Malformed, each_resource, gather, get, is_set, known, shown, to_number
 
 
 def _retention_days(group) -> float:
@@ -57,7 +57,7 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
             report(f"log group {label(group)} of function {label(function)} has no retentionInDays: its "
                    "events never expire. Set retention_in_days (e.g. 30).", group.urn)
 
-    each(index.of_type(FUNCTION), check, report, lambda f: f.urn)
+    each_resource(index, report, {FUNCTION: check})
 
 
 lambda_log_group_has_retention = rule(

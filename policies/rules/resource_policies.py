@@ -13,7 +13,7 @@ from ._iam import Statement, grants, statements
 from ._links import QUEUE, QUEUE_POLICY, ROLE, TOPIC, TOPIC_POLICY, ResourcePolicies, StackIndex, label
 from ._policy import ADVISORY, HIGH, MANDATORY, MEDIUM, rule
 from ._principals import is_public_principal, lets_anyone_in
-from ._values import each, is_set, json_document, resource_rule
+from ._values import each_resource, is_set, json_document, resource_rule
 
 # What a transport rule must deny for each kind of resource, and the Action AWS's own example
 # writes: for a queue the data going in and out (the SQS best practices deny "sqs:*" or "*"), for a
@@ -71,7 +71,7 @@ def _check_transport(args: StackValidationArgs, report: ReportViolation) -> None
         report(f"{what} {label(resource)} has no policy statement that denies requests without TLS: "
                f"{_tls_fix(kind)}.", resource.urn)
 
-    each(index.of_type(QUEUE, TOPIC), check, report, lambda r: r.urn)
+    each_resource(index, report, {(QUEUE, TOPIC): check})
 
 
 queue_topic_policy_denies_insecure_transport = rule(

@@ -21,7 +21,7 @@ from ._links import (
     redrive_owners,
 )
 from ._policy import ADVISORY, HIGH, LOW, MANDATORY, MEDIUM, rule
-from ._values import Unverifiable, config_value, each, is_set, number, resource_rule, shown, within
+from ._values import Unverifiable, config_value, each, each_resource, is_set, number, resource_rule, shown, within
 
 # ---- sqs-dlq-max-receive-count ------------------------------------------------------------------
 
@@ -93,7 +93,7 @@ def _visibility_rule(args: StackValidationArgs, report: ReportViolation, multipl
             report(f"queue {label(queue)} has visibilityTimeoutSeconds {shown(visibility)} but function "
                    f"{label(function)} may run {shown(timeout)} s; {advice} {fix}", queue.urn)
 
-    each(index.of_type(MAPPING), check, report, lambda m: m.urn)
+    each_resource(index, report, {MAPPING: check})
 
 
 def _check_covers(args: StackValidationArgs, report: ReportViolation) -> None:
@@ -247,7 +247,7 @@ def _check_has_dlq(args: StackValidationArgs, report: ReportViolation) -> None:
                "consumer. Give the queue a redrivePolicy (or a RedrivePolicy resource) to a "
                "dead-letter queue.", queue.urn)
 
-    each(index.of_type(MAPPING), check, report, lambda m: m.urn)
+    each_resource(index, report, {MAPPING: check})
 
 
 sqs_event_source_has_dlq = rule(

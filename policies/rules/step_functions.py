@@ -11,7 +11,18 @@ from integration_blueprint.core import aws_limits
 
 from ._links import STATE_MACHINE, StackIndex, function_at, function_timeout, label
 from ._policy import HIGH, MANDATORY, rule
-from ._values import Malformed, a_list, an_object, each, json_document, resource_rule, shown, to_number, whole_number, within
+from ._values import (
+    Malformed,
+    a_list,
+    an_object,
+    each_resource,
+    json_document,
+    resource_rule,
+    shown,
+    to_number,
+    whole_number,
+    within,
+)
 
 EXCEEDED = aws_limits.DISTRIBUTED_MAP_TOLERATED_FAILURE_ERROR
 LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
@@ -153,7 +164,7 @@ def _check_task_timeouts(args: StackValidationArgs, report: ReportViolation) -> 
                        f"runs. Set TimeoutSeconds to at least {shown(runs)} (the function timeout plus a margin).",
                        machine.urn)
 
-    each(index.of_type(STATE_MACHINE), check, report, lambda m: m.urn)
+    each_resource(index, report, {STATE_MACHINE: check})
 
 
 # ---- sfn-lambda-task-retries-service-errors -------------------------------------------------------
