@@ -127,7 +127,6 @@ def test_effects_are_judged_per_record_across_deliveries():
     assert verdict.duplicated["r3"] == "UpdateItem ledger pk=acct, sk=total (adds again) landed in 2 deliveries"
     assert verdict.without_effect == {"r4"} and log.idempotency_tables == {"idempotency", LEDGER}
     assert not log.unattributed
-    assert log.errors == {"ValueError: the team's code failed": 1}  # an injected crash is not the team's error
 
 
 @pytest.mark.parametrize("expression, accumulates", [
