@@ -17,8 +17,9 @@ def test_the_front_page_is_short_and_every_link_resolves():
 
 
 def test_the_front_page_names_the_install_the_quick_start_and_the_gate():
-    for line in ("make local", "make test", "pip install 'integration-blueprint[local] @ git+", "blueprint sdk --language typescript",
-                 "blueprint preview --stack prod", "(docs/components/README.md)", "(docs/rules.md)", "(docs/sandbox.md)"):
+    for line in ("make local", "make test", "pip install 'integration-blueprint[local] @ git+",
+                 "blueprint sdk --language typescript", "blueprint preview --stack prod",
+                 "(docs/components/README.md)", "(docs/rules.md)", "(docs/sandbox.md)"):
         assert line in README, line
 
 
