@@ -50,6 +50,7 @@ def test_tags_are_a_platform_setting_of_every_component_and_a_stack_value():
 
 
 
+@pytest.mark.slow
 def test_the_plugins_schema_gives_every_component_tags_for_the_typescript_sdk():
     """The TypeScript SDK is generated from this schema, itself from the settings rows."""
     from integration_blueprint.plugin import package_schema

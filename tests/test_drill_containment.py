@@ -199,6 +199,7 @@ def test_a_handler_that_tries_every_way_out_still_fails_the_drill_and_leaves_no_
     assert leftovers(before) == set()
 
 
+@pytest.mark.slow
 def test_only_a_drill_of_team_code_needs_the_sandbox(recordings, monkeypatch):
     """The blueprint's reference handlers are the package's own code: a drill of them runs where no
     sandbox can be made (as `make local` on such a machine); one of a team's code does not."""
@@ -219,6 +220,7 @@ def test_only_a_drill_of_team_code_needs_the_sandbox(recordings, monkeypatch):
         _require_containment(DrillOptions(), team)
 
 
+@pytest.mark.slow
 def test_a_link_out_of_a_functions_folder_stops_the_drill_before_any_code_runs_naming_it(tmp_path, capsys):
     """Pulumi would pack what the link points to (here a developer's credentials): one line, exit 2."""
     credentials = tmp_path / "credentials"

@@ -331,6 +331,7 @@ def test_the_drills_own_environment_is_out_of_reach_through_proc(staging, monkey
 TEAM_PROGRAM = Path(__file__).parent / "fixtures" / "team_program"
 
 
+@pytest.mark.slow
 def test_a_team_folder_ships_with_the_handler_runtime_beside_it_and_its_handler_is_found(recordings):
     recorded = copy.deepcopy(recordings(TEAM_PROGRAM, stack="fixed"))  # shared: changed below
     consumer = recorded.named("orders-consumer")

@@ -109,6 +109,7 @@ def asl_validate(tmp_path, documents: dict[str, str]) -> dict[str, list[str]]:
     return errors
 
 
+@pytest.mark.slow
 def test_every_distributed_map_definition_is_valid_amazon_states_language(tmp_path, stacks):
     documents = definitions(stacks)
     assert len(documents) >= 3 + 1 + 2 * len(MAP_SETTINGS)
@@ -119,6 +120,7 @@ def test_every_distributed_map_definition_is_valid_amazon_states_language(tmp_pa
     assert flagged == {name for name in documents if "fractional percentage" in name}
 
 
+@pytest.mark.slow
 def test_the_validator_refuses_a_broken_definition(tmp_path, stacks):
     definition = json.loads(next(iter(definitions(stacks).values())))
     definition["States"]["RunFailed"]["Type"] = "Fale"

@@ -53,6 +53,7 @@ pulumi.export("invoke", fn.invoke_arn.apply(lambda arn: "invoke:" + arn))
 '''
 
 
+@pytest.mark.slow
 def test_resource_objects_dict_documents_and_archives_reach_the_pack_as_the_engine_sends_them(tmp_path):
     program = project(tmp_path / "api", API_PROGRAM, files={"app/app.py": HANDLER})
 
@@ -98,6 +99,7 @@ def test_secure_config_is_a_secret_placeholder_and_the_program_that_reads_it_run
     assert wire.from_struct(recorded.named("db").raw_inputs)["value"][wire.SIG] == wire.SECRET_SIG
 
 
+@pytest.mark.slow
 def test_an_error_in_the_programs_own_code_is_located_at_its_file_and_line_also_inside_an_apply(tmp_path, capsys):
     naming = "def label(arn):\n    return arn.split(':')[99]\n"
     main_py = ('import pulumi_aws as aws\nfrom infra.naming import label\n'
@@ -179,6 +181,7 @@ def test_a_remote_component_of_another_package_is_reported_not_expanded_and_stri
     assert "remote component main (awsx:ec2:Vpc, package 'awsx') was not expanded" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_our_own_component_used_remotely_is_constructed_through_the_plugin_with_its_children(tmp_path):
     """As a TypeScript program's generated SDK registers it: the engine constructs it through plugin/."""
     main_py = ('import pulumi\n' + remote_component_class("FifoBillingQueue", "blueprint:index:FifoBillingQueue") +

@@ -105,6 +105,7 @@ def test_every_patch_names_its_target_versions_kind_and_what_it_buys():
 PROGRAM_PATCHES = (aws_imports.PATCH_NAME, program_speed.DEBUG_LOGS_PATCH)
 
 
+@pytest.mark.slow
 def test_a_program_records_the_same_without_the_speed_patches_of_its_process(monkeypatch, recordings):
     from integration_blueprint.preview.recording import record_program
 

@@ -120,6 +120,7 @@ def test_a_team_python_pack_and_ours_each_judge_the_program_and_name_themselves(
         ("team-data-rules", "2.3.0"), ("integration-blueprint", "0.1.0")]
 
 
+@pytest.mark.slow
 def test_no_pack_given_runs_ours_and_one_given_runs_only_that_one(capsys):
     _, default, _ = preview(capsys)
     assert [p["name"] for p in default["policyPacks"]] == ["integration-blueprint"]
@@ -142,6 +143,7 @@ def test_a_suppression_covers_a_policy_of_any_pack(capsys, tmp_path):
     assert code == 1 and report["summary"]["mandatory"] == 1  # the team's stack policy still counts
 
 
+@pytest.mark.slow
 def test_the_stacks_policy_config_configures_each_pack_with_its_own_entries(capsys, tmp_path):
     program = tmp_path / "program"
     shutil.copytree(PROGRAM, program)
@@ -199,6 +201,7 @@ def test_a_pack_answers_configure_and_configure_stack_once_even_with_the_runs_to
         assert analyzer.rules  # the pack still answers everything else
 
 
+@pytest.mark.slow
 def test_a_team_pack_runs_in_the_virtualenv_its_policy_yaml_names_without_this_package(capsys, tmp_path):
     """The pack's own interpreter, as the CLI picks it (runtime.options.virtualenv): a virtualenv
     that has pulumi-policy (here through a path file to ours) but not integration-blueprint."""

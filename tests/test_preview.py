@@ -86,6 +86,7 @@ def test_the_blueprint_stacks_pass_the_mandatory_rules(preview, stack):
     assert result.exit_code == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
 def test_the_blueprint_stacks_pass_in_a_first_preview_too(preview, stack):
     result = preview(REPO_ROOT, stack=stack, unknowns=True)
@@ -383,6 +384,7 @@ print(json.dumps({"same": bucket is aws.s3.bucket.Bucket and Topic is aws.sns.to
 """
 
 
+@pytest.mark.slow
 def test_lazy_service_packages_give_the_programs_names_what_the_eager_packages_give(tmp_path):
     """`blueprint preview` imports only the pulumi_aws modules a program names (aws_imports); the
     names are the same objects, and anything else asked of a package loads all of it."""

@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from integration_blueprint.cli import main
 from integration_blueprint.preview import python_host
 
@@ -37,6 +39,7 @@ def modules_at_the_program_s_first_line(tmp_path: Path, capsys) -> set[str]:
     return set(json.loads(json.loads(capsys.readouterr().out)["programOutput"]["stdout"]))
 
 
+@pytest.mark.slow
 def test_a_program_that_ships_modules_named_like_everything_the_shim_loads_imports_its_own(tmp_path, capsys):
     language_host = subprocess.run([sys.executable, "-c", f"{LANGUAGE_HOST_IMPORTS}; import json; "
                                     "print(json.dumps(sorted(sys.modules)))"],

@@ -43,6 +43,7 @@ def test_urns_are_the_real_engines_the_stack_is_no_part_of_a_type_chain():
                                 "aws:sqs/queue:Queue::etl-jobs")
 
 
+@pytest.mark.slow
 def test_recording_the_blueprint_again_gives_the_same_urns_order_and_generated_names(recordings):
     """What lets the tests share one recording per program and stack (conftest `recordings`): a
     second run of the program, in a process of its own, records exactly what the first did."""

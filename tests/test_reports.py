@@ -235,6 +235,7 @@ def mermaid_errors(parser: Path, texts: list[str]) -> list[str]:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_every_diagram_is_accepted_by_mermaids_own_parser(mermaid_parser):
     resources = delivery_stack()
     texts = diagrams(render_markdown(result(resources, [Violation("p", "mandatory", resources[5].urn, "x")],
@@ -319,6 +320,7 @@ def test_hostile_names_render_on_github_as_text_without_links_images_comments_or
     assert len(diagrams(render_markdown(preview))) == 1  # no fence closed early
 
 
+@pytest.mark.slow
 def test_hostile_names_are_accepted_by_mermaids_parser_as_plain_labels(mermaid_parser):
     resources = hostile_stack()
     [diagram] = diagrams(render_markdown(result(resources, [], [])))

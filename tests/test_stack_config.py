@@ -40,6 +40,7 @@ def test_the_stack_file_and_the_component_refuse_the_same_bound(section, row):
         table.value({row.arg: too_big}, row.arg)
 
 
+@pytest.mark.slow
 def test_a_key_left_out_of_the_stack_file_is_left_to_the_component_default():
     args = record_program(REPO, stack="dev", config={
         **REGION_CONFIG, "blueprint:fifoBilling": json.dumps({"enabled": True})})
@@ -96,6 +97,7 @@ def test_the_gates_suppressions_in_the_stack_file_are_not_a_section_the_program_
     assert recorded.resources == []  # nothing enabled, nothing refused
 
 
+@pytest.mark.slow
 def test_other_namespaces_are_not_this_readers_business():
     recorded = record_program(REPO, stack="dev", config={**REGION_CONFIG, "team:anything": "x"})
     assert recorded.resources == []  # nothing enabled, nothing refused
