@@ -66,8 +66,10 @@ def main() -> None:
     both = [subprocess.Popen([sys.executable, "-c", GATE_AND_PACK], env=env, cwd=REPO),
             subprocess.Popen([sys.executable, "-c", MOCKS_RUN], env={**env, "BENCH_CONFIG": json.dumps(configs)},
                              cwd=REPO, stdout=subprocess.DEVNULL)]
-    if any(process.wait() != 0 for process in both):
-        raise SystemExit("tools/compile_bytecode.py: importing what a preview imports failed (see above)")
+    if [process.wait() for process in both] != [0, 0]:  # the install is whole all the same: say so, and go on
+        print("tools/compile_bytecode.py: importing what a preview imports failed (above); the install is complete, "
+              "but each preview compiles those modules on every run until `.venv/bin/python tools/compile_bytecode.py` "
+              "passes", file=sys.stderr)
 
 
 if __name__ == "__main__":
