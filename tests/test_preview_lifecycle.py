@@ -18,7 +18,7 @@ from pulumi.runtime.proto import resource_pb2
 
 from integration_blueprint.cli import EXIT_INTERRUPTED, EXIT_TERMINATED
 from integration_blueprint.core.conventions import DEEPEST_JUDGED_NESTING
-from integration_blueprint.preview import language_host, process_tree
+from integration_blueprint.preview import language_host
 from integration_blueprint.preview.engine import OfflineEngine
 from integration_blueprint.preview.recording import ProgramError, record_program
 
@@ -127,25 +127,36 @@ def test_a_stopped_preview_ends_its_program_and_pack_and_exits_without_a_traceba
     assert not any(alive(child) for child in children) and not running(str(program))
 
 
+# Run as a script by the test below, in a process of its own: nothing else adopted there.
+GUARDIAN_LIFETIME = """
+import json, subprocess, sys
+from integration_blueprint.preview import process_tree
+
+children = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+            for _ in range(2)]
+for child in children:
+    process_tree.adopt(child)
+guardian = process_tree._guardian
+seen = {"first": guardian is not None and guardian.process.poll() is None}
+process_tree.end(children[0], grace=0)  # ends and releases it
+seen["one_left"] = process_tree._guardian is guardian and guardian.process.poll() is None
+process_tree.end(children[1], grace=0)
+seen["none_left"] = process_tree._guardian is None and guardian.process.wait(timeout=10) == 0
+later = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+process_tree.adopt(later)
+seen["later"] = process_tree._guardian not in (None, guardian)
+process_tree.end(later, grace=0)
+seen["end"] = process_tree._guardian is None
+print(json.dumps(seen))
+"""
+
+
 def test_the_guardian_lives_while_a_child_is_adopted_and_ends_with_the_last_release():
-    children = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
-                for _ in range(2)]
-    try:
-        for child in children:
-            process_tree.adopt(child)
-        guardian = process_tree._guardian
-        assert guardian is not None and guardian.process.poll() is None
-        process_tree.end(children[0], grace=0)  # ends and releases it
-        assert process_tree._guardian is guardian and guardian.process.poll() is None  # the other is still guarded
-        process_tree.end(children[1], grace=0)
-        assert process_tree._guardian is None
-        assert guardian.process.wait(timeout=10) == 0  # gone, having killed nothing
-        process_tree.adopt(children[0])  # a later child gets a guardian of its own
-        assert process_tree._guardian not in (None, guardian)
-    finally:
-        for child in children:
-            process_tree.end(child, grace=0)
-    assert process_tree._guardian is None
+    done = subprocess.run([sys.executable, "-c", GUARDIAN_LIFETIME], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-3000:]
+    # alive with two children, still with one, gone (having killed nothing) with none; a later child
+    # gets a guardian of its own, gone again once that child is released
+    assert json.loads(done.stdout) == {"first": True, "one_left": True, "none_left": True, "later": True, "end": True}
 
 
 # Run as a script by the test below: a subreaper (the orphans of what it runs come back to it) that
