@@ -13,6 +13,8 @@ unexport PYTHONDONTWRITEBYTECODE
 # it from tools/uv-bootstrap.txt (the lock's own uv, hash-checked), and `uv sync --locked` makes the
 # virtualenv exactly the lock (every extra the project uses: dev, local; the project editable).
 # A lock out of date with pyproject.toml stops here and says `make lock`: never a silent re-resolve.
+# uv compiles no bytecode (pip did): tools/compile_bytecode.py compiles what a preview imports (its
+# three processes compiled it on every run where PYTHONDONTWRITEBYTECODE is set), not all 187 MB.
 # The virtualenv is made without pip (ensurepip was half the install's CPU: 8 of 16 s): the
 # interpreter's own pip installs uv into it (`pip --python`, pip 22.3+), else the virtualenv's,
 # bootstrapped then; uv sync installs the lock's pip.
@@ -26,6 +28,7 @@ $(VENV)/.installed: pyproject.toml uv.lock tools/uv-bootstrap.txt
 	@$(UV) lock --check --offline --quiet || \
 	  { echo "uv.lock is out of date with pyproject.toml: run \`make lock\` (and commit uv.lock)" >&2; exit 1; }
 	$(UV) sync --locked --quiet $(EXTRAS)
+	$(PY) tools/compile_bytecode.py
 	touch $@
 
 install: $(VENV)/.installed

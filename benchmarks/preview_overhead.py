@@ -36,27 +36,11 @@ PYTHON = sys.executable
 BLUEPRINT = str(Path(PYTHON).with_name("blueprint"))
 SPEED_UNIT_TOOL = os.environ.get("SPEED_UNIT_TOOL", "/work/shared/tools/speed-unit")
 
-# The same program under the SDK's mocks: every resource answered with its inputs, the run waited for
-# until every registration is answered (wait_for_rpcs), the stack's config as the CLI would pass it.
-MOCKS_RUN = """
-import json, os, runpy, sys
-import pulumi
-from pulumi.runtime import mocks, set_all_config
-from pulumi.runtime.stack import wait_for_rpcs
-from pulumi.runtime.sync_await import _sync_await
-
-class Answer(pulumi.runtime.Mocks):
-    def new_resource(self, args):
-        return [args.name + "-id", args.inputs]
-    def call(self, args):
-        return {}
-
-pulumi.runtime.set_mocks(Answer(), project="blueprint", stack="prod", preview=True)
-set_all_config(json.loads(os.environ["BENCH_CONFIG"]))
-sys.path.insert(0, os.getcwd())
-runpy.run_path("__main__.py", run_name="__main__")
-_sync_await(wait_for_rpcs())
-"""
+# The same program under the SDK's mocks (tools/compile_bytecode.py's MOCKS_RUN): every resource
+# answered with its inputs, the run waited for until every registration is answered, the stack's
+# config as the CLI would pass it.
+sys.path.insert(0, str(REPO / "tools"))
+from compile_bytecode import MOCKS_RUN  # noqa: E402
 
 
 def timed(argv: list[str], env: dict, cwd: Path) -> tuple[float, float]:
@@ -88,7 +72,7 @@ def main() -> None:
     from integration_blueprint.preview.project import load_config
 
     adopt_orphans()
-    env = {**os.environ, "BENCH_CONFIG": json.dumps(load_config(REPO, "prod").values)}
+    env = {**os.environ, "BENCH_CONFIG": json.dumps({"prod": load_config(REPO, "prod").values})}
     unit_before = speed_unit()
     preview_wall, preview_cpu = best([BLUEPRINT, "preview", "--stack", "prod", "--format", "json"], env, REPO)
     mocks_wall, mocks_cpu = best([PYTHON, "-c", MOCKS_RUN], env, REPO)

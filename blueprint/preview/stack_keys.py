@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from integration_blueprint.core.conventions import SUPPRESSIONS_SECTION
+from integration_blueprint.preview.project import BUILT, NOT_PROGRAM, own_files
 
 SOURCE_SUFFIXES = (".py", ".ts", ".tsx", ".mts", ".cts", ".js", ".mjs", ".cjs")
-_NOT_PROGRAM = {".venv", "venv", "node_modules", "site-packages", ".git", "__pycache__", ".blueprint", "bin"}
 NOT_JUDGED_HERE = {"pulumi", "blueprint"}  # the CLI's own; stack_sections.py judges the blueprint's
 _STRING = re.compile(r"""["'`]([A-Za-z_][A-Za-z0-9_.\-]*)["'`]""")
 _PROVIDER_KEY = re.compile(r"""__config__\.get(?:_\w+)?\(\s*['"]([A-Za-z0-9_]+)['"]""")
@@ -89,9 +89,7 @@ def _provider_keys(namespace: str) -> Optional[set[str]]:
 def _strings(program_dir: Path) -> set[str]:
     """Every identifier-like string the program's own source files write."""
     found: set[str] = set()
-    for path in program_dir.rglob("*"):
-        if path.suffix not in SOURCE_SUFFIXES or _NOT_PROGRAM & set(path.relative_to(program_dir).parts):
-            continue
+    for path in own_files(program_dir, SOURCE_SUFFIXES, NOT_PROGRAM | BUILT):
         try:
             found.update(_STRING.findall(path.read_text(errors="replace")))
         except OSError:

@@ -41,6 +41,7 @@ from typing import Iterable, Optional
 from integration_blueprint.core.conventions import SUPPRESSIONS_SECTION
 from integration_blueprint.preview.locations import Locator
 from integration_blueprint.preview.policy_config import PolicyConfigError
+from integration_blueprint.preview.project import BUILT, NOT_PROGRAM, own_files
 
 CONFIG_KEY = f"blueprint:{SUPPRESSIONS_SECTION}"
 IN_SOURCE, EXTERNAL = "inSource", "external"  # SARIF's suppression kinds
@@ -225,10 +226,7 @@ def has_any(program_dir: Path, config: dict) -> bool:
     policy config` has nothing to add and need not run the program."""
     if CONFIG_KEY in config:
         return True
-    skipped = {"node_modules", ".venv", "venv", ".git", "__pycache__", ".blueprint", "bin", "dist"}
-    for path in program_dir.rglob("*"):
-        if path.suffix not in _COMMENT or any(part in skipped for part in path.relative_to(program_dir).parts):
-            continue
+    for path in own_files(program_dir, tuple(_COMMENT), NOT_PROGRAM | BUILT):
         try:
             text = path.read_text(errors="replace")
         except OSError:

@@ -1,0 +1,76 @@
+"""Compile, once at install (`make install` runs this), the bytecode of what a preview of this
+repository's program imports.
+
+uv sync does not compile bytecode (pip did), and where the environment sets PYTHONDONTWRITEBYTECODE
+(the developers' and CI's do) nothing writes it later: each of a preview's three processes (the
+gate, the policy pack, the program) then compiled every module it imports on every run, about 3 s of
+CPU of `blueprint preview --stack prod`, half of it the program's (its sandbox throws away what it
+writes, its bytecode too). `uv sync --compile-bytecode` compiles the whole virtualenv: 30-40 s of CPU,
+pulumi_aws 120 MB of its source, of which a preview imports 11 MB. So this compiles the project's
+own packages, and of the rest what a preview imports, found by importing it: the gate's command, the
+pack's host and rules, and the repository's program run under the SDK's mocks for each of its stacks
+(`MOCKS_RUN`: no engine, no sandbox; the project's own code, as benchmarks/preview_overhead.py runs it).
+
+Run: .venv/bin/python tools/compile_bytecode.py
+"""
+
+import compileall
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+OWN_PACKAGES = ("blueprint", "components", "core", "handlers", "plugin", "policies")
+
+# The repository's program under the SDK's mocks: every resource answered with its inputs, the run
+# waited for until every registration is answered, once per stack of BENCH_CONFIG ({stack: its
+# config as the CLI passes it}), in one process. Run in the repository's folder.
+MOCKS_RUN = """
+import json, os, runpy, sys
+import pulumi
+from pulumi.runtime import mocks, set_all_config
+from pulumi.runtime.stack import wait_for_rpcs
+from pulumi.runtime.sync_await import _sync_await
+
+class Answer(pulumi.runtime.Mocks):
+    def new_resource(self, args):
+        return [args.name + "-id", args.inputs]
+    def call(self, args):
+        return {}
+
+sys.path.insert(0, os.getcwd())
+for stack, config in json.loads(os.environ["BENCH_CONFIG"]).items():
+    pulumi.runtime.set_mocks(Answer(), project="blueprint", stack=stack, preview=True)
+    set_all_config(config)
+    runpy.run_path("__main__.py", run_name="__main__")
+    _sync_await(wait_for_rpcs())
+"""
+
+# What the gate and the pack import beyond what their first lines do (they import some of it late).
+GATE_AND_PACK = """
+import integration_blueprint.cli, integration_blueprint.preview.run, integration_blueprint.preview.pack_host
+import integration_blueprint.preview.reports.markdown, integration_blueprint.preview.reports.sarif
+import integration_blueprint.policies.rules, pulumi_policy
+"""
+
+
+def main() -> None:
+    from integration_blueprint.preview.project import load_config, stack_names
+
+    for package in OWN_PACKAGES:
+        compileall.compile_dir(REPO / package, quiet=1, workers=0)
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+    configs = {stack: load_config(REPO, stack).values for stack in stack_names(REPO)}
+    both = [subprocess.Popen([sys.executable, "-c", GATE_AND_PACK], env=env, cwd=REPO),
+            subprocess.Popen([sys.executable, "-c", MOCKS_RUN], env={**env, "BENCH_CONFIG": json.dumps(configs)},
+                             cwd=REPO, stdout=subprocess.DEVNULL)]
+    if [process.wait() for process in both] != [0, 0]:  # the install is whole all the same: say so, and go on
+        print("tools/compile_bytecode.py: importing what a preview imports failed (above); the install is complete, "
+              "but each preview compiles those modules on every run until `.venv/bin/python tools/compile_bytecode.py` "
+              "passes", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
