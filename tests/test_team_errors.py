@@ -204,6 +204,23 @@ def test_a_drill_stops_once_its_first_records_all_fail_the_same_way_and_not_befo
     assert conventions.EARLY_STOP_RECORDS == 20 and conventions.EARLY_STOP_INVOCATIONS == 3
 
 
+@pytest.mark.parametrize("given", [False, True])
+def test_the_early_stop_points_at_sample_records_only_where_the_team_gave_none(given):
+    """Where the team gave its records, its code fails on them: the fix is the code, not the option."""
+    journal = Journal()
+    stop = EarlyStop("fifo_billing", "consumer", delivered, sample_records="" if given else "charges=FILE")
+    journal.invocations += [failed(batch, KEY_ERROR) for batch in batches(3)]
+
+    with pytest.raises(EveryRecordFails) as stopped:
+        stop.check(journal)
+
+    told = str(stopped.value)
+    assert told.endswith("fix that (the handler log has the traceback)" if given else
+                         "fix that (the handler log has the traceback) or, if the code is written for other records, "
+                         "give the drill yours (--sample-records charges=FILE)")
+    assert ("--sample-records" in told) is not given
+
+
 def test_the_blueprint_runtimes_retry_lane_naming_the_same_error_is_the_same_error():
     """The stream runtime's Retry-DLQ lane raises its own error naming the team's by type and line,
     never its message (handlers/runtime/redaction.py): the same failure, met again."""
@@ -258,8 +275,9 @@ def test_each_distinct_error_is_told_once_by_its_type_and_the_teams_line():
 # ---- a new team's drill, end to end ---------------------------------------------------------------
 
 def handler_log(report_text: str, pattern: str) -> str:
-    folder = next(line for line in report_text.splitlines() if line.startswith("handler logs: "))
-    return (Path(folder.removeprefix("handler logs: ").removesuffix("/<pattern>.log")) / f"{pattern}.log").read_text()
+    logs = next(line for line in report_text.splitlines() if line.startswith("handler logs: "))
+    return Path(next(path for path in logs.removeprefix("handler logs: ").split(", ")
+                     if path.endswith(f"/{pattern}.log"))).read_text()
 
 
 @pytest.mark.slow
