@@ -38,6 +38,15 @@ REGION_CONFIG = {"aws:region": REGION}
 REPO = Path(__file__).resolve().parents[1]
 
 
+def python_project(folder: Path, main_py: str, *, name: str = "app") -> Path:
+    """A Python Pulumi project written in `folder` (created): `main_py` as its program, stack dev in REGION."""
+    folder.mkdir(parents=True)
+    (folder / "Pulumi.yaml").write_text(f"name: {name}\nruntime: python\n")
+    (folder / "Pulumi.dev.yaml").write_text(f"config:\n  aws:region: {REGION}\n")
+    (folder / "__main__.py").write_text(main_py)
+    return folder
+
+
 def stack_file(stack: str) -> dict:
     """The `config` of the repository's stacks/Pulumi.<stack>.yaml, as written."""
     return yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]

@@ -8,7 +8,6 @@ import json
 import re
 import shutil
 import tempfile
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -19,15 +18,9 @@ from integration_blueprint.drill.report import DrillOptions
 from integration_blueprint.drill.runner import run_drill
 from integration_blueprint.drill.team_errors import EarlyStop, EveryRecordFails, distinct_errors, summary
 from integration_blueprint.sandbox.errors import CodeError, FunctionError
-from integration_blueprint.sandbox.execution_environment import (
-    POWERTOOLS_PACKAGES,
-    RUNTIME_PACKAGES,
-    Environments,
-    FunctionCalls,
-    FunctionSpec,
-    lay_out,
-)
+from integration_blueprint.sandbox.execution_environment import FunctionCalls
 from integration_blueprint.sandbox.interception import Invocation, Journal
+from tests.containment_env import team_function
 
 FIRST_WEEK = Path(__file__).parent / "fixtures" / "first_week"
 
@@ -43,16 +36,8 @@ def staging():
 
 def run_function(staging: Path, files: dict[str, str], handler: str, event: dict) -> FunctionError:
     """Invoke a function whose archive holds `files` (with the Powertools layer) once; its error."""
-    root = staging / "code"
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(textwrap.dedent(text))
-    spec = FunctionSpec(name="payments-consumer", arn="arn:aws:lambda:eu-west-1:123456789012:function:payments-consumer",
-                        handler=handler, code_root=root, archive="FileArchive ./app",
-                        layers=[lay_out(staging / "powertools", POWERTOOLS_PACKAGES)], environment={},
-                        timeout=10, memory_mb=256, staging=staging, time_scale=0.002)
-    functions = Environments(spec, "eu-west-1", lay_out(staging / "runtime", RUNTIME_PACKAGES),
-                             answer=FunctionCalls("eu-west-1").answer, on_incident=lambda incident: None)
+    functions, _ = team_function(staging, files, handler=handler, name="payments-consumer", timeout=10, memory_mb=256,
+                                 answer=FunctionCalls("eu-west-1").answer)
     try:
         with pytest.raises(FunctionError) as raised:
             functions.invoke(event, None)
