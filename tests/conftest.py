@@ -220,3 +220,15 @@ def pytest_unconfigure(config):
     # would scan the whole heap of a worker (moto, pulumi_aws, botocore's models: 1-2 s) just before
     # the process exits. Frozen, the heap is left out of it (finalizers in it are not run: exiting, they need not be).
     gc.freeze()
+
+
+@pytest.fixture
+def enricher(monkeypatch):
+    """The invoice enricher freshly loaded (a cold start) against its two tables in moto."""
+    from moto import mock_aws
+
+    from tests.invoice_fixtures import create_tables, load_handler
+
+    with mock_aws():
+        create_tables(REGION)
+        yield load_handler(monkeypatch)
