@@ -25,7 +25,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Mapping, Optional, Sequence, TypedDict, Union
+from typing import Any, Iterator, Mapping, Optional, Sequence, TypedDict, Union
 
 import pulumi
 import pulumi_aws as aws
@@ -192,17 +192,35 @@ def team_code(component: str, args: Mapping[str, Any], prefix: str = "") -> Team
 
 
 def require_readable_code(component: str, code_arg: str, code: Any) -> None:
-    """Refuse a team's code archive the engine could not read (a build folder not built, a member
-    missing, a file it may not read) naming `code_arg`, the argument the team wrote: the engine's
-    own error, at registration, names only the function's property (`"code"`). Read from the
-    program's working directory, as the engine reads a relative path."""
+    """Refuse a team's code archive whose file or folder is missing from the program's folder (a
+    build step not run, a member not written), naming `code_arg`, the argument the team wrote: the
+    engine's own error, at registration, names only the function's property (`"code"`). Only what
+    is missing inside the program's folder is judged here, where the program sees what the engine
+    reads; anything else (a path outside it, a link's target, a file it may not read) is the
+    engine's to judge, as the preview's sandbox may show the program less than the engine reads."""
     if not is_known(code):
         return
-    problem = assets.archive_problem(_engine_form(code), Path.cwd())
-    if problem is not None:
-        raise ComponentArgumentError(
-            f"{component}: {code_arg} cannot be read: {problem}. Run the build step that makes it, or point "
-            f"{code_arg} at where it is (a relative path is read from the program's folder, {Path.cwd()})", code_arg)
+    folder = Path.cwd()
+    for member, value in _missing_paths(code, folder):
+        problem = assets.archive_problem(_engine_form(value), folder)
+        if problem is not None:
+            where = f"its member {member!r}: " if member else ""
+            raise ComponentArgumentError(
+                f"{component}: {code_arg} cannot be read: {where}{problem}. Run the build step that makes it, or "
+                f"point {code_arg} at where it is (a relative path is read from the program's folder, {folder})",
+                code_arg)
+
+
+def _missing_paths(value: Any, folder: Path, member: str = "") -> Iterator[tuple[str, Any]]:
+    """(member name, asset or archive) of each path in `value` that names nothing inside `folder`,
+    in the order the engine reads them (an AssetArchive's members by name)."""
+    if isinstance(value, pulumi.AssetArchive):
+        for name in sorted(value.assets):
+            yield from _missing_paths(value.assets[name], folder, name)
+    elif isinstance(getattr(value, "path", None), str):
+        path = Path(os.path.normpath(folder / value.path))
+        if path.is_relative_to(folder) and not os.path.lexists(path):
+            yield member, value
 
 
 def _engine_form(value: Any) -> Any:

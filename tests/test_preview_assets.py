@@ -131,12 +131,14 @@ def test_a_file_the_engine_may_not_read_fails_naming_it():
     ("DistributedMapBatch", "item_code", "item_handler"),
 ])
 def test_a_code_argument_the_engine_could_not_read_is_refused_naming_the_argument_the_program_wrote(
-        program, component, code_arg, handler_arg):
+        program, monkeypatch, component, code_arg, handler_arg):
     """The engine's own error names the function's property (`"code"`), which the program never
     wrote: the component refuses first, naming its own argument, with the engine's reason."""
+    monkeypatch.chdir(program)  # a program runs from its folder
+
     def declares():
         required = {"max_concurrency": 4} if component == "DistributedMapBatch" else {}
-        getattr(components, component)("payments", {code_arg: pulumi.FileArchive(str(program / "build")),
+        getattr(components, component)("payments", {code_arg: pulumi.FileArchive("./build"),
                                                      handler_arg: "app.handler", **required})
 
     with pytest.raises(ProgramError) as refused:
@@ -149,8 +151,9 @@ def test_a_code_argument_the_engine_could_not_read_is_refused_naming_the_argumen
     assert '"code"' not in message
 
 
-def test_a_code_archives_missing_member_is_named_with_the_argument(program):
-    code = pulumi.AssetArchive({"app.py": pulumi.FileAsset(str(program / "dist" / "app.py")),
+def test_a_code_archives_missing_member_is_named_with_the_argument(program, monkeypatch):
+    monkeypatch.chdir(program)
+    code = pulumi.AssetArchive({"app.py": pulumi.FileAsset("dist/app.py"),
                                 "settings.json": pulumi.FileAsset(str(program / "settings.json"))})
     def declares():
         components.FifoBillingQueue("payments", {"consumer_code": code, "consumer_handler": "app.handler"})
@@ -162,3 +165,18 @@ def test_a_code_archives_missing_member_is_named_with_the_argument(program):
     # What the engine can read passes: the same archive once the file is there.
     (program / "settings.json").write_text("{}")
     record_program(declares, config=REGION_CONFIG)
+
+
+def test_what_only_the_engine_can_read_is_left_to_it(program, monkeypatch, tmp_path_factory):
+    """A path outside the program's folder, or a link to one, may be hidden from the program by the
+    preview's sandbox while the engine reads it: the component judges only what is missing inside."""
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "shared.py").write_text("X = 1\n")
+    (program / "dist" / "shared.py").symlink_to(outside / "shared.py")
+    monkeypatch.chdir(program)
+
+    def declares(code):
+        return lambda: components.FifoBillingQueue("payments", {"consumer_code": code, "consumer_handler": "app.handler"})
+
+    record_program(declares(pulumi.FileArchive("./dist")), config=REGION_CONFIG)
+    record_program(declares(pulumi.AssetArchive({"lib": pulumi.FileArchive(str(outside))})), config=REGION_CONFIG)
