@@ -176,6 +176,7 @@ def test_a_config_that_fails_a_packs_schema_exits_2_naming_the_pack_and_the_key(
         in err
 
 
+@pytest.mark.slow  # several packs' processes, twice
 def test_every_packs_own_config_is_named_in_the_json_summary_and_in_sarif(capsys, tmp_path):
     team, ours, sarif = tmp_path / "team.json", tmp_path / "ours.json", tmp_path / "packs.sarif"
     team.write_text(json.dumps({"dynamodb-tables-per-stack": {"maximum": 2}}))
