@@ -38,7 +38,7 @@ from integration_blueprint.components.distributed_map_definition import (
 from integration_blueprint.components.function import PolicyStatementArgs, packaged_function, team_code
 from integration_blueprint.components.iam import SourceCondition, Statement, account_context, service_role
 from integration_blueprint.components.naming import PhysicalName, function_names, queue_name, require_fits, schedule_names
-from integration_blueprint.components.platform import PlatformArgs, publish, runtime_settings, with_tags
+from integration_blueprint.components.platform import PlatformArgs, declared, publish, runtime_settings
 from integration_blueprint.components.queues import deny_insecure_transport, queue_with_dlq
 from integration_blueprint.components.schedules import scheduled_start
 from integration_blueprint.components.tables import idempotency_table
@@ -231,8 +231,7 @@ class DistributedMapBatch(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: DistributedMapBatchArgs,
                  opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(TYPE, name, None, with_tags(opts, args))
-        args = cast(DistributedMapBatchArgs, SETTINGS.check(args))  # every value as its row parses it
+        args = cast(DistributedMapBatchArgs, declared(self, TYPE, name, args, opts, SETTINGS))  # as its rows parse it
         values = validate(args)
         creates_bucket = args.get("input_bucket_name") is None
         require_fits(COMPONENT, name, PHYSICAL_NAMES + ([INPUT_BUCKET_NAME] if creates_bucket else []))

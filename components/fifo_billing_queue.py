@@ -26,7 +26,7 @@ from integration_blueprint.components.async_invoke import async_invoke_config, a
 from integration_blueprint.components.function import PolicyStatementArgs, packaged_function, team_code
 from integration_blueprint.components.iam import Statement
 from integration_blueprint.components.naming import function_names, queue_name, require_fits, schedule_names
-from integration_blueprint.components.platform import PLATFORM_SETTINGS, PlatformArgs, publish, runtime_settings, with_tags
+from integration_blueprint.components.platform import PLATFORM_SETTINGS, PlatformArgs, declared, publish, runtime_settings
 from integration_blueprint.components.queues import consume_statement, queue_with_dlq, sqs_consumer_mapping
 from integration_blueprint.components.schedules import scheduled_start
 from integration_blueprint.components.settings import (
@@ -205,8 +205,7 @@ class FifoBillingQueue(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: FifoBillingQueueArgs = None,  # type: ignore[assignment]  # Pulumi schema inference reads this annotation; Optional[...] breaks it
                  opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(TYPE, name, None, with_tags(opts, args))
-        args = cast(FifoBillingQueueArgs, SETTINGS.check(args))  # every value as its row parses it
+        args = cast(FifoBillingQueueArgs, declared(self, TYPE, name, args, opts, SETTINGS))  # as its rows parse it
         numbers = validate(args)
         require_fits(COMPONENT, name, PHYSICAL_NAMES)
         settings = runtime_settings(args)

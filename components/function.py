@@ -25,7 +25,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Mapping, Optional, Sequence, TypedDict, Union
+from typing import Any, Iterator, Mapping, Optional, Sequence, TypedDict, Union
 
 import pulumi
 import pulumi_aws as aws
@@ -34,8 +34,9 @@ import integration_blueprint as namespace_package
 import integration_blueprint.core as core_package
 import integration_blueprint.handlers as handlers_package
 from integration_blueprint.components.iam import Statement, renamed, service_role
-from integration_blueprint.components.validation import plain
+from integration_blueprint.components.validation import ComponentArgumentError, is_known, plain
 from integration_blueprint.core import aws_limits, conventions
+from integration_blueprint.preview import assets, wire
 
 __all__ = ["ARCHIVE_ROOT", "PackagedFunction", "PolicyStatementArgs", "RuntimeSettings", "TeamCode", "handlers_archive",
            "packaged_function", "powertools_layer_arn", "stack_region", "team_code", "with_handler_runtime"]
@@ -175,7 +176,9 @@ class TeamCode:
 
 def team_code(component: str, args: Mapping[str, Any], prefix: str = "") -> TeamCode:
     """The `<prefix>environment` and `<prefix>policy_statements` a component was given for one of
-    its functions; the actions are read now (named, no wildcards), the resources may be Outputs."""
+    its functions; the actions are read now (named, no wildcards), the resources may be Outputs.
+    Its `<prefix>code` must be readable as the engine reads it, refused here naming that argument."""
+    require_readable_code(component, f"{prefix}code", args.get(f"{prefix}code"))
     env_arg, statements_arg = f"{prefix}environment", f"{prefix}policy_statements"
     statements = []
     for given in plain(component, statements_arg, args.get(statements_arg)) or []:
@@ -186,3 +189,46 @@ def team_code(component: str, args: Mapping[str, Any], prefix: str = "") -> Team
             statements.append(Statement([plain(component, f"{statements_arg}[].actions", a) or "" for a in actions],
                                         list(resources)))
     return TeamCode(environment=dict(plain(component, env_arg, args.get(env_arg)) or {}), statements=statements)
+
+
+def require_readable_code(component: str, code_arg: str, code: Any) -> None:
+    """Refuse a team's code archive whose file or folder is missing from the program's folder (a
+    build step not run, a member not written), naming `code_arg`, the argument the team wrote: the
+    engine's own error, at registration, names only the function's property (`"code"`). Only what
+    is missing inside the program's folder is judged here, where the program sees what the engine
+    reads; anything else (a path outside it, a link's target, a file it may not read) is the
+    engine's to judge, as the preview's sandbox may show the program less than the engine reads."""
+    if not is_known(code):
+        return
+    folder = Path.cwd()
+    for member, value in _missing_paths(code, folder):
+        problem = assets.archive_problem(_engine_form(value), folder)
+        if problem is not None:
+            where = f"its member {member!r}: " if member else ""
+            raise ComponentArgumentError(
+                f"{component}: {code_arg} cannot be read: {where}{problem}. Run the build step that makes it, or "
+                f"point {code_arg} at where it is (a relative path is read from the program's folder, {folder})",
+                code_arg)
+
+
+def _missing_paths(value: Any, folder: Path, member: str = "") -> Iterator[tuple[str, Any]]:
+    """(member name, asset or archive) of each path in `value` that names nothing inside `folder`,
+    in the order the engine reads them (an AssetArchive's members by name)."""
+    if isinstance(value, pulumi.AssetArchive):
+        for name in sorted(value.assets):
+            yield from _missing_paths(value.assets[name], folder, name)
+    elif isinstance(getattr(value, "path", None), str):
+        path = Path(os.path.normpath(folder / value.path))
+        if path.is_relative_to(folder) and not os.path.lexists(path):
+            yield member, value
+
+
+def _engine_form(value: Any) -> Any:
+    """An asset or archive as the engine receives it (wire form), to be read as the engine reads it."""
+    if isinstance(value, pulumi.AssetArchive):
+        return {wire.SIG: wire.ARCHIVE_SIG, "assets": {name: _engine_form(member) for name, member in value.assets.items()}}
+    sig = wire.ARCHIVE_SIG if isinstance(value, pulumi.Archive) else wire.ASSET_SIG
+    for attribute in ("path", "uri", "text"):
+        if isinstance(getattr(value, attribute, None), str):
+            return {wire.SIG: sig, attribute: getattr(value, attribute)}
+    return value

@@ -27,7 +27,7 @@ import integration_blueprint.components.kinesis_consumer as shared
 from integration_blueprint.components.iam import Statement
 from integration_blueprint.components.kinesis_consumer import StreamConsumerArgs, StreamConsumerOutputs
 from integration_blueprint.components.naming import require_fits
-from integration_blueprint.components.platform import PLATFORM_SETTINGS, publish, with_tags
+from integration_blueprint.components.platform import PLATFORM_SETTINGS, declared, publish
 from integration_blueprint.components.settings import Setting, SettingsTable
 from integration_blueprint.components.tables import idempotency_table
 from integration_blueprint.components.validation import ComponentArgumentError, is_known
@@ -123,8 +123,7 @@ class IdempotentStreamConsumer(pulumi.ComponentResource, StreamConsumerOutputs):
 
     def __init__(self, name: str, args: IdempotentStreamConsumerArgs = None,  # type: ignore[assignment]  # Pulumi schema inference reads this annotation; Optional[...] breaks it
                  opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(TYPE, name, None, with_tags(opts, args))
-        args = cast(IdempotentStreamConsumerArgs, SETTINGS.check(args))  # every value as its row parses it
+        args = cast(IdempotentStreamConsumerArgs, declared(self, TYPE, name, args, opts, SETTINGS))  # as its rows parse it
         checked = validate(args)
         require_fits(NAME, name, shared.PHYSICAL_NAMES)
         numbers = checked.numbers

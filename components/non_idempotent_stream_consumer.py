@@ -25,7 +25,7 @@ import integration_blueprint.components.kinesis_consumer as shared
 from integration_blueprint.components.iam import Statement
 from integration_blueprint.components.kinesis_consumer import StreamConsumerArgs, StreamConsumerOutputs
 from integration_blueprint.components.naming import require_fits
-from integration_blueprint.components.platform import PLATFORM_SETTINGS, publish, with_tags
+from integration_blueprint.components.platform import PLATFORM_SETTINGS, declared, publish
 from integration_blueprint.components.settings import SettingsTable
 from integration_blueprint.handlers.runtime import config as handler_config
 
@@ -58,8 +58,7 @@ class NonIdempotentStreamConsumer(pulumi.ComponentResource, StreamConsumerOutput
 
     def __init__(self, name: str, args: NonIdempotentStreamConsumerArgs = None,  # type: ignore[assignment]  # Pulumi schema inference reads this annotation; Optional[...] breaks it
                  opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__(TYPE, name, None, with_tags(opts, args))
-        args = cast(NonIdempotentStreamConsumerArgs, SETTINGS.check(args))  # every value as its row parses it
+        args = cast(NonIdempotentStreamConsumerArgs, declared(self, TYPE, name, args, opts, SETTINGS))  # as its rows parse it
         numbers = validate(args)
         require_fits(NAME, name, shared.PHYSICAL_NAMES)
 

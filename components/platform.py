@@ -13,7 +13,7 @@ from integration_blueprint.components.function import RuntimeSettings
 from integration_blueprint.components.settings import Setting, SettingsTable
 from integration_blueprint.core import aws_limits, conventions
 
-__all__ = ["PLATFORM_SETTINGS", "PlatformArgs", "publish", "runtime_settings", "with_tags"]
+__all__ = ["PLATFORM_SETTINGS", "PlatformArgs", "declared", "publish", "runtime_settings", "with_tags"]
 
 
 class PlatformArgs(TypedDict, total=False):
@@ -63,6 +63,15 @@ def with_tags(opts: Optional[pulumi.ResourceOptions], args: Optional[Mapping[str
             return None  # an Output of the child's own: left as it is
         return pulumi.ResourceTransformationResult({**resource.props, "tags": {**tags, **(own or {})}}, resource.opts)
     return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(transformations=[tag]))
+
+
+def declared(component: pulumi.ComponentResource, type_token: str, name: str, args: Optional[Mapping[str, Any]],
+             opts: Optional[pulumi.ResourceOptions], settings: SettingsTable) -> dict:
+    """What every component's __init__ starts with: `component` registered (its `tags` put on every
+    child, `with_tags`), and its arguments returned as its settings rows parse them (refused with
+    every refusal at once where they do not)."""
+    pulumi.ComponentResource.__init__(component, type_token, name, None, with_tags(opts, args))
+    return settings.check(args)
 
 
 def runtime_settings(args: Mapping[str, Any]) -> RuntimeSettings:

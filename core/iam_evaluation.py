@@ -34,10 +34,11 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import json
+import operator as op
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, Union
 
 # ---- matching ------------------------------------------------------------------------------------
 
@@ -262,6 +263,14 @@ def _arn_like(wanted: str, given: str) -> bool:
     return resource_matches(wanted, given) if wanted.startswith("arn:") else _glob(wanted, False).fullmatch(given) is not None
 
 
+def _read_as(read: Callable[[Any], Any], compare: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    """A numeric or date operator: both values read as numbers or dates, false where either is not one."""
+    def judged(given: Any, wanted: Any) -> bool:
+        value, bound = read(given), read(wanted)
+        return value is not None and bound is not None and compare(value, bound)
+    return judged
+
+
 # operator -> (compare(given, wanted) -> bool, negated)
 _OPERATORS: dict[str, tuple] = {
     "stringequals": (lambda g, w: str(g) == w, False),
@@ -270,18 +279,12 @@ _OPERATORS: dict[str, tuple] = {
     "stringnotequalsignorecase": (lambda g, w: str(g).lower() == w.lower(), True),
     "stringlike": (lambda g, w: _glob(w, False).fullmatch(str(g)) is not None, False),
     "stringnotlike": (lambda g, w: _glob(w, False).fullmatch(str(g)) is not None, True),
-    "numericequals": (lambda g, w: _number(g) is not None and _number(g) == _number(w), False),
-    "numericnotequals": (lambda g, w: _number(g) is not None and _number(g) == _number(w), True),
-    "numericlessthan": (lambda g, w: None not in (_number(g), _number(w)) and _number(g) < _number(w), False),  # type: ignore[operator]
-    "numericlessthanequals": (lambda g, w: None not in (_number(g), _number(w)) and _number(g) <= _number(w), False),  # type: ignore[operator]
-    "numericgreaterthan": (lambda g, w: None not in (_number(g), _number(w)) and _number(g) > _number(w), False),  # type: ignore[operator]
-    "numericgreaterthanequals": (lambda g, w: None not in (_number(g), _number(w)) and _number(g) >= _number(w), False),  # type: ignore[operator]
-    "dateequals": (lambda g, w: _date(g) is not None and _date(g) == _date(w), False),
-    "datenotequals": (lambda g, w: _date(g) is not None and _date(g) == _date(w), True),
-    "datelessthan": (lambda g, w: None not in (_date(g), _date(w)) and _date(g) < _date(w), False),  # type: ignore[operator]
-    "datelessthanequals": (lambda g, w: None not in (_date(g), _date(w)) and _date(g) <= _date(w), False),  # type: ignore[operator]
-    "dategreaterthan": (lambda g, w: None not in (_date(g), _date(w)) and _date(g) > _date(w), False),  # type: ignore[operator]
-    "dategreaterthanequals": (lambda g, w: None not in (_date(g), _date(w)) and _date(g) >= _date(w), False),  # type: ignore[operator]
+    # Numeric<Comparison> and Date<Comparison>: the same six comparisons, of numbers or of dates.
+    **{f"{kind}{comparison}": (_read_as(read, compare), negated)
+       for kind, read in (("numeric", _number), ("date", _date))
+       for comparison, compare, negated in (("equals", op.eq, False), ("notequals", op.eq, True),
+                                            ("lessthan", op.lt, False), ("lessthanequals", op.le, False),
+                                            ("greaterthan", op.gt, False), ("greaterthanequals", op.ge, False))},
     "bool": (lambda g, w: _boolean(g) == _boolean(w), False),
     "binaryequals": (lambda g, w: str(g) == w, False),
     "ipaddress": (_ip, False),

@@ -38,6 +38,15 @@ REGION_CONFIG = {"aws:region": REGION}
 REPO = Path(__file__).resolve().parents[1]
 
 
+def python_project(folder: Path, main_py: str, *, name: str = "app") -> Path:
+    """A Python Pulumi project written in `folder` (created): `main_py` as its program, stack dev in REGION."""
+    folder.mkdir(parents=True)
+    (folder / "Pulumi.yaml").write_text(f"name: {name}\nruntime: python\n")
+    (folder / "Pulumi.dev.yaml").write_text(f"config:\n  aws:region: {REGION}\n")
+    (folder / "__main__.py").write_text(main_py)
+    return folder
+
+
 def stack_file(stack: str) -> dict:
     """The `config` of the repository's stacks/Pulumi.<stack>.yaml, as written."""
     return yaml.safe_load((REPO / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
@@ -211,3 +220,15 @@ def pytest_unconfigure(config):
     # would scan the whole heap of a worker (moto, pulumi_aws, botocore's models: 1-2 s) just before
     # the process exits. Frozen, the heap is left out of it (finalizers in it are not run: exiting, they need not be).
     gc.freeze()
+
+
+@pytest.fixture
+def enricher(monkeypatch):
+    """The invoice enricher freshly loaded (a cold start) against its two tables in moto."""
+    from moto import mock_aws
+
+    from tests.invoice_fixtures import create_tables, load_handler
+
+    with mock_aws():
+        create_tables(REGION)
+        yield load_handler(monkeypatch)

@@ -33,3 +33,23 @@ def document(*statements) -> str:
 
 def allow(actions, resources="*", **extra) -> dict:
     return {"Effect": "Allow", "Action": actions, "Resource": resources, **extra}
+
+
+# A program whose queues break three mandatory rules, two of them accepted by comments in its code
+# (the DLQ has no depth alarm; the source redrives after a single receive) and the third by its stack
+# file (`suppressing_stack`: the DLQ keeps messages no longer than its source).
+SUPPRESSED_QUEUES = '''import json
+import pulumi_aws as aws
+
+# blueprint: ignore[dlq-has-depth-alarm] the team's pager watches this DLQ through Datadog (OPS-12)
+dlq = aws.sqs.Queue("dlq")
+aws.sqs.Queue("orders", redrive_policy=dlq.arn.apply(  # blueprint: ignore[sqs-dlq-max-receive-count] no retries (PAY-7)
+    lambda arn: json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 1})))
+'''
+
+
+def suppressing_stack(expires: str | None = None) -> str:
+    """The stack file accepting SUPPRESSED_QUEUES's third finding (until `expires`, if given)."""
+    return ("config:\n  aws:region: us-east-1\n  blueprint:suppressions:\n    - resource: dlq\n"
+            "      policy: sqs-dlq-retention-exceeds-source\n      reason: the DLQ is drained hourly by the replay job\n"
+            + (f"      expires: {expires}\n" if expires else ""))

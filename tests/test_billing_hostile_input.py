@@ -13,7 +13,7 @@ from moto import mock_aws
 from integration_blueprint.handlers.reference import billing_dispatcher
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
 from tests.conftest import REGION
-from tests.invoice_fixtures import create_tables, customer_total, load_handler
+from tests.invoice_fixtures import customer_total
 
 ROW = {"invoice_id": "INV-1", "customer_id": "C-7", "region": "eu", "billing_date": "2026-11-01", "amount": "12.50"}
 CONTEXT = LocalLambdaContext("invoice-enricher", timeout_seconds=30)
@@ -69,13 +69,6 @@ def test_a_whole_amount_stored_with_a_fraction_of_zero_is_billed_as_it_is(accoun
     accounts.put_item(Item=employee("alice", monthly_amount=Decimal("1200.00")))
 
     assert [c.amount for c in billing_dispatcher.billable_charges(accounts, "2026-10")] == [1200]
-
-
-@pytest.fixture
-def enricher(monkeypatch):
-    with mock_aws():
-        create_tables(REGION)
-        yield load_handler(monkeypatch)
 
 
 def test_one_invoice_dated_in_three_iso_forms_is_booked_once(enricher):

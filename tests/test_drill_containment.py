@@ -21,6 +21,7 @@ from integration_blueprint.cli import main
 from integration_blueprint.containment import containment
 from integration_blueprint.drill import runner
 from tests.containment_env import processes_with_argument
+from tests.team_billing import ADD_TO_BALANCE, billing_program
 
 ESCAPING_HANDLER = '''
 """Adds on every delivery (a duplicate effect per redelivery) and tries to break out once."""
@@ -94,32 +95,10 @@ def handler(event, context):
     if not tried:
         tried.append(True)
         escape()
-    for record in event["Records"]:
-        charge = json.loads(record["body"])
-        ddb.update_item(TableName=os.environ["LEDGER_TABLE_NAME"],
-                        Key={"pk": {"S": charge["tenant"]}, "sk": {"S": "balance"}},
-                        UpdateExpression="ADD balance :amount",
-                        ExpressionAttributeValues={":amount": {"N": str(charge["amount"])}})
-    return {"batchItemFailures": []}
-'''
+''' + ADD_TO_BALANCE
 
 # Two instances: two pattern processes, whose reports cross to the drill as data.
-PROGRAM = '''
-import pulumi
-import pulumi_aws as aws
-from integration_blueprint.components import FifoBillingQueue
-
-for name in ("team-billing", "team-invoicing"):
-    # The team's own ledger: a component running a team's code creates only what the code is given.
-    ledger = aws.dynamodb.Table(f"{name}-ledger", billing_mode="PAY_PER_REQUEST", hash_key="pk", range_key="sk",
-                                attributes=[{"name": "pk", "type": "S"}, {"name": "sk", "type": "S"}])
-    FifoBillingQueue(name, {
-        "consumer_timeout_seconds": 60, "batch_size": 10, "schedule_expression": "cron(0 3 1 * ? *)",
-        "consumer_code": pulumi.FileArchive("./code"), "consumer_handler": "charges.handler",
-        "consumer_environment": {"LEDGER_TABLE_NAME": ledger.name},
-        "consumer_policy_statements": [{"actions": ["dynamodb:UpdateItem"], "resources": [ledger.arn]}],
-    })
-'''
+PROGRAM = billing_program("team-billing", "team-invoicing")
 
 TEAM_PROGRAM = Path(__file__).parent / "fixtures" / "team_program"
 DRILL = ["drill", "--records", "20", "--seed", "3", "--duplicates", "0.3", "--crashes", "1", "--transient", "0",

@@ -19,6 +19,7 @@ from integration_blueprint.core.iam_evaluation import (
     Principal,
     Request,
     action_matches,
+    conditions_hold,
     evaluate,
     resource_matches,
 )
@@ -74,6 +75,25 @@ def test_an_explicit_deny_beats_every_allow_in_identity_and_resource_policies():
                            "Resource": QUEUE}, name="queue policy")
     refused = decide("sqs:SendMessage", QUEUE, [policy(allow("sqs:*", "*"))], queue_policy)
     assert (refused.allowed, refused.reason) == (False, EXPLICIT_RESOURCE_DENY)
+
+
+def test_numeric_and_date_conditions_compare_as_numbers_and_dates_and_fail_on_what_is_neither():
+    context = {"s3:max-keys": "10", "aws:currenttime": "2026-12-07T10:00:00Z"}
+
+    def holds(operator: str, key: str, wanted) -> bool:
+        return conditions_hold({operator: {key: wanted}}, context)
+
+    assert holds("NumericLessThan", "s3:max-keys", "11") and not holds("NumericLessThan", "s3:max-keys", "10")
+    assert holds("NumericLessThanEquals", "s3:max-keys", "10") and holds("NumericGreaterThanEquals", "s3:max-keys", 10)
+    assert not holds("NumericGreaterThan", "s3:max-keys", "9.5e1") and holds("NumericEquals", "s3:max-keys", "10.0")
+    assert holds("NumericNotEquals", "s3:max-keys", "9") and not holds("NumericNotEquals", "s3:max-keys", "10")
+    assert not holds("NumericLessThan", "s3:max-keys", "many")  # a bound that is no number: never true
+    assert holds("DateGreaterThan", "aws:CurrentTime", "2026-01-01T00:00:00Z")
+    assert not holds("DateLessThan", "aws:CurrentTime", "2026-01-01T00:00:00Z")
+    assert holds("DateEquals", "aws:CurrentTime", "2026-12-07T10:00:00+00:00")
+    assert holds("DateNotEquals", "aws:CurrentTime", "2026-12-08T10:00:00Z")
+    assert holds("DateLessThanEquals", "aws:CurrentTime", "2026-12-07T10:00:00Z")
+    assert not holds("DateGreaterThanEquals", "aws:CurrentTime", "yesterday")
 
 
 def test_not_action_and_not_resource_invert_what_they_name():

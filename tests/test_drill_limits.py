@@ -12,24 +12,11 @@ import pytest
 
 from integration_blueprint.cli import main
 from integration_blueprint.containment import cgroup_place, containment
+from tests.team_billing import billing_program
 
 FIXED = Path(__file__).parent / "fixtures" / "team_program" / "fixed"
-PROGRAM = '''
-import pulumi
-import pulumi_aws as aws
-from integration_blueprint.components import FifoBillingQueue
-
-for name in ("team-chatty", "team-hungry"):
-    ledger = aws.dynamodb.Table(f"{name}-ledger", billing_mode="PAY_PER_REQUEST", hash_key="pk", range_key="sk",
-                                attributes=[{"name": "pk", "type": "S"}, {"name": "sk", "type": "S"}])
-    FifoBillingQueue(name, {
-        "consumer_timeout_seconds": 60, "batch_size": 10, "schedule_expression": "cron(0 3 1 * ? *)",
-        "consumer_code": pulumi.FileArchive(f"./{name}"), "consumer_handler": "charges.handler",
-        "consumer_environment": {"LEDGER_TABLE_NAME": ledger.name},
-        "consumer_policy_statements": [{"actions": ["dynamodb:UpdateItem", "dynamodb:PutItem",
-                                                    "dynamodb:ConditionCheckItem"], "resources": [ledger.arn]}],
-    })
-'''
+PROGRAM = billing_program("team-chatty", "team-hungry", code="./{name}",
+                          actions=("dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:ConditionCheckItem"))
 CHATTY = 'import sys\nsys.stdout.write("y" * (64 * 1024 * 1024) + "\\n")\nsys.stdout.flush()\n'
 HUNGRY = '''
 import os

@@ -120,3 +120,17 @@ def test_the_documented_example_events_are_what_the_sandbox_hands_over():
     assert documented["attributes"]["MessageGroupId"] == charge.message_group_id
 
     assert list(row) == DistributedMapDriver.row_ids(SimpleNamespace(options=DrillOptions(records=1)))[0]
+
+
+def test_a_teams_records_are_named_by_their_id_field_and_by_their_file_line_without_one(tmp_path):
+    """`line 11` tells a team nothing it can search for; the record's own id does."""
+    with_ids = tmp_path / "orders.jsonl"
+    with_ids.write_text('{"kind": "sale", "order_id": "o-1001", "cents": 5}\n\n{"kind": "sale", "order_id": "o-1002"}\n')
+    assert samples.record_ids(samples.load(with_ids)) == ["order_id=o-1001", "order_id=o-1002"]
+    camel = [{"customerId": "c-1", "paid": 1, "eventId": 7}, {"customerId": "c-1", "paid": 2, "eventId": 8}]
+    assert samples.record_ids(camel) == ["eventId=7", "eventId=8"]  # customerId names two records the same
+
+    without = tmp_path / "rows.jsonl"  # no id field, or one that names two records the same: the file's lines
+    without.write_text('{"account": "a-1", "id": "x"}\n\n\n{"account": "a-2", "id": "x"}\n')
+    assert samples.record_ids(samples.load(without)) == ["line 1", "line 4"]
+    assert samples.record_ids([{"amount": 1}, {"amount": 2}]) == ["line 1", "line 2"]

@@ -5,7 +5,6 @@ and memory size; what it does to AWS is made (and journaled) in the sandbox's pr
 import copy
 import os
 import shutil
-import textwrap
 import time
 from pathlib import Path
 
@@ -16,34 +15,23 @@ from integration_blueprint.preview.locations import Locator
 from integration_blueprint.sandbox.emulator import running_emulator
 from integration_blueprint.sandbox.errors import FunctionCrashed, FunctionError
 from integration_blueprint.sandbox.execution_environment import (
-    POWERTOOLS_PACKAGES,
-    RUNTIME_PACKAGES,
     Environments,
     FunctionCalls,
-    FunctionSpec,
     FunctionTimedOut,
     guards,
     interpreter_packages,
-    lay_out,
 )
 from integration_blueprint.sandbox.interception import FunctionRun, Journal, install_request_hooks
-from tests.containment_env import processes_with_argument
+from tests.containment_env import processes_with_argument, team_function
+from tests.team_billing import ADD_TO_BALANCE, billing_program
 
 
 def environments(staging: Path, code: str, *, timeout: int = 3, memory_mb: int = 256, answer=None,
                  environment: dict | None = None, contained: bool = True) -> tuple[Environments, list]:
     """A function whose archive holds app.py = `code`, handler app.handler."""
-    root = staging / "code"
-    root.mkdir(parents=True)
-    (root / "app.py").write_text(textwrap.dedent(code))
-    incidents: list = []
-    spec = FunctionSpec(name="team-fn", arn="arn:aws:lambda:eu-west-1:123456789012:function:team-fn",
-                        handler="app.handler", code_root=root, archive="FileArchive ./app",
-                        layers=[lay_out(staging / "powertools", POWERTOOLS_PACKAGES)],
-                        environment=environment or {"TABLE": "ledger"}, timeout=timeout, memory_mb=memory_mb,
-                        staging=staging, time_scale=0.002, contained=contained)
-    return Environments(spec, "eu-west-1", lay_out(staging / "runtime", RUNTIME_PACKAGES),
-                        answer=answer or FunctionCalls("eu-west-1").answer, on_incident=incidents.append), incidents
+    return team_function(staging, code, timeout=timeout, memory_mb=memory_mb, contained=contained,
+                         environment=environment or {"TABLE": "ledger"},
+                         answer=answer or FunctionCalls("eu-west-1").answer)
 
 
 @pytest.fixture
@@ -267,30 +255,9 @@ def handler(event, context):
             forge()
         except ImportError:
             pass  # the package is not in this function's archive
-    for record in event["Records"]:
-        charge = json.loads(record["body"])
-        ddb.update_item(TableName=os.environ["LEDGER_TABLE_NAME"],
-                        Key={"pk": {"S": charge["tenant"]}, "sk": {"S": "balance"}},
-                        UpdateExpression="ADD balance :amount",
-                        ExpressionAttributeValues={":amount": {"N": str(charge["amount"])}})
-    return {"batchItemFailures": []}
-'''
+''' + ADD_TO_BALANCE
 
-FORGING_PROGRAM = '''
-import pulumi
-import pulumi_aws as aws
-from integration_blueprint.components import FifoBillingQueue
-
-# The team's own ledger: a component running a team's code creates only what the code is given.
-ledger = aws.dynamodb.Table("team-billing-ledger", billing_mode="PAY_PER_REQUEST", hash_key="pk", range_key="sk",
-                            attributes=[{"name": "pk", "type": "S"}, {"name": "sk", "type": "S"}])
-FifoBillingQueue("team-billing", {
-    "consumer_timeout_seconds": 60, "batch_size": 10, "schedule_expression": "cron(0 3 1 * ? *)",
-    "consumer_code": pulumi.FileArchive("./code"), "consumer_handler": "charges.handler",
-    "consumer_environment": {"LEDGER_TABLE_NAME": ledger.name},
-    "consumer_policy_statements": [{"actions": ["dynamodb:UpdateItem"], "resources": [ledger.arn]}],
-})
-'''
+FORGING_PROGRAM = billing_program("team-billing")
 
 
 @pytest.mark.slow

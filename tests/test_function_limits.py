@@ -5,7 +5,6 @@ bounded head and tail. Where the machine cannot bound memory, the drill says so.
 
 import shutil
 import tempfile
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -17,14 +16,10 @@ from integration_blueprint.sandbox.errors import FunctionError
 from integration_blueprint.sandbox.execution_environment import (
     LOG_HEAD_BYTES,
     LOG_TAIL_BYTES,
-    POWERTOOLS_PACKAGES,
-    RUNTIME_PACKAGES,
-    Environments,
     FunctionOutOfMemory,
-    FunctionSpec,
     guards,
-    lay_out,
 )
+from tests.containment_env import team_function
 
 needs_sandbox = pytest.mark.skipif(not containment.containment().available,
                                    reason="bubblewrap cannot make the sandbox here")
@@ -41,17 +36,7 @@ def staging():
 
 
 def function(staging: Path, code: str, *, memory_mb: int = 128, ephemeral_storage_mb: int = 512):
-    root = staging / "code"
-    root.mkdir(parents=True)
-    (root / "app.py").write_text(textwrap.dedent(code))
-    incidents: list = []
-    spec = FunctionSpec(name="team-fn", arn="arn:aws:lambda:eu-west-1:123456789012:function:team-fn",
-                        handler="app.handler", code_root=root, archive="FileArchive ./app",
-                        layers=[lay_out(staging / "powertools", POWERTOOLS_PACKAGES)], environment={},
-                        timeout=300, memory_mb=memory_mb, staging=staging, time_scale=0.002,
-                        ephemeral_storage_mb=ephemeral_storage_mb)
-    return Environments(spec, "eu-west-1", lay_out(staging / "runtime", RUNTIME_PACKAGES),
-                        answer=lambda call: {"failure": "no AWS here"}, on_incident=incidents.append), incidents
+    return team_function(staging, code, memory_mb=memory_mb, ephemeral_storage_mb=ephemeral_storage_mb)
 
 
 @needs_sandbox

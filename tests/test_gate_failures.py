@@ -22,16 +22,13 @@ from integration_blueprint.preview.reports.markdown import render_markdown
 from integration_blueprint.preview.reports.sarif import to_sarif
 from integration_blueprint.preview.reports.text import render_text
 from integration_blueprint.preview.run import failed_preview
+from tests.conftest import python_project
 
 SAME_UNDER_PULUMI = "the same way under `pulumi preview`"
 
 
 def write_program(folder: Path, source: str) -> Path:
-    folder.mkdir(parents=True)
-    (folder / "Pulumi.yaml").write_text("name: app\nruntime: python\n")
-    (folder / "Pulumi.dev.yaml").write_text("config:\n  aws:region: eu-west-1\n")
-    (folder / "__main__.py").write_text(source)
-    return folder
+    return python_project(folder, source)
 
 
 def test_an_error_raised_in_the_python_shim_is_the_gates_naming_the_shim(tmp_path):

@@ -2,22 +2,14 @@
 return the same result; invalid rows fail with the named error."""
 
 import pytest
-from moto import mock_aws
 
 from integration_blueprint.sandbox.lambda_context import LocalLambdaContext
 from tests.conftest import REGION
-from tests.invoice_fixtures import create_tables, customer_total, load_handler
+from tests.invoice_fixtures import customer_total
 
 ROW = {"invoice_id": "INV-1", "customer_id": "C-7", "region": "eu", "billing_date": "2026-11-01",
        "amount": "12.50"}
 CONTEXT = LocalLambdaContext("invoice-enricher", timeout_seconds=30)
-
-
-@pytest.fixture
-def enricher(monkeypatch):
-    with mock_aws():
-        create_tables(REGION)
-        yield load_handler(monkeypatch)
 
 
 def test_duplicate_row_does_the_work_once_and_returns_the_same_result(enricher):

@@ -17,6 +17,7 @@ from pathlib import Path
 import grpc
 import pytest
 from google.protobuf import empty_pb2
+from policy_env import SUPPRESSED_QUEUES, suppressing_stack
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from integration_blueprint.preview import policy_config
@@ -37,23 +38,10 @@ PACK_NAME = "integration-blueprint"
 # Four findings of the pack: the DLQ has no depth alarm, keeps messages no longer than its source,
 # the source redrives after one receive (each accepted: two comments, one stack-file entry), and a
 # second queue redrives after one receive too (not accepted: both paths report it).
-PROGRAM = '''import json
-import pulumi_aws as aws
-
-# blueprint: ignore[dlq-has-depth-alarm] the team's pager watches this DLQ through Datadog (OPS-12)
-dlq = aws.sqs.Queue("dlq")
-aws.sqs.Queue("orders", redrive_policy=dlq.arn.apply(  # blueprint: ignore[sqs-dlq-max-receive-count] no retries (PAY-7)
-    lambda arn: json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 1})))
-aws.sqs.Queue("refunds", redrive_policy=dlq.arn.apply(
+PROGRAM = SUPPRESSED_QUEUES + '''aws.sqs.Queue("refunds", redrive_policy=dlq.arn.apply(
     lambda arn: json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 1})))
 '''
-STACK = '''config:
-  aws:region: us-east-1
-  blueprint:suppressions:
-    - resource: dlq
-      policy: sqs-dlq-retention-exceeds-source
-      reason: the DLQ is drained hourly by the replay job
-'''
+STACK = suppressing_stack()
 # The stack's own policy config, which the written config keeps.
 POLICY = {"dlq-has-depth-alarm": "mandatory", "sqs-dlq-max-receive-count": {"minimum": 2}}
 

@@ -38,6 +38,7 @@ from integration_blueprint.components import (
 )
 from integration_blueprint.components.reference import describe_setting
 from integration_blueprint.components.settings import camel_case_names
+from integration_blueprint.preview import wire
 from integration_blueprint.preview.engine import ComponentPlugin, OfflineEngine
 from integration_blueprint.preview.recording import (
     DEFAULT_REGION,
@@ -409,3 +410,17 @@ def test_a_refusal_that_names_no_input_is_still_an_invalid_argument_without_a_tr
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert refused.value.details().startswith("FifoBillingQueue: the name 'billing-xxx")
     assert "is too long" in refused.value.details() and "Traceback" not in refused.value.details()
+
+
+def test_a_code_archive_the_engine_could_not_read_is_refused_naming_the_input_as_the_sdk_names_it(plugin):
+    """The engine's own error would name the function's `"code"`; a TypeScript team wrote consumerCode."""
+    # The plugin runs in the program's folder (here the engine's): a relative path is read from there.
+    inputs = {"consumerCode": {wire.SIG: wire.ARCHIVE_SIG, "path": "dist-never-built"}, "consumerHandler": "app.handler"}
+    with pytest.raises(grpc.RpcError) as refused:
+        plugin.construct(FifoBillingQueue, "billing", inputs, stack="dev", parent="", config=DEV_REGION)
+
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert property_errors(refused.value) == {"consumerCode": (
+        f"FifoBillingQueue: consumerCode cannot be read: couldn't read archive path '{Path.cwd()}/dist-never-built': "
+        f"stat {Path.cwd()}/dist-never-built: no such file or directory. Run the build step that makes it, or point "
+        f"consumerCode at where it is (a relative path is read from the program's folder, {Path.cwd()})")}

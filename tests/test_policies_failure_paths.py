@@ -318,6 +318,35 @@ def test_a_typescript_program_gets_each_failure_path_mistake_and_nothing_else(po
     }
     said = {v.urn.rsplit("::", 1)[-1]: v.message for v in result.violations if v.policy == WRITABLE}
     assert "role 'generator-role'" in said["generator-async"] and "sqs:SendMessage" in said["generator-async"]
-    # a first preview cannot read what names unknown ARNs: notes, never a verdict of these rules
+    # a first preview cannot read what names unknown ARNs: notes, never a verdict of these rules; what
+    # it can read is judged all the same (the generator's role holds only a managed policy, known, that
+    # allows sqs:SendMessage on no queue at all), however many destinations before it could not be
     first = run_preview(TS_PROGRAM, stack="dev", analyzer=policy_analyzer, unknowns=True)
-    assert not flagged(first.violations, WRITABLE) and not flagged(first.violations, RETRIES)
+    assert resource_names(flagged(first.violations, WRITABLE)) == ["generator-async"]
+    assert skipped(first.violations, WRITABLE) and not flagged(first.violations, RETRIES)
+
+
+def test_every_destination_is_judged_when_another_cannot_be_and_what_cannot_be_read_is_named(policy_analyzer):
+    """A schedule whose role's policy is unknown in a first preview is noted; the function after it
+    is still judged (a type that cannot be read once ended the rule there, hiding the rest), and a
+    DLQ of another stack is noted by name instead of passed in silence."""
+    def program():
+        runner = reminder_schedule(None)
+        later = aws.s3.Bucket("marker").arn.apply(lambda _: document(allow("sqs:SendMessage", "*")))
+        aws.iam.RolePolicy("reminders-later", role=runner.id, policy=later)
+        worker = role("worker-role", "lambda")
+        role_policy(worker, "worker-policy", LOGS_ONLY)
+        function("worker", worker, dead_letter_config={"target_arn": aws.sns.Topic("worker-dlq").arn})
+        aws.sns.TopicSubscription("alerts-to-ops", topic=aws.sns.Topic("alerts").arn, protocol="sqs",
+                                  endpoint="arn:aws:sqs:us-east-1:123456789012:ops",
+                                  redrive_policy=json.dumps({"deadLetterTargetArn":
+                                                             "arn:aws:sqs:us-east-1:123456789012:ops-dlq"}))
+
+    result = analyse(policy_analyzer, program, unknowns=True)
+
+    [found] = flagged(result, WRITABLE)
+    assert resource_names([found]) == ["worker"] and "not allowed sns:Publish" in found.message
+    [note] = skipped(result, WRITABLE)
+    assert "Schedule 'reminders'" in note.message
+    assert ("the dead-letter queue arn:aws:sqs:us-east-1:123456789012:ops-dlq of subscription 'alerts-to-ops' is "
+            "outside this stack") in note.message

@@ -178,6 +178,28 @@ def test_a_config_that_fails_a_packs_schema_exits_2_naming_the_pack_and_the_key(
         in err
 
 
+@pytest.mark.slow  # several packs' processes, twice
+def test_every_packs_own_config_is_named_in_the_json_summary_and_in_sarif(capsys, tmp_path):
+    team, ours, sarif = tmp_path / "team.json", tmp_path / "ours.json", tmp_path / "packs.sarif"
+    team.write_text(json.dumps({"dynamodb-tables-per-stack": {"maximum": 2}}))
+    ours.write_text(json.dumps({"dynamodb-table-encrypted-with-kms": "disabled"}))
+
+    _, report, _ = preview(capsys, "--policy-pack", str(TEAM_PYTHON), "--policy-pack-config", str(team),
+                           "--policy-pack", OURS, "--policy-pack-config", str(ours), "--report", f"sarif={sarif}")
+
+    assert report["summary"]["policyConfigs"] == [
+        {"policyPack": "team-data-rules", "policyConfig": str(team)},
+        {"policyPack": "integration-blueprint", "policyConfig": str(ours)}]
+    assert report["summary"]["policyConfig"] is None  # no one config: not the first pack's for all
+    extensions = json.loads(sarif.read_text())["runs"][0]["tool"]["extensions"]
+    assert [(e["name"], e.get("properties", {}).get("policyConfig")) for e in extensions] == [
+        ("team-data-rules", str(team)), ("integration-blueprint", str(ours)), ("blueprint-gate", None)]
+
+    _, shared, _ = preview(capsys, "--policy-pack", str(TEAM_PYTHON), "--policy-pack", OURS, "--policy-config", str(ours))
+    assert shared["summary"]["policyConfig"] == str(ours)  # the one config every pack read
+    assert [c["policyConfig"] for c in shared["summary"]["policyConfigs"]] == [str(ours), str(ours)]
+
+
 def test_blueprint_policy_ls_lists_the_policies_of_every_pack_given(capsys):
     assert main(["policy", "ls", "--policy-pack", str(TEAM_PYTHON), "--policy-pack", OURS, "--json",
                  "--program", str(PROGRAM)]) == 0

@@ -9,10 +9,14 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+import pulumi
 import pytest
 
+from integration_blueprint import components
 from integration_blueprint.preview import wire
 from integration_blueprint.preview.assets import unreadable
+from integration_blueprint.preview.recording import ProgramError, record_program
+from tests.conftest import REGION_CONFIG
 
 
 def file_archive(path: str) -> dict:
@@ -115,3 +119,64 @@ def test_a_file_the_engine_may_not_read_fails_naming_it():
     assert done.stdout.strip() == (
         f"failed to compute archive hash for \"code\": failed to open asset file '{folder}/dist/lib/util.py': "
         f"open {folder}/dist/lib/util.py: permission denied"), done.stderr
+
+
+# ---- a component's code argument: named as the team wrote it ------------------------------------
+
+@pytest.mark.parametrize("component, code_arg, handler_arg", [
+    ("FifoBillingQueue", "consumer_code", "consumer_handler"),
+    ("FifoBillingQueue", "dispatcher_code", "dispatcher_handler"),
+    ("IdempotentStreamConsumer", "code", "handler"),
+    ("NonIdempotentStreamConsumer", "code", "handler"),
+    ("DistributedMapBatch", "item_code", "item_handler"),
+])
+def test_a_code_argument_the_engine_could_not_read_is_refused_naming_the_argument_the_program_wrote(
+        program, monkeypatch, component, code_arg, handler_arg):
+    """The engine's own error names the function's property (`"code"`), which the program never
+    wrote: the component refuses first, naming its own argument, with the engine's reason."""
+    monkeypatch.chdir(program)  # a program runs from its folder
+
+    def declares():
+        required = {"max_concurrency": 4} if component == "DistributedMapBatch" else {}
+        getattr(components, component)("payments", {code_arg: pulumi.FileArchive("./build"),
+                                                     handler_arg: "app.handler", **required})
+
+    with pytest.raises(ProgramError) as refused:
+        record_program(declares, config=REGION_CONFIG)
+
+    message = str(refused.value)
+    assert (f"{component}: {code_arg} cannot be read: couldn't read archive path '{program}/build': "
+            f"stat {program}/build: no such file or directory. Run the build step that makes it, or point "
+            f"{code_arg} at where it is") in message
+    assert '"code"' not in message
+
+
+def test_a_code_archives_missing_member_is_named_with_the_argument(program, monkeypatch):
+    monkeypatch.chdir(program)
+    code = pulumi.AssetArchive({"app.py": pulumi.FileAsset("dist/app.py"),
+                                "settings.json": pulumi.FileAsset(str(program / "settings.json"))})
+    def declares():
+        components.FifoBillingQueue("payments", {"consumer_code": code, "consumer_handler": "app.handler"})
+
+    with pytest.raises(ProgramError, match=(
+            rf"FifoBillingQueue: consumer_code cannot be read: its member 'settings.json': failed to open asset file "
+            rf"'{program}/settings.json': open {program}/settings.json: no such file or directory")):
+        record_program(declares, config=REGION_CONFIG)
+    # What the engine can read passes: the same archive once the file is there.
+    (program / "settings.json").write_text("{}")
+    record_program(declares, config=REGION_CONFIG)
+
+
+def test_what_only_the_engine_can_read_is_left_to_it(program, monkeypatch, tmp_path_factory):
+    """A path outside the program's folder, or a link to one, may be hidden from the program by the
+    preview's sandbox while the engine reads it: the component judges only what is missing inside."""
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "shared.py").write_text("X = 1\n")
+    (program / "dist" / "shared.py").symlink_to(outside / "shared.py")
+    monkeypatch.chdir(program)
+
+    def declares(code):
+        return lambda: components.FifoBillingQueue("payments", {"consumer_code": code, "consumer_handler": "app.handler"})
+
+    record_program(declares(pulumi.FileArchive("./dist")), config=REGION_CONFIG)
+    record_program(declares(pulumi.AssetArchive({"lib": pulumi.FileArchive(str(outside))})), config=REGION_CONFIG)

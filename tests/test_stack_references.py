@@ -13,6 +13,7 @@ from integration_blueprint.preview.project import SECRET_PLACEHOLDER, ProgramErr
 from integration_blueprint.preview.recording import RecordedStack, record_program
 from integration_blueprint.preview.run import PreviewResult
 from integration_blueprint.preview.stack_references import StackOutputs, StackReferences, Unread
+from tests.conftest import python_project
 
 SECRET = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270"}
 
@@ -93,11 +94,7 @@ pulumi.export("subnets", network.get_output("subnet_ids"))
 
 @pytest.mark.slow  # three runs of a program (read, fail, locate)
 def test_a_program_reads_another_stacks_outputs_and_one_it_lacks_fails_at_the_reference(tmp_path):
-    program = tmp_path / "app"
-    program.mkdir()
-    (program / "Pulumi.yaml").write_text("name: app\nruntime: python\n")
-    (program / "Pulumi.dev.yaml").write_text("config:\n  aws:region: eu-west-1\n")
-    (program / "__main__.py").write_text(PROGRAM)
+    program = python_project(tmp_path / "app", PROGRAM)
     outputs = tmp_path / "network.json"
     outputs.write_text(json.dumps({"vpc_id": "vpc-9", "subnet_ids": ["subnet-1", "subnet-2"]}))
 
@@ -128,11 +125,7 @@ def test_strict_fails_a_preview_with_a_reference_it_could_not_read():
 def test_the_cli_reports_an_unread_reference_and_strict_exits_2(tmp_path, capsys):
     from integration_blueprint.cli import main
 
-    program = tmp_path / "app"
-    program.mkdir()
-    (program / "Pulumi.yaml").write_text("name: app\nruntime: python\n")
-    (program / "Pulumi.dev.yaml").write_text("config:\n  aws:region: eu-west-1\n")
-    (program / "__main__.py").write_text(PROGRAM)
+    program = python_project(tmp_path / "app", PROGRAM)
 
     assert main(["preview", "--program", str(program), "--stack", "dev", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

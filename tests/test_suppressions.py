@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from policy_env import SUPPRESSED_QUEUES, suppressing_stack
 
 from integration_blueprint.cli import main
 from integration_blueprint.preview import suppressions
@@ -21,28 +22,13 @@ from integration_blueprint.preview.run import run_preview
 
 # Three mandatory violations: the DLQ has no depth alarm and keeps messages no longer than its
 # source, and the source redrives after a single receive.
-PROGRAM = '''import json
-import pulumi_aws as aws
-
-# blueprint: ignore[dlq-has-depth-alarm] the team's pager watches this DLQ through Datadog (OPS-12)
-dlq = aws.sqs.Queue("dlq")
-aws.sqs.Queue("orders", redrive_policy=dlq.arn.apply(  # blueprint: ignore[sqs-dlq-max-receive-count] no retries (PAY-7)
-    lambda arn: json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 1})))
-'''
-STACK = '''config:
-  aws:region: us-east-1
-  blueprint:suppressions:
-    - resource: dlq
-      policy: sqs-dlq-retention-exceeds-source
-      reason: the DLQ is drained hourly by the replay job
-      expires: {expires}
-'''
+PROGRAM = SUPPRESSED_QUEUES
 
 
 def write_program(folder: Path, program: str = PROGRAM, expires: str = "2999-12-31") -> Path:
     folder.mkdir()
     (folder / "Pulumi.yaml").write_text("name: accepted\nruntime: python\n")
-    (folder / "Pulumi.dev.yaml").write_text(STACK.format(expires=expires))
+    (folder / "Pulumi.dev.yaml").write_text(suppressing_stack(expires))
     (folder / "__main__.py").write_text(program)
     return folder
 

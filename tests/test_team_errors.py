@@ -8,7 +8,6 @@ import json
 import re
 import shutil
 import tempfile
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -19,15 +18,9 @@ from integration_blueprint.drill.report import DrillOptions
 from integration_blueprint.drill.runner import run_drill
 from integration_blueprint.drill.team_errors import EarlyStop, EveryRecordFails, distinct_errors, summary
 from integration_blueprint.sandbox.errors import CodeError, FunctionError
-from integration_blueprint.sandbox.execution_environment import (
-    POWERTOOLS_PACKAGES,
-    RUNTIME_PACKAGES,
-    Environments,
-    FunctionCalls,
-    FunctionSpec,
-    lay_out,
-)
+from integration_blueprint.sandbox.execution_environment import FunctionCalls
 from integration_blueprint.sandbox.interception import Invocation, Journal
+from tests.containment_env import team_function
 
 FIRST_WEEK = Path(__file__).parent / "fixtures" / "first_week"
 
@@ -43,16 +36,8 @@ def staging():
 
 def run_function(staging: Path, files: dict[str, str], handler: str, event: dict) -> FunctionError:
     """Invoke a function whose archive holds `files` (with the Powertools layer) once; its error."""
-    root = staging / "code"
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(textwrap.dedent(text))
-    spec = FunctionSpec(name="payments-consumer", arn="arn:aws:lambda:eu-west-1:123456789012:function:payments-consumer",
-                        handler=handler, code_root=root, archive="FileArchive ./app",
-                        layers=[lay_out(staging / "powertools", POWERTOOLS_PACKAGES)], environment={},
-                        timeout=10, memory_mb=256, staging=staging, time_scale=0.002)
-    functions = Environments(spec, "eu-west-1", lay_out(staging / "runtime", RUNTIME_PACKAGES),
-                             answer=FunctionCalls("eu-west-1").answer, on_incident=lambda incident: None)
+    functions, _ = team_function(staging, files, handler=handler, name="payments-consumer", timeout=10, memory_mb=256,
+                                 answer=FunctionCalls("eu-west-1").answer)
     try:
         with pytest.raises(FunctionError) as raised:
             functions.invoke(event, None)
@@ -204,6 +189,23 @@ def test_a_drill_stops_once_its_first_records_all_fail_the_same_way_and_not_befo
     assert conventions.EARLY_STOP_RECORDS == 20 and conventions.EARLY_STOP_INVOCATIONS == 3
 
 
+@pytest.mark.parametrize("given", [False, True])
+def test_the_early_stop_points_at_sample_records_only_where_the_team_gave_none(given):
+    """Where the team gave its records, its code fails on them: the fix is the code, not the option."""
+    journal = Journal()
+    stop = EarlyStop("fifo_billing", "consumer", delivered, sample_records="" if given else "charges=FILE")
+    journal.invocations += [failed(batch, KEY_ERROR) for batch in batches(3)]
+
+    with pytest.raises(EveryRecordFails) as stopped:
+        stop.check(journal)
+
+    told = str(stopped.value)
+    assert told.endswith("fix that (the handler log has the traceback)" if given else
+                         "fix that (the handler log has the traceback) or, if the code is written for other records, "
+                         "give the drill yours (--sample-records charges=FILE)")
+    assert ("--sample-records" in told) is not given
+
+
 def test_the_blueprint_runtimes_retry_lane_naming_the_same_error_is_the_same_error():
     """The stream runtime's Retry-DLQ lane raises its own error naming the team's by type and line,
     never its message (handlers/runtime/redaction.py): the same failure, met again."""
@@ -258,8 +260,9 @@ def test_each_distinct_error_is_told_once_by_its_type_and_the_teams_line():
 # ---- a new team's drill, end to end ---------------------------------------------------------------
 
 def handler_log(report_text: str, pattern: str) -> str:
-    folder = next(line for line in report_text.splitlines() if line.startswith("handler logs: "))
-    return (Path(folder.removeprefix("handler logs: ").removesuffix("/<pattern>.log")) / f"{pattern}.log").read_text()
+    logs = next(line for line in report_text.splitlines() if line.startswith("handler logs: "))
+    return Path(next(path for path in logs.removeprefix("handler logs: ").split(", ")
+                     if path.endswith(f"/{pattern}.log"))).read_text()
 
 
 @pytest.mark.slow

@@ -8,14 +8,11 @@ from pathlib import Path
 import pytest
 
 from integration_blueprint.preview.recording import ProgramError, record_program
+from tests.conftest import python_project
 
 
 def project(folder: Path, main_py: str) -> Path:
-    folder.mkdir(parents=True)
-    (folder / "Pulumi.yaml").write_text("name: tagging\nruntime: python\n")
-    (folder / "Pulumi.dev.yaml").write_text("config:\n  aws:region: eu-west-1\n")
-    (folder / "__main__.py").write_text(main_py)
-    return folder
+    return python_project(folder, main_py, name="tagging")
 
 
 TAGGING = '''

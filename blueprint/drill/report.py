@@ -89,8 +89,9 @@ class PatternReport:
             found.append(f"{self.outcome_differences} places whose final state differs from the reference run "
                          "(each record once, no faults)")
         if self.unrecoverable != self.expected_unrecoverable:
-            found.append(f"{self.unrecoverable} records still parked after the redrive "
-                         f"(expected {self.expected_unrecoverable}: the poison)")
+            expected = (f"expected {self.expected_unrecoverable}: the poison" if self.expected_unrecoverable
+                        else "expected none: no poison record was sent")
+            found.append(f"{self.unrecoverable} records still parked after the redrive ({expected})")
         if self.conflicts_parked != self.conflicts_sent:
             found.append(f"{self.conflicts_sent - self.conflicts_parked} of {self.conflicts_sent} conflicting "
                          "duplicates applied or skipped instead of parked")
@@ -163,14 +164,25 @@ def format_table(report: DrillReport) -> str:
         out.append(f"  {name}: NOT DRILLED: {why}")
     out.append("time compressed: " + "; ".join(f"{k}: {v}" for k, v in report.compression.items()))
     if report.log_dir:
-        out.append(f"handler logs: {report.log_dir}/<pattern>.log")
+        logs = [str(Path(report.log_dir) / f"{name}.log") for name in report.patterns]
+        out.append(f"handler logs: {', '.join(logs)}" if logs else f"handler logs: {report.log_dir}")
     if not report.contained:
         out.append(NOT_CONTAINED)
     marked = "" if report.contained else "(not contained) "
-    out.append(f"result: {marked}" + ("after the redrive every record was processed exactly once and only the poison "
-                             "is still parked, with every conflicting duplicate" if report.passed
-                             else "FAILED: " + "; ".join(failed_because(report))))
+    out.append(f"result: {marked}" + (passed_because(report) if report.passed
+                                      else "FAILED: " + "; ".join(failed_because(report))))
     return "\n".join(out)
+
+
+def passed_because(report: DrillReport) -> str:
+    """What a drill that passed held to: the poison and the conflicting duplicates named only where
+    the drill sent some."""
+    poison = sum(r.expected_unrecoverable for r in report.patterns.values())
+    conflicts = sum(r.conflicts_sent for r in report.patterns.values())
+    parked = [f"only the poison ({poison}) is still parked" if poison else "none is still parked"]
+    if conflicts:
+        parked.append(f"with every conflicting duplicate ({conflicts})")
+    return "after the redrive every record was processed exactly once and " + ", ".join(parked)
 
 
 def failed_because(report: DrillReport) -> list[str]:

@@ -15,8 +15,9 @@ order id) also attributes a write whose delivery held several records and named 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, Mapping, Optional
 
 from integration_blueprint.sandbox.errors import SandboxError
 
@@ -29,6 +30,30 @@ IDENTIFYING_MIN_CHARS = 3
 # blueprint's reference producer keys them.
 SAMPLE_PARTITION_KEY = "sample-records"
 DRILL_RECORD_FIELDS = ("eventId", "account", "amount")  # the drill's own stream records (team code)
+
+# A field whose name says it identifies its record (`id`, `order_id`, `eventId`, `idempotency_key`):
+# the report names a team's records by it where it names every record once.
+ID_FIELD = re.compile(r"(?:^|_)(?:id|ID|Id|key|KEY)$|[a-z0-9](?:Id|ID|Key)$")
+
+
+class SampleRecords(list[dict]):
+    """A file's records (JSON objects, in the file's order), with the line of the file each stood on."""
+
+    def __init__(self, records: Iterable[dict] = (), lines: Optional[Iterable[int]] = None):
+        super().__init__(records)
+        self.lines = list(lines) if lines is not None else list(range(1, len(self) + 1))
+
+
+def record_ids(records: list[dict]) -> list[str]:
+    """How the report names each of a team's records: `order_id=A-17`, by the first field (in the
+    order the records first name their fields) whose name says it is an id and whose value names
+    every record once; without one, the record's line in the file (`line 11`)."""
+    for name in dict.fromkeys(key for record in records for key in record):
+        values = [record.get(name) for record in records]
+        if ID_FIELD.search(name) and all(isinstance(v, (str, int)) and not isinstance(v, bool) and str(v).strip()
+                                         for v in values) and len({str(v) for v in values}) == len(values):
+            return [f"{name}={value}" for value in values]
+    return [f"line {number}" for number in getattr(records, "lines", range(1, len(records) + 1))]
 
 
 def parse_option(text: str) -> tuple[str, Path]:
@@ -57,7 +82,7 @@ def partition_key_of(record: dict, field: str) -> Any:
     return value
 
 
-def check_partition_keys(partition_keys: dict[str, str], samples: dict[str, list[dict]]) -> None:
+def check_partition_keys(partition_keys: dict[str, str], samples: Mapping[str, list[dict]]) -> None:
     """Every record a partition key applies to has the field; SandboxError naming the first that has not."""
     for component, field in partition_keys.items():
         for name, records in (samples.items() if not component else [(component, samples.get(component))]):
@@ -73,7 +98,7 @@ def check_partition_keys(partition_keys: dict[str, str], samples: dict[str, list
                                        f"{field!r}, so it has no partition key (Kinesis refuses a record without one)")
 
 
-def load(path: Path) -> list[dict]:
+def load(path: Path) -> SampleRecords:
     """The file's records, each a JSON object; SandboxError naming the line that is not one, or a
     record given twice (the drill tells records apart by their payload)."""
     try:
@@ -81,6 +106,7 @@ def load(path: Path) -> list[dict]:
     except (OSError, UnicodeDecodeError) as exc:
         raise SandboxError(f"--sample-records: cannot read {path}: {exc}") from None
     records: list[dict] = []
+    numbers: list[int] = []
     seen: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -97,9 +123,10 @@ def load(path: Path) -> list[dict]:
                                "makes the duplicates itself, each record must be given once")
         seen[text] = number
         records.append(record)
+        numbers.append(number)
     if not records:
         raise SandboxError(f"--sample-records: {path} holds no records")
-    return records
+    return SampleRecords(records, numbers)
 
 
 def canonical(record: Any) -> str:
@@ -127,7 +154,7 @@ def _scalars(value: Any) -> Iterator[str]:
 
 
 class SampleIndex:
-    """The drill's records by id (`line <n>`), the payload text each was sent as, and its values."""
+    """The drill's records by id (`record_ids`), the payload text each was sent as, and its values."""
 
     def __init__(self) -> None:
         self.by_text: dict[str, str] = {}  # the payload's canonical text -> record id

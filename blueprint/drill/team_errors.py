@@ -111,8 +111,11 @@ class EarlyStop:
     by the first invocation that succeeds or fails otherwise: it only ever reads the journal's first
     invocations."""
 
-    def __init__(self, pattern: str, function: str, identify: Identify):
+    def __init__(self, pattern: str, function: str, identify: Identify, sample_records: str = ""):
+        """`sample_records`: the --sample-records option that gives this component the team's own
+        records (`orders=FILE`), or "" where the team already gave them (the fix then is the code)."""
         self.pattern, self.function, self.identify = pattern, function, identify
+        self.sample_records = sample_records
         self.armed = True
         self._next = 0  # the first invocation of the journal not read yet
         self._error: Optional[CodeError] = None
@@ -131,8 +134,9 @@ class EarlyStop:
             raise EveryRecordFails(
                 f"{self.pattern}: stopped early: the first {len(self._records)} records the drill sent all failed, over "
                 f"{self._invocations} invocations, with {self._error.describe()}, and none succeeded (the counts above "
-                "are the state when it stopped); fix that (the handler log has the traceback) or, if the code is "
-                "written for other records, give the drill yours (--sample-records)")
+                "are the state when it stopped); fix that (the handler log has the traceback)"
+                + (f" or, if the code is written for other records, give the drill yours (--sample-records "
+                   f"{self.sample_records})" if self.sample_records else ""))
 
     def _read(self, invocation: Invocation) -> None:
         if invocation.function != self.function:

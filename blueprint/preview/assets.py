@@ -47,14 +47,35 @@ def unreadable(inputs: dict, working_directory: Path, view: Optional[ProgramView
     """The engine's error for the first asset or archive of a registration's inputs that cannot be
     read from `working_directory` (the program's), or None when every one can. `view`: where a path
     the program wrote inside its sandbox is read (program_view)."""
-    where = view.path if view is not None else (lambda path: path)
-    for key, value in assets_in(inputs, ""):
+    found = _first_unreadable(inputs, working_directory, view.path if view is not None else (lambda path: path))
+    if found is None:
+        return None
+    key, value, reason = found
+    what = "archive" if value.get(wire.SIG) == wire.ARCHIVE_SIG else "asset"
+    message = f'failed to compute {what} hash for "{key}": {reason}'
+    return view.shown(message) if view is not None else message
+
+
+def archive_problem(archive: dict, working_directory: Path) -> Optional[str]:
+    """Why the engine could not hash one asset or archive (wire form) read from `working_directory`,
+    in its words, naming the member of an AssetArchive that fails; None when it can. For a check
+    made before the engine's, which names the argument the team wrote (`consumer_code`) where the
+    engine can name only the resource's own property (`code`)."""
+    found = _first_unreadable(archive, working_directory, lambda path: path)
+    if found is None:
+        return None
+    key, _, reason = found
+    return f"its member {key!r}: {reason}" if key else reason
+
+
+def _first_unreadable(value: Any, working_directory: Path,
+                      where: Callable[[Path], Path]) -> Optional[tuple[str, dict, str]]:
+    """(key, asset or archive, the engine's reason) of the first one in `value` it cannot read."""
+    for key, item in assets_in(value, ""):
         try:
-            _read(value, working_directory, where)
+            _read(item, working_directory, where)
         except Unreadable as exc:
-            what = "archive" if value.get(wire.SIG) == wire.ARCHIVE_SIG else "asset"
-            message = f'failed to compute {what} hash for "{key}": {exc}'
-            return view.shown(message) if view is not None else message
+            return key, item, str(exc)
     return None
 
 

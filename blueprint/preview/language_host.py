@@ -261,6 +261,23 @@ def ended_run(engine: OfflineEngine) -> Optional[ProgramFailure]:
     return ProgramFailure(message, file=file, line=line, raised=True)
 
 
+def stopped_run(engine: OfflineEngine, done: ProgramRun, timeout: float) -> Optional[ProgramFailure]:
+    """What stopped a program's run before its own exit could say anything, in the order it is
+    decided: the engine's failure or an error that ended the run, the timeout, a limit of the
+    program's walls; None when the run ended by itself (its exit code is then the program's)."""
+    ended = engine_failure(engine) or ended_run(engine)
+    if ended is not None:
+        engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
+        return ended
+    if done.timed_out:
+        return ProgramFailure(timeout_message(engine, timeout, done.pending))
+    engine.limit_notes = list(done.notes)
+    limited = limit_failure(engine, done)
+    if limited is not None:
+        engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
+    return limited
+
+
 def _gate_folders(engine: OfflineEngine) -> list[Path]:
     """The gate's own folders a program is never shown: the run's private folder and, where the
     temporary folder is inside something the program sees (TMPDIR in the checkout), all of it (the

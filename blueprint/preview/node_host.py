@@ -59,12 +59,10 @@ from integration_blueprint.preview.engine import OfflineEngine
 from integration_blueprint.preview.language_host import (
     PROGRAM_TIMEOUT_SECONDS,
     ProgramFailure,
-    ended_run,
     engine_failure,
     is_gate_file,
-    limit_failure,
     run_program,
-    timeout_message,
+    stopped_run,
 )
 from integration_blueprint.preview.project import ProgramError
 
@@ -235,16 +233,9 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
     reads = [*program_walls.node_paths(node, run_entry, pwd, env), TOKEN_PRELOAD,
              *([Path(env["NODE_COMPILE_CACHE"])] if env.get("NODE_COMPILE_CACHE") else [])]
     done = run_program(engine, argv, cwd=pwd, env=env, timeout=timeout, project_dir=project_dir, read_only=reads)
-    ended = engine_failure(engine) or ended_run(engine)
-    if ended is not None:
-        engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
-        return ended
-    if done.timed_out:
-        return ProgramFailure(timeout_message(engine, timeout, done.pending))
-    engine.limit_notes = list(done.notes)
-    if limit_failure(engine, done) is not None:
-        engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
-        return limit_failure(engine, done)
+    stopped = stopped_run(engine, done, timeout)
+    if stopped is not None:
+        return stopped
     preload_failure = _tagged_preload_failure(done.stderr)
     if preload_failure is not None:
         return preload_failure

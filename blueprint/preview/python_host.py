@@ -21,12 +21,10 @@ from integration_blueprint.preview.language_host import (
     PROGRAM_TIMEOUT_SECONDS,
     ProgramFailure,
     ProgramRun,
-    ended_run,
     engine_failure,
-    limit_failure,
     raised_in_gate,
     run_program,
-    timeout_message,
+    stopped_run,
 )
 
 EXEC_SCRIPT = Path(__file__).resolve().with_name("python_exec.py")
@@ -71,15 +69,9 @@ def run_python_program(engine: OfflineEngine, *, interpreter: list[str], program
     except FileNotFoundError:
         return ProgramFailure(f"the program's interpreter {interpreter[0]} does not exist")
     engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
-    ended = engine_failure(engine) or ended_run(engine)
-    if ended is not None:
-        return ended
-    if done.timed_out:
-        return ProgramFailure(timeout_message(engine, timeout, done.pending))
-    engine.limit_notes = list(done.notes)
-    if limit_failure(engine, done) is not None:
-        engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
-        return limit_failure(engine, done)
+    stopped = stopped_run(engine, done, timeout)
+    if stopped is not None:
+        return stopped
     if done.returncode == 0 and not engine.failures:
         return None
     return _failure(engine, done)

@@ -187,7 +187,7 @@ class PackRun:
 
     def to_json(self) -> dict:
         return {"name": self.name, "version": self.version, "path": str(self.directory),
-                "policies": len(self.rules), "policyConfig": str(self.policy_config) if self.policy_config else None}
+                "policies": len(self.rules), "policyConfig": _path_text(self.policy_config)}
 
 
 @dataclass(frozen=True)
@@ -220,6 +220,12 @@ class PreviewResult:
         if self.failure is not None:
             secrets += self.failure.secrets
         return Redactor(secrets)
+
+    def shared_policy_config(self) -> Optional[Path]:
+        """The policy config of the run where every pack read the same one (one pack: its own);
+        None where they read different ones, or none."""
+        configs = {pack.policy_config for pack in self.packs} if self.packs else {self.policy_config}
+        return configs.pop() if len(configs) == 1 else None
 
     def count(self, level: str) -> int:
         return sum(1 for v in self.violations if v.level == level)
@@ -430,8 +436,16 @@ class PreviewResult:
                         "mandatory": self.count_violations("mandatory"),
                         "advisory": self.count_violations("advisory"), "skippedChecks": len(skipped),
                         "suppressed": len(self.suppressed_findings()),
-                        "policyConfig": str(self.policy_config) if self.policy_config else None},
+                        # The one config every pack read (null where packs read different ones, or
+                        # none), and each pack's own, in the order given.
+                        "policyConfig": _path_text(self.shared_policy_config()),
+                        "policyConfigs": [{"policyPack": pack.name, "policyConfig": _path_text(pack.policy_config)}
+                                          for pack in self.packs]},
         }
+
+
+def _path_text(path: Optional[Path]) -> Optional[str]:
+    return str(path) if path else None
 
 
 def run_preview(program_dir: Path = REPO_ROOT, *, stack: str = "dev",

@@ -262,42 +262,40 @@ class Sandbox:
         by_type: dict[str, list[RecordedResource]] = {}
         for resource in self.recorded.resources:
             by_type.setdefault(resource.type, []).append(resource)
-        for resource in by_type.get("aws:sqs/queue:Queue", []):
-            self._create_queue(resource)
-        for resource in by_type.get("aws:sqs/queue:Queue", []):
-            self._set_redrive(resource.outputs["arn"], resource.inputs.get("redrivePolicy"))
-        for resource in by_type.get("aws:sqs/redrivePolicy:RedrivePolicy", []):
-            queue = self._queue_by_url(resource.inputs["queueUrl"])
-            self._set_redrive(queue.arn, resource.inputs.get("redrivePolicy"))
-        for resource in by_type.get("aws:dynamodb/table:Table", []):
-            self._create_table(resource)
-        for resource in by_type.get("aws:kinesis/stream:Stream", []):
-            self._create_stream(resource)
-        for resource in by_type.get("aws:kinesis/streamConsumer:StreamConsumer", []):
-            # Enhanced fan-out only changes how records are pushed, not which or in what order:
-            # a mapping on the consumer reads the consumer's stream.
-            self.streams[resource.outputs["arn"]] = self.streams[resource.inputs["streamArn"]]
-        for token in ("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2"):
+        # Each type in the order AWS needs it: a queue before the redrives to it, a stream before its
+        # consumers, a function before what invokes it.
+        steps: tuple[tuple[str, Callable[[RecordedResource], Any]], ...] = (
+            ("aws:sqs/queue:Queue", self._create_queue),
+            ("aws:sqs/queue:Queue", lambda queue: self._set_redrive(queue.outputs["arn"], queue.inputs.get("redrivePolicy"))),
+            ("aws:sqs/redrivePolicy:RedrivePolicy", lambda policy: self._set_redrive(
+                self._queue_by_url(policy.inputs["queueUrl"]).arn, policy.inputs.get("redrivePolicy"))),
+            ("aws:dynamodb/table:Table", self._create_table),
+            ("aws:kinesis/stream:Stream", self._create_stream),
+            # Enhanced fan-out only changes how records are pushed, not which or in what order: a
+            # mapping on the consumer reads the consumer's stream.
+            ("aws:kinesis/streamConsumer:StreamConsumer", lambda consumer: self.streams.__setitem__(
+                consumer.outputs["arn"], self.streams[consumer.inputs["streamArn"]])),
+            ("aws:s3/bucket:Bucket", self._create_bucket),
+            ("aws:s3/bucketV2:BucketV2", self._create_bucket),
+            ("aws:sns/topic:Topic", self._create_topic),
+            ("aws:lambda/function:Function", self._register_function),
+            ("aws:sfn/stateMachine:StateMachine", self._create_state_machine),
+            ("aws:lambda/eventSourceMapping:EventSourceMapping", self._create_mapping),
+            ("aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig", self._set_async_settings),
+            ("aws:scheduler/schedule:Schedule", self._create_schedule),
+        )
+        for token, step in steps:
             for resource in by_type.get(token, []):
-                self._create_bucket(resource)
-        for resource in by_type.get("aws:sns/topic:Topic", []):
-            self._create_topic(resource)
-        for resource in by_type.get("aws:lambda/function:Function", []):
-            self._register_function(resource)
-        for resource in by_type.get("aws:sfn/stateMachine:StateMachine", []):
-            self._create_state_machine(resource)
-        for resource in by_type.get("aws:lambda/eventSourceMapping:EventSourceMapping", []):
-            self._create_mapping(resource)
-        for resource in by_type.get("aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig", []):
-            self._set_async_settings(resource)
-        for resource in by_type.get("aws:scheduler/schedule:Schedule", []):
-            target = resource.inputs["target"]
-            self.schedules[resource.name] = LocalSchedule(resource.name, target["arn"], target.get("input", "{}"))
+                step(resource)
         # Every call a function makes is authorized as AWS would, against what the account now holds.
         aws_managed = realize_access(self.recorded, self.emulator, self.session, self._url_map)
         self.authorizer = Authorizer(self.emulator, self.session, self.recorded, aws_managed)
         install_authorizer(self.authorizer, self.emulator.on_stop)
         return self
+
+    def _create_schedule(self, resource: RecordedResource) -> None:
+        target = resource.inputs["target"]
+        self.schedules[resource.name] = LocalSchedule(resource.name, target["arn"], target.get("input", "{}"))
 
     def _create_queue(self, resource: RecordedResource) -> None:
         attributes = {}

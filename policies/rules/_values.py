@@ -240,6 +240,14 @@ def each(items: Iterable, check: Callable[[Any], None], report: ReportViolation,
     """Run `check` on every item of a stack policy. A malformed item is a violation on its URN; an
     unknown one is skipped, and once every other item is checked the unknowns are raised so the SDK
     says (as an advisory note) that part of the rule could not run during preview."""
+    skipped = _judged(items, check, report, urn_of)
+    if skipped:
+        raise Unverifiable(skipped_items(skipped))
+
+
+def _judged(items: Iterable, check: Callable[[Any], None], report: ReportViolation,
+            urn_of: Callable[[Any], str]) -> list[tuple[str, UnknownValueError]]:
+    """`check` run on every item (a malformed one reported on its URN); the items it could not judge."""
     skipped: list[tuple[str, UnknownValueError]] = []
     for item in items:
         try:
@@ -250,17 +258,20 @@ def each(items: Iterable, check: Callable[[Any], None], report: ReportViolation,
             report(unexpected(exc), urn_of(item))
         except UnknownValueError as exc:
             skipped.append((urn_of(item), exc))
-    if skipped:
-        raise Unverifiable(skipped_items(skipped))
+    return skipped
 
 
 def each_resource(index: Any, report: ReportViolation, checks: Mapping[Any, Callable[[Any], None]]) -> None:
     """`each` for a stack policy's checks by resource type (a type token, or a tuple of them, to the
-    check of its resources, from the rule's StackIndex), in order: the first type with a resource
-    that could not be judged ends the rule there, with its note (a later check may lean on what that
-    one could not read)."""
+    check of its resources, from the rule's StackIndex): every resource of every type is judged, and
+    those that could not be are named together in one note at the end (a resource of one type that
+    cannot be read never hides the verdict on another type's)."""
+    skipped: list[tuple[str, UnknownValueError]] = []
     for types, check in checks.items():
-        each(index.of_type(*((types,) if isinstance(types, str) else types)), check, report, lambda resource: resource.urn)
+        skipped += _judged(index.of_type(*((types,) if isinstance(types, str) else types)), check, report,
+                           lambda resource: resource.urn)
+    if skipped:
+        raise Unverifiable(skipped_items(skipped))
 
 
 # At most this many skipped items are named in one note; the rest are counted.

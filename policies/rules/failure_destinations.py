@@ -44,7 +44,7 @@ from ._links import (
 )
 from ._policy import HIGH, MANDATORY, rule
 from ._roles import RoleGrants
-from ._values import each_resource, get, given, json_document, known
+from ._values import Unverifiable, each_resource, get, given, json_document, known
 from .delivery import EVENTS, SNS, known_arn, policy_fix, policy_lets, subscription_topic, target_rule
 
 EVENT_BUS = "aws:cloudwatch/eventBus:EventBus"
@@ -114,13 +114,25 @@ def _schedule_dlq(index: StackIndex, schedule: PolicyResource) -> Destination:
     return Destination(candidates[0], None)
 
 
-def _role_report(roles: RoleGrants, role: Optional[PolicyResource], destination: Destination) -> Optional[str]:
-    """The action `role` lacks on the destination, or None when it may write (or cannot be judged here)."""
-    if role is None or destination.action is None:
-        return None
+def _role_report(roles: RoleGrants, role: Optional[PolicyResource], destination: Destination,
+                 writer: str) -> Optional[str]:
+    """The action `role` lacks on the destination, or None when it may write. What this stack cannot
+    show (a role of another stack, a destination of no kind the rule knows) is Unverifiable, named."""
+    if destination.action is None:
+        raise Unverifiable(f"{writer} names failure destination {destination.arn or '(unknown)'}, which is none of "
+                           f"the kinds it can write to ({', '.join(sorted(set(KIND.values())))}): check it by hand")
+    if role is None:
+        raise Unverifiable(f"{writer} writes {destination.named()} with a role of another stack, whose policies are "
+                           f"not here to read: check by hand that it is allowed {destination.action} on it")
     if any(roles.allows(role, destination.action, arn) for arn in destination.resource_arns()):
         return None
     return destination.action
+
+
+def _outside(writer: str, arn: object, service: str) -> Unverifiable:
+    """A DLQ of another stack that a service writes: its policy is not here to read."""
+    return Unverifiable(f"the dead-letter queue {arn} of {writer} is outside this stack, its policy not here to "
+                        f"read: check by hand that it lets {service} send to it")
 
 
 def _check(args: StackValidationArgs, report: ReportViolation) -> None:
@@ -129,7 +141,7 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
     policies = ResourcePolicies(index)
 
     def role_cannot_write(holder, writer: str, role, destination: Destination, lost: str) -> None:
-        action = _role_report(roles, role, destination)
+        action = _role_report(roles, role, destination, writer)
         if action is None:
             return
         report(f"{writer} sends {lost} to {destination.named()}, which it writes with role {label(role)}; that role "
@@ -158,7 +170,7 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
             return
         queue = index.follow(target, "deadLetterConfig", lambda: get(target.props, "deadLetterConfig", "arn"), [QUEUE])
         if queue is None:
-            return  # a queue of another stack: its policy is not here to read
+            raise _outside(f"EventTarget '{target.name}'", get(target.props, "deadLetterConfig", "arn"), EVENTS)
         rule_arn, of_rule = target_rule(target)
         if policy_lets(policies, queue, EVENTS, rule_arn):
             return
@@ -173,7 +185,7 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
             return  # none (or a malformed one): sns-subscription-has-redrive-policy says so
         queue = index.follow(subscription, "redrivePolicy", lambda: document["deadLetterTargetArn"], [QUEUE])
         if queue is None:
-            return
+            raise _outside(f"subscription '{subscription.name}'", document["deadLetterTargetArn"], SNS)
         _, topic_arn = subscription_topic(index, subscription)
         if policy_lets(policies, queue, SNS, topic_arn):
             return
@@ -195,7 +207,9 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
             return
         function = function_at(index, config, "functionName", lambda: get(config.props, "functionName"))
         if function is None:
-            return
+            raise Unverifiable(f"FunctionEventInvokeConfig '{config.name}' configures function "
+                               f"{get(config.props, 'functionName')} of another stack, whose role is not here to "
+                               "read: check by hand that it may write its on-failure destination")
         destination = _destination(index, config, "destinationConfig",
                                    lambda: get(config.props, "destinationConfig", "onFailure", "destination"))
         role_cannot_write(config, f"FunctionEventInvokeConfig '{config.name}' of function {label(function)}",

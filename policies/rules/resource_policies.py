@@ -7,6 +7,8 @@ What makes a statement public, and which conditions restrict it, is _principals.
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from ._iam import Statement, grants, statements
@@ -27,18 +29,23 @@ def _tls_fix(kind: str) -> str:
             f"{' and '.join(GUARDED[kind])}), Condition {{\"Bool\": {{\"aws:SecureTransport\": \"false\"}}}}")
 
 
-def _check_public(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if not is_set(args.props, "policy"):
+def _public_statements(props, key: str) -> Iterator[Statement]:
+    """The statements of the policy document at `key` (none where it is not set) that let anyone in."""
+    if not is_set(props, key):
         return
-    document = json_document(args.props, "policy")
-    for statement in statements(document or {}, "policy"):
+    for statement in statements(json_document(props, key) or {}, key):
         if lets_anyone_in(statement):
-            actions = statement.not_actions and ["NotAction"] or statement.actions
-            who = "everyone but its NotPrincipal" if statement.not_principal is not None else 'Principal "*"'
-            report(f"{statement.where}: allows {actions} to {who} (anyone, any account) with no condition that "
-                   "ties it to a specific source ARN, account, organization or network (a wildcard value, a "
-                   "negated operator, IfExists or Null restricts nothing): name the principals, or add such a "
-                   "condition.", None)
+            yield statement
+
+
+def _check_public(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    for statement in _public_statements(args.props, "policy"):
+        actions = statement.not_actions and ["NotAction"] or statement.actions
+        who = "everyone but its NotPrincipal" if statement.not_principal is not None else 'Principal "*"'
+        report(f"{statement.where}: allows {actions} to {who} (anyone, any account) with no condition that "
+               "ties it to a specific source ARN, account, organization or network (a wildcard value, a "
+               "negated operator, IfExists or Null restricts nothing): name the principals, or add such a "
+               "condition.", None)
 
 
 # ---- queue-topic-policy-denies-insecure-transport -------------------------------------------------
@@ -100,14 +107,10 @@ queue_topic_policy_no_public_principal = rule(
 
 
 def _check_trust(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if not is_set(args.props, "assumeRolePolicy"):
-        return
-    document = json_document(args.props, "assumeRolePolicy")
-    for statement in statements(document or {}, "assumeRolePolicy"):
-        if lets_anyone_in(statement):
-            report(f"{statement.where}: lets any AWS principal (any account) assume this role, with no condition "
-                   "that ties it to a specific account, organization or source: name the principal (a service "
-                   "such as lambda.amazonaws.com, an account or a role ARN).", None)
+    for statement in _public_statements(args.props, "assumeRolePolicy"):
+        report(f"{statement.where}: lets any AWS principal (any account) assume this role, with no condition "
+               "that ties it to a specific account, organization or source: name the principal (a service "
+               "such as lambda.amazonaws.com, an account or a role ARN).", None)
 
 
 iam_role_trust_policy_no_public_principal = rule(

@@ -4,6 +4,7 @@ retry the Lambda service's transient errors."""
 
 import json
 import re
+from typing import Iterator
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
@@ -33,6 +34,14 @@ def _states(container: dict, where: str) -> dict:
     if not isinstance(states, dict):
         raise Malformed(f"definition: {where} needs a 'States' object")
     return states
+
+
+def _every_state(props) -> Iterator[tuple[str, dict]]:
+    """Every (path, state) of a state machine's definition (none where it has no definition)."""
+    definition = json_document(props, "definition")
+    if definition is None:
+        return
+    yield from _walk(_states(definition, "the definition"), "")
 
 
 def _walk(states: dict, where: str):
@@ -113,10 +122,7 @@ def _problems(state: dict, path: str) -> list[str]:
 
 
 def _check(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    definition = json_document(args.props, "definition")
-    if definition is None:
-        return
-    for path, state in _walk(_states(definition, "the definition"), ""):
+    for path, state in _every_state(args.props):
         if _distributed(state, path):
             problems = _problems(state, path)
             if problems:
@@ -141,10 +147,7 @@ def _check_task_timeouts(args: StackValidationArgs, report: ReportViolation) -> 
     index = StackIndex(args.resources)
 
     def check(machine):
-        definition = json_document(machine.props, "definition")
-        if definition is None:
-            return
-        for path, state in _walk(_states(definition, "the definition"), ""):
+        for path, state in _every_state(machine.props):
             if state.get("Type") != "Task" or "TimeoutSecondsPath" in state:
                 continue
             name = _invoked_function(state)
@@ -188,10 +191,7 @@ def _retried(retriers: list, error: str, path: str) -> bool:
 
 
 def _check_lambda_retries(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    definition = json_document(args.props, "definition")
-    if definition is None:
-        return
-    for path, state in _walk(_states(definition, "the definition"), ""):
+    for path, state in _every_state(args.props):
         if state.get("Type") != "Task" or not _invokes_lambda(state):
             continue
         retriers = _retriers(state, path)

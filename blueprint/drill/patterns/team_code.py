@@ -30,7 +30,13 @@ from integration_blueprint.drill.patterns.stream_ledger import (
     known_ids,
 )
 from integration_blueprint.drill.report import PatternReport
-from integration_blueprint.drill.samples import SAMPLE_PARTITION_KEY, SampleIndex, identifying_values, partition_key_of
+from integration_blueprint.drill.samples import (
+    SAMPLE_PARTITION_KEY,
+    SampleIndex,
+    identifying_values,
+    partition_key_of,
+    record_ids,
+)
 from integration_blueprint.drill.team_errors import EarlyStop, distinct_errors, summary
 from integration_blueprint.drill.world import infrastructure, read_world
 from integration_blueprint.handlers.runtime import config as handler_config
@@ -134,7 +140,9 @@ class TeamCodeDriver(PatternDriver):
         way (drill/team_errors.py), both checked where the driver waits."""
         super().check_deadline(doing)
         if self.early_stop is None:
-            self.early_stop = EarlyStop(self.name, self.functions(self.sandbox)[0].name, self._identify)
+            self.early_stop = EarlyStop(self.name, self.functions(self.sandbox)[0].name, self._identify,
+                                        sample_records="" if self.sample is not None else
+                                        f"{self.instances(self.sandbox.recorded)[0].name}=FILE")
         self.early_stop.check(self.sandbox.journal)
 
     def error_notes(self, function: str, identify: Callable[[Any], dict[str, tuple[str, ...]]]) -> list[str]:
@@ -205,8 +213,7 @@ class TeamStreamDriver(TeamCodeDriver, StreamLedgerDriver):
         self.events: dict[str, dict] = {}  # record id -> the payload sent
         partition_keys: dict[str, str] = {}
         key_field = self.partition_key_field()
-        for i, payload in enumerate(self.sample or []):
-            record_id = f"line {i + 1}"
+        for record_id, payload in zip(record_ids(self.sample or []), self.sample or []):
             self.events[record_id] = payload
             partition_keys[record_id] = _key_text(partition_key_of(payload, key_field)) if key_field \
                 else SAMPLE_PARTITION_KEY
@@ -375,8 +382,8 @@ class TeamFifoBillingDriver(TeamCodeDriver):
         """The team's records as message bodies, in SAMPLE_GROUPS message groups (the drill cannot know
         the team's grouping), each deduplicated by its own content."""
         messages = []
-        for i, payload in enumerate(self.sample or []):
-            record_id, body = f"line {i + 1}", json.dumps(payload)
+        for i, (record_id, payload) in enumerate(zip(record_ids(self.sample or []), self.sample or [])):
+            body = json.dumps(payload)
             self.records.append(record_id)
             self.index.add(record_id, payload, identifying_values(payload))
             messages.append((body, f"drill-{i % self.SAMPLE_GROUPS}", hashlib.sha256(body.encode()).hexdigest()))
@@ -483,7 +490,7 @@ class TeamDistributedMapDriver(TeamCodeDriver, DistributedMapDriver):
         if self.sample is None:
             return super().row_ids()
         header = list(dict.fromkeys(column for record in self.sample for column in record))
-        return header, [f"line {i + 1}" for i in range(len(self.sample))]
+        return header, record_ids(self.sample)
 
     def make_rows(self, ids: list[str]) -> dict[str, dict]:
         """Each row as the Map's ItemReader hands it over (every value CSV text), indexed by its text."""

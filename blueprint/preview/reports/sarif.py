@@ -93,6 +93,9 @@ class _Rules:
             self.extensions.append({"name": pack.name, "version": pack.version or "0.0.0",
                                     "informationUri": TOOL_URI,
                                     "rules": [_rule_descriptor(result, pack, name) for name in names]})
+            if pack is not result.gate:  # each pack's own config, named beside it (the gate reads none)
+                self.extensions[-1]["properties"] = {
+                    "policyConfig": str(pack.policy_config) if pack.policy_config else None}
             for index, name in enumerate(names):
                 self._where.setdefault((pack.name, name), {"id": name, "index": index,
                                                            "toolComponent": {"index": number}})
