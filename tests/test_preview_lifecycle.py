@@ -92,6 +92,7 @@ def test_the_program_s_exit_ends_the_wait_and_what_it_left_running_is_ended(tmp_
     assert not running(str(program))
 
 
+@pytest.mark.slow
 def test_a_program_waiting_on_an_output_that_never_resolves_is_stopped_at_the_timeout_naming_it(tmp_path):
     program = write_program(tmp_path / "program", NEVER_RESOLVES)
     started = time.monotonic()
