@@ -21,7 +21,7 @@ unexport PYTHONDONTWRITEBYTECODE
 UV := $(VENV)/bin/uv
 EXTRAS := --extra dev --extra local --extra docs
 BOOTSTRAP_UV := --quiet --disable-pip-version-check --require-hashes -r tools/uv-bootstrap.txt
-$(VENV)/.installed: pyproject.toml uv.lock tools/uv-bootstrap.txt
+$(VENV)/.installed: pyproject.toml uv.lock tools/uv-bootstrap.txt tools/compile_bytecode.py
 	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
 	test -x $(UV) || $(PYTHON) -m pip --python $(PY) install $(BOOTSTRAP_UV) 2>/dev/null || \
 	  { $(PY) -m ensurepip --default-pip >/dev/null && $(PY) -m pip install $(BOOTSTRAP_UV); }

@@ -48,6 +48,7 @@ def test_an_out_of_date_lock_stops_make_install_and_names_make_lock(tmp_path):
         shutil.copy(REPO / name, tmp_path / name)
     (tmp_path / "tools").mkdir()
     shutil.copy(REPO / "tools" / "uv-bootstrap.txt", tmp_path / "tools")
+    shutil.copy(REPO / "tools" / "compile_bytecode.py", tmp_path / "tools")  # a prerequisite of the install
     pyproject = (REPO / "pyproject.toml").read_text()
     (tmp_path / "pyproject.toml").write_text(pyproject.replace('dependencies = [\n', 'dependencies = [\n    "six>=1.16",\n', 1))
     venv_bin = tmp_path / ".venv" / "bin"
@@ -58,3 +59,23 @@ def test_an_out_of_date_lock_stops_make_install_and_names_make_lock(tmp_path):
     assert done.returncode != 0
     assert "uv.lock is out of date with pyproject.toml: run `make lock`" in done.stderr
     assert "uv sync" not in done.stdout  # nothing was installed from a re-resolved lock
+
+
+def test_the_install_compiled_the_bytecode_of_what_a_preview_imports():
+    """uv writes no bytecode and PYTHONDONTWRITEBYTECODE stops anything writing it later, so `make
+    install` compiles what the gate, the pack and the program import (tools/compile_bytecode.py):
+    without it each preview compiled them again in each of its processes."""
+    import compile_bytecode
+
+    listing = ("import sys, json\n" + compile_bytecode.GATE_AND_PACK +
+               "\nprint(json.dumps([getattr(m, '__file__', None) for m in list(sys.modules.values())]))")
+    done = subprocess.run([sys.executable, "-c", listing], capture_output=True, text=True, cwd=REPO,
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert done.returncode == 0, done.stderr
+    import importlib.util
+    import json
+
+    site_packages = sysconfig.get_paths()["purelib"]
+    sources = [f for f in json.loads(done.stdout) if f and f.endswith(".py") and f.startswith(site_packages)]
+    missing = [f for f in sources if not Path(importlib.util.cache_from_source(f)).exists()]
+    assert len(sources) > 200 and missing == [], f"{len(missing)} of {len(sources)} without bytecode: run `make install`"
