@@ -132,9 +132,17 @@ def render_index() -> str:
     return "\n".join(lines) + "\n"
 
 
+INDEX_PAGE = "README.md"
+
+
+def page_names() -> list[str]:
+    """The file name of every generated page under DOCS_FOLDER: the index, then one per component."""
+    return [INDEX_PAGE, *(f"{c.__name__}.md" for c in COMPONENTS)]
+
+
 def pages() -> dict[str, str]:
     """Every generated file under DOCS_FOLDER, by file name."""
-    return {"README.md": render_index(), **{f"{c.__name__}.md": render_page(c) for c in COMPONENTS}}
+    return dict(zip(page_names(), [render_index(), *(render_page(c) for c in COMPONENTS)]))
 
 
 _SECTIONS = {"fifoBilling": FifoBillingQueue, "distributedMap": DistributedMapBatch,

@@ -1,6 +1,8 @@
 """The lock: every install reads uv.lock, the environment the tests run in is exactly the lock, and a
 lock out of date with pyproject.toml stops `make install` with the command that fixes it."""
 
+import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -15,7 +17,8 @@ from packaging.utils import canonicalize_name
 REPO = Path(__file__).resolve().parents[1]
 UV = shutil.which("uv", path=os.path.dirname(sys.executable))
 sys.path.insert(0, str(REPO / "tools"))
-import uv_bootstrap  # noqa: E402  (a script of tools/, not a package)
+import compile_bytecode  # noqa: E402  (scripts of tools/, not a package)
+import uv_bootstrap  # noqa: E402
 
 
 def locked_versions() -> dict[str, str]:
@@ -65,16 +68,11 @@ def test_the_install_compiled_the_bytecode_of_what_a_preview_imports():
     """uv writes no bytecode and PYTHONDONTWRITEBYTECODE stops anything writing it later, so `make
     install` compiles what the gate, the pack and the program import (tools/compile_bytecode.py):
     without it each preview compiled them again in each of its processes."""
-    import compile_bytecode
-
     listing = ("import sys, json\n" + compile_bytecode.GATE_AND_PACK +
                "\nprint(json.dumps([getattr(m, '__file__', None) for m in list(sys.modules.values())]))")
     done = subprocess.run([sys.executable, "-c", listing], capture_output=True, text=True, cwd=REPO,
                           env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
     assert done.returncode == 0, done.stderr
-    import importlib.util
-    import json
-
     site_packages = sysconfig.get_paths()["purelib"]
     sources = [f for f in json.loads(done.stdout) if f and f.endswith(".py") and f.startswith(site_packages)]
     missing = [f for f in sources if not Path(importlib.util.cache_from_source(f)).exists()]

@@ -17,9 +17,6 @@ from tests.conftest import REPO
 DOCS = REPO / reference.DOCS_FOLDER
 
 
-PAGE_NAMES = ["README.md", *(f"{component.__name__}.md" for component in COMPONENTS)]
-
-
 @pytest.fixture(scope="module")
 def pages() -> dict[str, str]:
     """The pages as `make docs` writes them, rendered once when a test asks (each records its
@@ -27,14 +24,14 @@ def pages() -> dict[str, str]:
     return reference.pages()
 
 
-@pytest.mark.parametrize("file_name", PAGE_NAMES)
+@pytest.mark.parametrize("file_name", reference.page_names())
 def test_the_generated_pages_are_current(pages, file_name):
     assert (DOCS / file_name).is_file(), f"{reference.DOCS_FOLDER}/{file_name} is missing: run `make docs`"
     assert (DOCS / file_name).read_text() == pages[file_name], f"{reference.DOCS_FOLDER}/{file_name} is stale: run `make docs`"
 
 
 def test_no_page_is_left_over_from_a_component_that_is_gone(pages):
-    assert set(PAGE_NAMES) == set(pages)
+    assert set(reference.page_names()) == set(pages)
     assert {p.name for p in DOCS.glob("*.md")} == set(pages)
 
 
