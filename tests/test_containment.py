@@ -225,7 +225,13 @@ def test_a_sandbox_started_from_a_short_lived_thread_outlives_the_thread_not_the
     thread that started it ends (only when the process does: the next test's daemon check)."""
     walls = Walls(read_only=[*SYSTEM_READ_ONLY])
     started = []
-    thread = threading.Thread(target=lambda: started.append(containment().popen(walls, ["sleep", "30"])))
+
+    def start_and_see_it_running():  # the thread ends only once the sandbox is whole (bwrap set up)
+        process = containment().popen(walls, ["sh", "-c", "echo up; exec sleep 30"], stdout=subprocess.PIPE)
+        started.append(process)
+        assert process.stdout.readline() == b"up\n"
+
+    thread = threading.Thread(target=start_and_see_it_running)
     thread.start()
     thread.join()
     [process] = started
