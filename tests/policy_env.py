@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pulumi_aws as aws
+
 from integration_blueprint.preview.recording import record_program
 
 SKIPPED = "can't run policy"
@@ -53,3 +55,13 @@ def suppressing_stack(expires: str | None = None) -> str:
     return ("config:\n  aws:region: us-east-1\n  blueprint:suppressions:\n    - resource: dlq\n"
             "      policy: sqs-dlq-retention-exceeds-source\n      reason: the DLQ is drained hourly by the replay job\n"
             + (f"      expires: {expires}\n" if expires else ""))
+
+
+def replay_lane(stream, retry, fn) -> None:
+    """`fn` consumes Kinesis `stream`, sends what fails to the queue `retry` and consumes that queue
+    again (to replay from the stream): the mappings "events-mapping" and "events-retry-mapping"."""
+    aws.lambda_.EventSourceMapping("events-mapping", event_source_arn=stream.arn, function_name=fn.name,
+                                   starting_position="LATEST", maximum_retry_attempts=3,
+                                   destination_config={"on_failure": {"destination_arn": retry.arn}})
+    aws.lambda_.EventSourceMapping("events-retry-mapping", event_source_arn=retry.arn, function_name=fn.name,
+                                   function_response_types=["ReportBatchItemFailures"])

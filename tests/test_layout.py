@@ -6,6 +6,8 @@ import textwrap
 import tomllib
 from pathlib import Path
 
+from team_folders import write_team_program
+
 from integration_blueprint.preview.recording import record_program
 
 REPO = Path(__file__).resolve().parents[1]
@@ -130,12 +132,7 @@ def _all_imports(graph, module) -> set[str]:
 def test_a_team_program_with_its_own_components_and_handlers_folders_gets_our_component_and_archive(tmp_path):
     """A team's `components/` and `handlers/` are theirs: the program imports its own module from
     them, instantiates our component, and the Lambda archive holds our handler modules only."""
-    (tmp_path / "Pulumi.yaml").write_text("name: team-app\nruntime: python\n")
-    for folder, module, body in (("components", "naming", "PREFIX = 'team'\n"),
-                                 ("handlers", "app", "def lambda_handler(event, context):\n    return 'team code'\n")):
-        (tmp_path / folder).mkdir()
-        (tmp_path / folder / "__init__.py").write_text("")
-        (tmp_path / folder / f"{module}.py").write_text(body)
+    write_team_program(tmp_path, "def lambda_handler(event, context):\n    return 'team code'\n")
     (tmp_path / "__main__.py").write_text(textwrap.dedent("""
         from components.naming import PREFIX
         from integration_blueprint.components import FifoBillingQueue

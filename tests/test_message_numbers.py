@@ -11,7 +11,7 @@ import pulumi
 import pulumi_aws as aws
 import pytest
 from message_numbers_env import wrong_numbers
-from policy_env import SKIPPED, flagged
+from policy_env import SKIPPED, flagged, replay_lane
 
 from integration_blueprint.preview.recording import record_program
 
@@ -144,11 +144,7 @@ def consumed_stream_and_queue(*, stream_hours, visibility, receives, function_ti
         lambda arn: json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": receives})))
     fn = aws.lambda_.Function("events-fn", role="arn:aws:iam::123456789012:role/events", runtime="python3.12",
                               handler="app.handler", code=pulumi.AssetArchive({}), timeout=function_timeout)
-    aws.lambda_.EventSourceMapping("events-mapping", event_source_arn=stream.arn, function_name=fn.name,
-                                   starting_position="LATEST", maximum_retry_attempts=3,
-                                   destination_config={"on_failure": {"destination_arn": retry.arn}})
-    aws.lambda_.EventSourceMapping("events-retry-mapping", event_source_arn=retry.arn, function_name=fn.name,
-                                   function_response_types=["ReportBatchItemFailures"])
+    replay_lane(stream, retry, fn)
 
 
 def test_a_fix_beyond_what_aws_accepts_is_not_offered(policy_analyzer):

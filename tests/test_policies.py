@@ -10,7 +10,7 @@ import json
 import pulumi
 import pulumi_aws as aws
 import pytest
-from policy_env import SKIPPED, analyse, flagged, skipped  # noqa: F401 - the policy tests import them from here too
+from policy_env import SKIPPED, analyse, flagged, replay_lane, skipped  # noqa: F401 - the policy tests import them from here too
 
 from integration_blueprint.components.alarms import queue_depth_alarm
 
@@ -344,11 +344,7 @@ def replayed_stream(*, retention=None, visibility=360, count=REDRIVE_OK):
                           redrive_policy=redrive_to(retry_dlq, count=count))
     queue_depth_alarm("events-retry-depth", queue=retry, parent=None, description="test")
     fn = function("events-fn", timeout=60)
-    aws.lambda_.EventSourceMapping("events-mapping", event_source_arn=stream.arn, function_name=fn.name,
-                                   starting_position="LATEST", maximum_retry_attempts=3,
-                                   destination_config={"on_failure": {"destination_arn": retry.arn}})
-    aws.lambda_.EventSourceMapping("events-retry-mapping", event_source_arn=retry.arn, function_name=fn.name,
-                                   function_response_types=["ReportBatchItemFailures"])
+    replay_lane(stream, retry, fn)
 
 
 def test_replay_window_beyond_default_retention_violates(policy_analyzer):

@@ -28,6 +28,7 @@ import yaml
 from google.protobuf import empty_pb2, struct_pb2
 from node_packages import install_node_modules
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
+from team_folders import write_team_program
 
 from integration_blueprint import __version__
 from integration_blueprint.preview.recording import record_program
@@ -167,13 +168,8 @@ HAND_WRITTEN_MISTAKES = {
 def team_program(tmp_path_factory) -> Path:
     program = tmp_path_factory.mktemp("team") / "app"
     program.mkdir()
-    (program / "Pulumi.yaml").write_text("name: team-app\nruntime: python\n")
+    write_team_program(program, "def handler(event, context):\n    return {}\n")
     (program / "Pulumi.dev.yaml").write_text("config:\n  aws:region: eu-west-1\n")
-    for folder, module, body in (("components", "naming", "PREFIX = 'team'\n"),
-                                 ("handlers", "app", "def handler(event, context):\n    return {}\n")):
-        (program / folder).mkdir()
-        (program / folder / "__init__.py").write_text("")
-        (program / folder / f"{module}.py").write_text(body)
     (program / "__main__.py").write_text(TEAM_PROGRAM)
     return program
 

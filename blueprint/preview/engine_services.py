@@ -64,12 +64,14 @@ class RunEndingError(ProgramFacingError):
 def _answer(method):
     """Run a service method; a failure of the engine itself is recorded with its traceback (and
     reported as the tool's own failure), while the program sees the gRPC error the real engine
-    would give it."""
+    would give it. A method that returns nothing answers google.protobuf.Empty (the rpcs that return
+    nothing declare it)."""
     def answered(self, request, context):
         search_path = self.engine.sdk_search_path() if self.engine.sdk_search_path else None
         try:
             with sdk.searching(search_path):
-                return method(self, request, context)
+                answer = method(self, request, context)
+            return empty_pb2.Empty() if answer is None else answer
         except (RecursionError, wire.TooDeep):
             # A value deeper than the engine reads: the gate's limit, not the program's error.
             _too_deep(self.engine, request, method.__name__)
@@ -140,7 +142,6 @@ class ResourceMonitorService(resource_pb2_grpc.ResourceMonitorServicer):
     @_answer
     def RegisterResourceOutputs(self, request, context):
         self.engine.register_outputs(request)
-        return empty_pb2.Empty()
 
     @_answer
     def Invoke(self, request, context):
@@ -166,27 +167,22 @@ class ResourceMonitorService(resource_pb2_grpc.ResourceMonitorServicer):
         # The program is done; its Callbacks service stops next: our channels to it close first
         # (a channel the service closes under it makes gRPC log a GOAWAY on our stderr).
         self.engine.callbacks.close()
-        return empty_pb2.Empty()
 
     @_answer
     def RegisterStackTransform(self, request, context):
         self.engine.callbacks.add_stack_transform(request)
-        return empty_pb2.Empty()
 
     @_answer
     def RegisterStackInvokeTransform(self, request, context):
         self.engine.callbacks.add_invoke_transform(request)
-        return empty_pb2.Empty()
 
     @_answer
     def RegisterResourceHook(self, request, context):
         self.engine.callbacks.add_hook(request.name, request.on_dry_run)
-        return empty_pb2.Empty()
 
     @_answer
     def RegisterErrorHook(self, request, context):
         self.engine.callbacks.add_hook(request.name, False)  # error hooks run only when a step fails
-        return empty_pb2.Empty()
 
 
 class EngineService(engine_pb2_grpc.EngineServicer):
@@ -196,7 +192,6 @@ class EngineService(engine_pb2_grpc.EngineServicer):
     @_answer
     def Log(self, request, context):
         self.engine.log(request)
-        return empty_pb2.Empty()
 
     @_answer
     def GetRootResource(self, request, context):
@@ -209,7 +204,7 @@ class EngineService(engine_pb2_grpc.EngineServicer):
 
     @_answer
     def RequirePulumiVersion(self, request, context):
-        return empty_pb2.Empty()
+        return empty_pb2.Empty()  # any version the program asks for
 
 
 class _InProcessRpcError(grpc.RpcError):

@@ -21,7 +21,7 @@ sandbox reads.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from google.protobuf import struct_pb2
 
@@ -121,13 +121,7 @@ def downgrade(value: Any) -> Any:
         return secret(inner) if value.get("secret") else inner
     if sig == SECRET_SIG:
         return secret(downgrade(value.get("value")))
-    if sig in (ASSET_SIG, ARCHIVE_SIG):
-        return value
-    if isinstance(value, dict):
-        return {key: downgrade(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [downgrade(item) for item in value]
-    return value
+    return _each_item(value, downgrade)
 
 
 def unwrap_secrets(value: Any) -> Any:
@@ -135,12 +129,18 @@ def unwrap_secrets(value: Any) -> Any:
     sig = _sig(value)
     if sig == SECRET_SIG:
         return unwrap_secrets(value.get("value"))
-    if sig in (ASSET_SIG, ARCHIVE_SIG):
+    return _each_item(value, unwrap_secrets)
+
+
+def _each_item(value: Any, convert: Callable[[Any], Any]) -> Any:
+    """A map's or list's items each converted; an asset or archive (a map on the wire) and a
+    scalar as they are."""
+    if _sig(value) in (ASSET_SIG, ARCHIVE_SIG):
         return value
     if isinstance(value, dict):
-        return {key: unwrap_secrets(item) for key, item in value.items()}
+        return {key: convert(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [unwrap_secrets(item) for item in value]
+        return [convert(item) for item in value]
     return value
 
 

@@ -4,6 +4,7 @@ import itertools
 import time
 import uuid
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 _counter = itertools.count(1)
 
@@ -20,22 +21,17 @@ class LocalLambdaContext:
     # < 1 compresses time: the remaining time the handler sees shrinks by this factor (the local
     # sandbox uses it so an idempotency INPROGRESS record left by a crash expires quickly).
     time_scale: float = 1.0
+    # The same for every local invocation: the unpublished version, one log stream.
+    function_version: ClassVar[str] = "$LATEST"
+    log_stream_name: ClassVar[str] = "local"
 
     @property
     def invoked_function_arn(self) -> str:
         return f"arn:aws:lambda:{self.region}:{self.account}:function:{self.function_name}"
 
     @property
-    def function_version(self) -> str:
-        return "$LATEST"
-
-    @property
     def log_group_name(self) -> str:
         return f"/aws/lambda/{self.function_name}"
-
-    @property
-    def log_stream_name(self) -> str:
-        return "local"
 
     def get_remaining_time_in_millis(self) -> int:
         # The whole timeline compressed: what is left of the real timeout, times the scale. (Taking the

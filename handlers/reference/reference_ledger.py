@@ -36,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import time
 from decimal import Decimal
+from functools import cached_property
 from typing import Any, Optional
 
 import boto3
@@ -95,11 +96,9 @@ class AccountLedger:
         return self._table_name or config.required(config.LEDGER_TABLE_NAME,
                                                    set_by="IdempotentStreamConsumer or NonIdempotentStreamConsumer")
 
-    @property
+    @cached_property
     def client(self):
-        if self._client is None:
-            self._client = boto3.client("dynamodb")
-        return self._client
+        return self._client or boto3.client("dynamodb")
 
     def __call__(self, record: StreamRecord) -> None:
         where = f"record {record.shard_id}/{record.sequence_number}"

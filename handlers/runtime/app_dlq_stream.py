@@ -40,6 +40,7 @@ Environment (set by the component): RETRY_DLQ_URL, SOURCE_STREAM_ARN.
 from __future__ import annotations
 
 import dataclasses
+from functools import cached_property
 from typing import Any, Callable, Optional
 
 import boto3
@@ -98,12 +99,10 @@ class AppDlqRuntime:
         self._kinesis = kinesis
         self.own_stream = OwnStream(stream_arn)
 
-    @property
+    @cached_property
     def kinesis(self):
         """Only the by-reference retry lane reads the stream: create the client when it first does."""
-        if self._kinesis is None:
-            self._kinesis = boto3.client("kinesis")
-        return self._kinesis
+        return self._kinesis or boto3.client("kinesis")
 
     def _process(self, record: StreamRecord) -> None:
         call_with_retries(lambda: self.process_record(record), on_retry=lambda exc, attempt: self.logger.warning(

@@ -147,6 +147,18 @@ def policy_lets(policies: ResourcePolicies, target: PolicyResource, service: str
     return False
 
 
+def _report_not_permitted(index: StackIndex, invokers: Invokers, report: ReportViolation, resource: PolicyResource,
+                          prop: str, service: str, source: tuple[str, Optional[str]], delivers: str, dropped: str) -> None:
+    """Report `resource` when the function of this stack its `prop` delivers to has no
+    aws.lambda_.Permission that lets `service` invoke it for `source` (its kind and ARN);
+    `delivers` and `dropped` say who delivers and what then happens to the events."""
+    function = function_at(index, resource, prop, lambda: get(resource.props, prop))
+    if function is None or invokers.allow(function, service, source[1]):
+        return
+    report(f"{delivers} function {label(function)}, which has no aws.lambda_.Permission for {service}: "
+           f"{dropped} {_permission_fix(service, source[0])}", resource.urn)
+
+
 def _permission_fix(service: str, source: str) -> str:
     return (f"Add aws.lambda_.Permission(action='lambda:InvokeFunction', function=<the function>, "
             f"principal='{service}', source_arn=<{source} ARN>).")
@@ -169,12 +181,9 @@ def _check_sns(args: StackValidationArgs, report: ReportViolation) -> None:
         topic, topic_arn = subscription_topic(index, subscription)
         delivers = f"subscription '{subscription.name}' delivers topic {label(topic) if topic else topic_arn}"
         if protocol == "lambda":
-            function = function_at(index, subscription, "endpoint", lambda: get(subscription.props, "endpoint"))
-            if function is None or invokers.allow(function, SNS, topic_arn):
-                return
-            report(f"{delivers} to function {label(function)}, which has no aws.lambda_.Permission for {SNS}: "
-                   f"SNS accepts the subscription and drops every message after its retries. "
-                   f"{_permission_fix(SNS, 'topic')}", subscription.urn)
+            _report_not_permitted(index, invokers, report, subscription, "endpoint", SNS, ("topic", topic_arn),
+                                  f"{delivers} to", "SNS accepts the subscription and drops every message after its "
+                                  "retries.")
             return
         queue = index.follow(subscription, "endpoint", lambda: get(subscription.props, "endpoint"), [QUEUE])
         if queue is None:
@@ -222,12 +231,9 @@ def _check_eventbridge(args: StackValidationArgs, report: ReportViolation) -> No
             return
         rule_arn, of_rule = target_rule(target)
         if delivered.resource_type in (FUNCTION, ALIAS):
-            function = function_at(index, target, "arn", lambda: get(target.props, "arn"))
-            if function is None or invokers.allow(function, EVENTS, rule_arn):
-                return
-            report(f"EventTarget '{target.name}'{of_rule} invokes function "
-                   f"{label(function)}, which has no aws.lambda_.Permission for {EVENTS}: the rule matches and "
-                   f"every invocation fails and is dropped. {_permission_fix(EVENTS, 'rule')}", target.urn)
+            _report_not_permitted(index, invokers, report, target, "arn", EVENTS, ("rule", rule_arn),
+                                  f"EventTarget '{target.name}'{of_rule} invokes",
+                                  "the rule matches and every invocation fails and is dropped.")
             return
         if policy_lets(policies, delivered, EVENTS, rule_arn):
             return

@@ -23,20 +23,28 @@ from ._values import each_resource, get, given, is_set, resource_rule, shown, wh
 from .lambda_mappings import retry_bounds, stream_retention_seconds, unbounded_because
 
 
-def _check_target(args: ResourceValidationArgs, report: ReportViolation) -> None:
+def missing_retry_and_dlq(target, where: str, service: str, report: ReportViolation) -> list[str]:
+    """Which of the two settings that keep a failed delivery an EventBridge rule target or a Scheduler
+    schedule's target (`where`: its path, "" or "target.") lacks: retryPolicy, deadLetterConfig.arn.
+    A FIFO dead-letter queue is reported: both deliver only to a standard queue."""
     missing = []
-    if not given(args.props, "retryPolicy"):
-        missing.append("retryPolicy (maximumRetryAttempts, maximumEventAgeInSeconds)")
-    dead_letter = get(args.props, "deadLetterConfig", default={})
+    if not given(target, "retryPolicy"):
+        missing.append(f"{where}retryPolicy (maximumRetryAttempts, maximumEventAgeInSeconds)")
+    dead_letter = get(target, "deadLetterConfig", default={})
     if not given(dead_letter, "arn"):
-        missing.append("deadLetterConfig.arn (a standard SQS queue)")
-    else:
-        try:
-            arn = dead_letter["arn"]
-        except UnknownValueError:
-            arn = None  # set; its ARN (to tell FIFO from standard) comes later
-        if isinstance(arn, str) and fifo_by_name(arn):
-            report(f"the dead-letter queue {arn} is FIFO; EventBridge needs a standard queue.", None)
+        missing.append(f"{where}deadLetterConfig.arn (a standard SQS queue)")
+        return missing
+    try:
+        arn = dead_letter["arn"]
+    except UnknownValueError:
+        return missing  # set; its ARN (to tell FIFO from standard) comes later
+    if isinstance(arn, str) and fifo_by_name(arn):
+        report(f"the dead-letter queue {arn} is FIFO; {service} needs a standard queue.", None)
+    return missing
+
+
+def _check_target(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    missing = missing_retry_and_dlq(args.props, "", "EventBridge", report)
     if missing:
         report("the rule target has no " + " and no ".join(missing) + ": an event EventBridge cannot "
                f"deliver is {_retried(args.props)} and then dropped with no record of it.", None)

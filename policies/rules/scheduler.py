@@ -8,23 +8,12 @@ from integration_blueprint.core import aws_limits
 from ._links import SCHEDULE
 from ._policy import HIGH, MANDATORY, rule
 from ._values import get, given, resource_rule, shown, whole_number
+from .eventbridge import missing_retry_and_dlq
 
 
 def _check(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    missing = []
     target = get(args.props, "target", default={})
-    if not given(target, "retryPolicy"):
-        missing.append("target.retryPolicy (maximumRetryAttempts, maximumEventAgeInSeconds)")
-    dead_letter = get(target, "deadLetterConfig", default={})
-    if not given(dead_letter, "arn"):
-        missing.append("target.deadLetterConfig.arn (a standard SQS queue)")
-    else:
-        try:
-            arn = dead_letter["arn"]
-        except UnknownValueError:
-            arn = None  # set, but its ARN (to tell FIFO from standard) comes later
-        if isinstance(arn, str) and arn.endswith(".fifo"):
-            report(f"the dead-letter queue {arn} is FIFO; Scheduler needs a standard queue.", None)
+    missing = missing_retry_and_dlq(target, "target.", "Scheduler", report)
     if missing:
         report("schedule has no " + " and no ".join(missing) + f": an invocation that fails is "
                f"dropped {_after_retries(target)} with no record of it.", None)
