@@ -66,6 +66,9 @@ class ProgramFailure:
     # The part of the gate that failed (its shim or preload in the program's process, the engine, the
     # plugin), when the failure is the gate's own and not the program's.
     tool_part: str = ""
+    # The gate's walls stopped the run (its timeout, a limit of the program's sandbox): it says why the
+    # run was ended, nothing of an error the program itself reported.
+    stopped: bool = False
 
     @property
     def gate_part(self) -> str:
@@ -148,6 +151,20 @@ def limit_failure(engine: OfflineEngine, done: ProgramRun) -> Optional[ProgramFa
                               f"of {limits.tasks} processes and threads together: a program's preview needs a few "
                               "dozen; look for threads or processes started in a loop")
     return None
+
+
+# The second run that only locates an error the first run already reported (with stack frames) gets
+# the first run's time three times over (frames cost CPU, and a busy machine's runs vary) and this much
+# more, at most the preview's own timeout: past it,
+# the first run's error is reported as it was (a run that formats its error without end, as the
+# Node.js SDK does on Node.js releases without the fix of nodejs/node#64011, would otherwise hold
+# the preview until its timeout or memory cap).
+LOCATE_EXTRA_SECONDS = 30.0
+
+
+def locating_timeout(first_run_seconds: float, timeout: float) -> float:
+    """How long the locating run may take, given the first run's time and the preview's timeout."""
+    return min(timeout, 3 * first_run_seconds + LOCATE_EXTRA_SECONDS)
 
 
 def program_limits(engine: OfflineEngine) -> Limits:
@@ -270,11 +287,12 @@ def stopped_run(engine: OfflineEngine, done: ProgramRun, timeout: float) -> Opti
         engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
         return ended
     if done.timed_out:
-        return ProgramFailure(timeout_message(engine, timeout, done.pending))
+        return ProgramFailure(timeout_message(engine, timeout, done.pending), stopped=True)
     engine.limit_notes = list(done.notes)
     limited = limit_failure(engine, done)
     if limited is not None:
         engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
+        limited = dataclasses.replace(limited, stopped=True)
     return limited
 
 

@@ -64,7 +64,7 @@ from integration_blueprint.preview.language_host import (
     run_program,
     stopped_run,
 )
-from integration_blueprint.preview.project import ProgramError
+from integration_blueprint.preview.project import ProgramError, is_missing_config
 
 RUN_ENTRY = "@pulumi/pulumi/cmd/run"
 # Every file's type-check diagnostics, when a run stopped at the first file's (with_every_diagnostic).
@@ -247,9 +247,16 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
         failure = with_every_diagnostic(failure, node=node, pwd=pwd, entry_point=entry_point,
                                         tsconfig=options.tsconfig, env=env)
     # Without frames only a TypeScript compile error, which names its line itself, has a file.
-    if quick and not failure.file and not failure.gate_part:
+    if quick and not failure.file and not failure.gate_part and _frames_would_show(engine):
         return dataclasses.replace(failure, without_stacks=True)
     return failure
+
+
+def _frames_would_show(engine: OfflineEngine) -> bool:
+    """Whether a run with stack frames could show where the program failed: not when every error it
+    logged is a missing config value (a RunError, which every SDK version logs as its message alone)."""
+    errors = engine.errors()
+    return not errors or not all(is_missing_config(message) for message in errors)
 
 
 def _tagged_preload_failure(stderr: str) -> Optional[ProgramFailure]:
@@ -425,4 +432,9 @@ class NodeHost:
         return failure.without_stacks
 
     def located(self, failure: ProgramFailure, again: Optional[ProgramFailure]) -> ProgramFailure:
-        return again or failure
+        # A locating run the gate's walls stopped says nothing of the program's error: the first run's
+        # stands. Node.js releases without the fix of nodejs/node#64011 loop without end (and without
+        # bound on memory) colouring a stack frame under node_modules/@scope/ that names no folder
+        # after the scope (the SDK's own frames, source-mapped to node_modules/@pulumi/config.ts), which
+        # the SDK does for every uncaught error: a missing config value's run with frames never ends.
+        return failure if again is None or again.stopped else again

@@ -322,6 +322,11 @@ class ProgramConfig:
 _MISSING_CONFIG = re.compile(r"Missing required configuration variable '([^']+)'")
 
 
+def is_missing_config(message: str) -> bool:
+    """Whether `message` is an SDK's refusal of a `config.require` of a key no config sets."""
+    return _MISSING_CONFIG.search(message) is not None
+
+
 def missing_config_hint(message: str, config: ProgramConfig, program_dir: Path) -> Optional[str]:
     """For a program that required a config key its stack does not set: the stack file that would
     hold it, and the key it sets that is closest to it (a typo), or None for another failure."""

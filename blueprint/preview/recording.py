@@ -15,6 +15,7 @@ sandbox realizes it in an AWS emulator. Tests of the components use it too.
 from __future__ import annotations
 
 import gc
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,7 +36,12 @@ from integration_blueprint.preview.engine import (
     RecordedResource,
 )
 from integration_blueprint.preview.interpreter import Interpreter, missing_module_hint, resolve_interpreter
-from integration_blueprint.preview.language_host import PROGRAM_TIMEOUT_SECONDS, LanguageHost, ProgramFailure
+from integration_blueprint.preview.language_host import (
+    PROGRAM_TIMEOUT_SECONDS,
+    LanguageHost,
+    ProgramFailure,
+    locating_timeout,
+)
 from integration_blueprint.preview.program_view import ProgramView
 from integration_blueprint.preview.program_walls import sandbox_blame
 from integration_blueprint.preview.project import (
@@ -280,7 +286,7 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
     else:
         host = node_host.NodeHost(program_dir, manifest, program_config.values, program_config.secret_keys)
 
-    def run(locate: bool = False) -> tuple[OfflineEngine, Optional[ProgramFailure]]:
+    def run(locate: bool = False, timeout: float = timeout) -> tuple[OfflineEngine, Optional[ProgramFailure]]:
         engine = OfflineEngine(project=project, stack=stack, config=program_config.values,
                                secret_keys=program_config.secret_keys, region=region, region_fix=region_fix,
                                unknowns=unknowns, program_dir=program_dir,
@@ -293,10 +299,11 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
             engine.close()
             raise
 
+    started = time.monotonic()
     engine, failure = run()
     with engine:
         if failure is not None and host.worth_locating(failure):
-            again, located = run(locate=True)
+            again, located = run(locate=True, timeout=locating_timeout(time.monotonic() - started, timeout))
             again.close()
             failure = host.located(failure, located)
         if failure is not None:
