@@ -57,3 +57,12 @@ def test_a_required_config_key_the_stack_misspells_names_the_stack_file_and_the_
     assert ("stacks/Pulumi.dev.yaml sets no 'payments:oncallTopicArn'; it sets 'payments:oncalTopicArn': did you mean "
             "that key?") in message
     assert "Add `payments:oncallTopicArn: <value>` under `config:` in stacks/Pulumi.dev.yaml" in message
+
+    # A secret is never advised into the file in plain text: the command that writes it encrypted.
+    (tmp_path / "__main__.py").write_text('import pulumi\n\npulumi.Config().require_secret("webhookUrl")\n')
+    with pytest.raises(ProgramError) as raised:
+        record_program(tmp_path, stack="dev")
+    message = str(raised.value)
+    assert ("stacks/Pulumi.dev.yaml sets no 'payments:webhookUrl' Run `pulumi config set --secret payments:webhookUrl "
+            "<value>`, which writes it there encrypted") in message
+    assert "under `config:`" not in message

@@ -341,6 +341,9 @@ def missing_config_hint(message: str, config: ProgramConfig, program_dir: Path) 
     close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.75) or \
         [k for k in config.values if k.rpartition(":")[2] == name and k != key][:1]
     guess = f"; it sets {close[0]!r}: did you mean that key?" if close else ""
+    if "config set --secret" in message:  # requireSecret: the value belongs in the file encrypted
+        return (f"{where} sets no {key!r}{guess} Run `pulumi config set --secret {key} <value>`, which writes it "
+                f"there encrypted (`secure: ...`).")
     return (f"{where} sets no {key!r}{guess} Add `{key}: <value>` under `config:` in {where} (or run "
             f"`pulumi config set {key} <value>`, which writes it there).")
 
