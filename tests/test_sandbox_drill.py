@@ -119,6 +119,19 @@ def test_the_schedule_starts_the_dispatcher_asynchronously_and_a_run_that_keeps_
         assert parked.reason == f"RetriesExhausted after {len(calls)} attempts: RuntimeError: accounts store throttled"
 
 
+def test_conflicting_duplicates_parked_from_several_shards_are_each_counted():
+    """prod's streams have four shards, whose sequence numbers each start again: a parked conflict is
+    known by its shard and sequence number (by its number alone, conflicts on different shards fell
+    together and a drill that parked every one of them failed)."""
+    options = DrillOptions(stack="prod", records=60, seed=23, conflicts=0.2, transient=0.0, crashes=0, poison=0.0,
+                           duplicates=0.0)
+    report = run_drill(options)
+
+    stream = report.patterns["idempotent_stream"]
+    assert stream.conflicts_sent == stream.conflicts_parked == 12, stream
+    assert stream.passed, stream
+
+
 def test_every_pattern_loses_nothing_and_does_nothing_twice_under_the_default_fault_mix():
     # 20 records per pattern (make local and benchmarks/drill_speed.py drill 1,500).
     options = DrillOptions(records=20, seed=12, poison=0.1, duplicates=0.3, crashes=2, conflicts=0.1)

@@ -185,7 +185,8 @@ class StreamLedgerDriver(PatternDriver):
                 messages += 1
                 body = json.loads(message["Body"])
                 if (body.get("error") or {}).get("type") == CONFLICT_ERROR:
-                    conflicts.add(body.get("sequenceNumber"))
+                    # A record's position, not its sequence number alone: those restart on every shard.
+                    conflicts.add((body.get("shardId"), body.get("sequenceNumber")))
                 else:
                     ids |= self._ids_of(body)
         self.conflicts_parked = len(conflicts)
