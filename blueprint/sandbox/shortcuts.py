@@ -45,7 +45,8 @@ SHORTCUTS = {
                                      "each kind, no path set twice, no key attribute updated; each searched "
                                      "the subtree at every clause node) run once per expression, attribute "
                                      "names and key attributes they pass for, not on every update; a pass "
-                                     "with nothing in the tree to act on is not run (FIGURE)",
+                                     "with nothing in the tree to act on is not run (+17% without it, 1,500 "
+                                     "records: 164.6 and 174.2 s of CPU against 141.1 and 146.7 s, interleaved)",
     "remember_response_member_names": "the names under which a response member may be found on moto's "
                                       "result object (six alias rules, each name also in snake_case) are "
                                       "worked out once per member, parent shape and result class, not on "
@@ -482,7 +483,10 @@ def check_update_expressions_once(patcher: Patcher) -> None:
     initialize = validator.__init__
 
     def init(self, expression, *args, **kwargs):
-        self._sandbox_parsed = parsed.get(expression)
+        try:
+            self._sandbox_parsed = parsed.get(expression)
+        except TypeError:  # not a tree (no weak reference to it): moto's own passes say what it is
+            self._sandbox_parsed = None
         initialize(self, expression, *args, **kwargs)
 
     def validate(self):
