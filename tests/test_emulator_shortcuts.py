@@ -157,10 +157,10 @@ def update_expressions(ddb):
                      KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
                      AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
                                            {"AttributeName": "sk", "AttributeType": "N"}])
-    n, s, l, ss = ({"N": "2"}, {"S": "x"}, {"L": [{"S": "y"}]}, {"SS": ["p", "q"]})
+    n, s, a_list, ss = ({"N": "2"}, {"S": "x"}, {"L": [{"S": "y"}]}, {"SS": ["p", "q"]})
     updates = [  # (table, key, expression, names, values)
         ("t", "u", "SET #s = :s, #c = if_not_exists(#c, :n) + :n, lst = list_append(if_not_exists(lst, :l), :l)",
-         {"#s": "status", "#c": "count"}, {":s": s, ":n": n, ":l": l}),
+         {"#s": "status", "#c": "count"}, {":s": s, ":n": n, ":l": a_list}),
         ("t", "u", "SET #c = #c - :n REMOVE gone ADD tags :ss, amount :n", {"#c": "count"}, {":n": n, ":ss": ss}),
         ("t", "u", "DELETE tags :ss SET m = :m, lst[0] = :s", None, {":ss": {"SS": ["p"]}, ":m": {"M": {}}, ":s": s}),
         ("t", "u", "SET lst[0] = :s, lst[5] = :s REMOVE lst[1]", None, {":s": s}),
@@ -172,7 +172,7 @@ def update_expressions(ddb):
         # moto's errors
         ("t", "u", "SET #s = nowhere.deep", {"#s": "status"}, None),  # a path the item does not have
         ("t", "u", "SET #c = #s + :n", {"#c": "count", "#s": "status"}, {":n": n}),  # a string in arithmetic
-        ("t", "u", "SET lst = list_append(#s, :l)", {"#s": "status"}, {":l": l}),  # not a list
+        ("t", "u", "SET lst = list_append(#s, :l)", {"#s": "status"}, {":l": a_list}),  # not a list
         ("t", "u", "ADD #s :n", {"#s": "status"}, {":n": n}),  # a type mismatch
         ("t", "u", "SET a = :n SET b = :n", None, {":n": n}),  # two SET clauses
         ("t", "u", "SET a = :n REMOVE a", None, {":n": n}),  # a path twice
