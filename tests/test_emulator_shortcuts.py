@@ -76,6 +76,7 @@ def scenario():
                                         ExpressionAttributeValues={":v": {"S": "x"}}))
             record(lambda: ddb.delete_item(TableName="t", Key={"pk": {"S": "b"}}, ConditionExpression="n > :z",
                                            ExpressionAttributeValues={":z": {"N": "10"}}))
+        update_expressions(ddb)
         every_type = {"pk": {"S": "types"}, "n": {"N": "1.5"}, "b": {"B": b"bytes"}, "ok": {"BOOL": False},
                       "none": {"NULL": True}, "ss": {"SS": ["x", "y"]}, "ns": {"NS": ["1", "2"]}, "bs": {"BS": [b"z"]},
                       "m": {"M": {"inner": {"L": [{"S": "deep"}, {"M": {}}, {"N": "0"}]}}}}
@@ -144,6 +145,73 @@ def scenario():
         from moto.core.exceptions import JsonRESTError
         error = JsonRESTError("ValidationException", "bad")
         out.append([error.get_body(), error.get_headers(), error.code, sorted(vars(error).items())])
+
+
+def update_expressions(ddb):
+    """Update expressions (each met twice, so the second meets what the first left): SET, REMOVE,
+    ADD and DELETE, if_not_exists, list_append, arithmetic, in an item and a new one; moto's errors
+    (a missing path, a type mismatch, two clauses of a kind, a path set twice, a key updated, an
+    undefined name or value, a key of the wrong type) and condition failures, alone and in a
+    transaction, and the same texts with other names."""
+    ddb.create_table(TableName="pair", BillingMode="PAY_PER_REQUEST",
+                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                           {"AttributeName": "sk", "AttributeType": "N"}])
+    n, s, a_list, ss = ({"N": "2"}, {"S": "x"}, {"L": [{"S": "y"}]}, {"SS": ["p", "q"]})
+    updates = [  # (table, key, expression, names, values)
+        ("t", "u", "SET #s = :s, #c = if_not_exists(#c, :n) + :n, lst = list_append(if_not_exists(lst, :l), :l)",
+         {"#s": "status", "#c": "count"}, {":s": s, ":n": n, ":l": a_list}),
+        ("t", "u", "SET #c = #c - :n REMOVE gone ADD tags :ss, amount :n", {"#c": "count"}, {":n": n, ":ss": ss}),
+        ("t", "u", "DELETE tags :ss SET m = :m, lst[0] = :s", None, {":ss": {"SS": ["p"]}, ":m": {"M": {}}, ":s": s}),
+        ("t", "u", "SET lst[0] = :s, lst[5] = :s REMOVE lst[1]", None, {":s": s}),
+        ("t", "u", "SET m.deep = :s", None, {":s": s}),
+        ("t", "u", "SET #c = :n", {"#c": "other"}, {":n": n}),  # a text met before, other names
+        ("t", "new", "ADD amount :n", None, {":n": n}),  # a new item
+        ("pair", "u", "ADD balance :n, applied :one", None, {":n": n, ":one": {"N": "1"}}),
+        ("pair", "new", "SET #t = :n", {"#t": "ttl"}, {":n": n}),
+        # moto's errors
+        ("t", "u", "SET #s = nowhere.deep", {"#s": "status"}, None),  # a path the item does not have
+        ("t", "u", "SET #c = #s + :n", {"#c": "count", "#s": "status"}, {":n": n}),  # a string in arithmetic
+        ("t", "u", "SET lst = list_append(#s, :l)", {"#s": "status"}, {":l": a_list}),  # not a list
+        ("t", "u", "ADD #s :n", {"#s": "status"}, {":n": n}),  # a type mismatch
+        ("t", "u", "SET a = :n SET b = :n", None, {":n": n}),  # two SET clauses
+        ("t", "u", "SET a = :n REMOVE a", None, {":n": n}),  # a path twice
+        ("t", "u", "SET a.b = :n, a = :n", None, {":n": n}),  # overlapping paths
+        ("t", "u", "SET pk = :s", None, {":s": s}),  # a key attribute
+        ("t", "u", "SET #k = :n", {"#k": "sk"}, {":n": n}),  # not a key here: passes
+        ("pair", "u", "SET #k = :n", {"#k": "sk"}, {":n": n}),  # the same text and names, the range key here
+        ("t", "u", "SET #a = :n, #b = :n", {"#a": "x", "#b": "y"}, {":n": n}),  # passes
+        ("t", "u", "SET #a = :n, #b = :n", {"#a": "x", "#b": "x"}, {":n": n}),  # the same text, a path twice
+        ("t", "u", "SET #undefined = :s", {"#other": "x"}, {":s": s}),  # a name not defined
+        ("t", "u", "SET a = :s, b = :undefined", None, {":s": s}),  # a value not defined
+        ("t", "u", "SET a = :s", None, {":s": {"S": ""}}),  # an empty string, not in a key
+        ("t", "u", "SET lst[0].x = :s", None, {":s": s}),  # a path through a string
+        ("t", "u", "SET a = :s", None, None),  # no values at all
+    ]
+    for _ in range(2):
+        for table, key, expression, names, values in updates:
+            arguments = {"TableName": table, "UpdateExpression": expression, "ReturnValues": "ALL_NEW",
+                         "Key": {"pk": {"S": key}, **({"sk": {"N": "1"}} if table == "pair" else {})}}
+            if names is not None:
+                arguments["ExpressionAttributeNames"] = names
+            if values is not None:
+                arguments["ExpressionAttributeValues"] = values
+            record(lambda: ddb.update_item(**arguments))
+        # a condition that fails, then holds (one text, other values)
+        for limit in ("0", "99"):
+            record(lambda: ddb.update_item(TableName="t", Key={"pk": {"S": "u"}}, UpdateExpression="ADD amount :n",
+                                           ConditionExpression="amount < :limit", ReturnValues="UPDATED_OLD",
+                                           ExpressionAttributeValues={":n": n, ":limit": {"N": limit}}))
+        # transactions: one whose condition fails (nothing written), one whose update is refused, one that holds
+        for guard, expression in (("attribute_not_exists(pk)", "ADD amount :n"), ("attribute_exists(pk)", "SET pk = :s"),
+                                  ("attribute_exists(pk)", "ADD amount :n")):
+            record(lambda: ddb.transact_write_items(TransactItems=[
+                {"Update": {"TableName": "t", "Key": {"pk": {"S": "w"}}, "UpdateExpression": "SET #t = :n",
+                            "ExpressionAttributeNames": {"#t": "ttl"}, "ExpressionAttributeValues": {":n": n}}},
+                {"Update": {"TableName": "t", "Key": {"pk": {"S": "u"}}, "UpdateExpression": expression,
+                            "ConditionExpression": guard, "ExpressionAttributeValues": {":n": n, ":s": s}}}]))
+            record(lambda: ddb.get_item(TableName="t", Key={"pk": {"S": "w"}}))
+        record(lambda: ddb.get_item(TableName="t", Key={"pk": {"S": "u"}}))
 
 
 def answers(names) -> list:

@@ -12,6 +12,7 @@ import tomllib
 from importlib import metadata
 from pathlib import Path
 
+import pytest
 from packaging.utils import canonicalize_name
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,11 +65,12 @@ def test_an_out_of_date_lock_stops_make_install_and_names_make_lock(tmp_path):
     assert "uv sync" not in done.stdout  # nothing was installed from a re-resolved lock
 
 
-def test_the_install_compiled_the_bytecode_of_what_a_preview_imports():
+@pytest.mark.parametrize("imports", ["GATE_AND_PACK", "DRILL"])
+def test_the_install_compiled_the_bytecode_of_what_a_preview_and_a_drill_import(imports):
     """uv writes no bytecode and PYTHONDONTWRITEBYTECODE stops anything writing it later, so `make
-    install` compiles what the gate, the pack and the program import (tools/compile_bytecode.py):
-    without it each preview compiled them again in each of its processes."""
-    listing = ("import sys, json\n" + compile_bytecode.GATE_AND_PACK +
+    install` compiles what the gate, the pack, the program and a drill import (tools/compile_bytecode.py):
+    without it each preview and drill compiled them again in each of its processes."""
+    listing = ("import sys, json\n" + getattr(compile_bytecode, imports) +
                "\nprint(json.dumps([getattr(m, '__file__', None) for m in list(sys.modules.values())]))")
     done = subprocess.run([sys.executable, "-c", listing], capture_output=True, text=True, cwd=REPO,
                           env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})

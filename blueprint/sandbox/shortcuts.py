@@ -41,6 +41,12 @@ SHORTCUTS = {
                                           "per node, and "
                                           "the parsed tree each update works on is copied node by node "
                                           "instead of by copy.deepcopy's generic protocol (+7% without it)",
+    "check_update_expressions_once": "the three passes that only check an update expression (one clause of "
+                                     "each kind, no path set twice, no key attribute updated; each searched "
+                                     "the subtree at every clause node) run once per expression, attribute "
+                                     "names and key attributes they pass for, not on every update; a pass "
+                                     "with nothing in the tree to act on is not run (+17% without it, 1,500 "
+                                     "records: 164.6 and 174.2 s of CPU against 141.1 and 146.7 s, interleaved)",
     "remember_response_member_names": "the names under which a response member may be found on moto's "
                                       "result object (six alias rules, each name also in snake_case) are "
                                       "worked out once per member, parent shape and result class, not on "
@@ -74,6 +80,8 @@ _TARGETS = {
                                         "UpdateExpressionParser.make", "moto"),
     "walk_dynamodb_update_trees_cheaply": ("moto.dynamodb.parsing.ast_nodes.DepthFirstTraverser.traverse, "
                                            "Node.__deepcopy__", "moto"),
+    "check_update_expressions_once": ("moto.dynamodb.parsing.validators.UpdateExpressionValidator.__init__, "
+                                      "validate; UpdateExpressionParser.make", "moto"),
     "remember_response_member_names": ("moto.core.serialize.XFormedAttributePicker.get_possible_keys, "
                                        "ResponseSerializer.get_value", "moto"),
     "build_user_agents_once": ("botocore.useragent.UserAgentString.to_string", "botocore"),
@@ -433,6 +441,97 @@ def walk_dynamodb_update_trees_cheaply(patcher: Patcher) -> None:
     patcher.replace(traverser, "traverse", traverse)
     patcher.replace(ast_nodes.Node, "__deepcopy__", copy_node)
 
+
+
+@_speed("check_update_expressions_once")
+def check_update_expressions_once(patcher: Patcher) -> None:
+    """moto validates an update expression with ten passes over a copy of its syntax tree. The first
+    three only check it (ActionCountValidator: one clause of each kind; OverlappingPathsValidator: no
+    path set twice; UpdateHashRangeKeyValidator: no key attribute updated): they change nothing and
+    read nothing but the expression, its attribute names and the table's key attributes. They ran at
+    every node below the root (each clause node is an UpdateExpression to them), a search of the
+    subtree each. They now run as moto runs them the first time an (expression, names, key
+    attributes) meets them; once they pass for it, they are not run again for it (one that fails is
+    run again next time, and fails the same way).
+    Of the other seven passes, one that acts on no node class the tree can hold (the parsed tree's
+    own classes, and DDBTypedValue and NoneExistingPath, the only ones the passes put in) and has no
+    per-child hook leaves the tree as it is: it is not run (UpdateExpressionFunctionEvaluator without
+    a function; ExecuteOperations, TypeMismatchValidator and EmptyStringKeyValueValidator without a
+    SET). Every other pass runs, in moto's order, with moto's own actions."""
+    import weakref
+
+    from moto.dynamodb.parsing import ast_nodes, expressions, validators
+
+    checks = (validators.ActionCountValidator, validators.OverlappingPathsValidator,
+              validators.UpdateHashRangeKeyValidator)
+    put_in = (ast_nodes.DDBTypedValue, ast_nodes.NoneExistingPath)  # what the passes replace nodes with
+    no_hook = ast_nodes.DepthFirstTraverser.pre_processing_of_child
+    # A parsed tree -> its text and the node classes it holds (weak: a tree moto drops goes with it).
+    parsed: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    checked: set = set()  # (text, names, key attributes) the checks passed for
+    idle: dict = {}  # (a pass's class, its node types, the tree's classes) -> whether it acts on none of them
+
+    make = expressions.UpdateExpressionParser.make.__func__
+
+    def make_and_remember(cls, expression):
+        tree = make(cls, expression)
+        if tree not in parsed:
+            parsed[tree] = (expression, frozenset(_node_classes(tree, ast_nodes.Node)) | frozenset(put_in))
+        return tree
+
+    validator = validators.UpdateExpressionValidator
+    initialize = validator.__init__
+
+    def init(self, expression, *args, **kwargs):
+        try:
+            self._sandbox_parsed = parsed.get(expression)
+        except TypeError:  # not a tree (no weak reference to it): moto's own passes say what it is
+            self._sandbox_parsed = None
+        initialize(self, expression, *args, **kwargs)
+
+    def validate(self):
+        known = self.__dict__.get("_sandbox_parsed")
+        names = self.expression_attribute_names
+        try:
+            key = None if known is None else (
+                known[0], None if names is None else tuple(sorted(names.items())), tuple(self.table.table_key_attrs))
+            hash(key)
+        except TypeError:  # names moto would not accept: its own checks say so
+            key = None
+        node = self.node_to_validate
+        unchecked = sum(type(processor) in checks for processor in self.processors)
+        for processor in self.processors:
+            kind = type(processor)
+            if kind in checks:
+                if key is not None and key in checked:
+                    continue  # passed for this expression, these names and these key attributes
+                node = processor.traverse(node)
+                unchecked -= 1
+                if not unchecked and key is not None and len(checked) < EXPRESSION_CACHE_SIZE:
+                    checked.add(key)  # every check passed (one that failed raised)
+                continue
+            if known is not None and kind.pre_processing_of_child is no_hook:
+                types = tuple(processor._processing_map())
+                acts = idle.get((kind, types, known[1]))
+                if acts is None:
+                    acts = idle[(kind, types, known[1])] = any(issubclass(c, t) for c in known[1] for t in types)
+                if not acts:
+                    continue
+            node = processor.traverse(node)
+        return node
+
+    patcher.replace(expressions.UpdateExpressionParser, "make", classmethod(make_and_remember))
+    patcher.replace(validator, "__init__", init)
+    patcher.replace(validator, "validate", validate)
+
+
+def _node_classes(node, node_class) -> set:
+    """The classes of `node` and every node below it."""
+    found = {type(node)}
+    for child in node.children or ():
+        if isinstance(child, node_class):
+            found |= _node_classes(child, node_class)
+    return found
 
 
 @_speed("remember_response_member_names")
