@@ -313,9 +313,10 @@ def test_a_team_folder_ships_with_the_handler_runtime_beside_it_and_its_handler_
     assert violation.message.endswith(
         "function orders-consumer: handler 'order.handler': module 'order' is not in the function's archive "
         "(order.py) (did you mean 'orders'?); Lambda would fail every invocation with Runtime.ImportModuleError")
+    # The component's call, where the team wrote it: the program declares both stream consumers in one loop.
     component_line = next(number for number, line in enumerate(
-        (TEAM_PROGRAM / "__main__.py").read_text().splitlines(), start=1) if 'IdempotentStreamConsumer("orders"' in line)
-    assert Locator(recorded)(violation.urn).line == component_line  # the component's call, where the team wrote it
+        (TEAM_PROGRAM / "__main__.py").read_text().splitlines(), start=1) if line.strip() == "consumer(name, {")
+    assert Locator(recorded)(violation.urn).line == component_line
     consumer.inputs["layers"] = ["arn:aws:lambda:eu-west-1:123456789012:layer:shared:3"]
     assert gate_rules.handler_violations(recorded) == []  # a layer may hold the module: not judged
 
