@@ -48,21 +48,20 @@ def test_a_required_config_key_the_stack_misspells_names_the_stack_file_and_the_
     (tmp_path / "stacks").mkdir()
     (tmp_path / "stacks" / "Pulumi.dev.yaml").write_text(
         "config:\n  aws:region: eu-west-1\n  payments:oncalTopicArn: arn:aws:sns:eu-west-1:123456789012:oncall\n")
-    (tmp_path / "__main__.py").write_text('import pulumi\n\npulumi.Config().require("oncallTopicArn")\n')
 
-    with pytest.raises(ProgramError) as raised:
-        record_program(tmp_path, stack="dev")
+    def refusal(require: str) -> str:
+        (tmp_path / "__main__.py").write_text(f"import pulumi\n\npulumi.Config().{require}\n")
+        with pytest.raises(ProgramError) as raised:
+            record_program(tmp_path, stack="dev")
+        return str(raised.value)
 
-    message = str(raised.value)
+    message = refusal('require("oncallTopicArn")')
     assert ("stacks/Pulumi.dev.yaml sets no 'payments:oncallTopicArn'; it sets 'payments:oncalTopicArn': did you mean "
             "that key?") in message
     assert "Add `payments:oncallTopicArn: <value>` under `config:` in stacks/Pulumi.dev.yaml" in message
 
     # A secret is never advised into the file in plain text: the command that writes it encrypted.
-    (tmp_path / "__main__.py").write_text('import pulumi\n\npulumi.Config().require_secret("webhookUrl")\n')
-    with pytest.raises(ProgramError) as raised:
-        record_program(tmp_path, stack="dev")
-    message = str(raised.value)
+    message = refusal('require_secret("webhookUrl")')
     assert ("stacks/Pulumi.dev.yaml sets no 'payments:webhookUrl' Run `pulumi config set --secret payments:webhookUrl "
             "<value>`, which writes it there encrypted") in message
     assert "under `config:`" not in message
