@@ -50,7 +50,7 @@ import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -207,7 +207,7 @@ class _Starter:
     A forked child (the drill's reference run) starts one of its own: the parent's is not there."""
 
     def __init__(self) -> None:
-        self.requests: "queue.SimpleQueue[tuple[Any, Future[Any]]]" = queue.SimpleQueue()
+        self.requests: "queue.SimpleQueue[tuple[Callable[[], Contained], Future[Contained]]]" = queue.SimpleQueue()
         threading.Thread(target=self._serve, name="sandbox-starter", daemon=True).start()
 
     def _serve(self) -> None:
@@ -232,14 +232,14 @@ def _forget_the_parents_starter() -> None:
 os.register_at_fork(after_in_child=_forget_the_parents_starter)
 
 
-def _on_the_starter_thread(start: Any) -> Any:
+def _on_the_starter_thread(start: Callable[[], "Contained"]) -> "Contained":
     """`start()` run on the starter thread, its result or exception the caller's. A caller interrupted
     while it waits (Ctrl-C) leaves no sandbox behind: the process started for it is killed."""
     global _starter
     with _starter_lock:
         if _starter is None:
             _starter = _Starter()
-        future: Future[Any] = Future()
+        future: Future[Contained] = Future()
         _starter.requests.put((start, future))
     try:
         return future.result()
@@ -249,7 +249,7 @@ def _on_the_starter_thread(start: Any) -> Any:
         raise
 
 
-def _kill_unclaimed(future: "Future[Any]") -> None:
+def _kill_unclaimed(future: "Future[Contained]") -> None:
     if future.exception() is None:
         process = future.result()
         process.kill()

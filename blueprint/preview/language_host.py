@@ -145,20 +145,22 @@ def limit_failure(engine: OfflineEngine, done: ProgramRun) -> Optional[ProgramFa
         return ProgramFailure(f"the program's processes held more than the gate's memory cap "
                               f"({(limits.memory_bytes or 0) // 1024 ** 2} MiB: its language host and every process it "
                               "started, together) and were ended by the kernel. A program's preview needs far less: "
-                              "look for what it builds and keeps; `blueprint preview --program-memory MB` raises the cap")
+                              "look for what it builds and keeps; `blueprint preview --program-memory MB` raises the cap",
+                              stopped=True)
     if done.tasks_refused:
         return ProgramFailure(f"the program was refused a new process or thread {done.tasks_refused}x at the gate's cap "
                               f"of {limits.tasks} processes and threads together: a program's preview needs a few "
-                              "dozen; look for threads or processes started in a loop")
+                              "dozen; look for threads or processes started in a loop", stopped=True)
     return None
 
 
 # The second run that only locates an error the first run already reported (with stack frames) gets
-# the first run's time three times over (frames cost CPU, and a busy machine's runs vary) and this much
-# more, at most the preview's own timeout: past it,
-# the first run's error is reported as it was (a run that formats its error without end, as the
-# Node.js SDK does on Node.js releases without the fix of nodejs/node#64011, would otherwise hold
-# the preview until its timeout or memory cap).
+# the first run's time three times over (frames cost CPU, and a busy machine's runs vary) and this
+# much more, at most the preview's own timeout: past it, the first run's error is reported as it was.
+# A run that formats its error without end would otherwise hold the preview until its timeout or
+# memory cap: the Node.js SDK colours every uncaught error's stack, and Node.js releases without the
+# fix of nodejs/node#64011 loop without bound on a frame under node_modules/@scope/ that names no
+# folder after the scope (the SDK's own frames, source-mapped to node_modules/@pulumi/config.ts).
 LOCATE_EXTRA_SECONDS = 30.0
 
 
@@ -292,7 +294,6 @@ def stopped_run(engine: OfflineEngine, done: ProgramRun, timeout: float) -> Opti
     limited = limit_failure(engine, done)
     if limited is not None:
         engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
-        limited = dataclasses.replace(limited, stopped=True)
     return limited
 
 

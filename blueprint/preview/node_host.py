@@ -433,8 +433,5 @@ class NodeHost:
 
     def located(self, failure: ProgramFailure, again: Optional[ProgramFailure]) -> ProgramFailure:
         # A locating run the gate's walls stopped says nothing of the program's error: the first run's
-        # stands. Node.js releases without the fix of nodejs/node#64011 loop without end (and without
-        # bound on memory) colouring a stack frame under node_modules/@scope/ that names no folder
-        # after the scope (the SDK's own frames, source-mapped to node_modules/@pulumi/config.ts), which
-        # the SDK does for every uncaught error: a missing config value's run with frames never ends.
+        # stands (language_host.LOCATE_EXTRA_SECONDS says which runs never end).
         return failure if again is None or again.stopped else again

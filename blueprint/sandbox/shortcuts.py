@@ -370,6 +370,9 @@ def parse_dynamodb_expressions_once(patcher: Patcher) -> None:
 EXPRESSION_CACHE_SIZE = 10_000
 
 
+_UNSEEN = object()  # a node class not yet matched against a table's node types
+
+
 @_speed("walk_dynamodb_update_trees_cheaply")
 def walk_dynamodb_update_trees_cheaply(patcher: Patcher) -> None:
     """moto validates an update expression with ten passes over its syntax tree. Each pass asked
@@ -451,8 +454,8 @@ def check_update_expressions_once(patcher: Patcher) -> None:
     read nothing but the expression, its attribute names and the table's key attributes. They ran at
     every node below the root (each clause node is an UpdateExpression to them), a search of the
     subtree each. They now run as moto runs them the first time an (expression, names, key
-    attributes) meets them; once they pass for it, they are not run again for it (one that fails is
-    run again next time, and fails the same way).
+    attributes) meets them; once a validation has passed for it, they are not run again for it (one
+    that fails is run again next time, and fails the same way).
     Of the other seven passes, one that acts on no node class the tree can hold (the parsed tree's
     own classes, and DDBTypedValue and NoneExistingPath, the only ones the passes put in) and has no
     per-child hook leaves the tree as it is: it is not run (UpdateExpressionFunctionEvaluator without
@@ -499,16 +502,12 @@ def check_update_expressions_once(patcher: Patcher) -> None:
         except TypeError:  # names moto would not accept: its own checks say so
             key = None
         node = self.node_to_validate
-        unchecked = sum(type(processor) in checks for processor in self.processors)
+        passed_before = key is not None and key in checked
         for processor in self.processors:
             kind = type(processor)
             if kind in checks:
-                if key is not None and key in checked:
-                    continue  # passed for this expression, these names and these key attributes
-                node = processor.traverse(node)
-                unchecked -= 1
-                if not unchecked and key is not None and len(checked) < EXPRESSION_CACHE_SIZE:
-                    checked.add(key)  # every check passed (one that failed raised)
+                if not passed_before:
+                    node = processor.traverse(node)
                 continue
             if known is not None and kind.pre_processing_of_child is no_hook:
                 types = tuple(processor._processing_map())
@@ -518,6 +517,8 @@ def check_update_expressions_once(patcher: Patcher) -> None:
                 if not acts:
                     continue
             node = processor.traverse(node)
+        if key is not None and not passed_before and len(checked) < EXPRESSION_CACHE_SIZE:
+            checked.add(key)  # every check passed (one that failed raised)
         return node
 
     patcher.replace(expressions.UpdateExpressionParser, "make", classmethod(make_and_remember))
@@ -701,9 +702,6 @@ def roll_back_transactions_by_item(patcher: Patcher) -> None:
 
 
 
-
-
-_UNSEEN = object()  # a node class not yet matched against a table's node types
 
 
 @_speed("list_response_methods_once")
