@@ -8,12 +8,16 @@ the pack's own config checks, and the metadata every rule publishes.
 """
 
 import json
+import tomllib
 
 import pulumi
 import pulumi_aws as aws
 import pytest
 from test_policies import ROLE, analyse, dlq, flagged, function, later, redrive_to, skipped
 
+from integration_blueprint.core import aws_limits, conventions
+from integration_blueprint.policies.rules import POLICIES
+from integration_blueprint.policies.rules._policy import CATALOGUE, rule
 from integration_blueprint.preview.analyzer import AnalyzerError, analyzer_pb2
 from integration_blueprint.preview.recording import record_program
 
@@ -540,6 +544,26 @@ def test_every_rule_publishes_its_fix_its_source_and_how_much_it_matters(policy_
     levels = {p.name: p.enforcementLevel for p in policy_analyzer.info.policies}
     assert len(levels) == 37 and levels[TLS] == 0  # proto ADVISORY
 
+
+
+def test_the_catalogue_holds_the_texts_of_exactly_the_packs_rules_with_the_codes_values_filled_in(policy_analyzer):
+    catalogue = tomllib.loads(CATALOGUE.read_text())
+    published = {p.name: p for p in policy_analyzer.info.policies}
+    assert list(catalogue) == [p.name for p in POLICIES] and set(catalogue) == set(published)
+    for name, policy in published.items():
+        assert "${" not in policy.description + policy.remediation_steps, name
+        assert policy.displayName == catalogue[name]["display_name"], name
+    minimum = published["sqs-dlq-max-receive-count"].description
+    assert f"default {conventions.MIN_SAFE_MAX_RECEIVE_COUNT};" in minimum
+    assert f"1-{aws_limits.SQS_MAX_RECEIVE_COUNT_MAX})" in minimum
+    assert "States.ExceedToleratedFailureThreshold" in published["sfn-distributed-map-bounded"].remediation_steps
+
+
+def test_a_rule_without_texts_or_with_a_value_the_code_lacks_stops_the_pack_naming_the_rule():
+    with pytest.raises(KeyError, match="'no-such-rule' has no entry in catalogue.toml: add its texts there"):
+        rule("stack", "no-such-rule", lambda args, report: None)
+    with pytest.raises(ValueError, match=r"catalogue.toml \['sfn-distributed-map-bounded'\].*\$\{EXCEEDED\} names no "):
+        rule("resource", "sfn-distributed-map-bounded", lambda args, report: None)  # its module passes EXCEEDED
 
 def test_a_dlq_already_at_the_maximum_is_told_to_lower_the_source_in_the_finding_and_the_rules_fix(policy_analyzer):
     def program():

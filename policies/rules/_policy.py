@@ -1,8 +1,9 @@
 """How every rule of the pack is declared: its metadata and a config the pack itself checks.
 
 The pulumi-policy SDK publishes a policy's description, display name, severity, tags, remediation
-steps and URL in GetAnalyzerInfo (the CLI and `blueprint` show them); `rule()` makes each of them
-required, so no rule ships without its fix and its AWS source.
+steps and URL in GetAnalyzerInfo (the CLI and `blueprint` show them). `rule()` reads them from the
+rule's entry in catalogue.toml and requires each of them, so no rule ships without its fix and its
+AWS source (a missing entry, field or value stops the pack from loading, naming the rule).
 
 The SDK sends only a config schema's `properties` and `required` to the engine (no
 `additionalProperties`), and its Configure accepts anything. So the rule checks its own config
@@ -13,8 +14,13 @@ default).
 
 from __future__ import annotations
 
+import functools
 import json
+import re
+import tomllib
 from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Callable, Optional
 
 from pulumi_policy import (
@@ -26,18 +32,20 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
+from integration_blueprint.core import aws_limits, conventions
 from integration_blueprint.core.conventions import SUPPRESSIONS_SECTION
 
 from ._nested import judged_with_nested
-
-ADVISORY = EnforcementLevel.ADVISORY
-MANDATORY = EnforcementLevel.MANDATORY
-LOW, MEDIUM, HIGH, CRITICAL = Severity.LOW, Severity.MEDIUM, Severity.HIGH, Severity.CRITICAL
 
 # AWS Security Hub's "AWS Foundational Security Best Practices" standard: the only compliance
 # framework some of these rules implement one to one (the others are AWS guidance, cited by url).
 FSBP = "AWS Foundational Security Best Practices"
 FSBP_URL = "https://docs.aws.amazon.com/securityhub/latest/userguide/fsbp-standard.html"
+
+# Every rule's texts (title, level, severity, tags, description, fix, AWS link), by rule name.
+CATALOGUE = Path(__file__).with_name("catalogue.toml")
+TEXT_MODULES = {"aws_limits": aws_limits, "conventions": conventions}
+TEXT_FIELDS = ("display_name", "level", "severity", "tags", "description", "remediation", "url")
 
 
 class PolicyConfigError(ValueError):
@@ -134,19 +142,53 @@ def _checked(name: str, schema: Mapping[str, Mapping[str, Any]], validate: Calla
     return run
 
 
-def rule(kind: str, *, name: str, display_name: str, description: str, level: EnforcementLevel,
-         severity: Severity, tags: list[str], remediation: str, url: str, validate: Callable,
-         config: Optional[dict[str, dict[str, Any]]] = None,
-         framework: Optional[PolicyComplianceFramework] = None):
-    """A ResourceValidationPolicy (kind "resource") or StackValidationPolicy (kind "stack")."""
-    schema = config or {}
-    policy_class = ResourceValidationPolicy if kind == "resource" else StackValidationPolicy
-    return policy_class(
-        name=name, description=description, enforcement_level=level,
-        config_schema=PolicyConfigSchema(properties={**schema, SUPPRESSIONS: SUPPRESSIONS_SCHEMA}),
-        validate=_checked(name, schema, judged_with_nested(validate, kind)), display_name=display_name,
-        severity=severity,
-        framework=framework, tags=tags, remediation_steps=remediation, url=url)
+def rule(kind: str, name: str, validate: Callable, *, config: Optional[dict[str, dict[str, Any]]] = None,
+         text_values: Mapping[str, object] = MappingProxyType({})):
+    """The rule `name` of catalogue.toml as a ResourceValidationPolicy (kind "resource") or a
+    StackValidationPolicy (kind "stack") that runs `validate`; `config` is its settings' schema and
+    `text_values` the values its texts name beside the AWS limits and conventions."""
+    texts = _catalogue().get(name)
+    if texts is None:
+        raise KeyError(f"rule {name!r} has no entry in {CATALOGUE.name}: add its texts there")
+    missing = [field for field in TEXT_FIELDS if field not in texts]
+    if missing:
+        raise ValueError(f"{CATALOGUE.name} [{name!r}] lacks {', '.join(missing)}: every rule states each of "
+                         f"{', '.join(TEXT_FIELDS)}")
+    try:
+        filled = {field: _filled(texts[field], text_values) for field in ("description", "remediation")}
+        schema = config or {}
+        policy_class = ResourceValidationPolicy if kind == "resource" else StackValidationPolicy
+        return policy_class(
+            name=name, description=filled["description"], enforcement_level=EnforcementLevel(texts["level"]),
+            config_schema=PolicyConfigSchema(properties={**schema, SUPPRESSIONS: SUPPRESSIONS_SCHEMA}),
+            validate=_checked(name, schema, judged_with_nested(validate, kind)), display_name=texts["display_name"],
+            severity=Severity(texts["severity"]), framework=fsbp(texts["fsbp"]) if "fsbp" in texts else None,
+            tags=list(texts["tags"]), remediation_steps=filled["remediation"], url=texts["url"])
+    except (KeyError, ValueError) as exc:
+        raise ValueError(f"{CATALOGUE.name} [{name!r}]: {exc.args[0]}") from None
+
+
+@functools.cache
+def _catalogue() -> dict[str, dict[str, Any]]:
+    with CATALOGUE.open("rb") as catalogue:
+        return tomllib.load(catalogue)
+
+
+_PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][\w.]*)\}")
+
+
+def _filled(text: str, values: Mapping[str, object]) -> str:
+    """`text` with each ${name} replaced: an AWS limit (aws_limits.X), a convention (conventions.X)
+    or one of the rule's own values."""
+    def value(match: re.Match) -> str:
+        reference = match.group(1)
+        module, _, constant = reference.partition(".")
+        if module in TEXT_MODULES and hasattr(TEXT_MODULES[module], constant):
+            return str(getattr(TEXT_MODULES[module], constant))
+        if reference in values:
+            return str(values[reference])
+        raise KeyError(f"${{{reference}}} names no AWS limit, convention or value the rule passes")
+    return _PLACEHOLDER.sub(value, text)
 
 
 def fsbp(control: str) -> PolicyComplianceFramework:

@@ -6,7 +6,7 @@ from pulumi_policy.proxy import UnknownValueError
 from integration_blueprint.core import conventions
 
 from ._links import ALARM, MAPPING, QUEUE, SCHEDULE, RedrivesBySource, StackIndex, label, mapping_source
-from ._policy import HIGH, MANDATORY, rule
+from ._policy import rule
 from ._values import each, gather, get, is_set, number, plain
 
 DEPTH_METRIC = "ApproximateNumberOfMessagesVisible"
@@ -118,17 +118,6 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
         raise unknown_dlqs[0]
 
 
-dlq_has_depth_alarm = rule(
-    "stack", name="dlq-has-depth-alarm", display_name="Dead-letter queues alarm on their first message",
-    description=("Every queue used as a dead-letter queue needs a CloudWatch alarm on "
-                 f"{DEPTH_METRIC} that fires at {conventions.DLQ_DEPTH_ALARM_THRESHOLD} message (a metric or "
-                 "metricQueries alarm; a retry stage that a function consumes and that redrives to its own "
-                 "DLQ is exempt; its DLQ is not)."),
-    level=MANDATORY, severity=HIGH, tags=["reliability", "observability", "sqs", "dlq"],
-    remediation=("Add a MetricAlarm on AWS/SQS ApproximateNumberOfMessagesVisible (dimension QueueName), "
-                 "threshold 1, GreaterThanOrEqualToThreshold."),
-    url="https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/creating-cloudwatch-alarm-sqs-dlq.html",
-    validate=_check,
-)
+dlq_has_depth_alarm = rule("stack", "dlq-has-depth-alarm", _check, text_values={"DEPTH_METRIC": DEPTH_METRIC})
 
 POLICIES = [dlq_has_depth_alarm]

@@ -25,7 +25,7 @@ from ._links import (
     label,
     schedule_target,
 )
-from ._policy import HIGH, MANDATORY, rule
+from ._policy import rule
 from ._values import each, gather, get, given, is_set, plain, shown, whole_number
 
 
@@ -134,18 +134,6 @@ def _retried(attempts) -> str:
     return f"retried {times} by Lambda and then the event is dropped"
 
 
-lambda_async_invoke_has_on_failure_destination = rule(
-    "stack", name="lambda-async-invoke-has-on-failure-destination",
-    display_name="Asynchronously invoked functions keep what fails",
-    description=("A function invoked asynchronously (an aws.lambda_.Permission for events, scheduler, sns "
-                 "or s3, a Scheduler schedule, an EventBridge target, an SNS subscription, an S3 "
-                 "notification) needs an on-failure destination (FunctionEventInvokeConfig) or a "
-                 "deadLetterConfig: Lambda retries a function error twice, then drops the event."),
-    level=MANDATORY, severity=HIGH, tags=["reliability", "lambda", "async", "data-loss"],
-    remediation=("Add aws.lambda_.FunctionEventInvokeConfig(function_name=..., destination_config="
-                 "{'on_failure': {'destination': <queue ARN>}}) and alarm on that queue's depth."),
-    url="https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html",
-    validate=_check,
-)
+lambda_async_invoke_has_on_failure_destination = rule("stack", "lambda-async-invoke-has-on-failure-destination", _check)
 
 POLICIES = [lambda_async_invoke_has_on_failure_destination]

@@ -44,13 +44,12 @@ from ._links import (
     label,
     schedule_target,
 )
-from ._policy import CRITICAL, HIGH, MANDATORY, rule
+from ._policy import rule
 from ._roles import RoleGrants
 from ._values import each, each_resource, gather, get, known, plain
 
 SEND = {QUEUE: "sqs:SendMessage", TOPIC: "sns:Publish"}
 SOURCE_ARN_KEYS = ("aws:sourcearn",)
-RELIABILITY = ["reliability", "silent-drop", "iam"]
 
 
 def _names_service(principal, service: str) -> bool:
@@ -196,21 +195,7 @@ def _check_sns(args: StackValidationArgs, report: ReportViolation) -> None:
     each_resource(index, report, {SUBSCRIPTION: check})
 
 
-sns_subscription_endpoint_allows_topic = rule(
-    "stack", name="sns-subscription-endpoint-allows-topic",
-    display_name="A subscribed queue or function lets the topic deliver",
-    description=("An SNS subscription delivers to an SQS queue only if the queue's policy (its policy or a "
-                 "QueuePolicy) allows Principal {Service: sns.amazonaws.com} sqs:SendMessage, and to a Lambda "
-                 "function only if an aws.lambda_.Permission lets sns.amazonaws.com invoke it (for that topic "
-                 "where a condition or source_arn names one): otherwise AWS accepts the subscription and SNS "
-                 "drops the messages."),
-    level=MANDATORY, severity=CRITICAL, tags=[*RELIABILITY, "sns", "sqs", "lambda"],
-    remediation=("Queue: add a QueuePolicy statement: Effect Allow, Principal {'Service': 'sns.amazonaws.com'}, Action "
-                 "'sqs:SendMessage', Resource the queue's ARN, Condition {'ArnEquals': {'aws:SourceArn': <topic ARN>}}. "
-                 "Function: add aws.lambda_.Permission(principal='sns.amazonaws.com', source_arn=<topic ARN>)."),
-    url="https://docs.aws.amazon.com/sns/latest/dg/subscribe-sqs-queue-to-sns-topic.html",
-    validate=_check_sns,
-)
+sns_subscription_endpoint_allows_topic = rule("stack", "sns-subscription-endpoint-allows-topic", _check_sns)
 
 
 # ---- eventbridge-target-allows-delivery ------------------------------------------------------------
@@ -259,23 +244,7 @@ def _check_eventbridge(args: StackValidationArgs, report: ReportViolation) -> No
     each_resource(index, report, {EVENT_TARGET: check_target, SCHEDULE: check_schedule})
 
 
-eventbridge_target_allows_delivery = rule(
-    "stack", name="eventbridge-target-allows-delivery",
-    display_name="EventBridge and Scheduler may send to their queue or topic",
-    description=("An EventBridge rule target that is an SQS queue or SNS topic delivers only if its policy "
-                 "allows Principal {Service: events.amazonaws.com} sqs:SendMessage / sns:Publish (for that rule "
-                 "when it has an aws:SourceArn condition), a Lambda function only if an aws.lambda_.Permission "
-                 "lets events.amazonaws.com invoke it; a Scheduler schedule whose target is a queue or topic "
-                 "delivers only if the schedule's role allows that action on it. AWS accepts both and drops "
-                 "the events."),
-    level=MANDATORY, severity=CRITICAL, tags=[*RELIABILITY, "eventbridge", "scheduler"],
-    remediation=("Rule target: add a QueuePolicy/TopicPolicy statement allowing {'Service': 'events.amazonaws.com'} "
-                 "sqs:SendMessage / sns:Publish with Condition {'ArnEquals': {'aws:SourceArn': <rule ARN>}}; "
-                 "function: add aws.lambda_.Permission(principal='events.amazonaws.com', source_arn=<rule ARN>). "
-                 "Schedule: allow sqs:SendMessage / sns:Publish on the target's ARN in the schedule's role."),
-    url="https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html",
-    validate=_check_eventbridge,
-)
+eventbridge_target_allows_delivery = rule("stack", "eventbridge-target-allows-delivery", _check_eventbridge)
 
 
 # ---- s3-notification-target-allows-bucket ------------------------------------------------------------
@@ -329,19 +298,7 @@ def _entries(notification: PolicyResource, key: str) -> list:
     return entries if isinstance(entries, list) else []
 
 
-s3_notification_target_allows_bucket = rule(
-    "stack", name="s3-notification-target-allows-bucket",
-    display_name="S3 may deliver to its notification targets",
-    description=("An S3 bucket notification to an SQS queue or SNS topic needs the target's policy to allow "
-                 "Principal {Service: s3.amazonaws.com} sqs:SendMessage / sns:Publish (for that bucket when it has "
-                 "an aws:SourceArn condition); to a Lambda function, an aws.lambda_.Permission for s3.amazonaws.com."),
-    level=MANDATORY, severity=HIGH, tags=[*RELIABILITY, "s3"],
-    remediation=("Queue/topic: add a QueuePolicy/TopicPolicy statement allowing {'Service': 's3.amazonaws.com'} "
-                 "sqs:SendMessage / sns:Publish with Condition {'ArnEquals': {'aws:SourceArn': <bucket ARN>}}. "
-                 "Function: add aws.lambda_.Permission(principal='s3.amazonaws.com', source_arn=<bucket ARN>)."),
-    url="https://docs.aws.amazon.com/AmazonS3/latest/userguide/grant-destinations-permissions-to-s3.html",
-    validate=_check_s3,
-)
+s3_notification_target_allows_bucket = rule("stack", "s3-notification-target-allows-bucket", _check_s3)
 
 POLICIES = [sns_subscription_endpoint_allows_topic, eventbridge_target_allows_delivery,
             s3_notification_target_allows_bucket]

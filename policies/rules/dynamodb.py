@@ -6,7 +6,7 @@ from pulumi_policy import ReportViolation, StackValidationArgs
 from pulumi_policy.proxy import UnknownValueError
 
 from ._links import FUNCTION, TABLE, StackIndex, label
-from ._policy import MANDATORY, MEDIUM, PolicyConfigError, rule
+from ._policy import PolicyConfigError, rule
 from ._values import Malformed, config_value, each_resource, get
 
 # Which environment variables name an idempotency store: the Powertools convention
@@ -57,18 +57,9 @@ def _check_ttl(args: StackValidationArgs, report: ReportViolation) -> None:
     each_resource(index, report, {FUNCTION: check})
 
 
-dynamodb_idempotency_table_ttl = rule(
-    "stack", name="dynamodb-idempotency-table-ttl", display_name="Idempotency tables expire their records",
-    description=("A DynamoDB table a function uses as its idempotency store (an environment variable "
-                 "matching environmentKeyPattern names it) must have TTL enabled on its expiry attribute."),
-    level=MANDATORY, severity=MEDIUM, tags=["reliability", "dynamodb", "idempotency", "cost"],
-    remediation="Set ttl={'attribute_name': 'expiration', 'enabled': True} (the Powertools attribute).",
-    url="https://docs.powertools.aws.dev/lambda/python/latest/utilities/idempotency/#required-resources",
-    config={"environmentKeyPattern": {
-        "type": "string", "default": DEFAULT_KEY_PATTERN,
-        "description": "regular expression (case-insensitive) for the environment variable names "
-                       "that name an idempotency store"}},
-    validate=_check_ttl,
-)
+dynamodb_idempotency_table_ttl = rule("stack", "dynamodb-idempotency-table-ttl", _check_ttl, config={
+    "environmentKeyPattern": {"type": "string", "default": DEFAULT_KEY_PATTERN,
+                              "description": "regular expression (case-insensitive) for the environment variable "
+                                             "names that name an idempotency store"}})
 
 POLICIES = [dynamodb_idempotency_table_ttl]

@@ -18,7 +18,7 @@ from ._links import (
     fifo_by_name,
     label,
 )
-from ._policy import HIGH, MANDATORY, rule
+from ._policy import rule
 from ._values import each_resource, get, given, is_set, resource_rule, shown, whole_number
 from .lambda_mappings import retry_bounds, stream_retention_seconds, unbounded_because
 
@@ -113,29 +113,9 @@ def _check_pipes(args: StackValidationArgs, report: ReportViolation) -> None:
     each_resource(index, report, {PIPE: check})
 
 
-eventbridge_target_has_dlq_and_retry_policy = rule(
-    "resource", name="eventbridge-target-has-dlq-and-retry-policy",
-    display_name="EventBridge rule targets retry and keep what fails",
-    description=("An EventBridge rule target (aws.cloudwatch.EventTarget) must set a retryPolicy and a "
-                 "deadLetterConfig (a standard SQS queue): undeliverable events are dropped otherwise."),
-    level=MANDATORY, severity=HIGH, tags=["reliability", "eventbridge", "dlq"],
-    remediation="Set retry_policy and dead_letter_config.arn (a standard SQS queue with a depth alarm) on the target.",
-    url="https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html",
-    validate=resource_rule(_check_target, EVENT_TARGET),
-)
+eventbridge_target_has_dlq_and_retry_policy = rule("resource", "eventbridge-target-has-dlq-and-retry-policy",
+                                                   resource_rule(_check_target, EVENT_TARGET))
 
-pipe_source_has_dlq_and_bounded_retries = rule(
-    "stack", name="pipe-source-has-dlq-and-bounded-retries",
-    display_name="EventBridge Pipes keep what fails and bound their retries",
-    description=("An EventBridge pipe reading a Kinesis or DynamoDB stream needs a deadLetterConfig and a "
-                 "bound on maximumRetryAttempts or maximumRecordAgeInSeconds (both default to -1, and an "
-                 "age at or beyond the stream's retention bounds nothing); a pipe reading SQS needs a "
-                 "redrive policy on its queue."),
-    level=MANDATORY, severity=HIGH, tags=["reliability", "eventbridge", "pipes", "dlq"],
-    remediation=("Stream source: set deadLetterConfig.arn and maximumRetryAttempts in the source parameters; "
-                 "SQS source: give the queue a redrivePolicy."),
-    url="https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-pipes-batching-concurrency.html",
-    validate=_check_pipes,
-)
+pipe_source_has_dlq_and_bounded_retries = rule("stack", "pipe-source-has-dlq-and-bounded-retries", _check_pipes)
 
 POLICIES = [eventbridge_target_has_dlq_and_retry_policy, pipe_source_has_dlq_and_bounded_retries]

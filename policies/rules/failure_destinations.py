@@ -42,7 +42,7 @@ from ._links import (
     function_at,
     label,
 )
-from ._policy import HIGH, MANDATORY, rule
+from ._policy import rule
 from ._roles import RoleGrants
 from ._values import Unverifiable, each_resource, get, given, json_document, known
 from .delivery import EVENTS, SNS, known_arn, policy_fix, policy_lets, subscription_topic, target_rule
@@ -235,23 +235,6 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
     })
 
 
-failure_destination_writable = rule(
-    "stack", name="failure-destination-writable",
-    display_name="Failure destinations let their writer write",
-    description=("A DLQ or on-failure destination must let what writes it write: a Scheduler schedule's DLQ "
-                 "(a standard queue) its execution role (sqs:SendMessage); an EventBridge target's DLQ "
-                 "events.amazonaws.com and an SNS subscription's redrive queue sns.amazonaws.com (the queue's "
-                 "policy); a Lambda function's dead_letter_config and its FunctionEventInvokeConfig on_failure, "
-                 "and a pipe's DLQ, the function's or pipe's role "
-                 "(sqs:SendMessage, sns:Publish, lambda:InvokeFunction, events:PutEvents, s3:PutObject). AWS "
-                 "accepts them all and the failed records are lost when they are written."),
-    level=MANDATORY, severity=HIGH, tags=["reliability", "silent-drop", "iam", "dlq"],
-    remediation=("Role writers: allow the action on the destination's ARN in the role's policy. Service "
-                 "writers: add a QueuePolicy statement allowing {'Service': 'events.amazonaws.com' or "
-                 "'sns.amazonaws.com'} sqs:SendMessage with Condition {'ArnEquals': {'aws:SourceArn': <rule or "
-                 "topic ARN>}}. Scheduler: use a standard queue as the DLQ."),
-    url="https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html",
-    validate=_check,
-)
+failure_destination_writable = rule("stack", "failure-destination-writable", _check)
 
 POLICIES = [failure_destination_writable]

@@ -10,7 +10,7 @@ from pulumi_policy import ReportViolation, StackValidationArgs
 from integration_blueprint.core import aws_limits
 
 from ._links import MAPPING, QUEUE, STREAM, STREAM_CONSUMER, RedrivesBySource, StackIndex, label, mapping_source
-from ._policy import HIGH, MANDATORY, rule
+from ._policy import rule
 from ._values import each, gather, get, number, shown, within
 from .lambda_mappings import retry_bounds
 from .sqs import retention as retention_of_queue
@@ -84,17 +84,6 @@ def _replay_fix(retention: float, no_redrive: bool) -> str:
     return f"Raise the stream's retentionPeriod or {shorter}."
 
 
-kinesis_replay_window_within_retention = rule(
-    "stack", name="kinesis-replay-window-within-retention",
-    display_name="Replayed on-failure queue finishes within the stream's retention",
-    description=("Where a Kinesis mapping's on-failure queue is consumed to replay records from the "
-                 "stream, maximumRecordAgeInSeconds + delay + maxReceiveCount x visibility timeout must "
-                 f"end inside the stream's retention (default {aws_limits.KINESIS_RETENTION_DEFAULT_HOURS} h): "
-                 "raise retentionPeriod or shorten the replay window."),
-    level=MANDATORY, severity=HIGH, tags=["reliability", "kinesis", "data-loss"],
-    remediation="Raise the stream's retentionPeriod, or lower the queue's delay, visibility timeout or maxReceiveCount.",
-    url="https://docs.aws.amazon.com/lambda/latest/dg/kinesis-on-failure-destination.html",
-    validate=_check_replay_window,
-)
+kinesis_replay_window_within_retention = rule("stack", "kinesis-replay-window-within-retention", _check_replay_window)
 
 POLICIES = [kinesis_replay_window_within_retention]

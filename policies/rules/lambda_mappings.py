@@ -21,12 +21,11 @@ from ._links import (
     mapping_source,
     mapping_source_kind,
 )
-from ._policy import CRITICAL, HIGH, MANDATORY, MEDIUM, rule
+from ._policy import rule
 from ._roles import RoleGrants
 from ._values import Malformed, each_resource, get, given, is_set, known, number, plain, shown, whole_number, within
 
 REPORT_BATCH_ITEM_FAILURES = "ReportBatchItemFailures"
-RELIABILITY = ["reliability", "lambda", "event-source-mapping"]
 
 
 def _mappings_of_kind(kind: str, check):
@@ -235,68 +234,19 @@ def _check_role(args: StackValidationArgs, report: ReportViolation) -> None:
     each_resource(index, report, {MAPPING: check})
 
 
-ESM_DOC = "https://docs.aws.amazon.com/lambda/latest/api/API_CreateEventSourceMapping.html"
+lambda_sqs_esm_reports_batch_item_failures = rule("stack", "lambda-sqs-esm-reports-batch-item-failures",
+                                                  _mappings_of_kind("sqs", _check_batch_item_failures))
 
-lambda_sqs_esm_reports_batch_item_failures = rule(
-    "stack", name="lambda-sqs-esm-reports-batch-item-failures", display_name="SQS mappings report batch item failures",
-    description=("An SQS event source mapping must set functionResponseTypes [\"ReportBatchItemFailures\"] "
-                 "(and the handler return batchItemFailures) so only failed messages are retried; a mapping "
-                 "with batchSize 1 and no batching window needs none (its batch is one message)."),
-    level=MANDATORY, severity=MEDIUM, tags=[*RELIABILITY, "sqs", "duplicates"],
-    remediation="Set functionResponseTypes=['ReportBatchItemFailures'] and return batchItemFailures from the handler.",
-    url="https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html#services-sqs-batchfailurereporting",
-    validate=_mappings_of_kind("sqs", _check_batch_item_failures),
-)
+lambda_stream_esm_has_on_failure_destination = rule("stack", "lambda-stream-esm-has-on-failure-destination",
+                                                    _mappings_of_kind("stream", _check_on_failure))
 
-lambda_stream_esm_has_on_failure_destination = rule(
-    "stack", name="lambda-stream-esm-has-on-failure-destination",
-    display_name="Stream mappings have an on-failure destination",
-    description=("A Kinesis or DynamoDB stream mapping needs an on-failure destination "
-                 "(destinationConfig.onFailure.destinationArn) so failed records are not lost."),
-    level=MANDATORY, severity=HIGH, tags=[*RELIABILITY, "kinesis", "dynamodb", "data-loss"],
-    remediation="Set destinationConfig.onFailure.destinationArn to a standard SQS queue, SNS topic or S3 bucket.",
-    url="https://docs.aws.amazon.com/lambda/latest/dg/kinesis-on-failure-destination.html",
-    validate=_mappings_of_kind("stream", _check_on_failure),
-)
+lambda_stream_esm_bounded_retries = rule("stack", "lambda-stream-esm-bounded-retries",
+                                         _mappings_of_kind("stream", _check_bounded))
 
-lambda_stream_esm_bounded_retries = rule(
-    "stack", name="lambda-stream-esm-bounded-retries", display_name="Stream mappings bound their retries",
-    description=("A Kinesis or DynamoDB stream mapping must bound maximumRetryAttempts or "
-                 "maximumRecordAgeInSeconds; the defaults (-1) retry a poison record until it expires, "
-                 "and a record age limit at or beyond the source's retention (DynamoDB streams: 24 h) "
-                 "is no bound either."),
-    level=MANDATORY, severity=HIGH, tags=[*RELIABILITY, "kinesis", "dynamodb"],
-    remediation="Set maximumRetryAttempts (e.g. 3) or a maximumRecordAgeInSeconds shorter than the stream's retention.",
-    url=ESM_DOC,
-    validate=_mappings_of_kind("stream", _check_bounded),
-)
+lambda_sqs_esm_concurrency_within_reserved = rule("stack", "lambda-sqs-esm-concurrency-within-reserved",
+                                                  _mappings_of_kind("sqs", _check_concurrency))
 
-lambda_sqs_esm_concurrency_within_reserved = rule(
-    "stack", name="lambda-sqs-esm-concurrency-within-reserved",
-    display_name="SQS mapping concurrency within the function's reserved concurrency",
-    description=("An SQS mapping whose function has reserved concurrency must set "
-                 "scalingConfig.maximumConcurrency at or below it: otherwise throttled invocations "
-                 "consume receives and move healthy messages to the DLQ (AWS: set maximum concurrency "
-                 "no higher than reserved concurrency)."),
-    level=MANDATORY, severity=HIGH, tags=[*RELIABILITY, "sqs", "concurrency"],
-    remediation="Set scalingConfig.maximumConcurrency <= the function's reservedConcurrentExecutions.",
-    url="https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html#events-sqs-max-concurrency",
-    validate=_mappings_of_kind("sqs", _check_concurrency),
-)
-
-lambda_esm_role_can_use_source = rule(
-    "stack", name="lambda-esm-role-can-use-source", display_name="Mapping's function role can read its source",
-    description=("The role of a function an event source mapping invokes (a role in this stack) must allow "
-                 "reading the source (SQS: ReceiveMessage, DeleteMessage, GetQueueAttributes; Kinesis: "
-                 "DescribeStream, DescribeStreamSummary, GetRecords, GetShardIterator, ListShards, plus "
-                 "SubscribeToShard and DescribeStreamConsumer for a consumer; DynamoDB streams: "
-                 "DescribeStream, GetRecords, GetShardIterator, ListStreams) and sending to the on-failure "
-                 "destination: AWS rejects CreateEventSourceMapping otherwise."),
-    level=MANDATORY, severity=CRITICAL, tags=[*RELIABILITY, "iam", "deploy-failure"],
-    remediation="Add the listed actions on the source's (and destination's) ARN to the function role's policy.",
-    url="https://docs.aws.amazon.com/lambda/latest/dg/lambda-intro-execution-role.html",
-    validate=_check_role,
-)
+lambda_esm_role_can_use_source = rule("stack", "lambda-esm-role-can-use-source", _check_role)
 
 POLICIES = [
     lambda_sqs_esm_reports_batch_item_failures,

@@ -9,7 +9,7 @@ from pulumi_policy import ReportViolation, StackValidationArgs
 from integration_blueprint.core import aws_limits
 
 from ._links import FUNCTION, LOG_GROUP, StackIndex, label
-from ._policy import LOW, MANDATORY, rule
+from ._policy import rule
 from ._values import Malformed, each_resource, gather, get, is_set, known, shown, to_number
 
 
@@ -60,14 +60,6 @@ def _check(args: StackValidationArgs, report: ReportViolation) -> None:
     each_resource(index, report, {FUNCTION: check})
 
 
-lambda_log_group_has_retention = rule(
-    "stack", name="lambda-log-group-has-retention", display_name="Function log groups expire their events",
-    description=("Every Lambda function's log group (/aws/lambda/<name>, or its loggingConfig.logGroup) must "
-                 "be declared in the stack with retentionInDays: the group Lambda creates itself never expires."),
-    level=MANDATORY, severity=LOW, tags=["cost", "observability", "lambda", "logs"],
-    remediation="Declare the function's LogGroup with retention_in_days, or point logging_config.log_group at one.",
-    url="https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-loggroups.html",
-    validate=_check,
-)
+lambda_log_group_has_retention = rule("stack", "lambda-log-group-has-retention", _check)
 
 POLICIES = [lambda_log_group_has_retention]

@@ -19,7 +19,7 @@ from ._links import (
     TABLE,
     TOPIC,
 )
-from ._policy import MANDATORY, MEDIUM, rule
+from ._policy import rule
 from ._values import boolean, get, resource_rule
 
 EVENT_RULE = "aws:cloudwatch/eventRule:EventRule"
@@ -63,16 +63,6 @@ def _check(args: ResourceValidationArgs, report: ReportViolation) -> None:
                    "letters, digits, '-' and '_'.", None)
 
 
-aws_resource_names_within_limits = rule(
-    "resource", name="aws-resource-names-within-limits", display_name="Explicit names within AWS limits",
-    description=("An explicit name must fit AWS's limit: Lambda function and IAM role 64 characters (Lambda "
-                 "CreateFunction, IAM quotas), SQS queue 80 including .fifo (a FIFO name must end .fifo and a "
-                 "standard one has no dot; SQS CreateQueue), schedule and EventBridge rule 64, state machine "
-                 "80, Kinesis stream 128, DynamoDB table 255, SNS topic 256, log group 512."),
-    level=MANDATORY, severity=MEDIUM, tags=["deploy-failure", "naming"],
-    remediation="Shorten the name (or leave it out and let Pulumi generate one from a short logical name).",
-    url="https://docs.aws.amazon.com/lambda/latest/api/API_CreateFunction.html#lambda-CreateFunction-request-FunctionName",
-    validate=resource_rule(_check, *MAX_LENGTH),
-)
+aws_resource_names_within_limits = rule("resource", "aws-resource-names-within-limits", resource_rule(_check, *MAX_LENGTH))
 
 POLICIES = [aws_resource_names_within_limits]

@@ -13,7 +13,7 @@ from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidati
 
 from ._iam import Statement, grants, statements
 from ._links import QUEUE, QUEUE_POLICY, ROLE, TOPIC, TOPIC_POLICY, ResourcePolicies, StackIndex, label
-from ._policy import ADVISORY, HIGH, MANDATORY, MEDIUM, rule
+from ._policy import rule
 from ._principals import is_public_principal, lets_anyone_in
 from ._values import each_resource, is_set, json_document, resource_rule
 
@@ -81,29 +81,12 @@ def _check_transport(args: StackValidationArgs, report: ReportViolation) -> None
     each_resource(index, report, {(QUEUE, TOPIC): check})
 
 
-queue_topic_policy_denies_insecure_transport = rule(
-    "stack", name="queue-topic-policy-denies-insecure-transport",
-    display_name="Queues and topics refuse unencrypted transport",
-    description=("Every SQS queue and SNS topic should have a resource policy that denies requests made "
-                 "without TLS (Deny, Principal \"*\", Condition Bool aws:SecureTransport \"false\"), as AWS's "
-                 "security best practices for SQS and SNS advise."),
-    level=ADVISORY, severity=MEDIUM, tags=["security", "sqs", "sns", "encryption-in-transit"],
-    remediation=(f"In the QueuePolicy (queue): {_tls_fix(QUEUE)}. In the TopicPolicy (topic): {_tls_fix(TOPIC)}. "
-                 "Resource: the queue's or topic's ARN."),
-    url="https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-security-best-practices.html",
-    validate=_check_transport,
-)
+queue_topic_policy_denies_insecure_transport = rule("stack", "queue-topic-policy-denies-insecure-transport",
+                                                    _check_transport,
+                                                    text_values={"queue_fix": _tls_fix(QUEUE), "topic_fix": _tls_fix(TOPIC)})
 
-queue_topic_policy_no_public_principal = rule(
-    "resource", name="queue-topic-policy-no-public-principal", display_name="Queue and topic policies are not public",
-    description=("A queue or topic policy must not Allow Principal \"*\" (or use NotPrincipal) without a "
-                 "condition that ties it to a specific source or account (aws:SourceArn, aws:SourceAccount, "
-                 "aws:PrincipalOrgID, ... with a value that is not a wildcard): anyone could send, read or delete."),
-    level=MANDATORY, severity=HIGH, tags=["security", "sqs", "sns", "public-access"],
-    remediation="Name the principals (an account, a role, a service) or add an aws:SourceArn / aws:SourceAccount condition.",
-    url="https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-security-best-practices.html",
-    validate=resource_rule(_check_public, QUEUE_POLICY, TOPIC_POLICY, QUEUE, TOPIC),
-)
+queue_topic_policy_no_public_principal = rule("resource", "queue-topic-policy-no-public-principal",
+                                              resource_rule(_check_public, QUEUE_POLICY, TOPIC_POLICY, QUEUE, TOPIC))
 
 
 def _check_trust(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -113,18 +96,8 @@ def _check_trust(args: ResourceValidationArgs, report: ReportViolation) -> None:
                "such as lambda.amazonaws.com, an account or a role ARN).", None)
 
 
-iam_role_trust_policy_no_public_principal = rule(
-    "resource", name="iam-role-trust-policy-no-public-principal",
-    display_name="Role trust policies are not public",
-    description=("A role's trust policy (assumeRolePolicy) must not Allow Principal \"*\" or {\"AWS\": \"*\"} (or "
-                 "use NotPrincipal) without a condition that ties it to a specific account or organization: "
-                 "anyone in any AWS account could assume the role and act with its permissions."),
-    level=MANDATORY, severity=HIGH, tags=["security", "iam", "public-access"],
-    remediation=("Name the principal that assumes the role: a service (lambda.amazonaws.com, states.amazonaws.com), "
-                 "an account or a role ARN."),
-    url="https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_principal.html",
-    validate=resource_rule(_check_trust, ROLE),
-)
+iam_role_trust_policy_no_public_principal = rule("resource", "iam-role-trust-policy-no-public-principal",
+                                                 resource_rule(_check_trust, ROLE))
 
 POLICIES = [queue_topic_policy_denies_insecure_transport, queue_topic_policy_no_public_principal,
             iam_role_trust_policy_no_public_principal]

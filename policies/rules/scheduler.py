@@ -6,7 +6,7 @@ from pulumi_policy.proxy import UnknownValueError
 from integration_blueprint.core import aws_limits
 
 from ._links import SCHEDULE
-from ._policy import HIGH, MANDATORY, rule
+from ._policy import rule
 from ._values import get, given, resource_rule, shown, whole_number
 from .eventbridge import missing_retry_and_dlq
 
@@ -36,14 +36,6 @@ def _after_retries(target) -> str:
     return f"after its {shown(attempts)} {'retry' if attempts == 1 else 'retries'}"
 
 
-scheduler_target_has_retry_and_dlq = rule(
-    "resource", name="scheduler-target-has-retry-and-dlq", display_name="Schedules retry and keep what fails",
-    description=("An EventBridge Scheduler schedule's target must set a retryPolicy and a "
-                 "deadLetterConfig (a standard SQS queue)."),
-    level=MANDATORY, severity=HIGH, tags=["reliability", "scheduler", "dlq"],
-    remediation="Set target.retryPolicy and target.deadLetterConfig.arn (a standard SQS queue with a depth alarm).",
-    url="https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html",
-    validate=resource_rule(_check, SCHEDULE),
-)
+scheduler_target_has_retry_and_dlq = rule("resource", "scheduler-target-has-retry-and-dlq", resource_rule(_check, SCHEDULE))
 
 POLICIES = [scheduler_target_has_retry_and_dlq]

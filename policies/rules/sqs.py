@@ -20,7 +20,7 @@ from ._links import (
     redrive,
     redrive_owners,
 )
-from ._policy import ADVISORY, HIGH, LOW, MANDATORY, MEDIUM, rule
+from ._policy import rule
 from ._values import Unverifiable, config_value, each, each_resource, is_set, number, resource_rule, shown, within
 
 # ---- sqs-dlq-max-receive-count ------------------------------------------------------------------
@@ -37,22 +37,11 @@ def _check_max_receive_count(args: ResourceValidationArgs, report: ReportViolati
         report(f"maxReceiveCount is {shown(count)}; SQS accepts 1-{aws_limits.SQS_MAX_RECEIVE_COUNT_MAX}.", None)
 
 
-DLQ_DOC = "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html"
-RELIABILITY = ["reliability", "sqs"]
-
-sqs_dlq_max_receive_count = rule(
-    "resource", name="sqs-dlq-max-receive-count", display_name="Redrive after more than a few receives",
-    description=(f"A redrive policy's maxReceiveCount must be a whole number of at least the configured "
-                 f"minimum (default {conventions.MIN_SAFE_MAX_RECEIVE_COUNT}; AWS advises against 1 and "
-                 f"accepts 1-{aws_limits.SQS_MAX_RECEIVE_COUNT_MAX}): set maxReceiveCount in the "
-                 "queue's redrivePolicy or the RedrivePolicy resource."),
-    level=MANDATORY, severity=MEDIUM, tags=[*RELIABILITY, "dlq"],
-    remediation=f"Set redrivePolicy maxReceiveCount to {conventions.DEFAULT_MAX_RECEIVE_COUNT} (at least the minimum).",
-    url=DLQ_DOC,
-    config={"minimum": {"type": "integer", "minimum": 1, "maximum": aws_limits.SQS_MAX_RECEIVE_COUNT_MAX,
-                        "default": conventions.MIN_SAFE_MAX_RECEIVE_COUNT}},
-    validate=resource_rule(_check_max_receive_count, QUEUE, REDRIVE_POLICY),
-)
+sqs_dlq_max_receive_count = rule("resource", "sqs-dlq-max-receive-count",
+                                 resource_rule(_check_max_receive_count, QUEUE, REDRIVE_POLICY),
+                                 config={"minimum": {"type": "integer", "minimum": 1,
+                                                     "maximum": aws_limits.SQS_MAX_RECEIVE_COUNT_MAX,
+                                                     "default": conventions.MIN_SAFE_MAX_RECEIVE_COUNT}})
 
 
 # ---- visibility timeout vs the consuming function's timeout ---------------------------------------
@@ -109,33 +98,12 @@ def _check_six_times(args: StackValidationArgs, report: ReportViolation) -> None
                      with_batching_window=True)
 
 
-SQS_LAMBDA_DOC = "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html"
+sqs_visibility_timeout_covers_function_timeout = rule("stack", "sqs-visibility-timeout-covers-function-timeout", _check_covers)
 
-sqs_visibility_timeout_covers_function_timeout = rule(
-    "stack", name="sqs-visibility-timeout-covers-function-timeout",
-    display_name="Queue visibility covers the consumer's timeout",
-    description=("A queue consumed by a Lambda function needs visibilityTimeoutSeconds >= the "
-                 f"function's timeout (defaults: {aws_limits.SQS_VISIBILITY_TIMEOUT_DEFAULT_SECONDS} s and "
-                 f"{aws_limits.LAMBDA_TIMEOUT_DEFAULT_SECONDS} s): raise the queue's visibility timeout."),
-    level=MANDATORY, severity=HIGH, tags=[*RELIABILITY, "lambda", "duplicates"],
-    remediation="Raise the queue's visibilityTimeoutSeconds to at least the function's timeout (AWS: 6x).",
-    url=SQS_LAMBDA_DOC,
-    validate=_check_covers,
-)
-
-sqs_visibility_timeout_six_times_function_timeout = rule(
-    "stack", name="sqs-visibility-timeout-six-times-function-timeout",
-    display_name="Queue visibility is six times the consumer's timeout",
-    description=("A queue consumed by a Lambda function should have a visibility timeout of at least "
-                 f"{aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}x the function timeout plus the "
-                 "mapping's batching window (AWS's recommendation): raise visibilityTimeoutSeconds."),
-    level=ADVISORY, severity=LOW, tags=[*RELIABILITY, "lambda"],
-    remediation="Set visibilityTimeoutSeconds to 6 x the function timeout + maximumBatchingWindowInSeconds.",
-    url=SQS_LAMBDA_DOC,
-    config={"multiplier": {"type": "number", "minimum": 1,
-                           "default": aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}},
-    validate=_check_six_times,
-)
+sqs_visibility_timeout_six_times_function_timeout = rule("stack", "sqs-visibility-timeout-six-times-function-timeout",
+                                                         _check_six_times, config={"multiplier": {
+                                                             "type": "number", "minimum": 1,
+                                                             "default": aws_limits.SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR}})
 
 
 # ---- dead-letter queue vs its source ---------------------------------------------------------
@@ -201,32 +169,9 @@ def _check_type(args: StackValidationArgs, report: ReportViolation) -> None:
     _redrive_pairs(args, report, check_pair)
 
 
-sqs_dlq_retention_exceeds_source = rule(
-    "stack", name="sqs-dlq-retention-exceeds-source", display_name="DLQ keeps messages longer than its source",
-    description=("A dead-letter queue must keep messages longer than its source queue (both default "
-                 f"to {aws_limits.SQS_RETENTION_DEFAULT_SECONDS} s), FIFO pairs included (AWS's best "
-                 "practice): the DLQ's messageRetentionSeconds must exceed the source's. A DLQ outside the "
-                 "stack is noted as not checked."),
-    level=MANDATORY, severity=HIGH, tags=[*RELIABILITY, "dlq", "data-loss"],
-    # Both fixes: the finding's own message says which one applies (a DLQ already at the most SQS
-    # allows can only be outlasted by lowering its source's retention).
-    remediation=(f"Set the DLQ's messageRetentionSeconds to {conventions.DLQ_RETENTION_SECONDS} (14 days, the most "
-                 "SQS allows); where the DLQ already keeps messages that long, lower the source's "
-                 f"messageRetentionSeconds below {aws_limits.SQS_RETENTION_MAX_SECONDS} instead."),
-    url=DLQ_DOC,
-    validate=_check_retention,
-)
+sqs_dlq_retention_exceeds_source = rule("stack", "sqs-dlq-retention-exceeds-source", _check_retention)
 
-sqs_dlq_type_matches_source = rule(
-    "stack", name="sqs-dlq-type-matches-source", display_name="DLQ type matches its source",
-    description=("A FIFO queue needs a FIFO dead-letter queue and a standard queue a standard one "
-                 "(a DLQ outside the stack is judged by its name: only FIFO names end .fifo): set "
-                 "fifoQueue on the DLQ to match its source."),
-    level=MANDATORY, severity=HIGH, tags=[*RELIABILITY, "dlq", "fifo"],
-    remediation="Set fifoQueue on the DLQ to the source's value (a FIFO DLQ's name ends .fifo).",
-    url=DLQ_DOC,
-    validate=_check_type,
-)
+sqs_dlq_type_matches_source = rule("stack", "sqs-dlq-type-matches-source", _check_type)
 
 
 # ---- sqs-event-source-has-dlq ---------------------------------------------------------------
@@ -250,15 +195,7 @@ def _check_has_dlq(args: StackValidationArgs, report: ReportViolation) -> None:
     each_resource(index, report, {MAPPING: check})
 
 
-sqs_event_source_has_dlq = rule(
-    "stack", name="sqs-event-source-has-dlq", display_name="Queues Lambda consumes have a DLQ",
-    description=("A queue consumed by a Lambda function needs a redrive policy to a dead-letter queue: "
-                 "set redrivePolicy on the queue or add an aws.sqs.RedrivePolicy."),
-    level=MANDATORY, severity=HIGH, tags=[*RELIABILITY, "dlq", "lambda"],
-    remediation="Give the queue a redrivePolicy (deadLetterTargetArn, maxReceiveCount) or an aws.sqs.RedrivePolicy.",
-    url="https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html",
-    validate=_check_has_dlq,
-)
+sqs_event_source_has_dlq = rule("stack", "sqs-event-source-has-dlq", _check_has_dlq)
 
 POLICIES = [
     sqs_dlq_max_receive_count,

@@ -11,7 +11,7 @@ from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidati
 from integration_blueprint.core import aws_limits
 
 from ._links import STATE_MACHINE, StackIndex, function_at, function_timeout, label
-from ._policy import HIGH, MANDATORY, rule
+from ._policy import rule
 from ._values import (
     Malformed,
     a_list,
@@ -213,43 +213,13 @@ def _invokes_lambda(task: dict) -> bool:
                                           or _invoked_function(task) is not None)
 
 
-SFN = ["reliability", "step-functions"]
+sfn_distributed_map_bounded = rule("resource", "sfn-distributed-map-bounded",
+                                   resource_rule(_check, STATE_MACHINE), text_values={"EXCEEDED": EXCEEDED})
 
-sfn_distributed_map_bounded = rule(
-    "resource", name="sfn-distributed-map-bounded", display_name="Distributed Maps are bounded",
-    description=("A DISTRIBUTED Map must set MaxConcurrency, a tolerated failure threshold, a Catch for "
-                 f"{EXCEEDED}, and Retry on its tasks with JitterStrategy FULL and MaxDelaySeconds."),
-    level=MANDATORY, severity=HIGH, tags=[*SFN, "distributed-map"],
-    remediation=("Set MaxConcurrency (downstream capacity), ToleratedFailurePercentage, a Catch for "
-                 f"{EXCEEDED}, and task Retry with JitterStrategy FULL and MaxDelaySeconds."),
-    url="https://docs.aws.amazon.com/step-functions/latest/dg/state-map-distributed.html",
-    validate=resource_rule(_check, STATE_MACHINE),
-)
+sfn_task_timeout_covers_lambda_timeout = rule("stack", "sfn-task-timeout-covers-lambda-timeout", _check_task_timeouts)
 
-sfn_task_timeout_covers_lambda_timeout = rule(
-    "stack", name="sfn-task-timeout-covers-lambda-timeout", display_name="Task timeouts cover the Lambda timeout",
-    description=("A Step Functions Task that invokes a Lambda function of this stack (lambda:invoke or the "
-                 "function's ARN) must have TimeoutSeconds >= the function's timeout: a shorter task "
-                 "timeout retries an item that is still running."),
-    level=MANDATORY, severity=HIGH, tags=[*SFN, "lambda", "duplicates"],
-    remediation="Set the task's TimeoutSeconds to the function timeout plus a margin (or lower the function timeout).",
-    url="https://docs.aws.amazon.com/step-functions/latest/dg/state-task.html",
-    validate=_check_task_timeouts,
-)
-
-sfn_lambda_task_retries_service_errors = rule(
-    "resource", name="sfn-lambda-task-retries-service-errors",
-    display_name="Lambda tasks retry Lambda's transient errors",
-    description=("A Step Functions Task that invokes Lambda (arn:aws:states:::lambda:invoke or a function ARN), "
-                 "also inside Parallel branches and Map processors, needs a Retry that retries "
-                 f"{', '.join(SERVICE_ERRORS)} (named, or through States.ALL / States.TaskFailed, with "
-                 "MaxAttempts above 0): without it one throttle or Lambda service hiccup fails the execution."),
-    level=MANDATORY, severity=HIGH, tags=[*SFN, "lambda", "retries"],
-    remediation=("Add to the task's Retry, first: {\"ErrorEquals\": [\"Lambda.ServiceException\", "
-                 "\"Lambda.AWSLambdaException\", \"Lambda.SdkClientException\", \"Lambda.TooManyRequestsException\"], "
-                 "\"IntervalSeconds\": 2, \"MaxAttempts\": 6, \"BackoffRate\": 2, \"JitterStrategy\": \"FULL\"}."),
-    url="https://docs.aws.amazon.com/step-functions/latest/dg/bp-lambda-serviceexception.html",
-    validate=resource_rule(_check_lambda_retries, STATE_MACHINE),
-)
+sfn_lambda_task_retries_service_errors = rule("resource", "sfn-lambda-task-retries-service-errors",
+                                              resource_rule(_check_lambda_retries, STATE_MACHINE),
+                                              text_values={"service_errors": ", ".join(SERVICE_ERRORS)})
 
 POLICIES = [sfn_distributed_map_bounded, sfn_task_timeout_covers_lambda_timeout, sfn_lambda_task_retries_service_errors]
