@@ -87,9 +87,10 @@ def documents(args: ResourceValidationArgs):
             yield "policy", document
 
 
-def _statements(args: ResourceValidationArgs):
+def _allows(args: ResourceValidationArgs):
+    """The Allow statements of every policy document the resource holds (a Deny grants nothing)."""
     for where, document in documents(args):
-        yield from statements(document, where)
+        yield from (statement for statement in statements(document, where) if statement.allows)
 
 
 def _managed_policy_arns(args: ResourceValidationArgs) -> list[str]:
@@ -140,9 +141,7 @@ def _check_wildcard_actions(args: ResourceValidationArgs, report: ReportViolatio
         if grants_:
             report(f"attaches the AWS managed policy {arn}, which {grants_}: write a policy that names the "
                    "actions the code calls.", None)
-    for statement in _statements(args):
-        if not statement.allows:
-            continue
+    for statement in _allows(args):
         if statement.not_actions is not None:
             report(f"{statement.where}: an Allow with NotAction grants every other action of every "
                    "service; list the actions with Action instead.", None)
@@ -163,9 +162,7 @@ def _check_wildcard_actions(args: ResourceValidationArgs, report: ReportViolatio
 
 
 def _check_write_on_all(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    for statement in _statements(args):
-        if not statement.allows:
-            continue
+    for statement in _allows(args):
         if statement.not_resources is not None:
             report(f"{statement.where}: an Allow with NotResource {statement.not_resources} grants its "
                    "actions on every other resource of every account; list the resources with Resource.", None)
