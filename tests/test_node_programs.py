@@ -383,6 +383,7 @@ def test_a_typescript_program_waiting_on_a_promise_that_never_settles_is_stopped
 
 setInterval(() => {}, 1000);
 new aws.sqs.Queue("first");
+console.log("waiting for the orders queue's name");
 new aws.sqs.Queue("orders", {name: new Promise<string>(() => {})});
 ''')
     with pytest.raises(ProgramError) as stopped:
@@ -390,6 +391,7 @@ new aws.sqs.Queue("orders", {name: new Promise<string>(() => {})});
     message = str(stopped.value)
     assert "did not finish within 20 s" in message
     assert "orders (aws:sqs/queue:Queue)" in message and "first" not in message
+    assert "waiting for the orders queue's name" in stopped.value.stdout  # what it printed before the stop
 
 
 def test_a_typescript_programs_stack_transform_is_called_back_before_its_resources_are_recorded(tmp_path):

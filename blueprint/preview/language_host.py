@@ -283,18 +283,17 @@ def ended_run(engine: OfflineEngine) -> Optional[ProgramFailure]:
 def stopped_run(engine: OfflineEngine, done: ProgramRun, timeout: float) -> Optional[ProgramFailure]:
     """What stopped a program's run before its own exit could say anything, in the order it is
     decided: the engine's failure or an error that ended the run, the timeout, a limit of the
-    program's walls; None when the run ended by itself (its exit code is then the program's)."""
-    ended = engine_failure(engine) or ended_run(engine)
-    if ended is not None:
+    program's walls; None when the run ended by itself (its exit code is then the program's). A
+    stopped run's output is kept for the report, as far as the program got."""
+    stopped = engine_failure(engine) or ended_run(engine)
+    if stopped is None and done.timed_out:
+        stopped = ProgramFailure(timeout_message(engine, timeout, done.pending), stopped=True)
+    if stopped is None:
+        engine.limit_notes = list(done.notes)
+        stopped = limit_failure(engine, done)
+    if stopped is not None:
         engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
-        return ended
-    if done.timed_out:
-        return ProgramFailure(timeout_message(engine, timeout, done.pending), stopped=True)
-    engine.limit_notes = list(done.notes)
-    limited = limit_failure(engine, done)
-    if limited is not None:
-        engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
-    return limited
+    return stopped
 
 
 def _gate_folders(engine: OfflineEngine) -> list[Path]:

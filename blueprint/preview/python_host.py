@@ -68,10 +68,10 @@ def run_python_program(engine: OfflineEngine, *, interpreter: list[str], program
                            read_only=reads, writable_files=[search_path_file])
     except FileNotFoundError:
         return ProgramFailure(f"the program's interpreter {interpreter[0]} does not exist")
-    engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
     stopped = stopped_run(engine, done, timeout)
     if stopped is not None:
         return stopped
+    engine.program_stdout, engine.program_stderr = done.stdout, done.stderr
     if done.returncode == 0 and not engine.failures:
         return None
     return _failure(engine, done)
