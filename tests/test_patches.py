@@ -163,18 +163,33 @@ def test_the_gate_loads_the_sdks_own_protocol_modules_without_importing_the_sdk(
         assert found["sdk_before"] == []
 
 
+# The gate's modules first, then a program in the same process (as a drill records one): the SDK is
+# imported after the gate loaded its protocol modules.
+IN_PROCESS_AFTER_THE_GATE = """
+import json, sys
+from integration_blueprint.preview.recording import record_program
+from integration_blueprint.components import FifoBillingQueue
+recorded = record_program(lambda: FifoBillingQueue("payroll", {}), config={"aws:region": "eu-west-1"})
+print(json.dumps([[r.urn, r.inputs, r.outputs] for r in recorded.resources], sort_keys=True, default=str))
+"""
+
+
 @pytest.mark.slow
 def test_a_preview_reports_the_same_without_the_speed_patch_of_the_gate():
-    def preview(left_out: str) -> dict:
-        done = subprocess.run([str(Path(sys.executable).with_name("blueprint")), "preview", "--stack", "prod",
-                               "--format", "json"], capture_output=True, text=True, cwd=REPO, timeout=300,
+    def run(argv: list[str], left_out: str):
+        done = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, timeout=300,
                               env={**os.environ, patches.WITHOUT_VARIABLE: left_out})
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 
-    with_patch, without = preview(""), preview(",".join(GATE_PATCHES))
+    preview = [str(Path(sys.executable).with_name("blueprint")), "preview", "--stack", "prod", "--format", "json"]
+    with_patch, without = run(preview, ""), run(preview, ",".join(GATE_PATCHES))
     assert with_patch["summary"]["resources"] > 50
     assert with_patch == without
+
+    in_process = [sys.executable, "-c", IN_PROCESS_AFTER_THE_GATE]
+    recorded = run(in_process, "")
+    assert len(recorded) > 20 and recorded == run(in_process, ",".join(GATE_PATCHES))
 
 
 @pytest.fixture
