@@ -4,6 +4,7 @@ one line, a fix refuses to run, each naming itself, the installed version and th
 (exact ones, never a range); what a block applied is undone when it ends."""
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -20,7 +21,7 @@ from packaging.version import Version
 from integration_blueprint.core import patches
 from integration_blueprint.core.patches import FIX, SPEED, PatchRefused
 from integration_blueprint.policies import sdk_patches
-from integration_blueprint.preview import aws_imports, pack_host, program_speed
+from integration_blueprint.preview import aws_imports, pack_host, program_speed, pulumi_protos
 from integration_blueprint.sandbox import emulator, shortcuts
 
 REPO = Path(__file__).resolve().parents[1]
@@ -86,7 +87,7 @@ def test_every_patch_names_its_target_versions_kind_and_what_it_buys():
         assert entry["kind"] == FIX and name in FIX_TESTS
 
     assert set(patches.REGISTRY) - set(PLUGIN_PATCHES) == {*emulator.EMULATOR_PATCHES, *sdk_patches.NAMES,
-                                                           *PROGRAM_PATCHES, pack_host.PATCH_NAME}
+                                                           *PROGRAM_PATCHES, *GATE_PATCHES, pack_host.PATCH_NAME}
     for name, entry in patches.REGISTRY.items():
         assert entry.target and entry.package and entry.buys, name
         assert entry.verified_here(), f"{name}: verified on {entry.versions()}, not what is installed"
@@ -97,7 +98,7 @@ def test_every_patch_names_its_target_versions_kind_and_what_it_buys():
             test_file, test_name = FIX_TESTS[name].split("::")
             assert f"def {test_name}(" in (REPO / "tests" / test_file).read_text(), FIX_TESTS[name]
         else:
-            assert name in shortcuts.NAMES or name in sdk_patches.NAMES or name in PROGRAM_PATCHES, name
+            assert name in shortcuts.NAMES or name in sdk_patches.NAMES or name in PROGRAM_PATCHES + GATE_PATCHES, name
 
 
 # The speed patches python_exec.py applies in a program's own process (preview/aws_imports.py,
@@ -116,6 +117,79 @@ def test_a_program_records_the_same_without_the_speed_patches_of_its_process(mon
         return [(r.urn, r.id, r.parent, sorted(r.dependencies), {k: sorted(v) for k, v in r.property_dependencies.items()},
                  r.inputs, r.outputs, r.source_line) for r in recorded.resources]
     assert fingerprint(without) == fingerprint(recordings(REPO, "prod"))
+
+
+# The speed patch of the gate's own process (preview/pulumi_protos.py); its equivalence tests are the two below.
+GATE_PATCHES = (pulumi_protos.PATCH_NAME,)
+
+# In a process of its own: the gate's modules loaded first (as `blueprint preview` loads them), then
+# the SDK's own modules imported as any program imports them, and each compared with the gate's.
+GATE_PROTOS = """
+import json, sys
+from integration_blueprint.preview import pulumi_protos
+sdk_before = sorted(name for name in sys.modules if name.split(".")[0] == "pulumi")
+import importlib
+differ = []
+for name in pulumi_protos.NAMES:
+    ours, sdk = getattr(pulumi_protos, name), importlib.import_module("pulumi.runtime.proto." + name)
+    public = sorted(attribute for attribute in vars(sdk) if not attribute.startswith("_"))
+    if public != sorted(attribute for attribute in vars(ours) if not attribute.startswith("_")):
+        differ.append(name + ": names")
+    if name.endswith("_pb2"):
+        if ours.DESCRIPTOR.serialized_pb != sdk.DESCRIPTOR.serialized_pb:
+            differ.append(name + ": descriptor")
+        differ += [name + "." + message for message in sdk.DESCRIPTOR.message_types_by_name
+                   if getattr(ours, message) is not getattr(sdk, message)]
+    else:
+        differ += [name + "." + service for service in public if isinstance(getattr(sdk, service), type)
+                   and sorted(vars(getattr(sdk, service))) != sorted(vars(getattr(ours, service)))]
+print(json.dumps({"sdk_before": sdk_before, "differ": differ}))
+"""
+
+
+@pytest.mark.parametrize("left_out", ["", pulumi_protos.PATCH_NAME])
+def test_the_gate_loads_the_sdks_own_protocol_modules_without_importing_the_sdk(left_out):
+    """With the patch, the gate's process imports nothing of the SDK's (its figure: the SDK's own
+    imports, a third of the gate's); its messages are the SDK's own classes and its services the
+    same, so a later `import pulumi` in the process (a drill, an in-process program) shares them."""
+    done = subprocess.run([sys.executable, "-c", GATE_PROTOS], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, patches.WITHOUT_VARIABLE: left_out})
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["differ"] == []
+    if left_out:
+        assert "pulumi" in found["sdk_before"] and "pulumi.automation" in found["sdk_before"]
+    else:
+        assert found["sdk_before"] == []
+
+
+# The gate's modules first, then a program in the same process (as a drill records one): the SDK is
+# imported after the gate loaded its protocol modules.
+IN_PROCESS_AFTER_THE_GATE = """
+import json, sys
+from integration_blueprint.preview.recording import record_program
+from integration_blueprint.components import FifoBillingQueue
+recorded = record_program(lambda: FifoBillingQueue("payroll", {}), config={"aws:region": "eu-west-1"})
+print(json.dumps([[r.urn, r.inputs, r.outputs] for r in recorded.resources], sort_keys=True, default=str))
+"""
+
+
+@pytest.mark.slow
+def test_a_preview_reports_the_same_without_the_speed_patch_of_the_gate():
+    def run(argv: list[str], left_out: str):
+        done = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, timeout=300,
+                              env={**os.environ, patches.WITHOUT_VARIABLE: left_out})
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    preview = [str(Path(sys.executable).with_name("blueprint")), "preview", "--stack", "prod", "--format", "json"]
+    with_patch, without = run(preview, ""), run(preview, ",".join(GATE_PATCHES))
+    assert with_patch["summary"]["resources"] > 50
+    assert with_patch == without
+
+    in_process = [sys.executable, "-c", IN_PROCESS_AFTER_THE_GATE]
+    recorded = run(in_process, "")
+    assert len(recorded) > 20 and recorded == run(in_process, ",".join(GATE_PATCHES))
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ Run: .venv/bin/python tools/compile_bytecode.py
 """
 
 import compileall
+import importlib.util
 import json
 import os
 import subprocess
@@ -51,12 +52,19 @@ for stack, config in json.loads(os.environ["BENCH_CONFIG"]).items():
     _sync_await(wait_for_rpcs())
 """
 
-# What the gate and the pack import beyond what their first lines do (they import some of it late).
+# What the gate and the pack import beyond what their first lines do (they import some of it late),
+# and what a run imports only once it runs (found by listing a preview's imports): grpc's channel and
+# server (the gate, the pack and the program each make one) and the pack's IAM catalogue.
 GATE_AND_PACK = """
 import integration_blueprint.cli, integration_blueprint.preview.run, integration_blueprint.preview.pack_host
 import integration_blueprint.preview.reports.markdown, integration_blueprint.preview.reports.sarif
 import integration_blueprint.policies.rules, pulumi_policy
+import grpc._channel, grpc._interceptor, grpc._server, grpc._simple_stubs, grpc._utilities, grpc.experimental
+import policy_sentry.shared.iam_data
 """
+# Modules a run executes without importing them: the pack's entry point, which runpy runs as
+# `python -m pulumi.policy` does (importing it would serve a pack). Compiled by file.
+RUN_AS_MAIN = ("pulumi.policy.__main__",)
 
 # What a drill imports: its command, what its pattern processes' fork server preloads, and what
 # moto and boto3 load on a pattern's first requests (found by listing a drill's imports).
@@ -76,6 +84,8 @@ def main() -> None:
 
     for package in OWN_PACKAGES:
         compileall.compile_dir(REPO / package, quiet=1, workers=0)
+    for name in RUN_AS_MAIN:
+        compileall.compile_file(importlib.util.find_spec(name).origin, quiet=1)
     env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
     configs = {stack: load_config(REPO, stack).values for stack in stack_names(REPO)}
     every = [subprocess.Popen([sys.executable, "-c", GATE_AND_PACK], env=env, cwd=REPO),

@@ -30,11 +30,11 @@ from typing import Any, Optional
 
 import grpc
 from google.protobuf import empty_pb2, json_format, struct_pb2
-from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from integration_blueprint.core import patches
 from integration_blueprint.preview import policy_config, policy_packs, private_channel
 from integration_blueprint.preview.plugin_process import PluginDidNotStart, PluginProcess
+from integration_blueprint.preview.pulumi_protos import analyzer_pb2, analyzer_pb2_grpc
 from integration_blueprint.preview.recording import RecordedResource, RecordedStack
 
 # The pack installed with this package (a folder of the namespace: integration_blueprint.policies).

@@ -21,7 +21,8 @@ from typing import Callable
 
 import grpc
 from google.protobuf import struct_pb2
-from pulumi.runtime.proto import callback_pb2, callback_pb2_grpc, resource_pb2
+
+from integration_blueprint.preview.pulumi_protos import callback_pb2, callback_pb2_grpc, resource_pb2
 
 # A transform is the program's own code; one that hangs holds the preview, so it gets this long.
 CALLBACK_TIMEOUT_SECONDS = 120

@@ -31,15 +31,6 @@ from urllib.parse import unquote, urlparse
 import grpc
 from google.protobuf import struct_pb2
 from google.rpc import status_pb2
-from pulumi.runtime.proto import (
-    engine_pb2,
-    engine_pb2_grpc,
-    errors_pb2,
-    provider_pb2,
-    provider_pb2_grpc,
-    resource_pb2,
-    resource_pb2_grpc,
-)
 
 from integration_blueprint.plugin import PLUGIN_DIR
 from integration_blueprint.preview import assets, private_channel, redaction, wire
@@ -57,6 +48,15 @@ from integration_blueprint.preview.program_view import ProgramView
 from integration_blueprint.preview.program_walls import Visibility
 from integration_blueprint.preview.project import ProgramError
 from integration_blueprint.preview.provider.contract import STACK_REFERENCE, Provider, UnknownInvoke
+from integration_blueprint.preview.pulumi_protos import (
+    engine_pb2,
+    engine_pb2_grpc,
+    errors_pb2,
+    provider_pb2,
+    provider_pb2_grpc,
+    resource_pb2,
+    resource_pb2_grpc,
+)
 from integration_blueprint.preview.stack_references import StackOutputs, StackReferences
 
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"

@@ -17,11 +17,11 @@ from typing import Any, Optional
 
 import grpc
 from google.protobuf import empty_pb2, struct_pb2
-from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, provider_pb2, resource_pb2, resource_pb2_grpc
 
 from integration_blueprint.core.conventions import DEEPEST_JUDGED_NESTING
 from integration_blueprint.preview import wire
 from integration_blueprint.preview.provider import sdk
+from integration_blueprint.preview.pulumi_protos import engine_pb2, engine_pb2_grpc, provider_pb2, resource_pb2, resource_pb2_grpc
 
 # The registry the services answer from: engine.OfflineEngine, which builds them (typed loosely, so
 # this module does not import the one that imports it).

@@ -82,6 +82,10 @@ def end(process: subprocess.Popen, grace: float = TERM_GRACE_SECONDS, *, sandbox
     release(process)
 
 
+# The guardian's own script: the standard library's os and signal, nothing else to import.
+GUARDIAN = str(Path(__file__).with_name("guardian.py"))
+
+
 class _Guardian:
     """The guardian of this process's children while any is adopted (started by the first `adopt`,
     ended by the `release` of the last)."""
@@ -89,7 +93,7 @@ class _Guardian:
     def __init__(self) -> None:
         read, self.write = os.pipe()  # both ends close-on-exec: no child but the guardian holds one
         try:
-            self.process = subprocess.Popen([sys.executable, "-I", "-S", __file__], stdin=read,
+            self.process = subprocess.Popen([sys.executable, "-I", "-S", GUARDIAN], stdin=read,
                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                             start_new_session=True, close_fds=True)
         finally:
@@ -152,31 +156,6 @@ def release(process: subprocess.Popen) -> None:
             _guardian = None
 
 
-def _guard() -> None:
-    """The guardian: keep the groups the preview adopts, and kill those left when it is gone."""
-    groups: set[int] = set()
-    pending = b""
-    while True:
-        try:
-            data = os.read(0, 4096)
-        except InterruptedError:
-            continue
-        if not data:
-            break
-        pending += data
-        *lines, pending = pending.split(b"\n")
-        for line in lines:
-            if line[:1] == b"+":
-                groups.add(int(line[1:]))
-            elif line[:1] == b"-":
-                groups.discard(int(line[1:]))
-    for group in groups:
-        try:
-            os.killpg(group, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
 def descendants(pid: int) -> list[int]:
     """Every process under `pid` (the kernel's per-thread children lists), deepest last."""
     found, queue = [], [pid]
@@ -204,8 +183,3 @@ def _signal_group(process: subprocess.Popen, signum: int) -> None:
         os.killpg(process.pid, signum)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is the preview's to handle
-    _guard()

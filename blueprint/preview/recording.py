@@ -22,12 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
-import pulumi
-from pulumi.runtime import settings as pulumi_settings
-from pulumi.runtime.config import set_all_config
-from pulumi.runtime.stack import run_in_stack
-from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
-
 from integration_blueprint.preview import node_host, python_host, wire
 from integration_blueprint.preview.engine import (
     DEFAULT_REGION,
@@ -340,6 +334,14 @@ def _record_callable(body: Callable[[], Any], *, stack: str, config: dict[str, s
     (called in-process: OfflineEngine.in_process_stubs); monitor calls run inline on the event
     loop (each waits for its answer anyway), so resources register in the program's order, the
     same every run."""
+    # The SDK itself only here: a project folder's program imports it in its own process, and the
+    # gate, which never does, is spared importing it (pulumi_protos.py).
+    import pulumi
+    from pulumi.runtime import settings as pulumi_settings
+    from pulumi.runtime.config import set_all_config
+    from pulumi.runtime.stack import run_in_stack
+    from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
+
     with OfflineEngine(project=project, stack=stack, config=config, region=config.get("aws:region") or DEFAULT_REGION,
                        unknowns=unknowns, on_resource=on_resource) as engine:
         monitor, engine_stub = engine.in_process_stubs()

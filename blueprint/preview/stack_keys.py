@@ -51,7 +51,7 @@ def unread_keys(config: Iterable[str], program_dir: Path, stack_file: Path) -> l
     judged = [k for k in keys if k.split(":", 1)[0] not in NOT_JUDGED_HERE and k != f"blueprint:{SUPPRESSIONS_SECTION}"]
     if not judged:
         return []
-    written = _strings(program_dir)
+    written: Optional[set[str]] = None  # read only when a key no provider reads is judged (a walk of the program)
     lines = _key_lines(stack_file)
     shown = str(stack_file.relative_to(program_dir)) if stack_file.is_relative_to(program_dir) else str(stack_file)
     found = []
@@ -64,6 +64,7 @@ def unread_keys(config: Iterable[str], program_dir: Path, stack_file: Path) -> l
                 continue
             known, reader = provider, f"the {namespace} provider (its settings are those of pulumi_{namespace}.config)"
         else:
+            written = _strings(program_dir) if written is None else written
             if top in written:
                 continue
             known, reader = written, f"the program (its own files name no {top!r})"

