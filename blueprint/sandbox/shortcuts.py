@@ -76,7 +76,8 @@ SHORTCUTS = {
                                          "make one dict): the route is remembered per URL (each service's "
                                          "passthrough and allow-list settings still checked per request) and the "
                                          "WSGI environment of a plain request built directly, key for key as the "
-                                         "builder makes it (FIGURE)",
+                                         "builder makes it (1,500 records, interleaved on a loaded machine: 156.6, 154.5, 180.0, "
+                                         "185.2 s of CPU with it, 156.7, 184.6, 193.1, 210.2 s without: +10% without it)",
 }
 
 # What each replaces, and the package it belongs to.
