@@ -98,8 +98,15 @@ def _answer_program(service, request, context, exc: "ProgramFacingError"):
 def read_deep_values() -> None:
     """Python's recursion limit raised (never lowered) so that the engine reads a value nested as
     deep as the gate judges (conventions.DEEPEST_JUDGED_NESTING; Python's default of 1,000 frames
-    stopped it near 400 levels, which the Pulumi engine reads)."""
+    stopped it near 400 levels, which the Pulumi engine reads). Protobuf's own parser stops at 100
+    levels unless oversize messages are allowed: the Pulumi SDK allows them when it is imported
+    (pulumi/runtime/rpc.py), and the gate, which reads the SDK's protocol modules without importing it
+    (preview/pulumi_protos.py), allows them the same way, or a deep request fails to deserialize."""
     sys.setrecursionlimit(max(sys.getrecursionlimit(), DEEPEST_JUDGED_NESTING * ENGINE_FRAMES_PER_LEVEL + 2_000))
+    from google.protobuf.pyext import cpp_message
+
+    if cpp_message._message is not None:
+        cpp_message._message.SetAllowOversizeProtos(True)
 
 
 def _too_deep(engine: Registry, request, method: str) -> None:
