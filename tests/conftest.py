@@ -6,6 +6,7 @@ import gc
 import hashlib
 import json
 import pickle
+import signal
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,12 @@ import yaml
 
 from integration_blueprint.core import patches
 from integration_blueprint.sandbox import shortcuts  # noqa: F401 - registers the patch below
+
+# Ctrl-C as a terminal delivers it: a test runner started as a shell's background job (`make test &`,
+# `nohup ... &`) inherits SIGINT ignored, and so would every `blueprint` a test starts, which then
+# could not be interrupted (the tests of Ctrl-C failed so). Python resets its own handler to the
+# default in a child it executes.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True, scope="session")
