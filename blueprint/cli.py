@@ -56,6 +56,15 @@ class Terminated(BaseException):
     as for Ctrl-C's KeyboardInterrupt. A BaseException: no `except Exception` may swallow it."""
 
 
+def _command(subparsers, name: str, run: Callable[[argparse.Namespace], int], *, help: str,
+             description: Optional[str] = None) -> argparse.ArgumentParser:
+    """A subcommand (or a subcommand's action) whose arguments main() hands to `run`; its exit code
+    is what `run` returns."""
+    parser = subparsers.add_parser(name, help=help, description=description or help)
+    parser.set_defaults(run=run)
+    return parser
+
+
 def _raise_terminated(signum: int, _frame) -> None:
     raise Terminated()
 
@@ -152,8 +161,8 @@ def _report(text: str) -> tuple[str, str]:
 
 
 def add_preview_command(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "preview", help="run a Pulumi program offline and check it against the policy pack",
+    parser = _command(
+        subparsers, "preview", _run_preview, help="run a Pulumi program offline and check it against the policy pack",
         description="Run a Pulumi program (Python, or TypeScript/JavaScript with node) against the offline engine "
                     "(the engine's gRPC interfaces, the program as its language host starts it; no Pulumi CLI, "
                     "no AWS account) and put every "
@@ -203,7 +212,6 @@ def add_preview_command(subparsers) -> None:
     parser.add_argument("--report", type=_report, action="append", default=[], metavar="FORMAT=FILE",
                         help="also write this run's report in FORMAT to FILE (repeatable), e.g. "
                              "--report sarif=prod.sarif --report markdown=prod.md: one preview, every report")
-    parser.set_defaults(run=_run_preview)
 
 
 def _allowed_path(text: str) -> Path:
@@ -297,8 +305,8 @@ def _require_local_extra() -> None:
 
 
 def add_drill_command(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "drill", help="run every pattern end to end in the local sandbox under injected faults",
+    parser = _command(
+        subparsers, "drill", _run_drill, help="run every pattern end to end in the local sandbox under injected faults",
         description="Realize the stack in an embedded AWS emulator (moto, in-process), run the real "
                     "handlers behind local event source mappings, drive N records through each pattern "
                     "with duplicates, poison records, transient faults, crashes, conflicting duplicates and a hot "
@@ -343,7 +351,6 @@ def add_drill_command(subparsers) -> None:
     parser.add_argument("--no-isolation", action="store_true",
                         help="run the team's code even where its sandbox (bubblewrap, user namespaces) cannot be made: "
                              "as the drill's user, every verdict marked 'not contained' (`blueprint docs drill`, Containment)")
-    parser.set_defaults(run=_run_drill)
 
 
 def _print_pack_path(args: argparse.Namespace) -> int:
@@ -393,12 +400,11 @@ def add_policy_command(subparsers) -> None:
     parser = subparsers.add_parser("policy", help="the policy pack installed with this package",
                                    description="The CrossGuard policy pack installed with this package.")
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    path = actions.add_parser("path", help="print the policy pack's folder",
-                              description="Print the folder of the installed policy pack, for "
-                                          '`pulumi preview --policy-pack "$(blueprint policy path)"`.')
-    path.set_defaults(run=_print_pack_path)
-    config = actions.add_parser(
-        "config", help="print the stack's policy config file (if it has one)",
+    _command(actions, "path", _print_pack_path, help="print the policy pack's folder",
+             description="Print the folder of the installed policy pack, for "
+                         '`pulumi preview --policy-pack "$(blueprint policy path)"`.')
+    config = _command(
+        actions, "config", _print_policy_config, help="print the stack's policy config file (if it has one)",
         description="Print the policy config file `blueprint preview --stack S` reads by default, "
                     "<stackConfigDir>/policy.<stack>.json, or nothing when the stack has none, for "
                     '`pulumi preview --policy-pack-config "$(blueprint policy config --stack S)"`: both '
@@ -415,9 +421,8 @@ def add_policy_command(subparsers) -> None:
     config.add_argument("--policy-pack", action="append", metavar="DIR",
                         help="another pack the program is judged with (repeatable): its policies may be named by "
                              "suppressions, which only `blueprint preview` applies to it")
-    config.set_defaults(run=_print_policy_config)
-    ls = actions.add_parser(
-        "ls", help="list the pack's policies with their level per stack",
+    ls = _command(
+        actions, "ls", _list_policies, help="list the pack's policies with their level per stack",
         description="List every policy of the pack, as `pulumi policy ls` does: its enforcement level "
                     "(the pack's own and each stack's, from <stackConfigDir>/policy.<stack>.json of the "
                     "project), what it checks and its config settings. The pack is asked over its "
@@ -427,7 +432,6 @@ def add_policy_command(subparsers) -> None:
                     help="a policy pack directory, Python or Node.js/TypeScript (repeatable: each pack is listed; "
                          "default: the pack installed with this package)")
     ls.add_argument("--json", action="store_true", help="print one JSON object")
-    ls.set_defaults(run=_list_policies)
 
 
 def _run_redrive(args: argparse.Namespace) -> int:
@@ -447,14 +451,13 @@ def add_redrive_command(subparsers) -> None:
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
     def action(name: str, help_text: str, *, batches: bool = True) -> argparse.ArgumentParser:
-        sub = actions.add_parser(name, help=help_text, description=help_text)
+        sub = _command(actions, name, _run_redrive, help=help_text, description=help_text)
         sub.add_argument("--json", action="store_true", help="print one JSON object")
         if batches:
             sub.add_argument("--rate", type=float, default=10.0,
                              help="messages per second at most (default: 10)")
             sub.add_argument("--limit", type=int, help="redrive at most this many now (a controlled batch)")
             sub.add_argument("--dry-run", action="store_true", help="show what would be redriven; change nothing")
-        sub.set_defaults(run=_run_redrive)
         return sub
 
     listing = action("list", "list the messages parked in a queue, each with its reason", batches=False)
@@ -491,13 +494,12 @@ def _print_schema(args: argparse.Namespace) -> int:
 
 
 def add_schema_command(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "schema", help="print the component package's Pulumi schema (JSON)",
+    _command(
+        subparsers, "schema", _print_schema, help="print the component package's Pulumi schema (JSON)",
         description="Print the Pulumi package schema the component plugin serves (what `pulumi package "
                     "get-schema` prints for it): the four components, every input typed and described in the "
                     "names other languages use (camelCase), every output. Any language's SDK can be generated "
                     "from it, e.g. `pulumi package gen-sdk schema.json --language go`.")
-    parser.set_defaults(run=_print_schema)
 
 
 def _list_stacks(args: argparse.Namespace) -> int:
@@ -513,13 +515,12 @@ def add_stack_command(subparsers) -> None:
     """`blueprint stack ls`: the project's stacks, for a CI job that previews each one."""
     parser = subparsers.add_parser("stack", help="the project's stacks", description="The Pulumi project's stacks.")
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    ls = actions.add_parser("ls", help="list the stacks (one Pulumi.<stack>.yaml each in the stackConfigDir)",
-                            description="List the project's stacks: one per Pulumi.<stack>.yaml in the folder its "
-                                        "Pulumi.yaml names as stackConfigDir (default: beside it), as a CI job "
-                                        "discovers what to preview.")
+    ls = _command(actions, "ls", _list_stacks, help="list the stacks (one Pulumi.<stack>.yaml each in the stackConfigDir)",
+                  description="List the project's stacks: one per Pulumi.<stack>.yaml in the folder its "
+                              "Pulumi.yaml names as stackConfigDir (default: beside it), as a CI job "
+                              "discovers what to preview.")
     ls.add_argument("--program", help="the Pulumi project directory (default: the current directory)")
     ls.add_argument("--json", action="store_true", help="a JSON array (for a GitHub Actions matrix)")
-    ls.set_defaults(run=_list_stacks)
 
 
 SDK_LANGUAGES = ("typescript",)
@@ -536,15 +537,14 @@ def _write_sdk(args: argparse.Namespace) -> int:
 
 
 def add_sdk_command(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "sdk", help="write the components' SDK for another language (no Pulumi CLI needed)",
+    parser = _command(
+        subparsers, "sdk", _write_sdk, help="write the components' SDK for another language (no Pulumi CLI needed)",
         description="Write the component package's SDK for a language from its schema, without the Pulumi CLI. "
                     "typescript: an npm package named @pulumi/blueprint (package.json, index.js, index.d.ts) to "
                     "`npm install <folder>` or `npm pack`. For other languages, feed `blueprint schema` to "
                     "`pulumi package gen-sdk`.")
     parser.add_argument("--language", choices=SDK_LANGUAGES, required=True, help="the SDK's language")
     parser.add_argument("--out", required=True, help="the folder to write the package into (created if missing)")
-    parser.set_defaults(run=_write_sdk)
 
 
 def _print_docs(args: argparse.Namespace) -> int:
@@ -580,9 +580,10 @@ def _print_docs(args: argparse.Namespace) -> int:
 
 
 def add_docs_command(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "docs", help="print a page of the manual: a guide (getting-started, gate, drill, deploying, rules, runbook, "
-                     "architecture, readme, ...) or a component's reference page",
+    parser = _command(
+        subparsers, "docs", _print_docs,
+        help="print a page of the manual: a guide (getting-started, gate, drill, deploying, rules, runbook, "
+             "architecture, readme, ...) or a component's reference page",
         description="Print a page of the manual (Markdown), shipped in the package so it reads the same "
                     "without the repository: the pages the CLI's messages point to (`blueprint docs drill`, "
                     "gate, deploying, architecture, readme, ...; without a topic, the list), the rule reference "
@@ -594,7 +595,6 @@ def add_docs_command(subparsers) -> None:
                         help="a guide (`blueprint docs` lists them: drill, gate, deploying, rules, readme, ...), "
                              "components, or a component: FifoBillingQueue, "
                              "IdempotentStreamConsumer, NonIdempotentStreamConsumer or DistributedMapBatch")
-    parser.set_defaults(run=_print_docs)
 
 
 def _write_starter(args: argparse.Namespace) -> int:
@@ -615,8 +615,9 @@ def _write_starter(args: argparse.Namespace) -> int:
 
 def add_init_command(subparsers) -> None:
     """`blueprint init [FOLDER]`: a team's starting point."""
-    parser = subparsers.add_parser(
-        "init", help="write a team's starting point: program, stacks, policy configs, an organisation pack, CI",
+    parser = _command(
+        subparsers, "init", _write_starter,
+        help="write a team's starting point: program, stacks, policy configs, an organisation pack, CI",
         description="Write a team's starting point into FOLDER: a Python program with one component, stacks "
                     "dev/staging/prod (stacks/) with their policy configs, an organisation's policy pack "
                     "(policy/org/) with its config in policy/config/, and the CI workflow "
@@ -625,7 +626,6 @@ def add_init_command(subparsers) -> None:
     parser.add_argument("folder", nargs="?", default=".", help="where to write (default: the current directory)")
     parser.add_argument("--project", help="the Pulumi project's name (default: the folder's name)")
     parser.add_argument("--region", default="eu-west-1", help="the stacks' aws:region (default: eu-west-1)")
-    parser.set_defaults(run=_write_starter)
 
 
 COMMANDS: list[Callable] = [add_preview_command, add_drill_command, add_policy_command, add_redrive_command,

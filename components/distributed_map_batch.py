@@ -35,7 +35,7 @@ from integration_blueprint.components.distributed_map_definition import (
     build_definition,
     to_json,
 )
-from integration_blueprint.components.function import PolicyStatementArgs, packaged_function, team_code
+from integration_blueprint.components.function import PolicyStatementArgs, handler_code, packaged_function
 from integration_blueprint.components.iam import SourceCondition, Statement, account_context, service_role
 from integration_blueprint.components.naming import PhysicalName, function_names, queue_name, require_fits, schedule_names
 from integration_blueprint.components.platform import PlatformArgs, declared, publish, runtime_settings
@@ -294,14 +294,13 @@ class DistributedMapBatch(pulumi.ComponentResource):
         environment[handler_config.POWERTOOLS_SERVICE_NAME] = item_name
         item = packaged_function(
             item_name, parent=self, settings=settings,
-            handler=args.get("item_handler", "integration_blueprint.handlers.reference.invoice_enricher.lambda_handler"),
-            code=args.get("item_code"),
+            runs=handler_code(COMPONENT, args, "integration_blueprint.handlers.reference.invoice_enricher.lambda_handler",
+                              "item_"),
             timeout=values.item_timeout,
             memory_size=SETTINGS.value(args, "item_memory_mb"),
             reserved_concurrency=args.get("item_reserved_concurrency"),
             environment=environment,
             statements=statements,
-            team=team_code(COMPONENT, args, "item_"),
             formerly=formerly,
         )
 

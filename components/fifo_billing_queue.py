@@ -23,7 +23,7 @@ import pulumi_aws as aws
 
 from integration_blueprint.components.alarms import function_errors_alarm, oldest_message_age_alarm
 from integration_blueprint.components.async_invoke import async_invoke_config, async_invoke_settings
-from integration_blueprint.components.function import PolicyStatementArgs, packaged_function, team_code
+from integration_blueprint.components.function import PolicyStatementArgs, handler_code, packaged_function
 from integration_blueprint.components.iam import Statement
 from integration_blueprint.components.naming import function_names, queue_name, require_fits, schedule_names
 from integration_blueprint.components.platform import PLATFORM_SETTINGS, PlatformArgs, declared, publish, runtime_settings
@@ -259,14 +259,13 @@ class FifoBillingQueue(pulumi.ComponentResource):
             consumer_statements.insert(1, Statement(["dynamodb:PutItem"], [ledger.arn]))
         consumer = packaged_function(
             f"{name}-consumer", parent=self, settings=settings,
-            handler=args.get("consumer_handler", "integration_blueprint.handlers.reference.billing_consumer.lambda_handler"),
-            code=args.get("consumer_code"),
+            runs=handler_code(COMPONENT, args, "integration_blueprint.handlers.reference.billing_consumer.lambda_handler",
+                              "consumer_"),
             timeout=numbers.timeout,
             memory_size=SETTINGS.value(args, "consumer_memory_mb"),
             reserved_concurrency=args.get("reserved_concurrency"),
             environment=consumer_environment,
             statements=consumer_statements,
-            team=team_code(COMPONENT, args, "consumer_"),
         )
         sqs_consumer_mapping(f"{name}-consumer-mapping", parent=self, consumed=queue, function=consumer.function,
                              batch_size=numbers.batch, maximum_concurrency=args.get("maximum_concurrency"))
@@ -277,12 +276,11 @@ class FifoBillingQueue(pulumi.ComponentResource):
         dispatcher_statements.append(Statement(["sqs:SendMessage"], [queue.arn]))
         dispatcher = packaged_function(
             f"{name}-dispatcher", parent=self, settings=settings,
-            handler=args.get("dispatcher_handler", "integration_blueprint.handlers.reference.billing_dispatcher.lambda_handler"),
-            code=args.get("dispatcher_code"),
+            runs=handler_code(COMPONENT, args, "integration_blueprint.handlers.reference.billing_dispatcher.lambda_handler",
+                              "dispatcher_"),
             timeout=SETTINGS.value(args, "dispatcher_timeout_seconds"),
             environment=dispatcher_environment,
             statements=dispatcher_statements,
-            team=team_code(COMPONENT, args, "dispatcher_"),
         )
         dispatch = async_invoke_config(
             f"{name}-dispatcher", parent=self, function=dispatcher,

@@ -11,14 +11,14 @@ the handlers import (boto3 is in the runtime). Logs go to a log group the compon
 retention, instead of the never-expiring group Lambda would create.
 
 A team's own code (`code`) ships with the same handlers beside it (`with_handler_runtime`), so a
-handler built on the runtime imports it once deployed. A function where a team's code runs also
-takes what that code needs: its own environment variables and IAM statements (`team_code`, from the
-`<prefix>environment` and `<prefix>policy_statements` arguments `settings.code_settings` declares
-next to `<prefix>code`).
+handler built on the runtime imports it once deployed. What a function runs is read from a
+component's arguments in one place (`handler_code`: `<prefix>handler`, `<prefix>code` and what that
+code needs, its own environment variables and IAM statements from the `<prefix>environment` and
+`<prefix>policy_statements` arguments `settings.code_settings` declares next to `<prefix>code`).
 
 Public: `packaged_function` (returns `PackagedFunction`), `RuntimeSettings`, `handlers_archive`, `with_handler_runtime`,
-`powertools_layer_arn`, `stack_region`, `ARCHIVE_ROOT`, `PolicyStatementArgs`, `team_code` (returns
-`TeamCode`). IAM statements are in `iam`.
+`powertools_layer_arn`, `stack_region`, `ARCHIVE_ROOT`, `PolicyStatementArgs`, `handler_code` (returns
+`HandlerCode`). IAM statements are in `iam`.
 """
 
 import os
@@ -38,8 +38,8 @@ from integration_blueprint.components.validation import ComponentArgumentError, 
 from integration_blueprint.core import aws_limits, conventions
 from integration_blueprint.preview import assets, wire
 
-__all__ = ["ARCHIVE_ROOT", "PackagedFunction", "PolicyStatementArgs", "RuntimeSettings", "TeamCode", "handlers_archive",
-           "packaged_function", "powertools_layer_arn", "stack_region", "team_code", "with_handler_runtime"]
+__all__ = ["ARCHIVE_ROOT", "HandlerCode", "PackagedFunction", "PolicyStatementArgs", "RuntimeSettings", "handler_code",
+           "handlers_archive", "packaged_function", "powertools_layer_arn", "stack_region", "with_handler_runtime"]
 
 ARCHIVE_ROOT = namespace_package.__name__
 
@@ -117,21 +117,19 @@ def stack_region(settings: RuntimeSettings) -> str:
     return region
 
 
-def packaged_function(name: str, *, parent: pulumi.Resource, handler: pulumi.Input[str],
+def packaged_function(name: str, *, parent: pulumi.Resource, runs: "HandlerCode",
                       statements: Sequence[Statement], settings: RuntimeSettings,
                       timeout: pulumi.Input[int], memory_size: pulumi.Input[int] = conventions.LAMBDA_MEMORY_DEFAULT_MB,
                       environment: Optional[Mapping[str, pulumi.Input[str]]] = None,
-                      code: Optional[pulumi.Archive] = None,
                       reserved_concurrency: Optional[pulumi.Input[int]] = None,
-                      team: Optional["TeamCode"] = None, formerly: Optional[str] = None) -> PackagedFunction:
-    """A function running `handler` (default code: this package's handlers) with a role that may
-    do exactly `statements` plus write its own logs, and what `team` code running in it needs (its
+                      formerly: Optional[str] = None) -> PackagedFunction:
+    """A function running the handler `runs` names (default code: this package's handlers) with a
+    role that may do exactly `statements` plus write its own logs, and what a team's code needs (its
     variables win over the component's own: a team's handler may point a setting elsewhere).
     `formerly`: the name the function had in an earlier version; its resources are aliased to it,
     so a deployed stack keeps them (and their logs) instead of replacing them."""
-    if team is not None:
-        environment = {**(environment or {}), **team.environment}
-        statements = [*statements, *team.statements]
+    environment = {**(environment or {}), **runs.environment}
+    statements = [*statements, *runs.statements]
     log_group = aws.cloudwatch.LogGroup(f"{name}-logs", retention_in_days=settings.log_retention_days,
                                         opts=renamed(parent, formerly and f"{formerly}-logs"))
     logs = Statement(["logs:CreateLogStream", "logs:PutLogEvents"], [log_group.arn.apply(lambda a: f"{a}:*")])
@@ -142,8 +140,8 @@ def packaged_function(name: str, *, parent: pulumi.Resource, handler: pulumi.Inp
         role=access.role.arn,
         runtime=settings.runtime,
         architectures=[settings.architecture],
-        handler=handler,
-        code=with_handler_runtime(code) if code is not None else handlers_archive(),
+        handler=runs.handler,
+        code=with_handler_runtime(runs.code) if runs.code is not None else handlers_archive(),
         timeout=timeout,
         memory_size=memory_size,
         layers=[powertools_layer_arn(stack_region(settings), settings)],
@@ -167,18 +165,23 @@ class PolicyStatementArgs(TypedDict):
 
 
 @dataclass
-class TeamCode:
-    """What a team's handler needs from its function beyond the component's own settings."""
+class HandlerCode:
+    """What one of a component's functions runs: a handler of this package's code (`code` None), or
+    a team's handler and code with what it needs beyond the component's own settings."""
 
+    handler: pulumi.Input[str]
+    code: Optional[pulumi.Archive] = None
     environment: dict[str, pulumi.Input[str]] = field(default_factory=dict)
     statements: list[Statement] = field(default_factory=list)
 
 
-def team_code(component: str, args: Mapping[str, Any], prefix: str = "") -> TeamCode:
-    """The `<prefix>environment` and `<prefix>policy_statements` a component was given for one of
-    its functions; the actions are read now (named, no wildcards), the resources may be Outputs.
-    Its `<prefix>code` must be readable as the engine reads it, refused here naming that argument."""
-    require_readable_code(component, f"{prefix}code", args.get(f"{prefix}code"))
+def handler_code(component: str, args: Mapping[str, Any], reference_handler: str, prefix: str = "") -> HandlerCode:
+    """What one of a component's functions runs: the `<prefix>handler` and `<prefix>code` it was
+    given (default: this package's `reference_handler`), with their `<prefix>environment` and
+    `<prefix>policy_statements`; the actions are read now (named, no wildcards), the resources may be
+    Outputs. The `<prefix>code` must be readable as the engine reads it, refused here naming that argument."""
+    code = args.get(f"{prefix}code")
+    require_readable_code(component, f"{prefix}code", code)
     env_arg, statements_arg = f"{prefix}environment", f"{prefix}policy_statements"
     statements = []
     for given in plain(component, statements_arg, args.get(statements_arg)) or []:
@@ -188,7 +191,8 @@ def team_code(component: str, args: Mapping[str, Any], prefix: str = "") -> Team
             resources = plain(component, f"{statements_arg}[].resources", statement["resources"]) or []
             statements.append(Statement([plain(component, f"{statements_arg}[].actions", a) or "" for a in actions],
                                         list(resources)))
-    return TeamCode(environment=dict(plain(component, env_arg, args.get(env_arg)) or {}), statements=statements)
+    return HandlerCode(handler=args.get(f"{prefix}handler", reference_handler), code=code,
+                       environment=dict(plain(component, env_arg, args.get(env_arg)) or {}), statements=statements)
 
 
 def require_readable_code(component: str, code_arg: str, code: Any) -> None:

@@ -30,7 +30,7 @@ from integration_blueprint.components.alarms import (
     iterator_age_alarm,
     oldest_message_age_alarm,
 )
-from integration_blueprint.components.function import PackagedFunction, PolicyStatementArgs, packaged_function, team_code
+from integration_blueprint.components.function import PackagedFunction, PolicyStatementArgs, handler_code, packaged_function
 from integration_blueprint.components.iam import Statement
 from integration_blueprint.components.naming import PhysicalName, function_names, queue_name
 from integration_blueprint.components.platform import PLATFORM_SETTINGS, PlatformArgs, runtime_settings
@@ -298,9 +298,9 @@ def consumer_function(name: str, args: StreamConsumerArgs, numbers: Numbers, par
     env.setdefault(handler_config.POWERTOOLS_SERVICE_NAME, f"{name}-consumer")
     return packaged_function(
         f"{name}-consumer", parent=parent, settings=runtime_settings(args),
-        handler=args.get("handler", default_handler), code=args.get("code"),
+        runs=handler_code(component, args, default_handler),
         timeout=numbers.timeout, memory_size=_COMMON.value(args, "memory_mb"),
-        environment=env, statements=statements, team=team_code(component, args),
+        environment=env, statements=statements,
     )
 
 
