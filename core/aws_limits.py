@@ -50,6 +50,30 @@ LAMBDA_FILE_DESCRIPTORS_MAX = 1024
 # https://docs.aws.amazon.com/lambda/latest/dg/troubleshooting-invocation.html: a function that
 # goes over its memory size is ended, errorType "Runtime.OutOfMemory".
 LAMBDA_OUT_OF_MEMORY_ERROR = "Runtime.OutOfMemory"
+# https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtimes.html (supported and deprecated runtimes)
+# and https://docs.aws.amazon.com/lambda/latest/dg/runtime-support-policy.html: on its deprecation
+# date a runtime gets no more security patches and its functions no technical support; AWS then
+# blocks creating functions on it and, later, updating them (dates it has moved more than once, so
+# only the deprecation date is kept). ISO dates, the table as AWS published it in late 2025; the
+# Amazon Linux 2 runtimes end with Amazon Linux 2 (2026-06-30). A runtime AWS added after it is
+# absent here and never reported. Security Hub's Lambda.2 checks the same.
+LAMBDA_RUNTIME_DEPRECATION_DATES = {
+    "nodejs": "2016-10-31", "nodejs4.3": "2020-03-05", "nodejs4.3-edge": "2020-03-05", "nodejs6.10": "2019-08-12",
+    "nodejs8.10": "2020-03-06", "nodejs10.x": "2021-07-30", "nodejs12.x": "2023-03-31", "nodejs14.x": "2023-12-04",
+    "nodejs16.x": "2024-06-12", "nodejs18.x": "2025-09-01", "nodejs20.x": "2026-04-30", "nodejs22.x": "2027-04-30",
+    "nodejs24.x": "2028-04-30",
+    "python2.7": "2021-07-15", "python3.6": "2022-07-18", "python3.7": "2023-12-04", "python3.8": "2024-10-14",
+    "python3.9": "2025-12-15", "python3.10": "2026-06-30", "python3.11": "2026-06-30", "python3.12": "2028-10-31",
+    "python3.13": "2029-06-30", "python3.14": "2029-06-30",
+    "java8": "2024-01-08", "java8.al2": "2026-06-30", "java11": "2026-06-30", "java17": "2026-06-30",
+    "java21": "2029-06-30", "java25": "2029-06-30",
+    "dotnetcore1.0": "2019-07-27", "dotnetcore2.0": "2019-05-30", "dotnetcore2.1": "2022-01-05",
+    "dotnetcore3.1": "2023-04-03", "dotnet5.0": "2022-05-10", "dotnet6": "2024-11-12", "dotnet7": "2024-05-14",
+    "dotnet8": "2026-11-10", "dotnet10": "2028-11-14",
+    "ruby2.5": "2021-07-30", "ruby2.7": "2023-11-27", "ruby3.2": "2026-03-31", "ruby3.3": "2027-03-31",
+    "ruby3.4": "2028-03-31",
+    "go1.x": "2024-01-08", "provided": "2024-01-08", "provided.al2": "2026-06-30", "provided.al2023": "2029-06-30",
+}
 # https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html#events-sqs-queueconfig
 # "set the source queue's visibility timeout to at least six times the function timeout"
 SQS_VISIBILITY_TO_FUNCTION_TIMEOUT_FACTOR = 6

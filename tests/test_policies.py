@@ -10,7 +10,7 @@ import json
 import pulumi
 import pulumi_aws as aws
 import pytest
-from policy_env import SKIPPED, analyse, flagged, replay_lane, skipped  # noqa: F401 - the policy tests import them from here too
+from policy_env import SKIPPED, analyse, flagged, replay_lane, resource_names, skipped  # noqa: F401 - the policy tests import them from here too
 
 from integration_blueprint.components.alarms import queue_depth_alarm
 
@@ -611,3 +611,53 @@ def test_wildcard_in_a_role_inline_policy_violates(policy_analyzer):
         "name": "all", "policy": json.dumps({"Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]})}])
     found = flagged(analyse(policy_analyzer, program), IAM)
     assert len(found) == 1 and "inlinePolicies[0].policy" in found[0].message
+
+
+# ---- Lambda runtimes -----------------------------------------------------------------------------
+
+RUNTIME = "lambda-function-runtime-supported"
+
+
+def runtime_program():
+    """Functions on runtimes past, near and beyond their deprecation, one AWS added after the table
+    and a container image function (no runtime)."""
+    legacy = dict(role=ROLE, handler="h.handler", code=pulumi.AssetArchive({}))
+    aws.lambda_.Function("python39", runtime="python3.9", **legacy)
+    aws.lambda_.Function("node16", runtime=aws.lambda_.Runtime.NODE_JS16D_X, **legacy)
+    aws.lambda_.Function("go", runtime="go1.x", **legacy)
+    function("python312")
+    aws.lambda_.Function("python399", runtime="python3.99", **legacy)
+    aws.lambda_.Function("image", role=ROLE, package_type="Image", image_uri="123456789012.dkr.ecr.eu-west-1"
+                         ".amazonaws.com/app:1")
+
+
+def test_a_function_on_a_deprecated_runtime_is_advised_onto_the_newest_of_its_language(policy_analyzer):
+    found = {v.urn.rsplit("::", 1)[-1]: v for v in flagged(analyse(
+        policy_analyzer, runtime_program, config={RUNTIME: {"asOf": "2026-12-07"}}), RUNTIME)}
+    # python3.12 is supported until 2028; a runtime the table does not know, and an image, are not judged.
+    assert sorted(found) == ["go", "node16", "python39"]
+    assert all(v.level == "advisory" for v in found.values())
+    assert "runs python3.9, which Lambda deprecated on 2025-12-15" in found["python39"].message
+    assert "no security patches" in found["python39"].message
+    assert "Move the function to python3.14" in found["python39"].message
+    assert "Move the function to nodejs24.x" in found["node16"].message
+    assert "Move the function to provided.al2023" in found["go"].message  # Go runs on the OS-only runtime now
+
+
+def test_the_runtime_rule_judges_on_the_day_of_the_preview_or_warns_ahead_as_of_a_later_one(policy_analyzer):
+    # By default, today: python3.9's date (2025-12-15) has passed whatever day this runs.
+    assert "python39" in resource_names(flagged(analyse(policy_analyzer, runtime_program), RUNTIME))
+    # Before its date, a runtime passes; as of a day after it, it is reported ahead of time.
+    before = resource_names(flagged(analyse(policy_analyzer, runtime_program,
+                                            config={RUNTIME: {"asOf": "2025-12-14"}}), RUNTIME))
+    ahead = resource_names(flagged(analyse(policy_analyzer, runtime_program,
+                                           config={RUNTIME: {"asOf": "2028-11-01"}}), RUNTIME))
+    assert before == ["go", "node16"]
+    assert ahead == ["go", "node16", "python312", "python39"]
+
+
+def test_a_runtime_unknown_in_preview_is_skipped(policy_analyzer):
+    result = analyse(policy_analyzer, lambda: aws.lambda_.Function(
+        "fn", role=ROLE, handler="h.handler", code=pulumi.AssetArchive({}),
+        runtime=later("python3.9", aws.s3.Bucket("b").id)), unknowns=True)
+    assert not flagged(result, RUNTIME) and skipped(result, RUNTIME)

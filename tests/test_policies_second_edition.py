@@ -519,6 +519,7 @@ def test_a_negative_retention_is_a_violation(policy_analyzer):
     ({"sqs-dlq-max-receive-count": {"minimun": 5}}, "sqs-dlq-max-receive-count: unknown property 'minimun'"),
     ({"sqs-dlq-max-receive-count": {"minimum": "five"}}, "sqs-dlq-max-receive-count: minimum must be a integer"),
     ({"dynamodb-idempotency-table-ttl": {"environmentKeyPattern": "(IDEMPOTENCY"}}, "is not a regular expression"),
+    ({"lambda-function-runtime-supported": {"asOf": "next year"}}, "asOf must match .* got \"next year\""),
 ])
 def test_the_pack_refuses_a_config_it_cannot_apply(policy_analyzer, config, complaint):
     request = analyzer_pb2.ConfigureAnalyzerRequest()
@@ -542,7 +543,7 @@ def test_every_rule_publishes_its_fix_its_source_and_how_much_it_matters(policy_
         assert policy.url.startswith("https://docs."), policy.name
         assert policy.severity != 0, policy.name  # 0 = unspecified
     levels = {p.name: p.enforcementLevel for p in policy_analyzer.info.policies}
-    assert len(levels) == 37 and levels[TLS] == 0  # proto ADVISORY
+    assert len(levels) == 38 and levels[TLS] == 0  # proto ADVISORY
 
 
 

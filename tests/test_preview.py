@@ -48,6 +48,8 @@ ALL_RULES = {
     "sns-subscription-endpoint-allows-topic", "eventbridge-target-allows-delivery", "s3-notification-target-allows-bucket",
     # failure destinations their writer can write, Lambda tasks that retry Lambda's transient errors (issue 40)
     "failure-destination-writable", "sfn-lambda-task-retries-service-errors",
+    # functions on a runtime AWS supports
+    "lambda-function-runtime-supported",
 }
 # Rules that report no violation of their own: they say what the pack could not look into, as checks
 # that did not run (the resources a CloudFormation template or Cloud Control state creates).
@@ -61,14 +63,15 @@ def test_the_pack_has_the_specified_rules_levels_and_threshold_settings(policy_a
     assert set(policies) == ALL_RULES | NOTE_RULES
     advisory = {name for name, p in policies.items() if p.enforcementLevel == 0}  # proto ADVISORY
     assert advisory == {"sqs-visibility-timeout-six-times-function-timeout", "dynamodb-table-encrypted-with-kms",
-                        "queue-topic-policy-denies-insecure-transport", *NOTE_RULES}
+                        "queue-topic-policy-denies-insecure-transport", "lambda-function-runtime-supported", *NOTE_RULES}
     # Every rule takes the suppressions `blueprint policy config` writes (test_one_verdict.py).
     assert all("suppressions" in p.configSchema.properties for p in policies.values())
     settings = {name: set(p.configSchema.properties) - {"suppressions"} for name, p in policies.items()}
     settings = {name: names for name, names in settings.items() if names}
     assert settings == {"sqs-dlq-max-receive-count": {"minimum"},
                         "sqs-visibility-timeout-six-times-function-timeout": {"multiplier"},
-                        "dynamodb-idempotency-table-ttl": {"environmentKeyPattern"}}
+                        "dynamodb-idempotency-table-ttl": {"environmentKeyPattern"},
+                        "lambda-function-runtime-supported": {"asOf"}}
 
 
 def test_the_hand_written_program_trips_every_rule_exactly_once(preview):
@@ -136,11 +139,11 @@ def test_a_wrong_policy_config_is_refused_with_what_to_fix(policy_analyzer, docu
 def test_text_output_shows_the_resource_tree_and_violations_by_level(preview):
     text = render_text(preview(EVERY_VIOLATION, "test"))
     assert "    + aws:sqs/queue:Queue  orders\n" in text
-    mandatory, advisory = text.index("Mandatory policy violations (34):"), text.index("Advisory policy violations (3):")
+    mandatory, advisory = text.index("Mandatory policy violations (34):"), text.index("Advisory policy violations (4):")
     assert mandatory < advisory
     assert "  [sqs-event-source-has-dlq] orders (aws:sqs/queue:Queue) at __main__.py:" in text[mandatory:advisory]
     assert "Give the queue a redrivePolicy" in text
-    assert text.rstrip().endswith("34 mandatory and 3 advisory violations: the stack may not be deployed.")
+    assert text.rstrip().endswith("34 mandatory and 4 advisory violations: the stack may not be deployed.")
 
 
 # ---- the command line ------------------------------------------------------------------
@@ -161,7 +164,7 @@ def test_cli_json_output_and_exit_1_on_mandatory_violations(capsys, flag):
     assert set(queue) == {"urn", "type", "name", "parent", "inputs"} and queue["type"] == "aws:sqs/queue:Queue"
     assert {v["policy"] for v in output["violations"]} == ALL_RULES | GATE_RULES
     assert all(set(v) == FINDING_FIELDS and v["level"] in ("advisory", "mandatory") for v in output["violations"])
-    assert output["summary"]["mandatory"] == 34 and output["summary"]["advisory"] == 3
+    assert output["summary"]["mandatory"] == 34 and output["summary"]["advisory"] == 4
 
 
 def test_json_violations_name_their_resource_and_are_sorted(capsys):
@@ -332,7 +335,7 @@ def test_sarif_locates_a_component_child_at_the_components_declaration():
 def test_markdown_has_a_verdict_a_table_and_a_diagram_of_the_checked_links(preview):
     markdown = render_markdown(preview(EVERY_VIOLATION, "test"))
     lines = markdown.splitlines()
-    assert lines[0] == ("### ❌ Policy preview of stack <code>test</code>: 34 mandatory and 3 advisory violations; "
+    assert lines[0] == ("### ❌ Policy preview of stack <code>test</code>: 34 mandatory and 4 advisory violations; "
                         "the stack may not be deployed")
     rows = [line for line in lines if line.startswith("| mandatory |") or line.startswith("| advisory |")]
     assert len(rows) == len(ALL_RULES | GATE_RULES) and all(line.count(" | ") == 4 for line in rows)  # level, policy, pack, ...

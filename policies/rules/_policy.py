@@ -82,6 +82,9 @@ def check_config(rule_name: str, schema: Mapping[str, Mapping[str, Any]], config
         if "maximum" in prop and value > prop["maximum"]:
             raise PolicyConfigError(f"policy config for {rule_name}: {key} must be at most "
                                     f"{prop['maximum']}, got {value}")
+        if "pattern" in prop and not re.search(prop["pattern"], value):
+            raise PolicyConfigError(f"policy config for {rule_name}: {key} must match {prop['pattern']} "
+                                    f"({prop.get('description', 'its description')}), got {json.dumps(value)}")
 
 
 # Every rule takes the findings a team accepted, each with its reason, as the setting
