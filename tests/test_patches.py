@@ -98,7 +98,8 @@ def test_every_patch_names_its_target_versions_kind_and_what_it_buys():
             test_file, test_name = FIX_TESTS[name].split("::")
             assert f"def {test_name}(" in (REPO / "tests" / test_file).read_text(), FIX_TESTS[name]
         else:
-            assert name in (*shortcuts.NAMES, *sdk_patches.NAMES, *PROGRAM_PATCHES, *GATE_PATCHES, pack_host.SDK_PARTS_PATCH), name
+            speed_patches = (*shortcuts.NAMES, *sdk_patches.NAMES, *PROGRAM_PATCHES, *GATE_PATCHES, pack_host.SDK_PARTS_PATCH)
+            assert name in speed_patches, name
 
 
 # The pack host's patches: the private channel (a fix) and, for blueprint's own pack, the SDK's parts no
