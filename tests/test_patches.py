@@ -107,6 +107,26 @@ def test_every_patch_names_its_target_versions_kind_and_what_it_buys():
 PACK_HOST_PATCHES = (pack_host.PATCH_NAME, pack_host.SDK_PARTS_PATCH)
 
 
+def test_an_installed_version_is_the_one_importlib_metadata_finds(tmp_path, monkeypatch):
+    """The registry reads versions as importlib.metadata finds them (without its imports): every
+    registered package's; a folder earlier on the path decides, a dist-info's METADATA by its Version
+    line; an egg-info, a name found nowhere, are importlib.metadata's own answer."""
+    for package in {entry.package for entry in patches.REGISTRY.values()} | {"integration-blueprint", "PyYAML"}:
+        assert patches.installed_version(package) == metadata.version(package)
+    earlier, eggs = tmp_path / "earlier", tmp_path / "eggs"
+    (earlier / "Pulumi-9.9.9.dist-info").mkdir(parents=True)
+    (earlier / "Pulumi-9.9.9.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: pulumi\nversion: 9.9.9\n\n"
+                                                               "Version: not a header, the description\n")
+    (eggs / "moto-0.1.egg-info").mkdir(parents=True)
+    (eggs / "moto-0.1.egg-info" / "PKG-INFO").write_text("Metadata-Version: 1.0\nName: moto\nVersion: 0.1\n")
+    monkeypatch.syspath_prepend(str(eggs))
+    monkeypatch.syspath_prepend(str(earlier))
+    assert patches.installed_version("pulumi") == metadata.version("pulumi") == "9.9.9"
+    assert patches.installed_version("moto") == metadata.version("moto") == "0.1"
+    with pytest.raises(metadata.PackageNotFoundError):
+        patches.installed_version("no-such-distribution")
+
+
 # The speed patches python_exec.py applies in a program's own process (preview/aws_imports.py,
 # preview/program_speed.py); their equivalence test is the one below.
 PROGRAM_PATCHES = (aws_imports.PATCH_NAME, program_speed.DEBUG_LOGS_PATCH)
