@@ -17,6 +17,7 @@ Started by policy_packs.py in one of two ways:
 
 from __future__ import annotations
 
+import gc
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -79,6 +80,7 @@ def _private_server(patcher) -> None:
     once = () if _run.get("reconfigurable") else CONFIGURE_ONCE
 
     def server(*args, **kwargs):
+        _resume_collector()  # the pack is loaded: its server is being made
         check = private_channel.TokenCheck(_run["token"], once=once)
         kwargs["interceptors"] = [*(kwargs.get("interceptors") or ()), check]
         created = grpc.server(*args, **kwargs)
@@ -108,6 +110,20 @@ def _sdk_parts_on_first_use(patcher) -> None:
     patcher.replace(sys, "meta_path", [OnFirstUse(), *sys.meta_path])
 
 
+def _pause_collector() -> None:
+    """Loading a pack (its SDK, its rules) makes what lives as long as the process: the collector's
+    passes while it loads (about ninety, 20-25 ms of CPU) free nothing. Paused until its server is
+    made, when what it made is moved out of the collector's sight (gc.freeze) and it resumes."""
+    _run["collecting"] = gc.isenabled()
+    gc.disable()
+
+
+def _resume_collector() -> None:
+    if _run.pop("collecting", False):
+        gc.freeze()
+        gc.enable()
+
+
 def main() -> None:
     if not _run:
         _run.update(private_channel.handed_over() or {})
@@ -116,6 +132,7 @@ def main() -> None:
     # blueprint's own pack (its rules use neither part of the SDK) in this package's interpreter; before
     # the private channel's patch, which imports the SDK
     own = [SDK_PARTS_PATCH] if __package__ else []
+    _pause_collector()
     try:
         with patches.applied([*own, PATCH_NAME]):
             sys.argv = ["pulumi.policy", *sys.argv[1:]]
