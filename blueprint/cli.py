@@ -11,6 +11,16 @@ one line, no traceback, after the command cleaned up what it started.
 
 from __future__ import annotations
 
+# ruff: noqa: E402 - the collector is paused before the imports below and resumed after them
+import gc
+
+# What importing the commands' modules makes lives as long as the process (modules, classes,
+# functions): the collector's passes while they load (about sixty for `blueprint preview`, 20 ms of
+# its CPU) free nothing. Paused for them; once they are loaded (below) what they made is moved out
+# of the collector's sight (gc.freeze: never scanned again) and the collector resumes.
+_COLLECTING = gc.isenabled()
+gc.disable()
+
 import argparse
 import json
 import os
@@ -30,6 +40,10 @@ from integration_blueprint.preview.recording import ProgramError
 from integration_blueprint.preview.reports.formats import FORMATS
 from integration_blueprint.preview.reports.text import printable, program_output_lines
 from integration_blueprint.sandbox.errors import SandboxError
+
+if _COLLECTING:
+    gc.freeze()
+    gc.enable()
 
 # gRPC's own log lines (a GOAWAY when a channel closes under a call, about 1 run in 25) are no part
 # of any report: every process the command starts (the program, the packs, the component plugin)

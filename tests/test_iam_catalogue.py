@@ -32,3 +32,16 @@ def test_the_pack_judges_documents_without_loading_the_whole_catalogue():
     assert done.returncode == 0, done.stderr
     actions, loaded_whole = json.loads(done.stdout)
     assert {"sqs:DeleteQueue", "sqs:PurgeQueue", "sqs:SendMessage"} <= set(actions) and not loaded_whole
+
+
+def test_a_key_inside_a_service_that_looks_like_a_services_own_changes_nothing(tmp_path):
+    """The pass takes every `"<key>":{"service_name"` for a service's start; one nested inside a
+    service's entry neither cuts that entry short nor becomes a service of its own."""
+    path = tmp_path / "iam-definition.json"
+    path.write_text(json.dumps({
+        "sqs": {"service_name": "Amazon SQS", "prefix": "sqs", "notes": {"fake": {"service_name": "Not a service"}}},
+        "sns": {"service_name": "Amazon SNS", "prefix": "sns"}}, separators=(",", ":")))
+    catalogue = iam_catalogue.Catalogue(path)
+    assert catalogue.service("sqs")["notes"] == {"fake": {"service_name": "Not a service"}}
+    assert catalogue.service("fake") is None and catalogue.service("sns")["prefix"] == "sns"
+    assert iam_catalogue.Catalogue(tmp_path / "missing.json").service("sqs") is None

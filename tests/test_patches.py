@@ -87,7 +87,7 @@ def test_every_patch_names_its_target_versions_kind_and_what_it_buys():
         assert entry["kind"] == FIX and name in FIX_TESTS
 
     assert set(patches.REGISTRY) - set(PLUGIN_PATCHES) == {*emulator.EMULATOR_PATCHES, *sdk_patches.NAMES,
-                                                           *PROGRAM_PATCHES, *GATE_PATCHES, pack_host.PATCH_NAME}
+                                                           *PROGRAM_PATCHES, *GATE_PATCHES, *PACK_HOST_PATCHES}
     for name, entry in patches.REGISTRY.items():
         assert entry.target and entry.package and entry.buys, name
         assert entry.verified_here(), f"{name}: verified on {entry.versions()}, not what is installed"
@@ -98,7 +98,33 @@ def test_every_patch_names_its_target_versions_kind_and_what_it_buys():
             test_file, test_name = FIX_TESTS[name].split("::")
             assert f"def {test_name}(" in (REPO / "tests" / test_file).read_text(), FIX_TESTS[name]
         else:
-            assert name in shortcuts.NAMES or name in sdk_patches.NAMES or name in PROGRAM_PATCHES + GATE_PATCHES, name
+            speed_patches = (*shortcuts.NAMES, *sdk_patches.NAMES, *PROGRAM_PATCHES, *GATE_PATCHES, pack_host.SDK_PARTS_PATCH)
+            assert name in speed_patches, name
+
+
+# The pack host's patches: the private channel (a fix) and, for blueprint's own pack, the SDK's parts no
+# pack uses loaded on first use (a speed patch: test_pack_verdicts_are_the_same_without_its_speed_patches).
+PACK_HOST_PATCHES = (pack_host.PATCH_NAME, pack_host.SDK_PARTS_PATCH)
+
+
+def test_an_installed_version_is_the_one_importlib_metadata_finds(tmp_path, monkeypatch):
+    """The registry reads versions as importlib.metadata finds them (without its imports): every
+    registered package's; a folder earlier on the path decides, a dist-info's METADATA by its Version
+    line; an egg-info, a name found nowhere, are importlib.metadata's own answer."""
+    for package in {entry.package for entry in patches.REGISTRY.values()} | {"integration-blueprint", "PyYAML"}:
+        assert patches.installed_version(package) == metadata.version(package)
+    earlier, eggs = tmp_path / "earlier", tmp_path / "eggs"
+    (earlier / "Pulumi-9.9.9.dist-info").mkdir(parents=True)
+    (earlier / "Pulumi-9.9.9.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: pulumi\nversion: 9.9.9\n\n"
+                                                               "Version: not a header, the description\n")
+    (eggs / "moto-0.1.egg-info").mkdir(parents=True)
+    (eggs / "moto-0.1.egg-info" / "PKG-INFO").write_text("Metadata-Version: 1.0\nName: moto\nVersion: 0.1\n")
+    monkeypatch.syspath_prepend(str(eggs))
+    monkeypatch.syspath_prepend(str(earlier))
+    assert patches.installed_version("pulumi") == metadata.version("pulumi") == "9.9.9"
+    assert patches.installed_version("moto") == metadata.version("moto") == "0.1"
+    with pytest.raises(metadata.PackageNotFoundError):
+        patches.installed_version("no-such-distribution")
 
 
 # The speed patches python_exec.py applies in a program's own process (preview/aws_imports.py,
@@ -336,9 +362,10 @@ def test_sdk_and_state_machine_retry_waits_are_compressed():
 
 @pytest.mark.parametrize("unknowns", [False, True])
 def test_pack_verdicts_are_the_same_without_its_speed_patches(monkeypatch, recordings, policy_analyzer, unknowns):
-    """The pack's speed patches (policies/sdk_patches.py) change how much work AnalyzeStack and
-    Analyze do, never a verdict: a program that breaks every rule gets the same report from the
-    SDK's own servicer (what an unverified pulumi-policy runs)."""
+    """The pack's speed patches (policies/sdk_patches.py, and pack_host.py's SDK parts loaded on
+    first use) change how much work the pack does, never a verdict: a program that breaks every rule
+    gets the same report from the SDK's own servicer in the SDK's own process (what an unverified
+    pulumi-policy or pulumi runs)."""
     from integration_blueprint.preview.analyzer import PolicyAnalyzer
     from integration_blueprint.preview.run import run_preview
 
@@ -349,7 +376,7 @@ def test_pack_verdicts_are_the_same_without_its_speed_patches(monkeypatch, recor
         return run_preview(program, stack="test", unknowns=unknowns, analyzer=analyzer, recorded=recorded).to_json()
 
     with_patches = preview(policy_analyzer)
-    speed = [name for name in sdk_patches.NAMES if patches.REGISTRY[name].kind == SPEED]
+    speed = [name for name in (*sdk_patches.NAMES, pack_host.SDK_PARTS_PATCH) if patches.REGISTRY[name].kind == SPEED]
     monkeypatch.setenv(patches.WITHOUT_VARIABLE, ",".join(speed))
     with PolicyAnalyzer(project="every-violation", stack="test", reconfigurable=True) as without_patches:
         assert preview(without_patches) == with_patches

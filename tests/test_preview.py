@@ -15,6 +15,7 @@ from integration_blueprint import __version__
 from integration_blueprint.cli import main
 from integration_blueprint.preview import policy_config
 from integration_blueprint.preview.analyzer import PolicyAnalyzer
+from integration_blueprint.preview.pulumi_protos import analyzer_pb2
 from integration_blueprint.preview.reports.markdown import render_markdown
 from integration_blueprint.preview.reports.sarif import to_sarif
 from integration_blueprint.preview.reports.text import render_text
@@ -118,6 +119,21 @@ def test_schema_defaults_are_applied_before_configure(policy_analyzer):
     assert resolved["sqs-dlq-max-receive-count"].properties == {"minimum": 4}
     assert resolved["sqs-visibility-timeout-six-times-function-timeout"].properties == {"multiplier": 6}
     assert resolved["sqs-visibility-timeout-covers-function-timeout"].enforcement_level == "mandatory"
+
+
+def test_settings_left_at_the_blueprint_packs_defaults_are_not_checked_again_because_they_fit(policy_analyzer):
+    policies, pack = list(policy_analyzer.info.policies), policy_analyzer.info.name
+    assert policy_analyzer.own_pack
+    # What the skipped check would say, made: every default of the pack passes its schema.
+    checked = policy_config.resolve(policies, {"all": "mandatory"}, pack=pack)
+    assert policy_config.resolve(policies, {"all": "mandatory"}, pack=pack, defaults_fit=True) == checked
+    # A setting that differs from its default as JSON is checked, even where Python calls them equal.
+    schema = analyzer_pb2.PolicyConfigSchema()
+    schema.properties.update({"retries": {"type": "integer", "default": 1}})
+    counted = [analyzer_pb2.PolicyInfo(name="counted", configSchema=schema)]
+    assert policy_config.resolve(counted, {}, defaults_fit=True)["counted"].properties == {"retries": 1}
+    with pytest.raises(policy_config.PolicyConfigError, match="counted.retries: True is not of type 'integer'"):
+        policy_config.resolve(counted, {"counted": {"retries": True}}, defaults_fit=True)
 
 
 @pytest.mark.parametrize("document, complaint", [

@@ -169,6 +169,11 @@ class PolicyAnalyzer:
         return self.info.name
 
     @property
+    def own_pack(self) -> bool:
+        """The pack is blueprint's own (the one this package ships)."""
+        return self.pack_dir == DEFAULT_PACK_DIR.resolve()
+
+    @property
     def version(self) -> str:
         """The version PulumiPolicy.yaml states, which the CLI shows for a local pack (the Python SDK
         always answers 0.0.1, expecting it), else the pack's own answer."""
@@ -215,7 +220,7 @@ class PolicyAnalyzer:
             raise policy_config.PolicyConfigError(f"{source}: policy pack {self.info.name} at {self.pack_dir} does not "
                                                   "support config; leave its config out")
         return policy_config.resolve(list(self.info.policies), document or {}, source, _LEVEL_NAMES,
-                                     pack=self.info.name, initial=self.initial_config)
+                                     pack=self.info.name, initial=self.initial_config, defaults_fit=self.own_pack)
 
     @property
     def initial_config(self) -> dict[str, Any]:

@@ -106,9 +106,11 @@ def _refuse_link_out_of_program(source: Path, program_dir: Path, entry: str) -> 
     program's choice, not a link."""
     root = Path(os.path.abspath(program_dir))
     lexical = Path(os.path.abspath(source))
-    if not lexical.is_relative_to(root) or _installed(lexical, root):
+    if not lexical.is_relative_to(root):
         return
-    target = lexical.resolve()
+    target = lexical.resolve()  # once: each resolve is a stat of every folder on the way
+    if _installed(lexical, root, target):
+        return
     if not target.is_relative_to(root.resolve()):
         raise ArchiveError(
             f"archive entry {entry!r} ({lexical.relative_to(root).as_posix()}) is a link to {target}, outside the "
@@ -121,12 +123,13 @@ def _refuse_link_out_of_program(source: Path, program_dir: Path, entry: str) -> 
 INSTALLED_PACKAGE_FOLDERS = ("site-packages", "dist-packages", "node_modules")
 
 
-def _installed(lexical: Path, root: Path) -> bool:
-    """Whether `lexical` (inside the program's folder `root`) is a file of an installed package: the
-    handler runtime a component adds from its installed package (through a `.venv` that links to a
-    shared virtualenv: monorepos, Nix). Pulumi packs what the link points to, the package's own file:
-    judged as such, never as the team's link out of its folder. Its target must be a package's too."""
-    if not any(part in INSTALLED_PACKAGE_FOLDERS for part in lexical.resolve().parts):
+def _installed(lexical: Path, root: Path, target: Path) -> bool:
+    """Whether `lexical` (inside the program's folder `root`, leading to `target`) is a file of an
+    installed package: the handler runtime a component adds from its installed package (through a
+    `.venv` that links to a shared virtualenv: monorepos, Nix). Pulumi packs what the link points to,
+    the package's own file: judged as such, never as the team's link out of its folder. Its target
+    must be a package's too."""
+    if not any(part in INSTALLED_PACKAGE_FOLDERS for part in target.parts):
         return False  # a link that leads out of every package folder (to a key, /proc/self/environ) is the team's
     parts = lexical.relative_to(root).parts[:-1]
     if any(part in INSTALLED_PACKAGE_FOLDERS for part in parts):

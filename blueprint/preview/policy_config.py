@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-import jsonschema
 from google.protobuf import json_format
 
 from integration_blueprint.core.conventions import SUPPRESSIONS_SECTION
@@ -58,24 +57,30 @@ def _level(value: Any, where: str) -> str:
 
 def resolve(policies: list, document: dict[str, Any], source: str = "policy config",
             level_names: Optional[Mapping[Any, str]] = None, pack: str = "",
-            initial: Optional[dict[str, Any]] = None) -> dict[str, ResolvedPolicyConfig]:
+            initial: Optional[dict[str, Any]] = None, defaults_fit: bool = False) -> dict[str, ResolvedPolicyConfig]:
     """`policies` are the analyzer's PolicyInfo messages (name, enforcementLevel, configSchema) of
     the pack named `pack`, which every refusal names beside the file. `initial`: the config the pack
     gives itself (AnalyzerInfo.initialConfig, e.g. AWSGuard's `new AwsGuard({all: "mandatory"})`) in
     the same form as a document, applied before it, as the CLI applies it (pkg/resource/analyzer/
     config.go ReconcilePolicyPackConfig: the schemas' defaults, then the pack's initial config, then
-    the file)."""
+    the file). `defaults_fit`: every schema's own defaults are known to pass it (blueprint's own
+    pack, which its tests check), so a policy whose settings are still its defaults is not checked
+    again: the check is jsonschema's, whose import alone was a tenth of the gate's CPU, and most
+    runs change no setting."""
     level_names = level_names or {}
     if pack:
         source = f"{source}: policy pack {pack}"
     resolved: dict[str, ResolvedPolicyConfig] = {}
     schemas: dict[str, dict] = {}
+    unchanged: dict[str, str] = {}  # a policy's defaults as JSON (1 and true differ), where they are known to fit
     for policy in policies:
         schema = json_format.MessageToDict(policy.configSchema) if policy.HasField("configSchema") else {}
         schemas[policy.name] = schema
         defaults = {k: v["default"] for k, v in (schema.get("properties") or {}).items()
                     if isinstance(v, dict) and "default" in v}
-        resolved[policy.name] = ResolvedPolicyConfig(level_names.get(policy.enforcementLevel, "advisory"), defaults)
+        resolved[policy.name] = ResolvedPolicyConfig(level_names.get(policy.enforcementLevel, "advisory"), dict(defaults))
+        if defaults_fit:
+            unchanged[policy.name] = json.dumps(defaults, sort_keys=True)
 
     unknown = sorted(set(document) - set(resolved) - {"all"})
     if unknown:
@@ -90,7 +95,9 @@ def resolve(policies: list, document: dict[str, Any], source: str = "policy conf
         if not schema and entry.properties:
             raise PolicyConfigError(f"{source}: policy {name} takes no settings, got {sorted(entry.properties)}")
         _refuse_unknown_settings(name, entry.properties, schema, source)
-        if schema:
+        if schema and unchanged.get(name) != json.dumps(entry.properties, sort_keys=True):
+            import jsonschema  # only here: most runs check nothing
+
             error = jsonschema.exceptions.best_match(_validator(json.dumps(schema, sort_keys=True))
                                                      .iter_errors(entry.properties))
             if error is not None:
@@ -105,6 +112,8 @@ def _validator(schema_json: str) -> Any:
     checks the schema against its metaschema on every call, which was 0.3-1 s of CPU per resolve of
     the pack's 37 schemas (every preview resolves once, every policy test once per program). The
     verdict is the one `jsonschema.validate` gives: the same validator class and best_match."""
+    import jsonschema
+
     schema = {"type": "object", **json.loads(schema_json)}
     validator_class = jsonschema.validators.validator_for(schema)
     validator_class.check_schema(schema)
