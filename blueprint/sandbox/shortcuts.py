@@ -437,7 +437,7 @@ def walk_dynamodb_update_trees_cheaply(patcher: Patcher) -> None:
         finally:
             # `walk` holds itself (its closure's cell): without this, each pass left a cycle (the
             # closures, the pass, its bound hook) for the collector.
-            del walk
+            walk = None
 
     node_classes: dict = {}  # a class -> whether it is a syntax tree node
     kind_by_class: dict = {}  # a table's node types, in order -> {a node class: the first type it is (None: none)}
