@@ -432,7 +432,12 @@ def walk_dynamodb_update_trees_cheaply(patcher: Patcher) -> None:
                         parent_node.children[child_id] = node
             return node
 
-        return walk(node)
+        try:
+            return walk(node)
+        finally:
+            # `walk` holds itself (its closure's cell): without this, each pass left a cycle (the
+            # closures, the pass, its bound hook) for the collector.
+            walk = None
 
     node_classes: dict = {}  # a class -> whether it is a syntax tree node
     kind_by_class: dict = {}  # a table's node types, in order -> {a node class: the first type it is (None: none)}
@@ -812,6 +817,10 @@ def route_and_build_requests_directly(patcher: Patcher) -> None:
             status, headers, body = handler(normalized_request, normalized_request.raw_url, normalized_request.headers)
         except HTTPException as e:
             status, headers, body = e.code, e.get_headers(), e.get_body()
+        finally:
+            # werkzeug's Request puts itself in its environment (a cycle of a dozen objects per
+            # request for the collector); answered, it is read no more.
+            normalized_request.environ.pop("werkzeug.request", None)
         return status, headers, body
 
     patcher.replace(stubber, "process_request", process_request)
