@@ -207,29 +207,31 @@ def _after_call(http_response, parsed, model, context=None, **_):
 _IMMUTABLE = frozenset({str, bytes, int, float, bool, type(None), Decimal, datetime})
 
 
-def plain_copy(value: Any) -> Any:
-    """`value` copied as copy.deepcopy copies it, for what botocore's parameters and parsed
-    responses are made of (dicts, lists, immutable leaves) without deepcopy's memo and dispatch per
-    value (3-4% of a stream pattern's CPU: two copies per call); anything else (a streaming body, a
-    set, a tuple) is copied by copy.deepcopy. Shared sub-values are copied once per place they are
-    in (the journal only reads them): see journal_copy for a value that holds itself."""
+def journal_copy(value: Any, memo: Optional[dict] = None) -> Any:
+    """`value` copied as copy.deepcopy copies it (a sub-value held in two places, or holding
+    itself, is copied once, through the same memo), for what botocore's parameters and parsed
+    responses are made of (dicts, lists, immutable leaves) without deepcopy's dispatch per value
+    (3-4% of a stream pattern's CPU: two copies per call); anything else (a streaming body, a set, a
+    tuple) is copied by copy.deepcopy."""
     kind = type(value)
-    if kind is dict:
-        return {key: plain_copy(item) for key, item in value.items()}
-    if kind is list:
-        return [plain_copy(item) for item in value]
     if kind in _IMMUTABLE:
         return value
-    return copy.deepcopy(value)
-
-
-def journal_copy(value: Any) -> Any:
-    """plain_copy, or copy.deepcopy where a value holds itself (a team's client without parameter
-    validation can send a parameter the serializer never reads, cycle and all)."""
-    try:
-        return plain_copy(value)
-    except RecursionError:
-        return copy.deepcopy(value)
+    if memo is None:
+        memo = {}
+    copied = memo.get(id(value))
+    if copied is not None:
+        return copied
+    if kind is dict:
+        copied = memo[id(value)] = {}
+        for key, item in value.items():
+            copied[key] = journal_copy(item, memo)
+    elif kind is list:
+        copied = memo[id(value)] = []
+        for item in value:
+            copied.append(journal_copy(item, memo))
+    else:
+        copied = copy.deepcopy(value, memo)
+    return copied
 
 
 @patch("request_hooks_on_every_session", target="botocore.handlers.BUILTIN_HANDLERS", package="botocore",
