@@ -16,6 +16,7 @@ from integration_blueprint.core.patches import (
     MOTO_VERIFIED,
     SPEED,
     Patcher,
+    installed_version,
     patch,
 )
 
@@ -759,7 +760,6 @@ def route_and_build_requests_directly(patcher: Patcher) -> None:
     passes; anything else (a stream, a chunked body, a form content type without a body, werkzeug
     of another release) goes through moto's normalize_request."""
     import re
-    from importlib import metadata
 
     import moto.backend_index as backend_index
     from moto.core import botocore_stubber
@@ -767,7 +767,7 @@ def route_and_build_requests_directly(patcher: Patcher) -> None:
 
     stubber = botocore_stubber.BotocoreStubber
     moto_process_request = stubber.process_request
-    build_directly = metadata.version("werkzeug") in WERKZEUG_BUILDER_VERIFIED
+    build_directly = installed_version("werkzeug") in WERKZEUG_BUILDER_VERIFIED
     routes: dict = {}  # a clean URL -> (the services whose pattern matches it, in moto's order, the handler)
 
     def find_route(clean_url):
