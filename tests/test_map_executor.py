@@ -103,6 +103,28 @@ def test_item_batcher_hands_each_child_its_rows_and_batch_input_and_bills_a_tran
     assert usage.children_started == 3 and usage.standard_transitions == 1 + 3 + 3
 
 
+def test_item_batcher_fills_each_batch_up_to_its_input_bytes_and_refuses_an_item_that_fits_none(account):
+    run, *_ = account
+    most = 150
+    definition = machine({"ItemBatcher": {"MaxInputBytesPerBatch": most, "BatchInput": {"night.$": "$.inputKey"}}})
+    description, function, _, _ = run(definition, 40, lambda event: "ok")
+
+    def size(batch: dict) -> int:  # a state's input as AWS counts it: compact JSON, UTF-8
+        return len(json.dumps(batch, separators=(",", ":")).encode())
+
+    assert description["status"] == "SUCCEEDED"
+    batches = sorted(function.events, key=lambda e: int(e["Items"][0]["id"]))
+    assert [int(row["id"]) for e in batches for row in e["Items"]] == list(range(40))  # each row once, in order
+    for batch, following in zip(batches, batches[1:]):  # full: the next row would not have fitted
+        assert size(batch) <= most < size({**batch, "Items": batch["Items"] + following["Items"][:1]})
+    assert size(batches[-1]) <= most
+
+    refused, function, _, _ = run(machine({"ItemBatcher": {"MaxInputBytesPerBatch": 20}}), 3, lambda event: "ok",
+                                  name="too-small")
+    assert refused["status"] == "FAILED" and not function.events
+    assert "does not fit the ItemBatcher's MaxInputBytesPerBatch of 20" in refused.get("cause", "")
+
+
 def test_past_its_tolerated_failures_the_map_stops_fails_alerts_and_leaves_the_rest_pending(account):
     run, _, s3, *_ = account
 

@@ -568,16 +568,22 @@ class Run:
         most_bytes = int(batcher.get("MaxInputBytesPerBatch") or aws_limits.DISTRIBUTED_MAP_ITEM_BATCHER_MAX_INPUT_BYTES)
         batch_input = resolve(batcher["BatchInput"], effective, context) if "BatchInput" in batcher else None
         batches: list[tuple[Any, int]] = []
+        # A batch's size is counted as it grows (its JSON without items, each item's, a comma between
+        # two), not by encoding the whole batch again for each item added.
+        empty = _size([], batch_input)
         current: list = []
+        current_bytes = 0  # the current batch's items as JSON, commas included
         for item in selected:
-            candidate = current + [item]
-            if current and (len(candidate) > most_items or _size(candidate, batch_input) > most_bytes):
+            item_bytes = _size_of(item)
+            grown = current_bytes + (1 if current else 0) + item_bytes
+            if current and (len(current) + 1 > most_items or empty + grown > most_bytes):
                 batches.append((_batch(current, batch_input), len(current)))
-                candidate = [item]
-            if _size(candidate, batch_input) > most_bytes:
-                raise StatesError(RUNTIME_ERROR, f"an item of {_size([item], batch_input)} bytes does not fit the "
+                current, grown = [], item_bytes
+            if empty + grown > most_bytes:
+                raise StatesError(RUNTIME_ERROR, f"an item of {empty + item_bytes} bytes does not fit the "
                                                  f"ItemBatcher's MaxInputBytesPerBatch of {most_bytes}")
-            current = candidate
+            current.append(item)
+            current_bytes = grown
         if current:
             batches.append((_batch(current, batch_input), len(current)))
         return batches
@@ -663,7 +669,12 @@ def _batch(items: list, batch_input: Any) -> dict:
 
 
 def _size(items: list, batch_input: Any) -> int:
-    return len(json.dumps(_batch(items, batch_input), separators=(",", ":")).encode())
+    return _size_of(_batch(items, batch_input))
+
+
+def _size_of(value: Any) -> int:
+    """The bytes of `value` as a state's input (compact JSON, UTF-8)."""
+    return len(json.dumps(value, separators=(",", ":")).encode())
 
 
 def _records(payload: Any) -> int:
