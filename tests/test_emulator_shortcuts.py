@@ -263,6 +263,42 @@ def test_a_request_s_environment_is_built_key_for_key_as_werkzeug_s_builder_buil
     assert built["wsgi.input"].read() == expected["wsgi.input"].read()
 
 
+@pytest.mark.parametrize("method, url, headers, body", [
+    ("POST", "https://dynamodb.eu-west-1.amazonaws.com/", [("X-Amz-Target", "DynamoDB_20120810.UpdateItem"),
+     ("Content-Type", "application/x-amz-json-1.0"), ("Content-Length", "16"), ("Host", "dynamodb.eu-west-1.amazonaws.com")],
+     b'{"TableName":"\xc3\xbc"}'),
+    ("POST", "https://sqs.eu-west-1.amazonaws.com/", [("Content-Type", "application/x-amz-json-1.0; charset=utf-8"),
+     ("Host", "elsewhere:8443")], b"{}"),
+    ("POST", "http://localhost:5000/2015-03-31/functions/f/invocations", [("Content-Type", "application/json")], b"[1]"),
+    ("GET", "https://states.eu-west-1.amazonaws.com/", [("Content-Type", "application/x-amz-json-1.1")], b""),
+    ("POST", "https://sqs.eu-west-1.amazonaws.com/?Action=x", [("Content-Type", "application/x-amz-json-1.0")], b"{}"),
+    ("PUT", "https://b.s3.eu-west-1.amazonaws.com/k", [("Content-Type", "text/plain")], b"body"),
+])
+def test_what_moto_reads_of_a_request_is_what_werkzeug_reads_of_it(method, url, headers, body):
+    """route_and_build_requests_directly puts what werkzeug would read of a JSON request's body, root
+    URL and arguments in the request as werkzeug puts it there: every property moto and werkzeug read
+    gives the same value as on moto's own request, whichever is read first."""
+    from moto.core.request import Request
+
+    reads = ("url_root", "root_url", "host", "raw_url", "data", "values", "form", "args", "files", "mimetype",
+             "mimetype_params", "content_type", "content_length", "method", "path", "full_path")
+
+    def seen(request) -> dict:
+        values = {name: getattr(request, name) for name in reads}
+        values["get_data"] = request.get_data()
+        values["stream"] = (type(request.stream).__name__, request.stream.read())
+        values["headers"] = list(request.headers.items())
+        return values
+
+    class Prepared:  # what botocore hands moto
+        def __init__(self):
+            self.method, self.url, self.headers, self.body = method, url, dict(headers), body
+
+    ours = shortcuts._moto_request(Prepared())
+    assert ours is not None
+    assert seen(ours) == seen(Request.from_primitives(method, url, dict(headers), body))
+
+
 def test_a_request_the_builder_would_encode_a_form_for_is_left_to_it():
     assert shortcuts._wsgi_environment("POST", "https://sqs.amazonaws.com", "/", "", b"",
                                        [("Content-Type", "application/x-www-form-urlencoded")]) is None
