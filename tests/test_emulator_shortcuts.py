@@ -356,3 +356,34 @@ def test_request_bookkeeping_draws_the_same_kinds_of_strings_from_moto_s_seedabl
     assert len(handle) == 185 and set(handle) <= set(string.ascii_lowercase)
     assert keys == ["AKIAIOSFODNN7EXAMPLE"] * 2 and unmatched == "AKIAFROMTHEQUERY0000"
     assert dates == [http_date(moment)] * 2 + [http_date(moment.replace(second=2))]
+
+
+@pytest.mark.parametrize("headers", [
+    {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "DynamoDB_20120810.GetItem"},
+    {"Host": "sqs.eu-west-1.amazonaws.com", "User-Agent": "Boto3/1", "Expect": "100-continue", "x-amz-meta-A": "v"},
+    {},
+])
+def test_a_placeholder_signed_request_carries_botocore_s_authorization_header_but_the_signature(headers, monkeypatch):
+    """sign_with_a_placeholder: the Authorization header (credential scope, signed headers) is the
+    one botocore's SigV4 signer writes, with the placeholder in place of the signature."""
+    import datetime
+
+    from botocore import auth
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    monkeypatch.setattr(auth, "get_current_datetime", lambda: datetime.datetime(2026, 12, 7, 23, 59, 59))  # one clock
+
+    def signed(patched: bool) -> dict:
+        request = AWSRequest(method="POST", url="https://dynamodb.eu-west-1.amazonaws.com/", data=b"{}",
+                             headers=dict(headers))
+        signer = SigV4Auth(Credentials("AKIAIOSFODNN7EXAMPLE", "secret", "token"), "dynamodb", "eu-west-1")
+        with patches.applied(["sign_with_a_placeholder"] if patched else []):
+            signer.add_auth(request)
+        return dict(request.headers.items())
+
+    plain, placeholder = signed(False), signed(True)
+    assert placeholder["Authorization"].endswith("Signature=" + shortcuts.PLACEHOLDER_SIGNATURE)
+    assert {**plain, "Authorization": plain["Authorization"].rsplit("=", 1)[0]} == \
+           {**placeholder, "Authorization": placeholder["Authorization"].rsplit("=", 1)[0]}

@@ -650,17 +650,29 @@ def sign_with_a_placeholder(patcher: Patcher) -> None:
     on), reads the access key (the account) and the credential scope from the header and ignores
     the signature. Plain SigV4 requests (DynamoDB, SQS, Kinesis, Step Functions, IAM, STS...) keep
     every header and field but the signature; S3's signer, which also hashes the payload into a
-    header moto reads, is left as it is."""
+    header moto reads, is left as it is. The header's list of signed headers is botocore's own,
+    remembered per the request's header names."""
     from botocore import auth
 
     add_auth = auth.SigV4Auth.add_auth
+    # The signed-headers list depends only on the request's header names (their values are signed,
+    # not listed): request header names, in order -> the list, made by botocore the first time.
+    signed_by_names: dict = {}
 
     def add_placeholder_auth(self, request):
         if type(self) is not auth.SigV4Auth or self.credentials is None:
             return add_auth(self, request)
         request.context["timestamp"] = auth.get_current_datetime().strftime(auth.SIGV4_TIMESTAMP)
         self._modify_request_before_signing(request)
-        self._inject_signature_to_request(request, PLACEHOLDER_SIGNATURE)
+        names = tuple(request.headers.keys())
+        signed = signed_by_names.get(names)
+        if signed is None:
+            if len(signed_by_names) > EXPRESSION_CACHE_SIZE:
+                signed_by_names.clear()
+            signed = signed_by_names[names] = self.signed_headers(self.headers_to_sign(request))
+        # botocore's SigV4Auth._inject_signature_to_request, with the list above.
+        request.headers["Authorization"] = (f"AWS4-HMAC-SHA256 Credential={self.scope(request)}, "
+                                            f"SignedHeaders={signed}, Signature={PLACEHOLDER_SIGNATURE}")
 
     patcher.replace(auth.SigV4Auth, "add_auth", add_placeholder_auth)
 
