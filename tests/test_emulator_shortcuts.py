@@ -346,7 +346,8 @@ def test_request_bookkeeping_draws_the_same_kinds_of_strings_from_moto_s_seedabl
             mock_random.seed(7)
             drawn.append([gen_amzn_requestid_long(), sqs_models.generate_receipt_handle()])
         keys = [Asked({"Authorization": header}, {}).get_access_key() for _ in range(2)]
-        unmatched = Asked({"Authorization": "Bearer x"}, {"AWSAccessKeyId": ["AKIAFROMTHEQUERY0000"]}).get_access_key()
+        unmatched = [Asked({"Authorization": "AWS4 Credential=sandbox/x"}, query).get_access_key()
+                     for query in ({"AWSAccessKeyId": ["AKIAFROMTHEQUERY0000"]}, {}, {"AWSAccessKeyId": ["AKIAOTHER"]})]
         moment = datetime.datetime(2026, 12, 7, 21, 0, 1, 250_000)
         dates = [responses.http_date(moment), responses.http_date(moment.replace(microsecond=900_000)),
                  responses.http_date(moment.replace(second=2))]
@@ -354,7 +355,8 @@ def test_request_bookkeeping_draws_the_same_kinds_of_strings_from_moto_s_seedabl
     assert again == [request_id, handle]  # the seed still repeats them
     assert len(request_id) == 52 and set(request_id) <= set(string.ascii_letters + string.digits)
     assert len(handle) == 185 and set(handle) <= set(string.ascii_lowercase)
-    assert keys == ["AKIAIOSFODNN7EXAMPLE"] * 2 and unmatched == "AKIAFROMTHEQUERY0000"
+    assert keys == ["AKIAIOSFODNN7EXAMPLE"] * 2
+    assert unmatched == ["AKIAFROMTHEQUERY0000", "AKIAEXAMPLE", "AKIAOTHER"]  # moto's fallback, per request
     assert dates == [http_date(moment)] * 2 + [http_date(moment.replace(second=2))]
 
 
