@@ -983,11 +983,7 @@ def _read_as_werkzeug_would(built, body: bytes) -> None:
     JSON protocols and no query string; the root URL (and the host it is made of) is werkzeug's own
     answer the first time its inputs are met, remembered per those inputs; the body is read from
     the request's own stream, as werkzeug reads it."""
-    from werkzeug.datastructures import CombinedMultiDict
-    from werkzeug.http import parse_options_header
-    from werkzeug.sansio.utils import get_content_length
-    from werkzeug.wsgi import get_input_stream
-
+    CombinedMultiDict, parse_options_header, get_content_length, get_input_stream = _werkzeug_readers()
     environ = built.environ
     content_type = environ.get("CONTENT_TYPE", "")
     if (content_type not in _JSON_CONTENT_TYPES or environ.get("QUERY_STRING") or built.shallow
@@ -1014,6 +1010,17 @@ def _read_as_werkzeug_would(built, body: bytes) -> None:
     read["stream"], read["form"], read["files"], read["args"] = stream, empty(), empty(), empty()
     read["_cached_data"] = read["data"] = data
     read["values"] = CombinedMultiDict([read["args"]] if built.method == "GET" else [read["args"], read["form"]])
+
+
+@functools.cache
+def _werkzeug_readers() -> tuple:
+    """What _read_as_werkzeug_would reads a request with (imported once: it runs per request)."""
+    from werkzeug.datastructures import CombinedMultiDict
+    from werkzeug.http import parse_options_header
+    from werkzeug.sansio.utils import get_content_length
+    from werkzeug.wsgi import get_input_stream
+
+    return CombinedMultiDict, parse_options_header, get_content_length, get_input_stream
 
 
 # moto's JSON_TYPES (moto.utilities.constants, moto 5.2): the content types of AWS's JSON protocols.
