@@ -389,3 +389,24 @@ def test_a_placeholder_signed_request_carries_botocore_s_authorization_header_bu
     assert placeholder["Authorization"].endswith("Signature=" + shortcuts.PLACEHOLDER_SIGNATURE)
     assert {**plain, "Authorization": plain["Authorization"].rsplit("=", 1)[0]} == \
            {**placeholder, "Authorization": placeholder["Authorization"].rsplit("=", 1)[0]}
+
+
+def test_a_queue_s_deduplication_setting_read_alone_is_what_its_whole_attribute_set_says():
+    """read_queue_settings_without_counting: inside a send, moto's reads of ContentBasedDeduplication
+    get the value moto's full attribute set holds (FIFO or not, on or off), without building the set."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.sqs.models import Queue, sqs_backends
+
+    with mock_aws():
+        sqs = boto3.client("sqs", region_name="eu-west-1")
+        sqs.create_queue(QueueName="plain", Attributes={"Policy": json.dumps({"Version": "2012-10-17", "Statement": []})})
+        sqs.create_queue(QueueName="on.fifo", Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+        sqs.create_queue(QueueName="off.fifo", Attributes={"FifoQueue": "true"})
+        backend = sqs_backends[DEFAULT_ACCOUNT_ID]["eu-west-1"]
+        build = Queue.attributes.fget  # moto's own (no patch applied here)
+        for name in ("plain", "on.fifo", "off.fifo"):
+            queue = backend.get_queue(name)
+            view, whole = shortcuts._QueueSettings(queue, build), build(queue)
+            for key in ("ContentBasedDeduplication", "FifoQueue", "Policy", "VisibilityTimeout", "Nothing"):
+                assert view.get(key) == whole.get(key), (name, key)
+            assert dict(view) == whole

@@ -9,6 +9,7 @@ removes repeated work, never a check. The emulator applies them for its block an
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Optional
 
 from integration_blueprint.core.patches import (
@@ -30,9 +31,10 @@ SHORTCUTS = {
                                "(with the next: moto spent 121 s of CPU on 1,500 FIFO sends, 2-3 s with both)",
     "read_queue_settings_without_counting": "moto reads a FIFO queue's ContentBasedDeduplication through the "
                                             "queue's full attribute set four times per message sent; those "
-                                            "reads skip the three message counts (a pass over every message "
-                                            "each) they never use, and a GetQueueAttributes builds the set once, "
-                                            "not three times per attribute name",
+                                            "reads get that one setting without the set being built (its three "
+                                            "message counts, a pass over every message each, its policy's JSON), "
+                                            "and a GetQueueAttributes builds the set once, not three times per "
+                                            "attribute name",
     "parse_dynamodb_expressions_once": "a DynamoDB condition's syntax is parsed once per distinct text and "
                                        "attribute names (each request's values are put into a copy of the "
                                        "tree and moto builds the operators from it), an update expression "
@@ -289,6 +291,8 @@ def read_queue_settings_without_counting(patcher: Patcher) -> None:
         built = queue.__dict__.get("_sandbox_attributes")
         if built is not None and built[0] == threading.get_ident():  # this thread's GetQueueAttributes
             return dict(built[1])
+        if getattr(scope, "depth", 0):  # a read of the one setting: not the whole set (a policy's JSON...)
+            return _QueueSettings(queue, build)
         return build(queue)
 
     patcher.replace(SQSBackend, "_validate_message", validate_settings_only)
@@ -296,6 +300,32 @@ def read_queue_settings_without_counting(patcher: Patcher) -> None:
     patcher.replace(Queue, "add_message", add_message)
     patcher.replace(SQSBackend, "get_queue_attributes", get_queue_attributes)
     patcher.replace(Queue, "attributes", property(attributes))
+
+
+class _QueueSettings(Mapping):
+    """A queue's attribute set as moto builds it (moto.sqs.models.Queue.attributes, moto 5.2), read
+    for its ContentBasedDeduplication setting alone without building the rest (every other
+    attribute, the policy's JSON among them); any other read builds the whole set."""
+
+    def __init__(self, queue, build):
+        self.queue, self.build = queue, build
+
+    def get(self, name, default=None):
+        if name != "ContentBasedDeduplication":
+            return self.build(self.queue).get(name, default)
+        if not self.queue.fifo_queue:  # moto lists it among a FIFO queue's attributes only
+            return default
+        value = self.queue.content_based_deduplication
+        return str(value).lower() if isinstance(value, bool) else value
+
+    def __getitem__(self, name):
+        return self.build(self.queue)[name]
+
+    def __iter__(self):
+        return iter(self.build(self.queue))
+
+    def __len__(self):
+        return len(self.build(self.queue))
 
 
 class _NotCounted:
