@@ -874,13 +874,14 @@ def keep_request_bookkeeping_cheap(patcher: Patcher) -> None:
         return from_query[0] if from_query else "AKIAEXAMPLE"
 
     http_date = responses.http_date
-    last_date: list = [None, ""]  # the second last formatted, its text
+    last_date: list = [(None, "")]  # (the second last formatted, its text), replaced as one by any thread
 
     def http_date_per_second(value):
         second = value.replace(microsecond=0) if hasattr(value, "microsecond") else value
-        if second != last_date[0]:
-            last_date[:] = [second, http_date(value)]
-        return last_date[1]
+        made = last_date[0]
+        if made[0] != second:
+            made = last_date[0] = (second, http_date(value))
+        return made[1]
 
     patcher.replace(MotoRandom, "get_random_string", get_random_string)
     patcher.replace(sqs_models, "generate_receipt_handle", generate_receipt_handle)
@@ -1019,10 +1020,11 @@ def _read_as_werkzeug_would(built, body: bytes) -> None:
     if (content_type not in _JSON_CONTENT_TYPES or environ.get("QUERY_STRING") or built.shallow
             or built.max_content_length is not None or built.trusted_hosts is not None):
         return
-    stream = get_input_stream(environ, max_content_length=None)
-    data = stream.read()
-    if data != body:  # not all of it: werkzeug reads it as it would anyway
+    content_length = get_content_length(environ.get("CONTENT_LENGTH"), environ.get("HTTP_TRANSFER_ENCODING"))
+    if content_length != len(body):  # werkzeug would read what the header says: left to it
         return
+    stream = get_input_stream(environ, max_content_length=None)
+    data = stream.read()  # the body (the environment's input holds it)
     where = (built.scheme, environ.get("HTTP_HOST"), built.server, built.root_path)
     root = _URL_ROOTS.get(where)
     if root is None:
@@ -1035,7 +1037,7 @@ def _read_as_werkzeug_would(built, body: bytes) -> None:
     read = built.__dict__
     read["host"], read["root_url"], read["url_root"] = root
     read["_parsed_content_type"] = (mimetype, dict(options))
-    read["content_length"] = get_content_length(environ.get("CONTENT_LENGTH"), environ.get("HTTP_TRANSFER_ENCODING"))
+    read["content_length"] = content_length
     empty = built.parameter_storage_class
     read["stream"], read["form"], read["files"], read["args"] = stream, empty(), empty(), empty()
     read["_cached_data"] = read["data"] = data
