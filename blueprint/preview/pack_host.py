@@ -18,8 +18,6 @@ Started by policy_packs.py in one of two ways:
 from __future__ import annotations
 
 import gc
-import importlib.abc
-import importlib.machinery
 import importlib.util
 import os
 import runpy
@@ -97,17 +95,11 @@ def _private_server(patcher) -> None:
                     "0.03-0.05 s of its CPU, a fifth of its SDK's import")
 def _sdk_parts_on_first_use(patcher) -> None:
     """Each is a module whose code runs the first time anything of it is read (importlib's own
-    LazyLoader): the same module, as the eager import would have made it, only later."""
-    class OnFirstUse(importlib.abc.MetaPathFinder):
-        def find_spec(self, fullname, path, target=None):
-            if fullname not in SDK_PARTS_ON_FIRST_USE:
-                return None
-            spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                spec.loader = importlib.util.LazyLoader(spec.loader)
-            return spec
+    LazyLoader): the same module, as the eager import would have made it, only later (the finder
+    the program's process uses for the same parts, program_speed.py)."""
+    from integration_blueprint.preview.program_speed import OnFirstUse
 
-    patcher.replace(sys, "meta_path", [OnFirstUse(), *sys.meta_path])
+    patcher.replace(sys, "meta_path", [OnFirstUse(SDK_PARTS_ON_FIRST_USE), *sys.meta_path])
 
 
 def _pause_collector() -> None:
