@@ -240,6 +240,11 @@ def _settings(pulumi, args, monitor, engine):
 
 
 def main():
+    # No garbage collection in this process, as in the in-process recording (recording.py
+    # _collector_paused): the SDK's import (its modules, grpc's, protobuf's: about eighty passes,
+    # 15-20 ms of CPU) and the program's run keep nearly everything they allocate until the process
+    # ends, so collecting finds almost nothing, at a cost that grows with the program.
+    gc.disable()
     parser = argparse.ArgumentParser(description="Execute a Pulumi Python program")
     for option in ("project", "root_directory", "stack", "parallel", "dry_run", "pwd", "monitor", "engine",
                    "tracing", "organization"):
@@ -287,10 +292,6 @@ def main():
     speed_patches = _speed_patches()
     speed_patches.__enter__()
     _program_names_first(loaded_with_sdk, args.PROGRAM)
-    # No garbage collection while the program runs, as the in-process recording (recording.py
-    # _collector_paused): the SDK keeps nearly everything it allocates per resource until the
-    # program ends, so collecting finds almost nothing, at a cost that grows with the program.
-    gc.disable()
     try:
         def run_program() -> None:
             runpy.run_path(args.PROGRAM, run_name="__main__")
