@@ -138,9 +138,11 @@ def _sdk_parts_on_first_use():
     try:
         from integration_blueprint.core import patches
         from integration_blueprint.preview import program_speed
-    except ImportError:
+
+        name = program_speed.SDK_PARTS_PATCH
+    except (ImportError, AttributeError):  # none, or a version of the package from before the patch
         return contextlib.nullcontext()
-    return patches.applied([program_speed.SDK_PARTS_PATCH])
+    return patches.applied([name])
 
 
 def _speed_patches():
