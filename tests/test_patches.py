@@ -129,7 +129,7 @@ def test_an_installed_version_is_the_one_importlib_metadata_finds(tmp_path, monk
 
 # The speed patches python_exec.py applies in a program's own process (preview/aws_imports.py,
 # preview/program_speed.py); their equivalence test is the one below.
-PROGRAM_PATCHES = (aws_imports.PATCH_NAME, program_speed.DEBUG_LOGS_PATCH)
+PROGRAM_PATCHES = (aws_imports.PATCH_NAME, program_speed.DEBUG_LOGS_PATCH, program_speed.SDK_PARTS_PATCH)
 
 
 @pytest.mark.slow

@@ -4,6 +4,7 @@ Most tests reuse the session's started policy pack (`policy_analyzer`); the CLI 
 own, as a user's run does.
 """
 
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -401,6 +402,29 @@ for service in ("s3", "sns", "iam"):
 print(json.dumps({"same": bucket is aws.s3.bucket.Bucket and Topic is aws.sns.topic.Topic
                   and outputs is sys.modules["pulumi_aws.s3.outputs"], "loaded": loaded, "seen": seen}))
 """
+
+
+def test_a_service_module_s_exports_read_from_its_top_are_those_of_its_whole_text(tmp_path):
+    """aws_imports reads a module's `__all__` from the top of the file only as far as the list ends:
+    the same list as the whole text gives, for pulumi_aws's modules and for a list far down a file
+    or none at all."""
+    from integration_blueprint.preview import aws_imports
+
+    def whole(path: Path):
+        found = aws_imports._ALL.search(path.read_text())
+        return found and found.group(1)
+
+    root = Path(importlib.util.find_spec("pulumi_aws").origin).parent
+    modules = [path for service in ("s3", "kinesis", "iam") for path in sorted((root / service).glob("*.py"))]
+    assert len(modules) > 100
+    for path in modules:
+        found = aws_imports._first_all(path)
+        assert (found and found.group(1)) == whole(path), path
+    far, none = tmp_path / "far.py", tmp_path / "none.py"
+    far.write_text("x = 1  # é\n" * 20_000 + "__all__ = ['A',\n 'B']\n__all__ = ['C']\n")
+    none.write_text("x = 1\n" * 50_000)
+    assert aws_imports._first_all(far).group(1) == whole(far) == "'A',\n 'B'"
+    assert aws_imports._first_all(none) is None and whole(none) is None
 
 
 @pytest.mark.slow

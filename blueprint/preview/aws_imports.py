@@ -43,7 +43,7 @@ def _exported_names(package_dir: Path, modules: list[str]) -> dict[str, str] | N
     names: dict[str, str] = {}
     for module in modules:
         try:
-            found = _ALL.search((package_dir / f"{module}.py").read_text())
+            found = _first_all(package_dir / f"{module}.py")
         except OSError:
             return None
         if found is None or _NAME.sub("", found.group(1)).strip(" \n,"):
@@ -51,6 +51,22 @@ def _exported_names(package_dir: Path, modules: list[str]) -> dict[str, str] | N
         for name in _NAME.findall(found.group(1)):
             names[name] = module
     return names
+
+
+def _first_all(path: Path) -> re.Match | None:
+    """The file's first `__all__ = [...]`, read from its top only as far as the list ends: the
+    generated modules state it after their imports, in the first few kilobytes of files up to a
+    megabyte (reading each used service's modules whole was 30 ms of the prod program's CPU). The
+    same match as in the whole text: a match found in a prefix is the leftmost one of the file."""
+    text, size = "", 1 << 14
+    with open(path, encoding="utf-8") as file:
+        while True:
+            chunk = file.read(size)
+            text += chunk
+            found = _ALL.search(text)
+            if found is not None or not chunk:
+                return found
+            size *= 2  # a file without one is read in a few doubling steps, each searched once
 
 
 class _ServicePackageLoader(importlib.abc.Loader):

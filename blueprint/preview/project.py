@@ -254,6 +254,13 @@ def _parsed_project(path: str, mtime_ns: int, size: int) -> Any:
     return _read_yaml(Path(path), path)
 
 
+@functools.lru_cache(maxsize=16)
+def _parsed_stack_file(path: str, shown: str, mtime_ns: int, size: int) -> Any:
+    """A stack file parsed once per content, as Pulumi.yaml is (_parsed_project): the recording and
+    the report each read the stack's config."""
+    return _read_yaml(Path(path), shown)
+
+
 def _stack_config_dir(program_dir: Path, project: dict) -> Path:
     # `config: <folder>` is the old spelling of stackConfigDir (workspace.RewriteConfigPathIntoStackConfigDir).
     legacy = project.get("config") if isinstance(project.get("config"), str) else None
@@ -481,7 +488,8 @@ def _load_stack_file(program_dir: Path, stack: str, project_name: str) -> tuple[
             raise ProgramError(f"no stack {stack!r}: {shown} does not exist; the project's stacks are "
                                f"{', '.join(known)} (create {shown} to add one)")
         return None, shown, {}, []
-    document = _read_yaml(path, shown) or {}
+    stat = path.stat()
+    document = copy.deepcopy(_parsed_stack_file(str(path), shown, stat.st_mtime_ns, stat.st_size)) or {}
     if not isinstance(document, dict):
         raise ProgramError(f"{shown}: a stack file is a mapping with 'config' (and maybe 'environment')")
     raw = document.get("config") or {}

@@ -29,6 +29,8 @@ import traceback
 
 # The exit code that tells the engine an error was already shown to the user.
 SHOWN_TO_USER = 32
+# This package's namespace, which a program's interpreter may have installed (DESIGN.md, Layout).
+TOOL_NAMESPACE = "integration_blueprint"
 
 
 _INSTALLED = (os.sep + "site-packages" + os.sep, os.sep + "venv" + os.sep, os.sep + ".venv" + os.sep)
@@ -127,6 +129,22 @@ class RaiseLocator:
         return None
 
 
+def _sdk_parts_on_first_use():
+    """The SDK's parts a program's run need not execute (the Automation API, dynamic providers),
+    loaded when first read, when the program's interpreter has integration_blueprint: applied before
+    the SDK's import, which is then 0.1 s of CPU less (preview/program_speed.py, a registered speed
+    patch). What those parts import stays the SDK's: a program's module of the same name does not
+    replace it, as under pulumi-language-python-exec, which imports the whole SDK first."""
+    try:
+        from integration_blueprint.core import patches
+        from integration_blueprint.preview import program_speed
+
+        name = program_speed.SDK_PARTS_PATCH
+    except (ImportError, AttributeError):  # none, or a version of the package from before the patch
+        return contextlib.nullcontext()
+    return patches.applied([name])
+
+
 def _speed_patches():
     """The program's process pays only for what the offline engine reads, when the program's
     interpreter has integration_blueprint (its registered speed patches, each skipped outside the
@@ -181,12 +199,15 @@ def _program_names_first(loaded_with_sdk, program):
     `secrets` it imports, the speed patches' `importlib.metadata` and its `csv` and `zipfile`, ...) is
     forgotten where the program's own import path finds another module of its name: a program that
     ships `secrets.py` imports its own, as under `pulumi-language-python-exec`, which loads nothing
-    but the SDK first. The tool's code keeps the modules it bound. This script's own folder leaves
-    the import path, so none of the preview's modules is importable by a bare name."""
+    but the SDK first. The tool's code keeps the modules it bound. A package the SDK loaded stays,
+    whatever submodules of it the script loaded besides (grpc's interceptors): under the language
+    host too, a program's `import grpc` is the SDK's grpc, whatever grpc.py the program ships. This
+    script's own folder leaves the import path, so none of the preview's modules is importable by a
+    bare name."""
     script_dir = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) != script_dir]
     search = [program if os.path.isdir(program) else os.path.dirname(program), *sys.path]
-    for name in sorted({module.partition(".")[0] for module in set(sys.modules) - loaded_with_sdk}):
+    for name in sorted({module.partition(".")[0] for module in set(sys.modules) - loaded_with_sdk} - loaded_with_sdk):
         ours = getattr(sys.modules.get(name), "__spec__", None)
         theirs = importlib.machinery.PathFinder.find_spec(name, search)
         if theirs is not None and (ours is None or theirs.origin != ours.origin):
@@ -221,6 +242,11 @@ def _settings(pulumi, args, monitor, engine):
 
 
 def main():
+    # No garbage collection in this process, as in the in-process recording (recording.py
+    # _collector_paused): the SDK's import (its modules, grpc's, protobuf's: about eighty passes,
+    # 15-20 ms of CPU) and the program's run keep nearly everything they allocate until the process
+    # ends, so collecting finds almost nothing, at a cost that grows with the program.
+    gc.disable()
     parser = argparse.ArgumentParser(description="Execute a Pulumi Python program")
     for option in ("project", "root_directory", "stack", "parallel", "dry_run", "pwd", "monitor", "engine",
                    "tracing", "organization"):
@@ -229,13 +255,17 @@ def main():
     parser.add_argument("ARGS", nargs="*")
     args = parser.parse_args()
 
+    sdk_parts = _sdk_parts_on_first_use()
+    sdk_parts.__enter__()
     try:
         import pulumi
         import pulumi.runtime
     except ImportError as exc:
         print(f"BLUEPRINT_NO_PULUMI_SDK: {exc}", file=sys.stderr)
         sys.exit(SHOWN_TO_USER)
-    loaded_with_sdk = set(sys.modules)
+    # The tool's own namespace, loaded for the patch above, is not the SDK's (what it loaded besides,
+    # the SDK imports itself: tests/test_program_modules.py).
+    loaded_with_sdk = {name for name in sys.modules if name.partition(".")[0] != TOOL_NAMESPACE}
 
     _tell_search_path()
     if hasattr(pulumi.runtime, "get_config_secret_keys_env"):
@@ -264,10 +294,6 @@ def main():
     speed_patches = _speed_patches()
     speed_patches.__enter__()
     _program_names_first(loaded_with_sdk, args.PROGRAM)
-    # No garbage collection while the program runs, as the in-process recording (recording.py
-    # _collector_paused): the SDK keeps nearly everything it allocates per resource until the
-    # program ends, so collecting finds almost nothing, at a cost that grows with the program.
-    gc.disable()
     try:
         def run_program() -> None:
             runpy.run_path(args.PROGRAM, run_name="__main__")
@@ -290,6 +316,7 @@ def main():
         exit_code = SHOWN_TO_USER
     finally:
         speed_patches.__exit__(None, None, None)
+        sdk_parts.__exit__(None, None, None)
         loop.close()
         sys.stdout.flush()
         sys.stderr.flush()

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
-from integration_blueprint.preview import node_host, python_host, wire
+from integration_blueprint.preview import python_host, wire
 from integration_blueprint.preview.engine import (
     DEFAULT_REGION,
     NotExpanded,
@@ -278,6 +278,8 @@ def record_program(program: Union[Path, str, Callable[[], Any]], *, stack: str =
         host = python_host.PythonHost(interpreter.argv, program_dir, main, program_config.values,
                                       program_config.secret_keys, interpreter.environ())
     else:
+        from integration_blueprint.preview import node_host  # a Node.js program's host: a Python preview never loads it
+
         host = node_host.NodeHost(program_dir, manifest, program_config.values, program_config.secret_keys)
 
     def run(locate: bool = False, timeout: float = timeout) -> tuple[OfflineEngine, Optional[ProgramFailure]]:

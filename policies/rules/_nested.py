@@ -25,7 +25,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Optional
 
-import yaml
 from pulumi_policy import PolicyResource, ReportViolation, ResourceValidationArgs, StackValidationArgs
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
 
@@ -174,24 +173,36 @@ class Unjudged:
     why: str
 
 
-class _CfnLoader(yaml.SafeLoader):
-    """YAML templates with CloudFormation's short forms (!Ref X, !GetAtt A.B, !Sub ...)."""
+@functools.cache
+def _cfn_loader() -> type:
+    """A YAML loader for templates with CloudFormation's short forms (!Ref X, !GetAtt A.B, !Sub ...),
+    made (and PyYAML imported) when the first template is read: most stacks have none, and the
+    import was 15-20 ms of the pack's start."""
+    import yaml
 
+    class CfnLoader(yaml.SafeLoader):
+        pass
 
-def _short_form(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict:
-    name = "Ref" if suffix == "Ref" else f"Fn::{suffix}"
-    if isinstance(node, yaml.ScalarNode):
-        return {name: loader.construct_scalar(node)}
-    if isinstance(node, yaml.SequenceNode):
-        return {name: loader.construct_sequence(node, deep=True)}
-    return {name: loader.construct_mapping(node, deep=True)}
+    def short_form(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict:
+        name = "Ref" if suffix == "Ref" else f"Fn::{suffix}"
+        if isinstance(node, yaml.ScalarNode):
+            return {name: loader.construct_scalar(node)}
+        if isinstance(node, yaml.SequenceNode):
+            return {name: loader.construct_sequence(node, deep=True)}
+        return {name: loader.construct_mapping(node, deep=True)}
 
-
-_CfnLoader.add_multi_constructor("!", _short_form)
+    CfnLoader.add_multi_constructor("!", short_form)
+    return CfnLoader
 
 
 def _parse(text: str) -> dict:
-    document = yaml.load(text, Loader=_CfnLoader)  # JSON is read by the same parser
+    """A template's document; ValueError (with PyYAML's message) if it is not one."""
+    import yaml
+
+    try:
+        document = yaml.load(text, Loader=_cfn_loader())  # noqa: S506 - a safe loader; JSON is read by the same parser
+    except yaml.YAMLError as exc:
+        raise ValueError(str(exc)) from exc
     if not isinstance(document, dict):
         raise ValueError("it is not a JSON or YAML object")
     return document
@@ -325,7 +336,7 @@ def contents(resource_type: str, props: Mapping) -> tuple[list[Declared], list[U
         parameters = dict(parameters) if isinstance(parameters, Mapping) else {}
         try:
             return _template_declarations_once(body, json.dumps(parameters, sort_keys=True, default=str))
-        except (yaml.YAMLError, ValueError, AttributeError) as exc:
+        except (ValueError, AttributeError) as exc:
             return [], [Unjudged("its template", f"it cannot be read as JSON or YAML ({str(exc).splitlines()[0]})")]
     if resource_type == CLOUDCONTROL_RESOURCE:
         type_name, state = _text(props, "typeName"), _text(props, "desiredState")
