@@ -322,44 +322,6 @@ def test_all_speed_patches_together_give_plain_moto_s_answers(plain):
     assert {"ConditionalCheckFailedException", "ValidationException"} <= errors  # the scenario meets both
 
 
-def test_request_bookkeeping_draws_the_same_kinds_of_strings_from_moto_s_seedable_random_source():
-    """keep_request_bookkeeping_cheap: request ids and receipt handles keep their length and
-    characters and still repeat under moto's seed; the access key is the one moto's pattern finds
-    (else moto's own fallback); the Date header is werkzeug's text for the second."""
-    import datetime
-    import string
-
-    from moto.core import responses
-    from moto.moto_api._internal import mock_random
-    from moto.sqs import models as sqs_models
-    from moto.utilities.aws_headers import gen_amzn_requestid_long
-    from werkzeug.http import http_date
-
-    class Asked(responses.BaseResponse):
-        def __init__(self, headers, querystring):
-            self.headers, self.querystring = headers, querystring
-
-    header = "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20261207/eu-west-1/sqs/aws4_request, Signature=00"
-    with patches.applied(["keep_request_bookkeeping_cheap"]):
-        drawn = []
-        for _ in range(2):
-            mock_random.seed(7)
-            drawn.append([gen_amzn_requestid_long(), sqs_models.generate_receipt_handle()])
-        keys = [Asked({"Authorization": header}, {}).get_access_key() for _ in range(2)]
-        unmatched = [Asked({"Authorization": "AWS4 Credential=sandbox/x"}, query).get_access_key()
-                     for query in ({"AWSAccessKeyId": ["AKIAFROMTHEQUERY0000"]}, {}, {"AWSAccessKeyId": ["AKIAOTHER"]})]
-        moment = datetime.datetime(2026, 12, 7, 21, 0, 1, 250_000)
-        dates = [responses.http_date(moment), responses.http_date(moment.replace(microsecond=900_000)),
-                 responses.http_date(moment.replace(second=2))]
-    (request_id, handle), again = drawn
-    assert again == [request_id, handle]  # the seed still repeats them
-    assert len(request_id) == 52 and set(request_id) <= set(string.ascii_letters + string.digits)
-    assert len(handle) == 185 and set(handle) <= set(string.ascii_lowercase)
-    assert keys == ["AKIAIOSFODNN7EXAMPLE"] * 2
-    assert unmatched == ["AKIAFROMTHEQUERY0000", "AKIAEXAMPLE", "AKIAOTHER"]  # moto's fallback, per request
-    assert dates == [http_date(moment)] * 2 + [http_date(moment.replace(second=2))]
-
-
 @pytest.mark.parametrize("headers", [
     {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "DynamoDB_20120810.GetItem"},
     {"Host": "sqs.eu-west-1.amazonaws.com", "User-Agent": "Boto3/1", "Expect": "100-continue", "x-amz-meta-A": "v"},

@@ -72,13 +72,6 @@ SHORTCUTS = {
                                       "if it is cancelled), not a deep copy of every table it names: the "
                                       "stream ledger's guarded write is a transaction, and copying the whole "
                                       "ledger on each one made a drill quadratic in its records",
-    "keep_request_bookkeeping_cheap": "moto draws each response's 52-character request id and each received "
-                                      "SQS message's 185-character receipt handle one random.choice call per "
-                                      "character, finds the caller's access key with a regular expression over "
-                                      "the same Authorization header on every request and formats the same "
-                                      "Date header many times a second: the strings are drawn from moto's own "
-                                      "random source in one call each, the key remembered per header, the "
-                                      "date per second",
     "route_and_build_requests_directly": "moto routes each request by matching its URL against every service's "
                                          "URL patterns and its backend's URL map (about fifty regular expressions "
                                          "and a backend lookup), and makes its werkzeug request through the "
@@ -113,10 +106,6 @@ _TARGETS = {
     "roll_back_transactions_by_item": ("moto.dynamodb.models.DynamoDBBackend.transact_write_items and the "
                                        "module's copy.deepcopy", "moto"),
     "route_and_build_requests_directly": ("moto.core.botocore_stubber.BotocoreStubber.process_request", "moto"),
-    "keep_request_bookkeeping_cheap": ("moto.moto_api._internal.moto_random.MotoRandom.get_random_string, "
-                                       "moto.sqs.models.generate_receipt_handle, "
-                                       "moto.core.responses.BaseResponse.get_access_key and the module's http_date",
-                                       "moto"),
 }
 _VERIFIED = {"moto": MOTO_VERIFIED, "botocore": BOTOCORE_VERIFIED}
 
@@ -426,7 +415,7 @@ def parse_dynamodb_expressions_once(patcher: Patcher) -> None:
 EXPRESSION_CACHE_SIZE = 10_000
 
 
-_UNSEEN = object()  # not yet worked out (where None is an answer)
+_UNSEEN = object()  # a node class not yet matched against a table's node types
 
 
 @_speed("walk_dynamodb_update_trees_cheaply")
@@ -818,75 +807,6 @@ def list_response_methods_once(patcher: Patcher) -> None:
         return list(names)
 
     patcher.replace(responses, "method_names_from_class", method_names_from_class)
-
-
-@_speed("keep_request_bookkeeping_cheap")
-def keep_request_bookkeeping_cheap(patcher: Patcher) -> None:
-    """Per request, moto (5.2) does bookkeeping whose answer is random or repeats:
-    - a response's request id is 52 characters drawn by MotoRandom.get_random_string one
-      random.choice each, a received SQS message's receipt handle 185 lower-case letters likewise:
-      each is now drawn in one `choices` call of the same random source (moto's mock_random, which
-      a seed still makes repeat), from the same characters, of the same length;
-    - the caller's access key is read from the Authorization header with a regular expression (a
-      greedy one, that backtracks over the whole header): what it finds, or that it finds nothing,
-      is remembered per header text (a client sends the same header, placeholder signature and
-      all, for a day's requests to one service; sign_with_a_placeholder);
-    - the response's Date header formats the clock's reading to the second: the text is remembered
-      for the second it was made in.
-    Request ids and receipt handles are random either way; a seeded moto draws other ones than it
-    would without this change (the same seed, the same ones each run)."""
-    import string
-
-    from moto.core import responses
-    from moto.moto_api._internal import mock_random
-    from moto.moto_api._internal.moto_random import MotoRandom
-    from moto.sqs import models as sqs_models
-
-    def get_random_string(self, length: int = 20, include_digits: bool = True, lower_case: bool = False) -> str:
-        pool = string.ascii_letters + string.digits if include_digits else string.ascii_letters
-        drawn = "".join(self.choices(pool, k=length))
-        return drawn.lower() if lower_case else drawn
-
-    receipt_handle_length = 185  # moto.sqs.utils.generate_receipt_handle
-
-    def generate_receipt_handle() -> str:
-        return "".join(mock_random.choices(string.ascii_lowercase, k=receipt_handle_length))
-
-    read_access_key = responses.BaseResponse.get_access_key
-    # (moto's pattern, an Authorization header) -> the access key the pattern finds in it, or None
-    # (the sandbox's own key, "sandbox", is not one it finds: moto then reads the query string).
-    access_keys: dict = {}
-
-    def get_access_key(self) -> str:
-        header = self.headers.get("Authorization")
-        if header is None:
-            return read_access_key(self)
-        found = access_keys.get((self.access_key_regex, header), _UNSEEN)
-        if found is _UNSEEN:
-            match = self.access_key_regex.search(header)
-            if len(access_keys) > EXPRESSION_CACHE_SIZE:
-                access_keys.clear()
-            found = access_keys[(self.access_key_regex, header)] = match.group(1) if match else None
-        if found is not None:
-            return found
-        # moto's BaseResponse.get_access_key past its pattern (moto 5.2).
-        from_query = self.querystring.get("AWSAccessKeyId")
-        return from_query[0] if from_query else "AKIAEXAMPLE"
-
-    http_date = responses.http_date
-    last_date: list = [(None, "")]  # (the second last formatted, its text), replaced as one by any thread
-
-    def http_date_per_second(value):
-        second = value.replace(microsecond=0) if hasattr(value, "microsecond") else value
-        made = last_date[0]
-        if made[0] != second:
-            made = last_date[0] = (second, http_date(value))
-        return made[1]
-
-    patcher.replace(MotoRandom, "get_random_string", get_random_string)
-    patcher.replace(sqs_models, "generate_receipt_handle", generate_receipt_handle)
-    patcher.replace(responses.BaseResponse, "get_access_key", get_access_key)
-    patcher.replace(responses, "http_date", http_date_per_second)
 
 
 @_speed("route_and_build_requests_directly")
