@@ -510,11 +510,7 @@ def check_update_expressions_once(patcher: Patcher) -> None:
     own classes, and DDBTypedValue and NoneExistingPath, the only ones the passes put in) and has no
     per-child hook leaves the tree as it is: it is not run (UpdateExpressionFunctionEvaluator without
     a function; ExecuteOperations, TypeMismatchValidator and EmptyStringKeyValueValidator without a
-    SET). Every other pass runs, in moto's order, with moto's own actions.
-    The copy of the tree each validation works on is rebuilt from the tree's pickle, made when it
-    was parsed (moto never changes a parsed tree: it validates a copy), instead of walked node by
-    node in Python."""
-    import pickle
+    SET). Every other pass runs, in moto's order, with moto's own actions."""
     import weakref
 
     from moto.dynamodb.parsing import ast_nodes, expressions, validators
@@ -523,8 +519,7 @@ def check_update_expressions_once(patcher: Patcher) -> None:
               validators.UpdateHashRangeKeyValidator)
     put_in = (ast_nodes.DDBTypedValue, ast_nodes.NoneExistingPath)  # what the passes replace nodes with
     no_hook = ast_nodes.DepthFirstTraverser.pre_processing_of_child
-    # A parsed tree -> its text, the node classes it holds and its pickle (weak: a tree moto drops
-    # goes with it).
+    # A parsed tree -> its text and the node classes it holds (weak: a tree moto drops goes with it).
     parsed: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
     checked: set = set()  # (text, names, key attributes) the checks passed for
     idle: dict = {}  # (a pass's class, its node types, the tree's classes) -> whether it acts on none of them
@@ -534,32 +529,18 @@ def check_update_expressions_once(patcher: Patcher) -> None:
     def make_and_remember(cls, expression):
         tree = make(cls, expression)
         if tree not in parsed:
-            try:
-                blob = pickle.dumps(tree, protocol=pickle.HIGHEST_PROTOCOL)
-            except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
-                blob = None  # copied by moto's deepcopy, as before
-            parsed[tree] = (expression, frozenset(_node_classes(tree, ast_nodes.Node)) | frozenset(put_in), blob)
+            parsed[tree] = (expression, frozenset(_node_classes(tree, ast_nodes.Node)) | frozenset(put_in))
         return tree
-
-    class Pristine:
-        """What moto's validator deep-copies in place of a parsed tree: the tree, from its pickle."""
-
-        def __init__(self, blob: bytes):
-            self.blob = blob
-
-        def __deepcopy__(self, memo):
-            return pickle.loads(self.blob)
 
     validator = validators.UpdateExpressionValidator
     initialize = validator.__init__
 
     def init(self, expression, *args, **kwargs):
         try:
-            known = self._sandbox_parsed = parsed.get(expression)
+            self._sandbox_parsed = parsed.get(expression)
         except TypeError:  # not a tree (no weak reference to it): moto's own passes say what it is
-            known = self._sandbox_parsed = None
-        # moto's __init__ keeps nothing of `expression` but its deep copy (moto 5.2).
-        initialize(self, expression if known is None or known[2] is None else Pristine(known[2]), *args, **kwargs)
+            self._sandbox_parsed = None
+        initialize(self, expression, *args, **kwargs)
 
     def validate(self):
         known = self.__dict__.get("_sandbox_parsed")
