@@ -915,10 +915,10 @@ def _read_as_werkzeug_would(built, body: bytes) -> None:
     JSON protocols and no query string; the root URL (and the host it is made of) is werkzeug's own
     answer the first time its inputs are met, remembered per those inputs; the body is read from
     the request's own stream, as werkzeug reads it."""
-    CombinedMultiDict, parse_options_header, get_content_length, get_input_stream = _werkzeug_readers()
+    json_types, CombinedMultiDict, parse_options_header, get_content_length, get_input_stream = _request_readers()
     environ = built.environ
     content_type = environ.get("CONTENT_TYPE", "")
-    if (content_type not in _JSON_CONTENT_TYPES or environ.get("QUERY_STRING") or built.shallow
+    if (content_type not in json_types or environ.get("QUERY_STRING") or built.shallow
             or built.max_content_length is not None or built.trusted_hosts is not None):
         return
     content_length = get_content_length(environ.get("CONTENT_LENGTH"), environ.get("HTTP_TRANSFER_ENCODING"))
@@ -946,18 +946,18 @@ def _read_as_werkzeug_would(built, body: bytes) -> None:
 
 
 @functools.cache
-def _werkzeug_readers() -> tuple:
-    """What _read_as_werkzeug_would reads a request with (imported once: it runs per request)."""
+def _request_readers() -> tuple:
+    """What _read_as_werkzeug_would reads a request with (imported once: it runs per request): moto's
+    content types of AWS's JSON protocols, and werkzeug's readers."""
+    from moto.utilities.constants import JSON_TYPES
     from werkzeug.datastructures import CombinedMultiDict
     from werkzeug.http import parse_options_header
     from werkzeug.sansio.utils import get_content_length
     from werkzeug.wsgi import get_input_stream
 
-    return CombinedMultiDict, parse_options_header, get_content_length, get_input_stream
+    return frozenset(JSON_TYPES), CombinedMultiDict, parse_options_header, get_content_length, get_input_stream
 
 
-# moto's JSON_TYPES (moto.utilities.constants, moto 5.2): the content types of AWS's JSON protocols.
-_JSON_CONTENT_TYPES = frozenset({"application/json", "application/x-amz-json-1.0", "application/x-amz-json-1.1"})
 _URL_ROOTS: dict = {}  # (scheme, Host header, server, root path) -> werkzeug's (host, root_url, url_root)
 _CONTENT_TYPES: dict = {}  # a Content-Type header -> werkzeug's parse of it (mimetype, options)
 
