@@ -214,12 +214,13 @@ def test_a_run_keeps_no_stack_frames_and_a_failed_one_is_reported_from_a_run_at_
     assert record_program(program, stack="dev").stack_outputs["frames"] == 4
 
 
-def test_the_error_the_sdk_logged_is_reported_even_where_a_run_with_frames_would_never_end(tmp_path):
+def test_an_error_is_located_even_where_nodes_colouring_of_its_stack_would_never_end(tmp_path):
     """A missing config value (a RunError, which every SDK logs without its stack) is reported from the
     first run: a second run with frames could not locate it. An uncaught error thrown in a package under
-    node_modules/@scope/ is located by a second run with frames, and where that run never ends (the SDK
-    colours the error's stack, and Node.js releases without the fix of nodejs/node#64011 loop on such a
-    frame, without bound on memory), the first run's error stands: never the memory cap in its place."""
+    node_modules/@scope/ is located by a second run with frames at the program's own line: the SDK colours
+    the error's stack, and Node.js releases without the fix of nodejs/node#64011 loop on such a frame
+    without bound on memory, so that run inspects errors without colour (node_locate.js). Never the
+    memory cap in the error's place."""
     yaml = "name: app\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.js\n"
     missing = ts_project(tmp_path / "missing", "", pulumi_yaml=yaml, files={
         "index.js": 'const pulumi = require("@pulumi/pulumi");\nnew pulumi.Config().require("queueName");\n'})
@@ -231,7 +232,7 @@ def test_the_error_the_sdk_logged_is_reported_even_where_a_run_with_frames_would
         "index.js": 'require("@pulumi/pulumi");\nrequire("@acme/boom.js").explode();\n',
         "node_modules/@acme/boom.js": 'exports.explode = () => { throw new Error("boom from a scoped package"); };\n'})
     (scoped / "node_modules" / "@pulumi").symlink_to(NODE_MODULES / "@pulumi")
-    with pytest.raises(ProgramError, match="Error: boom from a scoped package") as raised:
+    with pytest.raises(ProgramError, match=re.escape(f"Error: boom from a scoped package (at {scoped}/index.js:2)")) as raised:
         record_program(scoped, stack="dev", program_memory_mb=300)
     assert "memory cap" not in str(raised.value)
 
