@@ -2,7 +2,9 @@
 Pulumi.yaml's virtualenv and toolchain, PULUMI_PYTHON_CMD, lock files; errors that name the fix; the
 hint for a module the program cannot import. Virtualenvs are real (`python -m venv --without-pip`)."""
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,6 +19,7 @@ from integration_blueprint.preview.project import ProgramError
 # A PATH with this interpreter and no poetry or uv on it (the project's own virtualenv has uv, which
 # installs it from the lock, so the PATH is a folder of its own holding only a link to python).
 _PYTHON_ONLY = Path(tempfile.mkdtemp(prefix="python-only-"))
+atexit.register(shutil.rmtree, _PYTHON_ONLY, ignore_errors=True)  # one per test process, gone with it
 for _name in ("python", "python3"):
     (_PYTHON_ONLY / _name).symlink_to(sys.executable)
 PATH_WITHOUT_TOOLS = {"PATH": str(_PYTHON_ONLY)}
