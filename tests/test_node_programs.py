@@ -219,8 +219,8 @@ def test_an_error_is_located_even_where_nodes_colouring_of_its_stack_would_never
     first run: a second run with frames could not locate it. An uncaught error thrown in a package under
     node_modules/@scope/ is located by a second run with frames at the program's own line: the SDK colours
     the error's stack, and Node.js releases without the fix of nodejs/node#64011 loop on such a frame
-    without bound on memory, so that run inspects errors without colour (node_locate.js). Never the
-    memory cap in the error's place."""
+    without bound on memory, so a run with frames inspects errors without colour (node_plain_errors.js),
+    the first run too where the team set its own depth. Never the memory cap in the error's place."""
     yaml = "name: app\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: index.js\n"
     missing = ts_project(tmp_path / "missing", "", pulumi_yaml=yaml, files={
         "index.js": 'const pulumi = require("@pulumi/pulumi");\nnew pulumi.Config().require("queueName");\n'})
@@ -232,6 +232,12 @@ def test_an_error_is_located_even_where_nodes_colouring_of_its_stack_would_never
         "index.js": 'require("@pulumi/pulumi");\nrequire("@acme/boom.js").explode();\n',
         "node_modules/@acme/boom.js": 'exports.explode = () => { throw new Error("boom from a scoped package"); };\n'})
     (scoped / "node_modules" / "@pulumi").symlink_to(NODE_MODULES / "@pulumi")
+    with pytest.raises(ProgramError, match=re.escape(f"Error: boom from a scoped package (at {scoped}/index.js:2)")) as raised:
+        record_program(scoped, stack="dev", program_memory_mb=300)
+    assert "memory cap" not in str(raised.value)
+
+    (scoped / "Pulumi.yaml").write_text(yaml.replace("    typescript: false\n", '    typescript: false\n'
+                                                     '    nodeargs: "--stack-trace-limit=12"\n'))
     with pytest.raises(ProgramError, match=re.escape(f"Error: boom from a scoped package (at {scoped}/index.js:2)")) as raised:
         record_program(scoped, stack="dev", program_memory_mb=300)
     assert "memory cap" not in str(raised.value)

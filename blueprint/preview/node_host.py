@@ -23,8 +23,8 @@ has the figures):
   only by its promise-leak report) and ts-node's source-map support maps every frame of it: a third
   of the program's CPU for 100 resources. Resource source positions do not depend on it (the SDK
   lifts the limit itself, resource.ts Resource.callsites). A run that failed is run again at Node's
-  own depth (`full_stacks`), so its error and stack are those `pulumi preview` shows (that run
-  inspects errors without colour, node_locate.js says why). A limit the
+  own depth (`full_stacks`), so its error and stack are those `pulumi preview` shows (a run with
+  frames inspects errors without colour, node_plain_errors.js says why). A limit the
   team set (nodeargs, NODE_OPTIONS) is left alone;
 - NODE_COMPILE_CACHE, unless set: Node.js >= 22.1 keeps the V8 code it compiled for the SDK's
   modules in the user's cache folder and reuses it while a file's content (and Node's version and
@@ -74,9 +74,9 @@ TYPE_CHECK_TIMEOUT_SECONDS = 300
 TYPESCRIPT_PREFIX = "TypeScript "
 # Preloaded into the program: its calls to the engine carry the run's token (private_channel.py).
 TOKEN_PRELOAD = Path(__file__).resolve().with_name("node_token.js")
-# Preloaded into the run that locates an error: errors are inspected without colour, which on some
-# Node.js releases never ends (the file says why).
-LOCATE_PRELOAD = Path(__file__).resolve().with_name("node_locate.js")
+# Preloaded into every run whose errors carry frames: errors are inspected without colour, which on
+# some Node.js releases never ends (the file says why).
+PLAIN_ERRORS_PRELOAD = Path(__file__).resolve().with_name("node_plain_errors.js")
 # What the preload prints when it fails (the tool's failure, not the program's), then a JSON string.
 TOOL_FAILURE_TAG = "BLUEPRINT_TOOL_FAILURE "
 # V8 records no frames in an Error's stack: a first run's, for speed (see above).
@@ -219,8 +219,8 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
     run_entry = locate_run_entry(node, pwd, env)
     own_limit = "--stack-trace-limit" in f"{options.nodeargs} {env.get('NODE_OPTIONS', '')}"
     quick = [] if full_stacks or own_limit else [NO_STACK_FRAMES]
-    locating = ["--require", str(LOCATE_PRELOAD)] if full_stacks else []
-    argv = [node, "--require", str(TOKEN_PRELOAD), *locating, *quick, *shlex.split(options.nodeargs), run_entry,
+    plain_errors = [] if quick else ["--require", str(PLAIN_ERRORS_PRELOAD)]
+    argv = [node, "--require", str(TOKEN_PRELOAD), *plain_errors, *quick, *shlex.split(options.nodeargs), run_entry,
             "--monitor", engine.address, "--engine", engine.address, "--organization", engine.organization,
             "--project", engine.project, "--root-directory", str(project_dir), "--stack", engine.stack,
             "--pwd", str(pwd), "--dry-run", "--parallel", "16", entry_point]
@@ -235,7 +235,7 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
         env["PULUMI_NODEJS_TSCONFIG_PATH"] = options.tsconfig
     # Inside the sandbox the compile cache is read-only (code one run left there must not run in the
     # next): Node.js reads it and writes nothing.
-    reads = [*program_walls.node_paths(node, run_entry, pwd, env), TOKEN_PRELOAD, *([LOCATE_PRELOAD] if full_stacks else []),
+    reads = [*program_walls.node_paths(node, run_entry, pwd, env), TOKEN_PRELOAD, *([] if quick else [PLAIN_ERRORS_PRELOAD]),
              *([Path(env["NODE_COMPILE_CACHE"])] if env.get("NODE_COMPILE_CACHE") else [])]
     done = run_program(engine, argv, cwd=pwd, env=env, timeout=timeout, project_dir=project_dir, read_only=reads)
     stopped = stopped_run(engine, done, timeout)

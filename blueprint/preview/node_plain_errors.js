@@ -1,7 +1,7 @@
-// Preloaded (`node --require`) only into the second run of a failed Node.js program, the one that
-// runs at Node's own stack depth to find the file and line of the error the first run reported
-// (node_host.py). The gate reads that error back without colour, so here errors are inspected
-// without colour.
+// Preloaded (`node --require`) into every run of a Node.js program whose errors carry stack frames:
+// the second run of a failed program, which runs at Node's own stack depth to find the file and line
+// of the error the first run reported (node_host.py), and any run at a depth the team set
+// (`--stack-trace-limit` in nodeargs or NODE_OPTIONS). Errors are inspected without colour there.
 //
 // Why: the SDK renders every uncaught error with `util.inspect(err, { colors: true })`
 // (cmd/run/error.ts defaultErrorMessage), and Node.js releases without the fix of nodejs/node#64011
@@ -9,9 +9,10 @@
 // `node_modules/@scope/` that names no folder after the scope (lib/internal/util/inspect.js
 // markNodeModules: the index of the missing separator, -1, becomes where the next search starts).
 // The SDK's own frames are such frames (its source maps name `../output.ts`, which becomes
-// `node_modules/@pulumi/output.ts`), so whether the locating run ended depended on whether one of
-// them was among the error's frames. Colour adds only escape codes, which the gate strips, so the
-// located error's text is the same. The first run, which is the preview itself, is left as it is.
+// `node_modules/@pulumi/output.ts`), so whether such a run ended depended on whether one of them was
+// among the error's frames. Colour adds only escape codes, which the gate strips from what it
+// reports, so the error's text is the same. A run without frames (the first run, at
+// --stack-trace-limit=0) cannot meet such a frame and is left as it is.
 "use strict";
 const util = require("util");
 
