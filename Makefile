@@ -11,7 +11,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # Every install reads the one lock, uv.lock (uv: docs/architecture.md says why), with hashes: what a
 # fresh clone installs is what was tested. The virtualenv is made by the interpreter, uv brought into
 # it from tools/uv-bootstrap.txt (the lock's own uv, hash-checked), and `uv sync --locked` makes the
-# virtualenv exactly the lock (every extra the project uses: dev, local; the project editable).
+# virtualenv exactly the lock (every extra the project uses, EXTRA_NAMES; the project editable).
 # A lock out of date with pyproject.toml stops here and says `make lock`: never a silent re-resolve.
 # uv compiles no bytecode (pip did): tools/compile_bytecode.py compiles what a preview imports (its
 # three processes compiled it on every run where PYTHONDONTWRITEBYTECODE is set), not all 187 MB.
@@ -19,7 +19,12 @@ unexport PYTHONDONTWRITEBYTECODE
 # interpreter's own pip installs uv into it (`pip --python`, pip 22.3+), else the virtualenv's,
 # bootstrapped then; uv sync installs the lock's pip.
 UV := $(VENV)/bin/uv
-EXTRAS := --extra dev --extra local --extra docs
+# The project's extras every install of the project's own virtualenvs takes (.venv, .venv-latest).
+EXTRA_NAMES := dev local docs
+EXTRAS := $(addprefix --extra ,$(EXTRA_NAMES))
+EMPTY :=
+COMMA := ,
+EXTRAS_LIST := $(subst $(EMPTY) $(EMPTY),$(COMMA),$(EXTRA_NAMES))
 BOOTSTRAP_UV := --quiet --disable-pip-version-check --require-hashes -r tools/uv-bootstrap.txt
 $(VENV)/.installed: pyproject.toml uv.lock tools/uv-bootstrap.txt tools/compile_bytecode.py
 	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
@@ -111,7 +116,7 @@ test-all: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES) $(AWSGUAR
 test-latest: $(VENV)/.installed $(VALIDATORS) $(MERMAID) $(NODE_FIXTURES)
 	rm -rf .venv-latest
 	$(UV) venv --quiet --python $(PY) .venv-latest
-	VIRTUAL_ENV=.venv-latest $(UV) pip install --quiet --upgrade -e '.[dev,local]'
+	VIRTUAL_ENV=.venv-latest $(UV) pip install --quiet --upgrade -e '.[$(EXTRAS_LIST)]'
 	VIRTUAL_ENV=.venv-latest $(UV) pip list --format=freeze | grep -i -E '^(moto|pulumi|pulumi-aws|pulumi-policy|boto3|botocore|aws-lambda-powertools|werkzeug)=='
 	.venv-latest/bin/python -m pytest -q -n auto --dist worksteal -m "not slow and not wheel" --ignore tests/test_lock.py
 
