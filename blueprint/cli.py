@@ -295,7 +295,7 @@ def _run_drill(args: argparse.Namespace) -> int:
     # and the temp folders removed (main turns it into exit 143).
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        report = run_drill(options, progress=bar, workers=args.workers)
+        report = run_drill(options, progress=bar, workers=args.workers, log_dir=Path(args.logs) if args.logs else None)
     except NothingToDrill as exc:  # not "the drill found data loss" (exit 1)
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -362,6 +362,10 @@ def add_drill_command(subparsers) -> None:
                         help="patterns run in parallel processes (default: one per pattern; 1 runs them in this process)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.add_argument("--logs", metavar="DIR",
+                        help="the folder the handlers' and the emulator's output is written to, a file per pattern and "
+                             "program.log, made if missing (default: a new folder in the temporary directory); the "
+                             "report names it. A CI job keeps it as an artifact")
     parser.add_argument("--no-isolation", action="store_true",
                         help="run the team's code even where its sandbox (bubblewrap, user namespaces) cannot be made: "
                              "as the drill's user, every verdict marked 'not contained' (`blueprint docs drill`, Containment)")

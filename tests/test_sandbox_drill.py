@@ -275,10 +275,12 @@ def test_the_hot_accounts_events_are_judged_by_its_count_and_balance():
     assert hot_account_outcome(3, 23.0, sent, parked=set()) == (set(), 2, 1)  # e1 lost, e2 done twice
 
 
-def test_a_handler_that_skips_its_idempotency_check_is_caught_and_the_drill_exits_1(monkeypatch, capsys):
+def test_a_handler_that_skips_its_idempotency_check_is_caught_and_the_drill_exits_1_its_logs_where_asked(
+        monkeypatch, capsys, tmp_path):
     monkeypatch.setattr("integration_blueprint.drill.runner.DRIVERS", {"idempotent_stream": BrokenIdempotentStreamDriver})
+    logs = tmp_path / "artifacts" / "drill"
 
-    exit_code = cli.main(["drill", "--records", "60", "--seed", "3", "--no-progress", "--json"])
+    exit_code = cli.main(["drill", "--records", "60", "--seed", "3", "--no-progress", "--json", "--logs", str(logs)])
 
     report = json.loads(capsys.readouterr().out)
     broken = report["patterns"]["idempotent_stream"]
@@ -288,6 +290,8 @@ def test_a_handler_that_skips_its_idempotency_check_is_caught_and_the_drill_exit
                            "lost", "invocations", "retries", "wall_time_s", "hot_key"}
     assert broken["hot_key"]["key"] == "acct-hot" and broken["hot_key"]["records"] == 18
     assert report["stack"] == "dev" and report["seed"] == 3 and report["compression"]
+    assert report["log_dir"] == str(logs)
+    assert {"program.log", "idempotent_stream.log"} <= {path.name for path in logs.iterdir()}
 
 
 def test_a_program_with_no_blueprint_component_exits_2_naming_what_the_drill_looks_for(capsys):
