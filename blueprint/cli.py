@@ -281,6 +281,14 @@ def _run_drill(args: argparse.Namespace) -> int:
     if args.records < 1:
         print("error: --records must be at least 1", file=sys.stderr)
         return 2
+    logs = Path(args.logs) if args.logs else None
+    if logs is not None:
+        try:
+            logs.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            print(f"error: --logs {args.logs}: the folder cannot be made ({exc.strerror}); name a folder the drill "
+                  "can write to (made if missing)", file=sys.stderr)
+            return 2
     sample_files = dict(samples.parse_option(text) for text in args.sample_records or [])
     loaded = {name: samples.load(path) for name, path in sample_files.items()}
     partition_keys = dict(samples.parse_partition_key(text) for text in args.partition_key or [])
@@ -295,7 +303,7 @@ def _run_drill(args: argparse.Namespace) -> int:
     # and the temp folders removed (main turns it into exit 143).
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        report = run_drill(options, progress=bar, workers=args.workers, log_dir=Path(args.logs) if args.logs else None)
+        report = run_drill(options, progress=bar, workers=args.workers, log_dir=logs)
     except NothingToDrill as exc:  # not "the drill found data loss" (exit 1)
         print(f"error: {exc}", file=sys.stderr)
         return 2

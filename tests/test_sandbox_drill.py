@@ -327,11 +327,14 @@ def test_every_instance_of_a_component_is_drilled_in_a_sandbox_of_its_own_and_na
     assert "fifo_billing:billing-us: component billing-us" in format_table(report)
 
 
-def test_drill_usage_errors_exit_2(capsys):
+def test_drill_usage_errors_exit_2(capsys, tmp_path):
     with pytest.raises(SystemExit) as usage:
         cli.main(["drill", "--duplicates", "1.5"])
     assert usage.value.code == 2
     assert cli.main(["drill", "--records", "0"]) == 2
+    (tmp_path / "a-file").write_text("")
+    assert cli.main(["drill", "--logs", str(tmp_path / "a-file")]) == 2
+    assert f"error: --logs {tmp_path / 'a-file'}: the folder cannot be made (File exists)" in capsys.readouterr().err
 
 
 def test_a_logger_made_in_one_pattern_writes_to_the_log_of_the_pattern_running_now(tmp_path):
