@@ -129,34 +129,19 @@ class RaiseLocator:
         return None
 
 
-def _sdk_parts_on_first_use():
-    """The SDK's parts a program's run need not execute (the Automation API, dynamic providers),
-    loaded when first read, when the program's interpreter has integration_blueprint: applied before
-    the SDK's import, which is then 0.1 s of CPU less (preview/program_speed.py, a registered speed
-    patch). What those parts import stays the SDK's: a program's module of the same name does not
-    replace it, as under pulumi-language-python-exec, which imports the whole SDK first."""
+def _registered_patches(*names):
+    """The registered patches named by (module of integration_blueprint.preview, its attribute that
+    names the patch) applied, when the program's interpreter has integration_blueprint (each speed
+    patch skipped outside the versions it was verified on); otherwise, or with a version of the
+    package from before a patch, nothing: the program runs as it always does."""
     try:
         from integration_blueprint.core import patches
-        from integration_blueprint.preview import program_speed
 
-        name = program_speed.SDK_PARTS_PATCH
-    except (ImportError, AttributeError):  # none, or a version of the package from before the patch
+        found = [getattr(importlib.import_module(f"integration_blueprint.preview.{module}"), attribute)
+                 for module, attribute in names]
+    except (ImportError, AttributeError):
         return contextlib.nullcontext()
-    return patches.applied([name])
-
-
-def _speed_patches():
-    """The program's process pays only for what the offline engine reads, when the program's
-    interpreter has integration_blueprint (its registered speed patches, each skipped outside the
-    versions it was verified on): pulumi_aws's service packages load only the modules the program
-    uses, and the SDK's DEBUG messages, which the engine never shows, are not sent. Otherwise the
-    program runs as it always does."""
-    try:
-        from integration_blueprint.core import patches
-        from integration_blueprint.preview import aws_imports, program_speed
-    except ImportError:
-        return contextlib.nullcontext()
-    return patches.applied([aws_imports.PATCH_NAME, program_speed.DEBUG_LOGS_PATCH])
+    return patches.applied(found)
 
 
 def _engine_stubs(monitor, engine):
@@ -255,7 +240,11 @@ def main():
     parser.add_argument("ARGS", nargs="*")
     args = parser.parse_args()
 
-    sdk_parts = _sdk_parts_on_first_use()
+    # The SDK's parts a program's run need not execute (the Automation API, dynamic providers), loaded
+    # when first read: applied before the SDK's import, which is then 0.1 s of CPU less. What those
+    # parts import stays the SDK's: a program's module of the same name does not replace it, as under
+    # pulumi-language-python-exec, which imports the whole SDK first.
+    sdk_parts = _registered_patches(("program_speed", "SDK_PARTS_PATCH"))
     sdk_parts.__enter__()
     try:
         import pulumi
@@ -291,7 +280,10 @@ def main():
     # silences it the same way.
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     exit_code = 1
-    speed_patches = _speed_patches()
+    # The program's process pays only for what the offline engine reads: pulumi_aws's service packages
+    # load only the modules the program uses, and the SDK's DEBUG messages, which the engine never
+    # shows, are not sent.
+    speed_patches = _registered_patches(("aws_imports", "PATCH_NAME"), ("program_speed", "DEBUG_LOGS_PATCH"))
     speed_patches.__enter__()
     _program_names_first(loaded_with_sdk, args.PROGRAM)
     try:
