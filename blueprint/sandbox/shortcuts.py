@@ -381,15 +381,10 @@ def parse_dynamodb_expressions_once(patcher: Patcher) -> None:
         if not parser.condition_expression:
             return parse_condition(parser)
         key = (parser.condition_expression, json.dumps(parser.expression_attribute_names, sort_keys=True))
-        if key not in syntax:
-            try:
-                parsed = parse_syntax(parser)
-            except (ValueError, JsonRESTError):  # a malformed expression (anything else is a bug: raised)
-                return parse_condition(parser)  # moto's own error, raised where moto raises it
-            if len(syntax) > EXPRESSION_CACHE_SIZE:
-                syntax.clear()
-            syntax[key] = parsed
-        node, names, values = syntax[key]
+        try:
+            node, names, values = _remembered(syntax, key, lambda: parse_syntax(parser))
+        except (ValueError, JsonRESTError):  # a malformed expression (anything else is a bug: raised)
+            return parse_condition(parser)  # moto's own error, raised where moto raises it
         given = parser.expression_attribute_values
         if values and (not isinstance(given, dict) or any(name not in given for name in values)):
             return parse_condition(parser)  # a value named but not given: moto's own error
@@ -401,11 +396,7 @@ def parse_dynamodb_expressions_once(patcher: Patcher) -> None:
     updates: dict = {}
 
     def make(cls, expression):
-        if expression not in updates:
-            if len(updates) > EXPRESSION_CACHE_SIZE:
-                updates.clear()
-            updates[expression] = make_update(cls, expression)
-        return updates[expression]
+        return _remembered(updates, expression, lambda: make_update(cls, expression))
 
     patcher.replace(ConditionExpressionParser, "parse", parse)
     patcher.replace(UpdateExpressionParser, "make", classmethod(make))
@@ -413,6 +404,18 @@ def parse_dynamodb_expressions_once(patcher: Patcher) -> None:
 
 # Distinct expressions remembered before the memory is cleared (a drill uses a few dozen).
 EXPRESSION_CACHE_SIZE = 10_000
+_ABSENT = object()
+
+
+def _remembered(memory: dict, key, make):
+    """memory[key], made by make() the first time it is asked for (an exception make raises is
+    raised, nothing remembered); past EXPRESSION_CACHE_SIZE keys the memory starts again."""
+    found = memory.get(key, _ABSENT)
+    if found is _ABSENT:
+        if len(memory) > EXPRESSION_CACHE_SIZE:
+            memory.clear()
+        found = memory[key] = make()
+    return found
 
 
 _UNSEEN = object()  # a node class not yet matched against a table's node types
@@ -683,12 +686,8 @@ def sign_with_a_placeholder(patcher: Patcher) -> None:
             return add_auth(self, request)
         request.context["timestamp"] = auth.get_current_datetime().strftime(auth.SIGV4_TIMESTAMP)
         self._modify_request_before_signing(request)
-        names = tuple(request.headers.keys())
-        signed = signed_by_names.get(names)
-        if signed is None:
-            if len(signed_by_names) > EXPRESSION_CACHE_SIZE:
-                signed_by_names.clear()
-            signed = signed_by_names[names] = self.signed_headers(self.headers_to_sign(request))
+        signed = _remembered(signed_by_names, tuple(request.headers.keys()),
+                             lambda: self.signed_headers(self.headers_to_sign(request)))
         # botocore's SigV4Auth._inject_signature_to_request, with the list above.
         request.headers["Authorization"] = (f"AWS4-HMAC-SHA256 Credential={self.scope(request)}, "
                                             f"SignedHeaders={signed}, Signature={PLACEHOLDER_SIGNATURE}")
@@ -842,12 +841,7 @@ def route_and_build_requests_directly(patcher: Patcher) -> None:
         clean_url = f"{parsed_url.scheme}://{parsed_url.netloc}{parsed_url.path}"
         if botocore_stubber.passthrough_url(clean_url):
             return None
-        route = routes.get(clean_url)
-        if route is None:
-            if len(routes) > EXPRESSION_CACHE_SIZE:
-                routes.clear()
-            route = routes[clean_url] = find_route(clean_url)
-        services, handler = route
+        services, handler = _remembered(routes, clean_url, lambda: find_route(clean_url))
         if handler is None:  # no service's URL map answers it: moto's own answer (a 404, or None)
             return moto_process_request(self, request)
         for service in services:  # the checks moto makes on each service it tries, in its order
@@ -927,14 +921,8 @@ def _read_as_werkzeug_would(built, body: bytes) -> None:
     stream = get_input_stream(environ, max_content_length=None)
     data = stream.read()  # the body (the environment's input holds it)
     where = (built.scheme, environ.get("HTTP_HOST"), built.server, built.root_path)
-    root = _URL_ROOTS.get(where)
-    if root is None:
-        if len(_URL_ROOTS) > EXPRESSION_CACHE_SIZE:
-            _URL_ROOTS.clear()
-        root = _URL_ROOTS[where] = (built.host, built.root_url, built.url_root)  # werkzeug's own answer
-    if content_type not in _CONTENT_TYPES:
-        _CONTENT_TYPES[content_type] = parse_options_header(content_type)
-    mimetype, options = _CONTENT_TYPES[content_type]
+    root = _remembered(_URL_ROOTS, where, lambda: (built.host, built.root_url, built.url_root))  # werkzeug's own answer
+    mimetype, options = _remembered(_CONTENT_TYPES, content_type, lambda: parse_options_header(content_type))
     read = built.__dict__
     read["host"], read["root_url"], read["url_root"] = root
     read["_parsed_content_type"] = (mimetype, dict(options))
