@@ -219,8 +219,9 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
     run_entry = locate_run_entry(node, pwd, env)
     own_limit = "--stack-trace-limit" in f"{options.nodeargs} {env.get('NODE_OPTIONS', '')}"
     quick = [] if full_stacks or own_limit else [NO_STACK_FRAMES]
-    plain_errors = [] if quick else ["--require", str(PLAIN_ERRORS_PRELOAD)]
-    argv = [node, "--require", str(TOKEN_PRELOAD), *plain_errors, *quick, *shlex.split(options.nodeargs), run_entry,
+    preloads = [TOKEN_PRELOAD, *([] if quick else [PLAIN_ERRORS_PRELOAD])]
+    argv = [node, *(part for preload in preloads for part in ("--require", str(preload))), *quick,
+            *shlex.split(options.nodeargs), run_entry,
             "--monitor", engine.address, "--engine", engine.address, "--organization", engine.organization,
             "--project", engine.project, "--root-directory", str(project_dir), "--stack", engine.stack,
             "--pwd", str(pwd), "--dry-run", "--parallel", "16", entry_point]
@@ -235,7 +236,7 @@ def run_node_program(engine: OfflineEngine, *, project_dir: Path, project: dict,
         env["PULUMI_NODEJS_TSCONFIG_PATH"] = options.tsconfig
     # Inside the sandbox the compile cache is read-only (code one run left there must not run in the
     # next): Node.js reads it and writes nothing.
-    reads = [*program_walls.node_paths(node, run_entry, pwd, env), TOKEN_PRELOAD, *([] if quick else [PLAIN_ERRORS_PRELOAD]),
+    reads = [*program_walls.node_paths(node, run_entry, pwd, env), *preloads,
              *([Path(env["NODE_COMPILE_CACHE"])] if env.get("NODE_COMPILE_CACHE") else [])]
     done = run_program(engine, argv, cwd=pwd, env=env, timeout=timeout, project_dir=project_dir, read_only=reads)
     stopped = stopped_run(engine, done, timeout)
