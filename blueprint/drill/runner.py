@@ -35,7 +35,7 @@ from typing import Any, Callable, Optional
 from integration_blueprint.containment import containment
 from integration_blueprint.core import patches
 from integration_blueprint.core.patches import PatchRefused
-from integration_blueprint.drill import cost, pattern_results
+from integration_blueprint.drill import cost, log_folders, pattern_results
 from integration_blueprint.drill.effects import WRITE_OPERATIONS
 from integration_blueprint.drill.outcomes import Outcome, Snapshot, judge_outcome
 from integration_blueprint.drill.patterns import DRIVERS
@@ -60,25 +60,31 @@ def run_drill(options: DrillOptions, progress: Optional[Callable[[str, float], N
     """Run the drill, each pattern in its own sandbox (its own emulator and fault injector, seeded
     from the seed and the pattern's name). With `workers` > 1 (the default: one per pattern) the
     patterns run in separate processes. Everything the handlers and the emulator print goes to
-    `log_dir/<pattern>.log`, so stdout carries only the report; the report names the folder."""
+    `log_dir/<pattern>.log`, so stdout carries only the report; the report names the folder. Without
+    `log_dir`, a new folder in the temporary directory (log_folders: the newest ten are kept)."""
     require_runnable()
-    made_log_dir = log_dir is None
-    if log_dir is None:  # a folder of its own: two drills with the same seed must not share their logs
-        log_dir = Path(tempfile.mkdtemp(prefix=f"blueprint-drill-{options.stack}-{options.seed}-"))
-    log_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        if workers is not None and workers <= 1:
-            return _run_drill(options, progress, drivers, log_dir, workers)
-        with _worker_processes_cleaned_up():
-            _worker_context()  # its fork server imports the workers' modules while the program records
-            return _run_drill(options, progress, drivers, log_dir, workers)
-    except BaseException as exc:
-        # Stopped (Ctrl-C, SIGTERM) or unable to run: no report will name the logs folder, so none is
-        # left behind (a bug's traceback keeps it: its program.log may say more).
-        stopped = not isinstance(exc, Exception) or isinstance(exc, (NothingToDrill, SandboxError, PatchRefused, ProgramError))
-        if made_log_dir and stopped:
-            shutil.rmtree(log_dir, ignore_errors=True)
-        raise
+    if log_dir is not None:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        return _run_drill_logging_to(options, progress, drivers, log_dir, workers)
+    # A folder of its own (two drills with the same seed must not share their logs), held while it runs.
+    with log_folders.new_log_folder(options.stack, options.seed) as made:
+        try:
+            return _run_drill_logging_to(options, progress, drivers, made, workers)
+        except BaseException as exc:
+            # Stopped (Ctrl-C, SIGTERM) or unable to run: no report will name the logs folder, so none is
+            # left behind (a bug's traceback keeps it: its program.log may say more).
+            if not isinstance(exc, Exception) or isinstance(exc, (NothingToDrill, SandboxError, PatchRefused, ProgramError)):
+                shutil.rmtree(made, ignore_errors=True)
+            raise
+
+
+def _run_drill_logging_to(options: DrillOptions, progress: Optional[Callable[[str, float], None]],
+                          drivers: Optional[dict], log_dir: Path, workers: Optional[int]) -> DrillReport:
+    if workers is not None and workers <= 1:
+        return _run_drill(options, progress, drivers, log_dir, workers)
+    with _worker_processes_cleaned_up():
+        _worker_context()  # its fork server imports the workers' modules while the program records
+        return _run_drill(options, progress, drivers, log_dir, workers)
 
 
 def require_runnable() -> None:
@@ -333,7 +339,7 @@ def _run_in_processes(options: DrillOptions, chosen: dict, log_dir: Path, worker
     context = _worker_context()
     # The workers' temp folder (the sandbox unpacks archives there), removed here whatever ends them:
     # a killed worker has no chance to clean up after itself.
-    scratch = tempfile.mkdtemp(prefix="blueprint-drill-work-")
+    scratch = tempfile.mkdtemp(prefix=log_folders.SCRATCH_PREFIX)
     waiting = list(chosen.items())
     running: dict[str, tuple[Any, Any]] = {}  # name -> (process, the reading end of its pipe)
     results: dict = {}
