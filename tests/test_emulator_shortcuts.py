@@ -216,6 +216,37 @@ def update_expressions(ddb):
                             "ConditionExpression": guard, "ExpressionAttributeValues": {":n": n, ":s": s}}}]))
             record(lambda: ddb.get_item(TableName="t", Key={"pk": {"S": "w"}}))
         record(lambda: ddb.get_item(TableName="t", Key={"pk": {"S": "u"}}))
+    plain_updates(ddb)
+
+
+def plain_updates(ddb):
+    """Updates of plain SETs and numeric ADDs (apply_plain_updates_directly): every type set, numbers
+    added to nothing, to integers and to decimals, lower-case keywords and the clauses in either
+    order, an item grown past DynamoDB's 400 KB (refused, and left as it was), and the plain shapes
+    moto refuses (a string ADDed to, a set ADDed, a value of no known type)."""
+    every = {"s": {"S": "x"}, "e": {"S": ""}, "n": {"N": "-0.50"}, "b": {"B": b"\x00b"}, "t": {"BOOL": True},
+             "z": {"NULL": True}, "ss": {"SS": ["a", "b"]}, "ns": {"NS": ["1", "2.5"]}, "bs": {"BS": [b"x"]},
+             "l": {"L": [{"S": "a"}, {"M": {"k": {"N": "1"}}}]}, "m": {"M": {"d": {"L": []}}}}
+    updates = [  # (key, expression, names, values)
+        ("p", "SET " + ", ".join(f"#{k} = :{k}" for k in every), {f"#{k}": k for k in every},
+         {f":{k}": v for k, v in every.items()}),
+        ("p", "ADD total :a, #c :one", {"#c": "count"}, {":a": {"N": "2.25"}, ":one": {"N": "1"}}),
+        ("p", "add total :a set note=:s", None, {":a": {"N": "-7"}, ":s": {"S": "lower case"}}),
+        ("p", "ADD n :a", None, {":a": {"N": "1e2"}}),  # a decimal item attribute, an exponent added
+        ("p", "ADD s :a", None, {":a": {"N": "1"}}),  # a string added to: moto refuses it
+        ("p", "ADD ss :a", None, {":a": {"SS": ["c"]}}),  # a set added: moto's own pass
+        ("p", "SET big = :big", None, {":big": {"S": "x" * 410_000}}),  # past the item size: refused
+        ("p", "SET s = :v", None, {":v": {"Q": "no such type"}}),
+        ("fresh", "SET #t = :t ADD total :a", {"#t": "ttl"}, {":t": {"N": "9"}, ":a": {"N": "3"}}),
+    ]
+    for _ in range(2):
+        for key, expression, names, values in updates:
+            arguments = {"TableName": "t", "Key": {"pk": {"S": key}}, "UpdateExpression": expression,
+                         "ExpressionAttributeValues": values, "ReturnValues": "ALL_NEW"}
+            if names is not None:
+                arguments["ExpressionAttributeNames"] = names
+            record(lambda: ddb.update_item(**arguments))
+    record(lambda: ddb.get_item(TableName="t", Key={"pk": {"S": "p"}}))
 
 
 def answers(names) -> list:
@@ -372,3 +403,21 @@ def test_a_queue_s_deduplication_setting_read_alone_is_what_its_whole_attribute_
             for key in ("ContentBasedDeduplication", "FifoQueue", "Policy", "VisibilityTimeout", "Nothing"):
                 assert view.get(key) == whole.get(key), (name, key)
             assert dict(view) == whole
+
+
+@pytest.mark.parametrize("expression, actions", [
+    # What the drill's handlers send: Powertools' completion, the ledger's ADD, the guard's SET.
+    ("SET #response_data = :response_data, #expiry = :expiry, #status = :status",
+     (("SET", "#response_data", ":response_data"), ("SET", "#expiry", ":expiry"), ("SET", "#status", ":status"))),
+    ("ADD balance :amount, applied :one", (("ADD", "balance", ":amount"), ("ADD", "applied", ":one"))),
+    ("set a=:v add #b :n", (("SET", "a", ":v"), ("ADD", "#b", ":n"))),
+    # Left to moto's passes: paths, functions, arithmetic, REMOVE and DELETE, two clauses of a kind,
+    # a reserved word as a name, anything malformed.
+    ("SET a.b = :v", None), ("SET lst[0] = :v", None), ("SET a = if_not_exists(a, :v)", None),
+    ("SET a = a + :v", None), ("SET a = b", None), ("SET a = :v REMOVE b", None), ("DELETE s :v", None),
+    ("SET a = :v SET b = :w", None), ("SET status = :v", None), ("SET a = :v,", None), ("ADD a", None), ("", None),
+])
+def test_only_plain_sets_and_adds_are_applied_directly(expression, actions):
+    from moto.dynamodb.parsing.reserved_keywords import ReservedKeywords
+
+    assert shortcuts._plain_actions(expression, frozenset(ReservedKeywords.get_reserved_keywords())) == actions
