@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from process_cpu import adopt_orphans, reap
+
 from integration_blueprint.preview import node_host
 from integration_blueprint.preview.recording import ProgramError, record_program
 
@@ -48,6 +50,7 @@ def install(program: Path, sdk: Path) -> None:
 
 
 def main() -> None:
+    adopt_orphans()  # the sandboxed program's CPU counts too (process_cpu.py)
     runs: list[bool] = []
     run_node_program = node_host.run_node_program
     node_host.run_node_program = lambda *a, **k: runs.append(k.get("full_stacks", False)) or run_node_program(*a, **k)
@@ -68,6 +71,7 @@ def main() -> None:
                 raise SystemExit(f"{case}: the program was not refused")
             except ProgramError as refused:
                 lines = len(str(refused).splitlines())
+            reap()
             figures[case] = (len(runs), time.perf_counter() - wall, cpu_seconds() - cpu)
             print(f"{case} refusal(s), {lines} line(s) reported: {len(runs)} run(s), {figures[case][1]:.1f} s wall, "
                   f"{figures[case][2]:.1f} s CPU")

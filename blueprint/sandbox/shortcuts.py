@@ -57,7 +57,8 @@ SHORTCUTS = {
                                     "ledger's ADD, a guard's SET) is applied to the item as moto's executors apply it, "
                                     "without its syntax tree copied and walked by ten passes and its executor; "
                                     "anything else, and anything moto would refuse, goes through moto's own "
-                                    "passes (figure: the drill's CPU without it, in CHANGELOG.md)",
+                                    "passes (+13-15% without it, 1,500 records, interleaved: 49.5 and 49.2 s of CPU against 43.9 "
+                                    "and 42.6 s)",
     "remember_response_member_names": "the names under which a response member may be found on moto's "
                                       "result object (six alias rules, each name also in snake_case) are "
                                       "worked out once per member, parent shape and result class, not on "
@@ -604,7 +605,8 @@ def apply_plain_updates_directly(patcher: Patcher) -> None:
     else (another shape, a missing name, a set ADDed, a string ADDed to) goes through moto's own
     validator and executor, which answer or refuse it as before. If a SET would make the item too
     large, the item is put back as it was and moto's own passes run and refuse it (its partial
-    writes and all)."""
+    writes and all). It wraps what is in place when it applies: after check_update_expressions_once
+    in NAMES, so its fallback runs that change's passes."""
     import weakref
 
     from moto.dynamodb.exceptions import ItemSizeTooLarge
