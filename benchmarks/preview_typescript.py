@@ -13,7 +13,8 @@ DLQ + function + SQS mapping), Node.js start-up included, and where the time goe
   busy machine inflates CPU seconds too.
 
 Each is the best of 3 runs: wall seconds and CPU seconds (this process and every process it started:
-node, the policy pack, the sandboxed program, adopted and reaped as process_cpu.py says). Target: the TypeScript preview <= 5 s wall on a quiet machine. Needs
+node, the policy pack, the sandboxed program, adopted and reaped as process_cpu.py says).
+Target: the TypeScript preview <= 5 s wall on a quiet machine. Needs
 `make node-fixtures`. Last line:
 `preview_typescript wall_s=W cpu_s=C full_stacks_cpu_s=F typecheck_cpu_s=T node_cpu_s=N
 python_twin_cpu_s=P`.
