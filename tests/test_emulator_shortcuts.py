@@ -223,7 +223,7 @@ def plain_updates(ddb):
     """Updates of plain SETs and numeric ADDs (apply_plain_updates_directly): every type set, numbers
     added to nothing, to integers and to decimals, lower-case keywords and the clauses in either
     order, an item grown past DynamoDB's 400 KB (refused, and left as it was), and the plain shapes
-    moto refuses (a string ADDed to, a set ADDed, a value of no known type)."""
+    moto refuses (a string ADDed to, a set ADDed, a value of no known type, a number that is not one)."""
     every = {"s": {"S": "x"}, "e": {"S": ""}, "n": {"N": "-0.50"}, "b": {"B": b"\x00b"}, "t": {"BOOL": True},
              "z": {"NULL": True}, "ss": {"SS": ["a", "b"]}, "ns": {"NS": ["1", "2.5"]}, "bs": {"BS": [b"x"]},
              "l": {"L": [{"S": "a"}, {"M": {"k": {"N": "1"}}}]}, "m": {"M": {"d": {"L": []}}}}
@@ -237,6 +237,7 @@ def plain_updates(ddb):
         ("p", "ADD ss :a", None, {":a": {"SS": ["c"]}}),  # a set added: moto's own pass
         ("p", "SET big = :big", None, {":big": {"S": "x" * 410_000}}),  # past the item size: refused
         ("p", "SET s = :v", None, {":v": {"Q": "no such type"}}),
+        ("p", "ADD total :a", None, {":a": {"N": "not a number"}}),
         ("fresh", "SET #t = :t ADD total :a", {"#t": "ttl"}, {":t": {"N": "9"}, ":a": {"N": "3"}}),
     ]
     for _ in range(2):

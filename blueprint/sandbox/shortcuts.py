@@ -600,16 +600,15 @@ def apply_plain_updates_directly(patcher: Patcher) -> None:
 
     It only acts where moto's passes would pass: an expression of that shape (_plain_actions: at
     most one SET and one ADD clause, names and placeholders only, no name a reserved word), every
-    #name and :value given,
-    no attribute twice, none a key attribute, each ADD a number to a number or to nothing. Anything
-    else (another shape, a missing name, a set ADDed, a string ADDed to) goes through moto's own
-    validator and executor, which answer or refuse it as before. If a SET would make the item too
-    large, the item is put back as it was and moto's own passes run and refuse it (its partial
-    writes and all). It wraps what is in place when it applies: after check_update_expressions_once
-    in NAMES, so its fallback runs that change's passes."""
+    #name and :value given, no attribute twice, none a key attribute, each ADD a number to a number
+    or to nothing. Anything else (another shape, a missing name, a set ADDed, a string ADDed to)
+    goes through moto's own validator and executor, which answer or refuse it as before. If applying
+    fails (a SET would make the item too large, a number moto cannot add), the item is put back as
+    it was and moto's own passes run and answer or refuse it (their partial writes and all).
+    It wraps what is in place when it applies: it comes after check_update_expressions_once in
+    NAMES, so its fallback runs that change's passes."""
     import weakref
 
-    from moto.dynamodb.exceptions import ItemSizeTooLarge
     from moto.dynamodb.models.dynamo_type import DynamoType
     from moto.dynamodb.parsing import executors, expressions, validators
     from moto.dynamodb.parsing.reserved_keywords import ReservedKeywords
@@ -650,15 +649,14 @@ def apply_plain_updates_directly(patcher: Patcher) -> None:
                     if kind == "ADD":
                         value = attributes.get(name, ZERO) + value
                     attributes[name] = value
-            except ItemSizeTooLarge:
+            except Exception:  # noqa: BLE001 - too large, a number moto cannot add: moto's own passes decide
                 dict.clear(attributes)
-                dict.update(attributes, before)
+                dict.update(attributes, before)  # the item as it was (a LimitedSizeDict: no size check)
                 passed = object.__new__(validator_class)
                 initialize(passed, *self.moto_arguments)
                 tree = validate(passed)
                 tree.normalize()
-                execute(executor_class(tree, item, self.moto_arguments[1]))  # refuses it as moto does
-                raise  # not reached: moto's passes raised
+                execute(executor_class(tree, item, self.moto_arguments[1]))  # answers or refuses it as moto does
 
     ZERO = DynamoType({"N": "0"})
 
