@@ -99,8 +99,9 @@ with running_emulator(scope.config.get("aws:region", "us-east-1")) as emulator:
 
 def test_the_reference_run_ends_with_the_process_that_forked_it(tmp_path):
     """A pattern's process killed (its deadline passed, the drill stopped) takes its reference run with it."""
+    # Its temporary folder in the test's: what a process killed this way leaves (its sandbox's staging) goes with it.
     process = subprocess.Popen([sys.executable, "-c", CHILD_OF_A_KILLED_PROCESS, str(REPO), str(tmp_path / "ref.log")],
-                               stdout=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmp_path)})
     try:
         child = int(process.stdout.readline())
         os.kill(child, 0)  # running

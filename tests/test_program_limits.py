@@ -110,8 +110,10 @@ def test_a_gate_killed_by_sigkill_mid_run_leaves_no_process_it_started(tmp_path)
         print("RUNNING", flush=True)
         time.sleep(120)
     """)
+    # Its temporary folder in the test's: the run's and the pack's folders a killed gate cannot remove go with it.
     gate = subprocess.Popen([str(BLUEPRINT), "preview", "--program", str(folder), "--format", "json"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                            env={**os.environ, "TMPDIR": str(tmp_path)})
     try:
         deadline = time.monotonic() + 120
         started: dict[int, str] = {}
