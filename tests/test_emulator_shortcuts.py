@@ -223,7 +223,8 @@ def plain_updates(ddb):
     """Updates of plain SETs and numeric ADDs (apply_plain_updates_directly): every type set, numbers
     added to nothing, to integers and to decimals, lower-case keywords and the clauses in either
     order, an item grown past DynamoDB's 400 KB (refused, and left as it was), and the plain shapes
-    moto refuses (a string ADDed to, a set ADDed, a value of no known type, a number that is not one)."""
+    moto refuses (a string ADDed to, a set ADDed, a value of no known type, a number that is not one,
+    an index's key attribute of the wrong type or empty)."""
     every = {"s": {"S": "x"}, "e": {"S": ""}, "n": {"N": "-0.50"}, "b": {"B": b"\x00b"}, "t": {"BOOL": True},
              "z": {"NULL": True}, "ss": {"SS": ["a", "b"]}, "ns": {"NS": ["1", "2.5"]}, "bs": {"BS": [b"x"]},
              "l": {"L": [{"S": "a"}, {"M": {"k": {"N": "1"}}}]}, "m": {"M": {"d": {"L": []}}}}
@@ -240,14 +241,26 @@ def plain_updates(ddb):
         ("p", "ADD total :a", None, {":a": {"N": "not a number"}}),
         ("fresh", "SET #t = :t ADD total :a", {"#t": "ttl"}, {":t": {"N": "9"}, ":a": {"N": "3"}}),
     ]
+    ddb.create_table(TableName="indexed", BillingMode="PAY_PER_REQUEST",
+                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                           {"AttributeName": "g", "AttributeType": "S"}],
+                     GlobalSecondaryIndexes=[{"IndexName": "by-g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                              "Projection": {"ProjectionType": "ALL"}}])
+    updates += [  # an index's key: its type and an empty string are moto's to judge
+        ("indexed", "SET g = :v", None, {":v": {"N": "1"}}), ("indexed", "SET g = :v", None, {":v": {"S": ""}}),
+        ("indexed", "SET g = :v, other = :v", None, {":v": {"S": "fine"}}), ("indexed", "ADD g :n", None, {":n": {"N": "1"}}),
+    ]
     for _ in range(2):
         for key, expression, names, values in updates:
-            arguments = {"TableName": "t", "Key": {"pk": {"S": key}}, "UpdateExpression": expression,
+            table, key = (key, "i") if key == "indexed" else ("t", key)
+            arguments = {"TableName": table, "Key": {"pk": {"S": key}}, "UpdateExpression": expression,
                          "ExpressionAttributeValues": values, "ReturnValues": "ALL_NEW"}
             if names is not None:
                 arguments["ExpressionAttributeNames"] = names
             record(lambda: ddb.update_item(**arguments))
     record(lambda: ddb.get_item(TableName="t", Key={"pk": {"S": "p"}}))
+    record(lambda: ddb.get_item(TableName="indexed", Key={"pk": {"S": "i"}}))
 
 
 def answers(names) -> list:

@@ -600,11 +600,12 @@ def apply_plain_updates_directly(patcher: Patcher) -> None:
 
     It only acts where moto's passes would pass: an expression of that shape (_plain_actions: at
     most one SET and one ADD clause, names and placeholders only, no name a reserved word), every
-    #name and :value given, no attribute twice, none a key attribute, each ADD a number to a number
-    or to nothing. Anything else (another shape, a missing name, a set ADDed, a string ADDed to)
-    goes through moto's own validator and executor, which answer or refuse it as before. If applying
-    fails (a SET would make the item too large, a number moto cannot add), the item is put back as
-    it was and moto's own passes run and answer or refuse it (their partial writes and all).
+    #name and :value given, no attribute twice, none a key attribute of the table or an index (nor
+    any attribute the table defines a type for), each ADD a number to a number or to nothing.
+    Anything else (another shape, a missing name, a set ADDed, a string ADDed to) goes through
+    moto's own validator and executor, which answer or refuse it as before. If applying fails (a
+    SET would make the item too large, a number moto cannot add), the item is put back as it was
+    and moto's own passes run and answer or refuse it (their partial writes and all).
     It wraps what is in place when it applies: it comes after check_update_expressions_once in
     NAMES, so its fallback runs that change's passes."""
     import weakref
@@ -727,16 +728,20 @@ def _plain_actions(expression: str, reserved: frozenset = frozenset()) -> Option
 
 def _resolved_actions(actions, names, values, item, table, dynamo_type) -> Optional[list]:
     """The actions with names resolved and values made, or None where moto's passes must answer:
-    a name or value not given, an attribute twice, a key attribute, an ADD that is not a number to
-    a number or to nothing."""
+    a name or value not given, an attribute twice, a key attribute of the table or an index (or
+    any attribute with a defined type), an ADD that is not a number to a number or to nothing."""
     resolved, seen = [], set()
+    # The table's and its indexes' key attributes, and every attribute it defines a type for: moto
+    # checks a value set there (its type, an empty string) and refuses a key updated.
+    keyed = {*table.table_key_attrs, *table.attribute_keys,
+             *(definition.get("AttributeName") for definition in table.attr or () if isinstance(definition, dict))}
     for kind, name, placeholder in actions:
         if name.startswith("#"):
             if not isinstance(names, dict) or not isinstance(names.get(name), str):
                 return None
             name = names[name]
         value = values.get(placeholder) if isinstance(values, dict) else None
-        if name in seen or name in table.table_key_attrs or not isinstance(value, dict):
+        if name in seen or name in keyed or not isinstance(value, dict):
             return None
         seen.add(name)
         if kind == "ADD":
