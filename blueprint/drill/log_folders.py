@@ -52,13 +52,13 @@ def new_log_folder(stack: str, seed: int) -> Iterator[Path]:
         os.close(descriptor)
 
 
-def remove_old(keep: int = KEPT, directory: str | None = None) -> list[Path]:
-    """Remove the drill log folders of this user in `directory` (the temporary directory) past the
-    newest `keep`, except those a running drill holds; returns what was removed."""
+def remove_old() -> list[Path]:
+    """Remove the drill log folders of this user in the temporary directory past the newest KEPT,
+    except those a running drill holds; returns what was removed."""
     if fcntl is None:
         return []
     folders = []
-    with contextlib.suppress(OSError), os.scandir(directory or tempfile.gettempdir()) as entries:
+    with contextlib.suppress(OSError), os.scandir(tempfile.gettempdir()) as entries:
         for entry in entries:
             if not entry.name.startswith(PREFIX) or entry.name.startswith(SCRATCH_PREFIX):
                 continue
@@ -67,7 +67,7 @@ def remove_old(keep: int = KEPT, directory: str | None = None) -> list[Path]:
                 if entry.is_dir(follow_symlinks=False) and details.st_uid == os.getuid():
                     folders.append((details.st_mtime, Path(entry.path)))
     removed = []
-    for _, folder in sorted(folders, reverse=True)[keep:]:
+    for _, folder in sorted(folders, reverse=True)[KEPT:]:
         if _held(folder):
             continue
         shutil.rmtree(folder, ignore_errors=True)

@@ -653,11 +653,15 @@ def apply_plain_updates_directly(patcher: Patcher) -> None:
             except Exception:  # noqa: BLE001 - too large, a number moto cannot add: moto's own passes decide
                 dict.clear(attributes)
                 dict.update(attributes, before)  # the item as it was (a LimitedSizeDict: no size check)
-                passed = object.__new__(validator_class)
-                initialize(passed, *self.moto_arguments)
-                tree = validate(passed)
+                tree = validated_by_moto(self.moto_arguments)
                 tree.normalize()
                 execute(executor_class(tree, item, self.moto_arguments[1]))  # answers or refuses it as moto does
+
+    def validated_by_moto(arguments):
+        """The tree moto's own validator makes of (tree, names, values, item, table), or its refusal."""
+        validator = object.__new__(validator_class)
+        initialize(validator, *arguments)
+        return validate(validator)
 
     ZERO = DynamoType({"N": "0"})
 
@@ -682,8 +686,7 @@ def apply_plain_updates_directly(patcher: Patcher) -> None:
         arguments = (tree, self.expression_attribute_names, self.expression_attribute_values, self.item, self.table)
         resolved = _resolved_actions(actions, *arguments[1:], DynamoType)
         if resolved is None:
-            initialize(self, *arguments)  # moto's own passes answer (or refuse) it
-            return validate(self)
+            return validated_by_moto(arguments)  # moto's own passes answer (or refuse) it
         return PlainUpdate(resolved, arguments)
 
     def execute_plainly(self, node=None):
@@ -706,7 +709,7 @@ _PLAIN_ACTION = {"SET": re.compile(rf"\s*{_PLAIN_NAME}\s*=\s*{_PLAIN_VALUE}\s*")
 _PLAIN_KEYWORD = re.compile(r"(?:^|(?<=\s))(SET|ADD)\s", re.IGNORECASE)
 
 
-def _plain_actions(expression: str, reserved: frozenset = frozenset()) -> Optional[tuple]:
+def _plain_actions(expression: str, reserved: frozenset) -> Optional[tuple]:
     """((SET or ADD, name or #name, :value), ...) in the expression's order, or None when it is not
     plain (apply_plain_updates_directly), or names an attribute by a `reserved` word (moto refuses it)."""
     before, *clauses = _PLAIN_KEYWORD.split(expression)
@@ -733,7 +736,7 @@ def _resolved_actions(actions, names, values, item, table, dynamo_type) -> Optio
     resolved, seen = [], set()
     # The table's and its indexes' key attributes, and every attribute it defines a type for: moto
     # checks a value set there (its type, an empty string) and refuses a key updated.
-    keyed = {*table.table_key_attrs, *table.attribute_keys,
+    keyed = {*table.attribute_keys,  # the table's own key attributes among them
              *(definition.get("AttributeName") for definition in table.attr or () if isinstance(definition, dict))}
     for kind, name, placeholder in actions:
         if name.startswith("#"):
