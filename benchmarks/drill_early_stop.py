@@ -8,12 +8,11 @@ by side: `farm-bench -n 1 --timeout 1800 -- .venv/bin/python benchmarks/drill_ea
 '/work/main/.venv/bin/python benchmarks/drill_early_stop.py'`.
 """
 
-import resource
 import sys
 import time
 from pathlib import Path
 
-from process_cpu import adopt_orphans, reap
+from process_cpu import adopt_orphans, cpu_seconds, reap
 
 from integration_blueprint.drill.report import DrillOptions
 from integration_blueprint.drill.runner import run_drill
@@ -29,8 +28,7 @@ def main() -> None:
     reap()
     wall = time.monotonic() - started
     pattern = report.patterns["fifo_billing"]
-    usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
-    cpu = sum(u.ru_utime + u.ru_stime for u in usage)
+    cpu = cpu_seconds()
     print(f"drill_early_stop records={RECORDS} invocations={pattern.invocations} retries={pattern.retries} "
           f"wall_s={wall:.1f} cpu_s={cpu:.1f} stopped_early={'yes' if 'stopped early' in pattern.failure else 'no'}")
 

@@ -10,7 +10,6 @@ Each case runs once (a type-checked run is slow). Needs `make node-fixtures`. La
 Run: .venv/bin/python benchmarks/preview_refusals.py
 """
 
-import resource
 import shutil
 import subprocess
 import sys
@@ -18,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from process_cpu import adopt_orphans, reap
+from process_cpu import adopt_orphans, cpu_seconds, reap
 
 from integration_blueprint.preview import node_host
 from integration_blueprint.preview.recording import ProgramError, record_program
@@ -28,11 +27,6 @@ EXAMPLE = ROOT / "examples" / "typescript"
 NODE_MODULES = ROOT / "tests" / "node" / "node_modules"
 WRITTEN = "    maxReceiveCount: 5,\n"
 CASES = {"one": "    maxReceiveCount: 2,\n", "two": "    maxReceiveCount: 2,\n    batchSize: 11,\n"}
-
-
-def cpu_seconds() -> float:
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def install(program: Path, sdk: Path) -> None:

@@ -22,13 +22,12 @@ python_twin_cpu_s=P`.
 Run: .venv/bin/python benchmarks/preview_typescript.py
 """
 
-import resource
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from process_cpu import adopt_orphans, reap
+from process_cpu import adopt_orphans, cpu_seconds, reap
 
 from integration_blueprint.preview.run import run_preview
 
@@ -79,11 +78,6 @@ def tsconfig(check: bool) -> str:
     return ('{"compilerOptions": {"strict": true, "target": "es2020", "module": "commonjs", '
             f'"moduleResolution": "node", "sourceMap": true, "noCheck": {str(not check).lower()}}}, '
             '"files": ["index.ts"]}\n')
-
-
-def cpu_seconds() -> float:
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def best(run, repeats: int = REPEATS) -> tuple[float, float]:

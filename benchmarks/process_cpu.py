@@ -9,6 +9,7 @@ reap() after each run, before it reads RUSAGE_CHILDREN.
 
 import ctypes
 import os
+import resource
 import time
 
 PR_SET_CHILD_SUBREAPER = 36  # prctl(2)
@@ -37,3 +38,9 @@ def reap() -> int:
             raise SystemExit(f"processes of the run still running {REAP_SECONDS} s after it ended")
         else:
             time.sleep(0.01)
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of every process it has waited for (reap() first)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
